@@ -1,0 +1,234 @@
+//! The page: shared state, start-up, backend switching, and the panels' layout.
+
+use std::rc::Rc;
+
+use bertbench_core::burn::prelude::Device;
+use bertbench_core::device_check::{DeviceCheckReport, compare_devices};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine, MODELS};
+use crate::fetch::yield_to_browser;
+use crate::panels::{DeviceCheckPanel, EmbeddingPanel, Header, ModelPanel, SimilarityPanel, TokensPanel};
+
+/// How far loading the model has got.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadState {
+    /// Acquiring a device.
+    Starting,
+    /// Downloading `file`: `got` of `total` bytes.
+    Downloading { file: String, got: u64, total: Option<u64> },
+    /// Building the model on the device.
+    Building(String),
+    /// Ready to use.
+    Ready,
+    /// Could not load; the message says why.
+    Failed(String),
+}
+
+/// Which backend is active and what we know about WebGPU.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BackendStatus {
+    /// The backend the model is on, once loaded.
+    pub active: Option<BackendKind>,
+    /// The WebGPU adapter's name, if one was acquired.
+    pub adapter: Option<String>,
+    /// Why WebGPU is not used, if it is not.
+    pub gpu_note: Option<String>,
+}
+
+/// The WebGPU-vs-CPU check.
+#[derive(Debug, Clone)]
+pub enum CheckState {
+    /// Not run (no WebGPU, or not yet).
+    NotRun,
+    /// Running.
+    Running,
+    /// Finished with a report.
+    Done(DeviceCheckReport),
+    /// Could not run; the message says why.
+    Failed(String),
+}
+
+/// State shared by every panel (`Copy`: all handles).
+#[derive(Clone, Copy)]
+pub struct AppState {
+    /// The loaded model, not reactive itself: `generation` changes whenever it does.
+    pub engine: StoredValue<Option<Rc<Engine>>, LocalStorage>,
+    /// Bumped on every engine change, so panels recompute.
+    pub generation: RwSignal<u32>,
+    /// Backend status.
+    pub backend: RwSignal<BackendStatus>,
+    /// Model loading status.
+    pub load: RwSignal<LoadState>,
+    /// Device check status.
+    pub check: RwSignal<CheckState>,
+    /// The selected model directory.
+    pub model_id: RwSignal<String>,
+    /// True while a computation holds the model.
+    pub busy: RwSignal<bool>,
+    /// The sentence being explored.
+    pub sentence_a: RwSignal<String>,
+    /// An optional second sentence (a pair: `[CLS] a [SEP] b [SEP]`).
+    pub sentence_b: RwSignal<String>,
+}
+
+impl AppState {
+    /// The current engine, if loaded.
+    pub fn engine(&self) -> Option<Rc<Engine>> {
+        self.engine.with_value(|e| e.clone())
+    }
+
+    fn set_engine(&self, engine: Engine) {
+        let backend = engine.backend;
+        self.engine.set_value(Some(Rc::new(engine)));
+        self.backend.update(|b| b.active = Some(backend));
+        self.load.set(LoadState::Ready);
+        self.generation.update(|g| *g += 1);
+    }
+}
+
+fn query_param(name: &str) -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+}
+
+/// Downloads `model_id` and loads it, on WebGPU if the browser has an adapter and `prefer`
+/// allows, else on the CPU. Keeps the previous model if anything fails.
+pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) {
+    state.load.set(LoadState::Starting);
+    let gpu = if prefer == BackendKind::WebGpu { Some(engine::gpu().await) } else { None };
+    match &gpu {
+        Some(Ok(g)) => state.backend.update(|b| {
+            b.adapter = Some(g.adapter.clone());
+            b.gpu_note = None;
+        }),
+        Some(Err(reason)) => state.backend.update(|b| b.gpu_note = Some(reason.clone())),
+        None => {}
+    }
+    let progress = move |file: &str, got: u64, total: Option<u64>| {
+        state.load.set(LoadState::Downloading { file: file.to_string(), got, total });
+    };
+    let files = match engine::download(&model_id, progress).await {
+        Ok(f) => f,
+        Err(e) => {
+            state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}")));
+            return;
+        }
+    };
+    let (device, kind) = match gpu {
+        Some(Ok(g)) => (g.device, BackendKind::WebGpu),
+        _ => (Device::flex(), BackendKind::Cpu),
+    };
+    state.load.set(LoadState::Building(format!("Building the model on the {}", kind.label())));
+    yield_to_browser().await;
+    match Engine::build(&model_id, files.clone(), device, kind) {
+        Ok(engine) => state.set_engine(engine),
+        Err(e) if kind == BackendKind::WebGpu => {
+            // The GPU refused (out of memory, lost device): the CPU still works.
+            state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
+            match Engine::build(&model_id, files, Device::flex(), BackendKind::Cpu) {
+                Ok(engine) => state.set_engine(engine),
+                Err(e) => state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}"))),
+            }
+        }
+        Err(e) => state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}"))),
+    }
+    if kind == BackendKind::WebGpu && state.backend.get_untracked().active == Some(BackendKind::WebGpu) {
+        run_device_check(state).await;
+    }
+}
+
+/// Re-loads the current model's bytes onto another backend.
+pub async fn switch_backend(state: AppState, to: BackendKind) {
+    let Some(current) = state.engine() else { return };
+    if current.backend == to {
+        return;
+    }
+    let device = match to {
+        BackendKind::Cpu => Device::flex(),
+        BackendKind::WebGpu => match engine::gpu().await {
+            Ok(g) => g.device,
+            Err(reason) => {
+                state.backend.update(|b| b.gpu_note = Some(reason));
+                return;
+            }
+        },
+    };
+    state.load.set(LoadState::Building(format!("Moving the model to the {}", to.label())));
+    yield_to_browser().await;
+    match Engine::build(&current.model_id, current.files.clone(), device, to) {
+        Ok(engine) => state.set_engine(engine),
+        Err(e) => {
+            state.backend.update(|b| b.gpu_note = Some(format!("could not move to the {}: {e}", to.label())));
+            state.load.set(LoadState::Ready);
+        }
+    }
+}
+
+/// Runs the tiny-model comparison of WebGPU against the CPU; if WebGPU disagrees, moves the
+/// model to the CPU and says why.
+pub async fn run_device_check(state: AppState) {
+    let gpu = match engine::gpu().await {
+        Ok(g) => g,
+        Err(reason) => {
+            state.check.set(CheckState::Failed(format!("WebGPU is unavailable: {reason}")));
+            return;
+        }
+    };
+    state.check.set(CheckState::Running);
+    yield_to_browser().await;
+    match compare_devices(&Device::flex(), &gpu.device, 42).await {
+        Ok(report) => {
+            let passed = report.passed;
+            state.check.set(CheckState::Done(report));
+            if !passed {
+                state.backend.update(|b| {
+                    b.gpu_note = Some("WebGPU results differ from the CPU's on this adapter; the model runs on the CPU".into())
+                });
+                switch_backend(state, BackendKind::Cpu).await;
+            }
+        }
+        Err(e) => state.check.set(CheckState::Failed(e.to_string())),
+    }
+}
+
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
+    let model_id = query_param("model")
+        .filter(|m| MODELS.iter().any(|(id, _)| id == m))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let prefer = match query_param("backend").as_deref() {
+        Some("cpu") => BackendKind::Cpu,
+        _ => BackendKind::WebGpu,
+    };
+    let state = AppState {
+        engine: StoredValue::new_local(None),
+        generation: RwSignal::new(0),
+        backend: RwSignal::new(BackendStatus::default()),
+        load: RwSignal::new(LoadState::Starting),
+        check: RwSignal::new(CheckState::NotRun),
+        model_id: RwSignal::new(model_id.clone()),
+        busy: RwSignal::new(false),
+        sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
+        sentence_b: RwSignal::new(String::new()),
+    };
+    provide_context(state);
+    spawn_local(load_model(state, model_id, prefer));
+
+    view! {
+        <Header />
+        <main>
+            <ModelPanel />
+            <TokensPanel />
+            <EmbeddingPanel />
+            <SimilarityPanel />
+            <DeviceCheckPanel />
+        </main>
+        <footer>
+            "bertbench runs entirely in this tab: no text you type leaves your computer. "
+            "Built with burn, tokenizers and Leptos."
+        </footer>
+    }
+}

@@ -1,0 +1,76 @@
+//! Same-origin downloads with byte-level progress.
+
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{ReadableStreamDefaultReader, Response};
+
+fn js_err(what: &str, e: JsValue) -> String {
+    let detail = e
+        .as_string()
+        .or_else(|| Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()))
+        .unwrap_or_else(|| format!("{e:?}"));
+    format!("{what}: {detail}")
+}
+
+/// Downloads `url` (relative to the page), calling `progress(received, total)` as bytes arrive.
+pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Vec<u8>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response: Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|e| js_err(&format!("could not download {url}"), e))?
+        .dyn_into()
+        .map_err(|_| format!("{url}: not a response"))?;
+    if !response.ok() {
+        return Err(format!("could not download {url}: HTTP {} {}", response.status(), response.status_text()));
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = response.body().ok_or_else(|| format!("{url}: empty response"))?;
+    let reader: ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| format!("{url}: cannot read the response"))?;
+    let mut bytes = Vec::with_capacity(total.unwrap_or(0) as usize);
+    progress(0, total);
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| js_err(&format!("download of {url} broke off"), e))?;
+        let done = Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        if done {
+            break;
+        }
+        let value: Uint8Array = Reflect::get(&chunk, &"value".into())
+            .map_err(|e| js_err(url, e))?
+            .dyn_into()
+            .map_err(|_| format!("{url}: unexpected chunk"))?;
+        let start = bytes.len();
+        bytes.resize(start + value.length() as usize, 0);
+        value.copy_to(&mut bytes[start..]);
+        progress(bytes.len() as u64, total);
+    }
+    Ok(bytes)
+}
+
+/// Downloads `url`, or `None` on HTTP 404 (for optional files such as `vocab.txt`).
+pub async fn fetch_optional(url: &str) -> Result<Option<Vec<u8>>, String> {
+    match fetch_bytes(url, |_, _| {}).await {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.contains("HTTP 404") => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Lets the browser paint and handle input before the next piece of work.
+pub async fn yield_to_browser() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let window = web_sys::window().expect("window");
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    });
+    let _ = JsFuture::from(promise).await;
+}

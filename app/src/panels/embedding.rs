@@ -1,0 +1,110 @@
+//! The sentence embedding of sentence A: one vector, shown as a colour strip and as numbers.
+
+use bertbench_core::Pooling;
+use bertbench_core::inference::EmbedOptions;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::app::AppState;
+use crate::widgets::{diverging, now_ms};
+
+#[derive(Debug, Clone, PartialEq)]
+struct Embedded {
+    text: String,
+    vector: Vec<f32>,
+    millis: f64,
+    backend: &'static str,
+    pooling: Pooling,
+    normalized: bool,
+}
+
+/// Embeds sentence A with the chosen pooling.
+#[component]
+pub fn EmbeddingPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let pooling = RwSignal::new(Pooling::Mean);
+    let normalize = RwSignal::new(false);
+    let result = RwSignal::new(None::<Result<Embedded, String>>);
+
+    let run = move || {
+        let Some(engine) = state.engine() else { return };
+        if state.busy.get_untracked() {
+            return;
+        }
+        state.busy.set(true);
+        let text = state.sentence_a.get_untracked();
+        let (pooling, normalized) = (pooling.get_untracked(), normalize.get_untracked());
+        spawn_local(async move {
+            let start = now_ms();
+            let options = EmbedOptions { pooling, normalize: normalized, ..Default::default() };
+            let out = engine.bert.embed(std::slice::from_ref(&text), options, &engine.device).await;
+            let millis = now_ms() - start;
+            result.set(Some(out.map_err(|e| e.to_string()).map(|mut e| Embedded {
+                text,
+                vector: e.vectors.remove(0),
+                millis,
+                backend: engine.backend.label(),
+                pooling,
+                normalized,
+            })));
+            state.busy.set(false);
+        });
+    };
+    // Embed once whenever a model (re)loads.
+    Effect::new(move |_| {
+        if state.generation.get() > 0 {
+            run();
+        }
+    });
+
+    let details = move || {
+        result.get().map(|r| match r {
+            Err(e) => view! { <p class="banner err small" data-testid="embedding-error">{e}</p> }.into_any(),
+            Ok(e) => {
+                let norm = e.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+                let scale = e.vector.iter().fold(1e-6f32, |m, x| m.max(x.abs()));
+                let first: Vec<String> = e.vector.iter().take(8).map(|x| format!("{x:+.4}")).collect();
+                let json = serde_json::to_string(&e.vector).unwrap_or_default();
+                view! {
+                    <div data-testid="embedding">
+                        <p class="small muted">{format!(
+                            "“{}” → {} numbers ({} pooling{}) in {:.0} ms on the {}. Length (L2 norm) {:.4}.",
+                            e.text, e.vector.len(), e.pooling.label(), if e.normalized { ", normalised" } else { "" },
+                            e.millis, e.backend, norm
+                        )}</p>
+                        <div class="strip" title="each cell is one dimension: blue positive, orange negative">
+                            {e.vector.iter().map(|&x| view! { <div style:background=diverging(x / scale)></div> }).collect_view()}
+                        </div>
+                        <p class="mono small">{format!("[{}, …]", first.join(", "))}</p>
+                        <details>
+                            <summary>{format!("All {} values", e.vector.len())}</summary>
+                            <pre class="values" data-testid="embedding-values">{json}</pre>
+                        </details>
+                    </div>
+                }.into_any()
+            }
+        })
+    };
+
+    view! {
+        <section class="card" data-testid="embedding-panel">
+            <h2>"2 · Sentence embedding"</h2>
+            <p class="hint">"Every token leaves the encoder as a vector; pooling turns them into one vector for the sentence. "
+                "all-MiniLM-L6-v2 was trained so that the mean of its token vectors captures the meaning."</p>
+            <div class="row">
+                <label class="small muted" for="pooling">"Pooling"</label>
+                <select id="pooling" on:change=move |ev| pooling.set(if event_target_value(&ev) == "cls" { Pooling::Cls } else { Pooling::Mean })>
+                    <option value="mean">"mean of real tokens"</option>
+                    <option value="cls">"[CLS] token"</option>
+                </select>
+                <label class="small"><input type="checkbox" on:change=move |ev| normalize.set(event_target_checked(&ev)) />" unit length"</label>
+                <button data-testid="embed-button" on:click=move |_| run()
+                    prop:disabled=move || state.busy.get() || state.engine.with_value(|e| e.is_none()) || { state.generation.get(); false }>
+                    "Embed sentence A"
+                </button>
+                <Show when=move || state.busy.get()><span class="small muted">"computing…"</span></Show>
+            </div>
+            {details}
+        </section>
+    }
+}

@@ -1,0 +1,61 @@
+//! Title bar: model picker, backend badge and switch.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::app::{AppState, LoadState, load_model, switch_backend};
+use crate::engine::{BackendKind, MODELS};
+
+/// The top bar.
+#[component]
+pub fn Header() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let badge = move || {
+        let b = state.backend.get();
+        match b.active {
+            Some(BackendKind::WebGpu) => (
+                "badge",
+                format!("WebGPU · {}", b.adapter.unwrap_or_else(|| "adapter".into())),
+            ),
+            Some(BackendKind::Cpu) => (
+                "badge cpu",
+                match b.gpu_note {
+                    Some(_) => "CPU (WebGPU unavailable)".to_string(),
+                    None => "CPU".to_string(),
+                },
+            ),
+            None => ("badge cpu", "starting…".to_string()),
+        }
+    };
+    let busy = move || !matches!(state.load.get(), LoadState::Ready | LoadState::Failed(_)) || state.busy.get();
+    let on_backend = move |ev| {
+        let to = if event_target_value(&ev) == "cpu" { BackendKind::Cpu } else { BackendKind::WebGpu };
+        spawn_local(switch_backend(state, to));
+    };
+    let on_model = move |ev| {
+        let id = event_target_value(&ev);
+        state.model_id.set(id.clone());
+        let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
+        spawn_local(load_model(state, id, prefer));
+    };
+    view! {
+        <header class="top">
+            <h1>"bertbench"<span>"a BERT workbench in your browser"</span></h1>
+            <div class="spacer"></div>
+            <label class="small muted" for="model-select">"Model"</label>
+            <select id="model-select" on:change=on_model prop:disabled=busy>
+                {MODELS.iter().map(|(id, label)| {
+                    let id = id.to_string();
+                    let selected = { let id = id.clone(); move || state.model_id.get() == id };
+                    view! { <option value=id.clone() selected=selected>{*label}</option> }
+                }).collect_view()}
+            </select>
+            <label class="small muted" for="backend-select">"Backend"</label>
+            <select id="backend-select" on:change=on_backend prop:disabled=busy data-testid="backend-select">
+                <option value="webgpu" selected=move || state.backend.get().active == Some(BackendKind::WebGpu)>"WebGPU"</option>
+                <option value="cpu" selected=move || state.backend.get().active == Some(BackendKind::Cpu)>"CPU"</option>
+            </select>
+            <span class=move || badge().0 data-testid="backend">{move || badge().1}</span>
+        </header>
+    }
+}

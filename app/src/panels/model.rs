@@ -1,0 +1,58 @@
+//! Model status: download progress, architecture facts, load errors.
+
+use leptos::prelude::*;
+
+use crate::app::{AppState, LoadState};
+use crate::widgets::{ProgressBar, human_count, megabytes};
+
+/// Shows what is loaded, or how far loading has got, or why it failed.
+#[component]
+pub fn ModelPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let fraction = Signal::derive(move || match state.load.get() {
+        LoadState::Downloading { got, total: Some(t), .. } if t > 0 => Some(got as f64 / t as f64),
+        _ => None,
+    });
+    let facts = move || {
+        state.generation.get();
+        state.engine().map(|e| {
+            let c = &e.bert.config;
+            let r = &e.bert.report;
+            view! {
+                <div class="facts" data-testid="model-facts">
+                    <div><b>{e.model_id.clone()}</b>"model"</div>
+                    <div><b>{c.num_hidden_layers}</b>"layers"</div>
+                    <div><b>{c.hidden_size}</b>"hidden size"</div>
+                    <div><b>{c.num_attention_heads}</b>"attention heads"</div>
+                    <div><b>{human_count(r.num_params)}</b>"parameters"</div>
+                    <div><b>{human_count(e.bert.tokenizer.vocab_size())}</b>"WordPiece vocabulary"</div>
+                    <div><b>{c.max_position_embeddings}</b>"max tokens"</div>
+                </div>
+                {(!r.skipped.is_empty()).then(|| view! {
+                    <p class="small muted">{format!("Skipped {} checkpoint tensor(s) that are not part of the encoder: {}", r.skipped.len(), r.skipped.join(", "))}</p>
+                })}
+            }
+        })
+    };
+    view! {
+        <section class="card" data-testid="model-panel">
+            <h2>"Model"</h2>
+            {move || match state.load.get() {
+                LoadState::Starting => view! { <div><p class="muted">"Looking for a GPU…"</p><ProgressBar fraction=fraction /></div> }.into_any(),
+                LoadState::Downloading { file, got, total } => view! {
+                    <div data-testid="model-progress">
+                        <p class="muted">{format!("Downloading {file}: {}{}", megabytes(got), total.map(|t| format!(" of {}", megabytes(t))).unwrap_or_default())}</p>
+                        <ProgressBar fraction=fraction />
+                    </div>
+                }.into_any(),
+                LoadState::Building(what) => view! { <div><p class="muted">{what}"…"</p><ProgressBar fraction=fraction /></div> }.into_any(),
+                LoadState::Failed(msg) => view! { <div class="banner err" data-testid="load-error">{msg}</div> }.into_any(),
+                LoadState::Ready => ().into_any(),
+            }}
+            {facts}
+            {move || state.backend.get().gpu_note.map(|n| view! {
+                <p class="banner warn small" data-testid="gpu-note">"WebGPU is not in use: "{n}</p>
+            })}
+        </section>
+    }
+}

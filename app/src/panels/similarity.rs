@@ -1,0 +1,99 @@
+//! Cosine similarity between several sentences' embeddings.
+
+use bertbench_core::inference::EmbedOptions;
+use bertbench_core::similarity::cosine_matrix;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::app::AppState;
+use crate::widgets::{diverging, ink_on, now_ms};
+
+const EXAMPLES: &str = "A man is playing a guitar.
+Someone strums a guitar on stage.
+The stock market fell sharply today.
+Shares dropped as investors panicked.
+I deposited my salary at the bank.
+We had a picnic on the river bank.";
+
+#[derive(Debug, Clone, PartialEq)]
+struct Matrix {
+    texts: Vec<String>,
+    cosines: Vec<Vec<f32>>,
+    millis: f64,
+}
+
+/// Pairwise cosine similarity of mean-pooled embeddings.
+#[component]
+pub fn SimilarityPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = RwSignal::new(EXAMPLES.to_string());
+    let result = RwSignal::new(None::<Result<Matrix, String>>);
+    let run = move |_| {
+        let Some(engine) = state.engine() else { return };
+        let texts: Vec<String> = text
+            .get_untracked()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        if texts.len() < 2 {
+            result.set(Some(Err("Enter at least two sentences, one per line.".into())));
+            return;
+        }
+        if texts.len() > 64 {
+            result.set(Some(Err(format!("{} sentences: the matrix shows at most 64.", texts.len()))));
+            return;
+        }
+        state.busy.set(true);
+        spawn_local(async move {
+            let start = now_ms();
+            let out = engine.bert.embed(&texts, EmbedOptions::default(), &engine.device).await;
+            let millis = now_ms() - start;
+            result.set(Some(out.map_err(|e| e.to_string()).map(|e| Matrix {
+                cosines: cosine_matrix(&e.vectors),
+                texts,
+                millis,
+            })));
+            state.busy.set(false);
+        });
+    };
+    let table = move || {
+        result.get().map(|r| match r {
+            Err(e) => view! { <p class="banner warn small" data-testid="similarity-error">{e}</p> }.into_any(),
+            Ok(m) => {
+                let n = m.texts.len();
+                view! {
+                    <div>
+                        <p class="small muted">{format!("{n} sentences embedded in {:.0} ms. 1 = same direction, 0 = unrelated.", m.millis)}</p>
+                        <table class="matrix" data-testid="similarity-matrix">
+                            <tr><th></th>{(1..=n).map(|j| view! { <th>{j}</th> }).collect_view()}</tr>
+                            {m.texts.iter().zip(&m.cosines).enumerate().map(|(i, (t, row))| view! {
+                                <tr>
+                                    <th class="rowhead" title=t.clone()>{format!("{}. {t}", i + 1)}</th>
+                                    {row.iter().map(|&c| view! {
+                                        <td style:background=diverging(c) style:color=ink_on(c)>{format!("{c:.2}")}</td>
+                                    }).collect_view()}
+                                </tr>
+                            }).collect_view()}
+                        </table>
+                    </div>
+                }.into_any()
+            }
+        })
+    };
+    view! {
+        <section class="card" data-testid="similarity-panel">
+            <h2>"3 · Similarity"</h2>
+            <p class="hint">"One sentence per line. Sentences with similar meaning get similar vectors, whatever their words."</p>
+            <textarea data-testid="similarity-input" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <div class="row">
+                <button data-testid="similarity-button" on:click=run
+                    prop:disabled=move || state.busy.get() || { state.generation.get(); state.engine.with_value(|e| e.is_none()) }>
+                    "Compare"
+                </button>
+            </div>
+            {table}
+        </section>
+    }
+}

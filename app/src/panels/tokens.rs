@@ -1,0 +1,92 @@
+//! WordPiece tokenization of a sentence (or pair), live as you type.
+
+use bertbench_core::tokenizer::{Encoded, Token};
+use leptos::prelude::*;
+
+use crate::app::AppState;
+
+fn token_view(i: usize, t: Token, unk_id: u32) -> impl IntoView {
+    let continuation = t.piece.starts_with("##") && !t.special;
+    let class = format!(
+        "tok{}{}{}",
+        if t.type_id == 1 { " seg1" } else { "" },
+        if t.special { " special" } else { "" },
+        if t.id == unk_id { " unk" } else { "" },
+    );
+    let piece = if continuation {
+        view! { <span class="piece"><span class="cont">"##"</span>{t.piece[2..].to_string()}</span> }.into_any()
+    } else {
+        view! { <span class="piece">{t.piece.clone()}</span> }.into_any()
+    };
+    let title = format!("position {i} · id {} · segment {} · characters {}..{}", t.id, t.type_id, t.offsets.0, t.offsets.1);
+    view! {
+        <div class=class title=title data-testid="token">
+            {piece}
+            <div class="meta" data-testid="token-id">{t.id}</div>
+        </div>
+    }
+}
+
+/// Sentence inputs and their tokens.
+#[component]
+pub fn TokensPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let encoded = Memo::new(move |_| -> Option<Result<(Encoded, u32), String>> {
+        state.generation.get();
+        let (a, b) = (state.sentence_a.get(), state.sentence_b.get());
+        let engine = state.engine()?;
+        let tok = &engine.bert.tokenizer;
+        let result = if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) };
+        Some(result.map(|e| (e, tok.unk_id)).map_err(|e| e.to_string()))
+    });
+    view! {
+        <section class="card" data-testid="tokens-panel">
+            <h2>"1 · Tokens"</h2>
+            <p class="hint">"BERT reads WordPiece pieces: common words stay whole, rare ones split into pieces marked ##. "
+                "[CLS] starts every input and [SEP] ends each sentence; a second sentence gets segment 1."</p>
+            <div class="grid2">
+                <div>
+                    <label class="field" for="sentence-a">"Sentence A"</label>
+                    <input id="sentence-a" type="text" data-testid="sentence-a"
+                        prop:value=move || state.sentence_a.get()
+                        on:input=move |ev| state.sentence_a.set(event_target_value(&ev)) />
+                </div>
+                <div>
+                    <label class="field" for="sentence-b">"Sentence B (optional, makes a pair)"</label>
+                    <input id="sentence-b" type="text" data-testid="sentence-b" placeholder="e.g. a question about sentence A"
+                        prop:value=move || state.sentence_b.get()
+                        on:input=move |ev| state.sentence_b.set(event_target_value(&ev)) />
+                </div>
+            </div>
+            {move || match encoded.get() {
+                None => view! { <p class="muted small">"The tokenizer arrives with the model."</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="banner warn small" data-testid="tokens-error">{e}</p> }.into_any(),
+                Some(Ok((enc, unk))) => {
+                    let n = enc.tokens.len();
+                    let pieces = enc.tokens.iter().filter(|t| !t.special).count();
+                    let warn = enc.truncated_from.map(|from| view! {
+                        <p class="banner warn small" data-testid="truncated">
+                            {format!("This input is {from} tokens long; BERT reads at most {n}, so the last {} were cut off.", from - n)}
+                        </p>
+                    });
+                    view! {
+                        <div>
+                            {warn}
+                            <p class="small muted" data-testid="token-count">{format!("{n} tokens ({pieces} from the text, {} special)", n - pieces)}</p>
+                            <div class="tokens" data-testid="tokens">
+                                {enc.tokens.into_iter().enumerate().map(|(i, t)| token_view(i, t, unk)).collect_view()}
+                            </div>
+                            <div class="legend">
+                                <span><i style="background: var(--seg-a)"></i>"segment 0 (A)"</span>
+                                <span><i style="background: var(--seg-b)"></i>"segment 1 (B)"</span>
+                                <span><i style="background: #f1edfb"></i>"special token"</span>
+                                <span><i style="background: var(--err-soft)"></i>"[UNK]: not in the vocabulary"</span>
+                                <span>"number under each piece: vocabulary id"</span>
+                            </div>
+                        </div>
+                    }.into_any()
+                }
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,155 @@
+//! `bertbench`: the engine of the web page, natively.
+//!
+//! ```text
+//! bertbench init --preset tiny --tokenizer-from DIR --out DIR [--seed N]
+//!     a randomly initialised BERT of a preset size as a Hugging Face folder
+//! bertbench embed --model DIR [--backend cpu|wgpu] [--pooling mean|cls] TEXT...
+//!     one mean-pooled (or [CLS]) vector per text, as JSON lines
+//! bertbench check-device
+//!     the tiny-model comparison of wgpu against the CPU that the page runs
+//! ```
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use bertbench_core::burn::prelude::Device;
+use bertbench_core::checkpoint::{self, CheckpointFiles};
+use bertbench_core::config::Preset;
+use bertbench_core::device_check::compare_devices;
+use bertbench_core::inference::EmbedOptions;
+use bertbench_core::model::BertModelConfig;
+use bertbench_core::Pooling;
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("init") => init(&args[1..]),
+        Some("embed") => embed(&args[1..]),
+        Some("check-device") => check_device(),
+        _ => Err("usage: bertbench <init | embed | check-device> (see the source's header)".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bertbench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--name value` pairs and the remaining positional arguments.
+struct Args {
+    named: Vec<(String, String)>,
+    positional: Vec<String>,
+}
+
+impl Args {
+    fn parse(args: &[String]) -> Result<Self> {
+        let (mut named, mut positional) = (Vec::new(), Vec::new());
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if let Some(name) = a.strip_prefix("--") {
+                let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
+                named.push((name.to_string(), value.clone()));
+            } else {
+                positional.push(a.clone());
+            }
+        }
+        Ok(Self { named, positional })
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.named.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    fn require(&self, name: &str) -> Result<&str> {
+        self.get(name).ok_or_else(|| format!("--{name} is required"))
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read_optional(path: &Path) -> Option<Vec<u8>> {
+    fs::read(path).ok()
+}
+
+fn init(args: &[String]) -> Result {
+    let args = Args::parse(args)?;
+    let preset = Preset::ALL
+        .into_iter()
+        .find(|p| p.name() == format!("bert-{}", args.get("preset").unwrap_or("tiny")))
+        .ok_or("--preset must be one of tiny, mini, small, medium, base, large")?;
+    let tokenizer_dir = PathBuf::from(args.require("tokenizer-from")?);
+    let out = PathBuf::from(args.require("out")?);
+    let seed: u64 = args.get("seed").unwrap_or("0").parse().map_err(|_| "--seed must be a number")?;
+
+    let tokenizer_json = read(&tokenizer_dir.join("tokenizer.json"))?;
+    let vocab_size = checkpoint_vocab_size(&tokenizer_dir)?;
+    let config = preset.config(vocab_size);
+    let device = Device::flex();
+    device.seed(seed);
+    let model = BertModelConfig::new(config.clone()).init(&device);
+    let weights = checkpoint::save_weights(&model).map_err(|e| e.to_string())?;
+
+    fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    fs::write(out.join("config.json"), config.to_hf_json()).map_err(|e| e.to_string())?;
+    fs::write(out.join("model.safetensors"), weights).map_err(|e| e.to_string())?;
+    fs::write(out.join("tokenizer.json"), tokenizer_json).map_err(|e| e.to_string())?;
+    eprintln!(
+        "{}: {} parameters, random weights (seed {seed}), written to {}",
+        preset.name(),
+        config.num_params(true),
+        out.display()
+    );
+    Ok(())
+}
+
+fn checkpoint_vocab_size(dir: &Path) -> Result<usize> {
+    let config = read(&dir.join("config.json"))?;
+    let config = bertbench_core::BertConfig::from_json_bytes(&config).map_err(|e| e.to_string())?;
+    Ok(config.vocab_size)
+}
+
+fn device(name: &str) -> Result<Device> {
+    match name {
+        "cpu" => Ok(Device::flex()),
+        "wgpu" => Device::wgpu_options().init().map_err(|e| format!("no wgpu device: {e}")),
+        other => Err(format!("unknown backend {other}; use cpu or wgpu")),
+    }
+}
+
+fn embed(args: &[String]) -> Result {
+    let args = Args::parse(args)?;
+    let dir = PathBuf::from(args.require("model")?);
+    let device = device(args.get("backend").unwrap_or("cpu"))?;
+    let pooling = match args.get("pooling").unwrap_or("mean") {
+        "mean" => Pooling::Mean,
+        "cls" => Pooling::Cls,
+        other => return Err(format!("unknown pooling {other}; use mean or cls")),
+    };
+    let files = CheckpointFiles {
+        config_json: read(&dir.join("config.json"))?,
+        weights: read(&dir.join("model.safetensors"))?,
+        tokenizer_json: read_optional(&dir.join("tokenizer.json")),
+        vocab_txt: read_optional(&dir.join("vocab.txt")),
+    };
+    let bert = checkpoint::load(files, &device).map_err(|e| e.to_string())?;
+    let options = EmbedOptions { pooling, ..Default::default() };
+    let out = pollster::block_on(bert.embed(&args.positional, options, &device)).map_err(|e| e.to_string())?;
+    for (text, v) in args.positional.iter().zip(out.vectors) {
+        println!("{}", serde_json::json!({ "text": text, "embedding": v }));
+    }
+    Ok(())
+}
+
+fn check_device() -> Result {
+    let gpu = device("wgpu")?;
+    let report = pollster::block_on(compare_devices(&Device::flex(), &gpu, 42)).map_err(|e| e.to_string())?;
+    println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
+    if report.passed { Ok(()) } else { Err("wgpu disagrees with the CPU".into()) }
+}

@@ -1,0 +1,300 @@
+//! Hugging Face checkpoints in and out: `config.json` + `model.safetensors` + `tokenizer.json`
+//! (or `vocab.txt`), always from bytes so the same code runs in the browser.
+//!
+//! Module names follow the checkpoint; two differ because Rust needs them to:
+//!
+//! | checkpoint          | here              |
+//! |---------------------|-------------------|
+//! | `*.LayerNorm.*`     | `*.layer_norm.*`  |
+//! | `attention.self.*`  | `attention.self_attn.*` |
+//!
+//! A `bert.` prefix (task checkpoints such as `BertForMaskedLM`) is stripped. PyTorch stores
+//! linear weights as `[out, in]`; burn's adapter transposes them. Half-precision weights are
+//! widened to f32.
+
+use burn::prelude::*;
+use burn::tensor::DType;
+use burn_store::{
+    BurnToPyTorchAdapter, FloatCastAdapter, ModuleAdapter, ModuleSnapshot, PyTorchToBurnAdapter,
+    SafetensorsStore,
+};
+use safetensors::SafeTensors;
+
+use crate::config::BertConfig;
+use crate::error::{Error, Result};
+use crate::model::{BertModel, BertModelConfig};
+use crate::tokenizer::BertTokenizer;
+
+/// Checkpoint tensors that belong to heads or bookkeeping, not to the encoder: loading an
+/// encoder skips them (and says so) instead of refusing the file.
+const FOREIGN_PREFIXES: [&str; 3] = ["cls.", "classifier.", "embeddings.position_ids"];
+
+/// The raw files of a checkpoint.
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointFiles {
+    /// `config.json`.
+    pub config_json: Vec<u8>,
+    /// `model.safetensors`.
+    pub weights: Vec<u8>,
+    /// `tokenizer.json`, preferred when present.
+    pub tokenizer_json: Option<Vec<u8>>,
+    /// `vocab.txt`, used when there is no `tokenizer.json`.
+    pub vocab_txt: Option<Vec<u8>>,
+}
+
+/// What loading found, for the page to show.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LoadReport {
+    /// Tensors loaded into the model.
+    pub loaded: usize,
+    /// Tensors in the file that belong to something else (heads, `position_ids`).
+    pub skipped: Vec<String>,
+    /// Whether the checkpoint had a pooler.
+    pub with_pooler: bool,
+    /// Number of parameters of the loaded model.
+    pub num_params: usize,
+}
+
+/// A loaded model with its configuration and tokenizer.
+#[derive(Debug, Clone)]
+pub struct Bert {
+    /// Hyper-parameters.
+    pub config: BertConfig,
+    /// The encoder, on the device it was loaded to.
+    pub model: BertModel,
+    /// Its tokenizer.
+    pub tokenizer: BertTokenizer,
+    /// What the loader found.
+    pub report: LoadReport,
+}
+
+/// Loads a whole checkpoint onto `device`.
+pub fn load(files: CheckpointFiles, device: &Device) -> Result<Bert> {
+    let config = BertConfig::from_json_bytes(&files.config_json)?;
+    let max_len = config.max_position_embeddings;
+    let tokenizer = match (&files.tokenizer_json, &files.vocab_txt) {
+        (Some(json), _) => BertTokenizer::from_tokenizer_json(json, max_len)?,
+        (None, Some(vocab)) => BertTokenizer::from_vocab_txt(vocab, true, max_len)?,
+        (None, None) => {
+            return Err(Error::Tokenizer("the checkpoint has neither tokenizer.json nor vocab.txt".into()));
+        }
+    };
+    if tokenizer.vocab_size() > config.vocab_size {
+        return Err(Error::Tokenizer(format!(
+            "the tokenizer has {} pieces but config.json says vocab_size is {}",
+            tokenizer.vocab_size(),
+            config.vocab_size
+        )));
+    }
+    let (model, report) = load_model(&config, files.weights, device)?;
+    Ok(Bert { config, model, tokenizer, report })
+}
+
+/// Loads `model.safetensors` bytes into a [`BertModel`] built from `config`.
+pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Result<(BertModel, LoadReport)> {
+    let names = tensor_names(&weights)?;
+    let prefixed = names.iter().all(|n| n.starts_with("bert.") || n.starts_with("cls.") || n.starts_with("classifier."))
+        && names.iter().any(|n| n.starts_with("bert."));
+    let strip = |n: &str| if prefixed { n.strip_prefix("bert.").unwrap_or(n).to_string() } else { n.to_string() };
+    let with_pooler = names.iter().any(|n| strip(n).starts_with("pooler."));
+
+    let mut model = BertModelConfig::new(config.clone()).with_with_pooler(with_pooler).init(device);
+    let adapter = PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32));
+    let mut store = SafetensorsStore::from_bytes(Some(weights))
+        .with_from_adapter(adapter)
+        .with_key_remapping(r"^bert\.", "")
+        .with_key_remapping(r"\.LayerNorm\.", ".layer_norm.")
+        .with_key_remapping(r"\.attention\.self\.", ".attention.self_attn.")
+        .allow_partial(true)
+        .validate(false);
+    let result = model
+        .load_from(&mut store)
+        .map_err(|e| Error::Weights(e.to_string()))?;
+
+    if !result.errors.is_empty() {
+        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| to_hf_name(&e.to_string())).collect()));
+    }
+    if !result.missing.is_empty() {
+        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| to_hf_name(p)).collect()));
+    }
+    let (skipped, unknown): (Vec<String>, Vec<String>) = result
+        .unused
+        .iter()
+        .map(|p| to_hf_name(p))
+        .partition(|p| FOREIGN_PREFIXES.iter().any(|f| p.starts_with(f)));
+    if !unknown.is_empty() {
+        return Err(Error::UnknownTensors(unknown));
+    }
+    let report = LoadReport {
+        loaded: result.applied.len(),
+        skipped,
+        with_pooler,
+        num_params: model.num_params(),
+    };
+    Ok((model, report))
+}
+
+/// The tensor names of a safetensors file, checking the whole file is readable first.
+fn tensor_names(weights: &[u8]) -> Result<Vec<String>> {
+    if weights.len() < 8 {
+        return Err(Error::Weights(format!("the file is {} bytes long; it is not a safetensors file", weights.len())));
+    }
+    let st = SafeTensors::deserialize(weights).map_err(|e| Error::Weights(describe_safetensors_error(e, weights.len())))?;
+    let mut names: Vec<String> = st.names().into_iter().map(String::from).collect();
+    names.sort();
+    Ok(names)
+}
+
+fn describe_safetensors_error(e: safetensors::SafeTensorError, len: usize) -> String {
+    use safetensors::SafeTensorError as E;
+    match e {
+        E::InvalidHeaderLength => format!("the header length is larger than the {len}-byte file (truncated or not safetensors)"),
+        E::MetadataIncompleteBuffer => format!("the file ends before its tensors do ({len} bytes): it is truncated"),
+        E::HeaderTooLarge => "the header is implausibly large: the file is corrupt or not safetensors".into(),
+        E::InvalidHeader(_) | E::InvalidHeaderDeserialization(_) => {
+            "the header is not valid safetensors JSON".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Our module path → the checkpoint's name.
+fn to_hf_name(path: &str) -> String {
+    path.replace(".layer_norm.", ".LayerNorm.")
+        .replace(".self_attn.", ".self.")
+        .replace(".gamma", ".weight")
+        .replace(".beta", ".bias")
+}
+
+/// Writes the model's weights as `model.safetensors` bytes with Hugging Face names and
+/// layout, which `transformers.BertModel` loads as it is.
+pub fn save_weights(model: &BertModel) -> Result<Vec<u8>> {
+    let mut store = SafetensorsStore::from_bytes(None)
+        .with_to_adapter(BurnToPyTorchAdapter)
+        .with_key_remapping(r"\.layer_norm\.", ".LayerNorm.")
+        .with_key_remapping(r"\.self_attn\.", ".self.")
+        .metadata("format", "pt");
+    model.save_into(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    store.get_bytes().map_err(|e| Error::Weights(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+    use crate::model::{BertInput, ForwardOptions};
+    use crate::tokenizer::Batch;
+
+    fn tiny() -> (BertConfig, BertModel) {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(64).with_max_position_embeddings(16).without_dropout();
+        let model = BertModelConfig::new(config.clone()).init(&device);
+        (config, model)
+    }
+
+    fn names(bytes: &[u8]) -> Vec<String> {
+        tensor_names(bytes).unwrap()
+    }
+
+    #[test]
+    fn saves_hugging_face_names_and_loads_them_back_identically() {
+        let (config, model) = tiny();
+        let bytes = save_weights(&model).unwrap();
+        let n = names(&bytes);
+        for want in [
+            "embeddings.LayerNorm.weight",
+            "embeddings.word_embeddings.weight",
+            "encoder.layer.1.attention.self.query.weight",
+            "encoder.layer.0.attention.output.LayerNorm.bias",
+            "encoder.layer.0.intermediate.dense.weight",
+            "pooler.dense.bias",
+        ] {
+            assert!(n.contains(&want.to_string()), "{want} not in {n:?}");
+        }
+        // PyTorch layout: intermediate.dense is [out = 512, in = 128].
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        assert_eq!(st.tensor("encoder.layer.0.intermediate.dense.weight").unwrap().shape(), [512, 128]);
+
+        let device = Device::flex();
+        let (loaded, report) = load_model(&config, bytes, &device).unwrap();
+        assert!(report.with_pooler);
+        assert_eq!(report.num_params, config.num_params(true));
+        let batch = Batch::from_rows(&[vec![2, 9, 11, 3]], &[vec![0; 4]], 0);
+        let run = |m: &BertModel| {
+            m.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default())
+                .last_hidden_state
+                .into_data()
+                .try_to_vec::<f32>()
+                .unwrap()
+        };
+        assert_eq!(run(&model), run(&loaded));
+    }
+
+    #[test]
+    fn missing_tensors_are_named() {
+        let (config, model) = tiny();
+        let bytes = save_weights(&model).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let kept: Vec<_> = st
+            .tensors()
+            .into_iter()
+            .filter(|(n, _)| n != "encoder.layer.1.output.dense.weight")
+            .collect();
+        let cut = safetensors::serialize(kept, None).unwrap();
+        let err = load_model(&config, cut, &Device::flex()).unwrap_err();
+        assert!(matches!(err, Error::MissingTensors(_)), "{err}");
+        assert!(err.to_string().contains("encoder.layer.1.output.dense.weight"), "{err}");
+    }
+
+    #[test]
+    fn shape_mismatch_is_named() {
+        let (_, model) = tiny();
+        let bytes = save_weights(&model).unwrap();
+        // Same weights, but the config claims a wider feed-forward block.
+        let wrong = Preset::Tiny.config(64).with_max_position_embeddings(16).with_intermediate_size(256);
+        let err = load_model(&wrong, bytes, &Device::flex()).unwrap_err();
+        assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
+        assert!(err.to_string().contains("intermediate.dense"), "{err}");
+    }
+
+    #[test]
+    fn unknown_tensors_are_refused_and_head_tensors_skipped() {
+        let (config, model) = tiny();
+        let bytes = save_weights(&model).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let mut all: Vec<(String, safetensors::tensor::TensorView<'_>)> = st.tensors();
+        let extra = all[0].1.clone();
+        all.push(("cls.predictions.bias".into(), extra.clone()));
+        let with_head = safetensors::serialize(all.clone(), None).unwrap();
+        let (_, report) = load_model(&config, with_head, &Device::flex()).unwrap();
+        assert_eq!(report.skipped, vec!["cls.predictions.bias".to_string()]);
+
+        all.push(("encoder.layer.9.mystery.weight".into(), extra));
+        let strange = safetensors::serialize(all, None).unwrap();
+        let err = load_model(&config, strange, &Device::flex()).unwrap_err();
+        assert!(err.to_string().contains("encoder.layer.9.mystery.weight"), "{err}");
+    }
+
+    #[test]
+    fn bert_prefix_is_stripped() {
+        let (config, model) = tiny();
+        let bytes = save_weights(&model).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let renamed: Vec<_> = st.tensors().into_iter().map(|(n, v)| (format!("bert.{n}"), v)).collect();
+        let bytes = safetensors::serialize(renamed, None).unwrap();
+        let (_, report) = load_model(&config, bytes, &Device::flex()).unwrap();
+        assert_eq!(report.num_params, config.num_params(true));
+    }
+
+    #[test]
+    fn truncated_and_garbage_files_give_messages() {
+        let (config, model) = tiny();
+        let bytes = save_weights(&model).unwrap();
+        let err = load_model(&config, bytes[..bytes.len() / 2].to_vec(), &Device::flex()).unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
+        let err = load_model(&config, b"<html>404</html>".to_vec(), &Device::flex()).unwrap_err();
+        assert!(matches!(err, Error::Weights(_)), "{err}");
+        let err = load_model(&config, vec![], &Device::flex()).unwrap_err();
+        assert!(err.to_string().contains("not a safetensors file"), "{err}");
+    }
+}

@@ -1,0 +1,273 @@
+//! The model configuration, read straight from a Hugging Face `config.json`, and size presets.
+
+use burn::config::Config;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// The activation of the feed-forward block, as `hidden_act` names it in `config.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HiddenAct {
+    /// Exact GELU, `x * Φ(x)` with the error function (`"gelu"`).
+    #[serde(rename = "gelu")]
+    Gelu,
+    /// The tanh approximation of GELU (`"gelu_new"`, `"gelu_pytorch_tanh"`).
+    #[serde(rename = "gelu_new", alias = "gelu_pytorch_tanh", alias = "gelu_fast")]
+    GeluApproximate,
+    /// ReLU (`"relu"`).
+    #[serde(rename = "relu")]
+    Relu,
+}
+
+/// BERT's hyper-parameters. Field names are those of Hugging Face's `BertConfig`, so a
+/// checkpoint's `config.json` deserialises into it unchanged (unknown keys are ignored).
+#[derive(Config, Debug, PartialEq)]
+pub struct BertConfig {
+    /// Number of WordPiece tokens.
+    #[config(default = 30522)]
+    pub vocab_size: usize,
+    /// Width of every hidden state (`d_model`).
+    #[config(default = 768)]
+    pub hidden_size: usize,
+    /// Number of encoder layers.
+    #[config(default = 12)]
+    pub num_hidden_layers: usize,
+    /// Attention heads per layer; must divide `hidden_size`.
+    #[config(default = 12)]
+    pub num_attention_heads: usize,
+    /// Width of the feed-forward block.
+    #[config(default = 3072)]
+    pub intermediate_size: usize,
+    /// Feed-forward activation.
+    #[config(default = "HiddenAct::Gelu")]
+    pub hidden_act: HiddenAct,
+    /// Dropout after embeddings, attention output and feed-forward output.
+    #[config(default = 0.1)]
+    pub hidden_dropout_prob: f64,
+    /// Dropout on attention probabilities.
+    #[config(default = 0.1)]
+    pub attention_probs_dropout_prob: f64,
+    /// Number of learned positions: the longest input the model accepts.
+    #[config(default = 512)]
+    pub max_position_embeddings: usize,
+    /// Number of segments (sentence A / sentence B).
+    #[config(default = 2)]
+    pub type_vocab_size: usize,
+    /// Standard deviation of the normal initialiser for fresh weights.
+    #[config(default = 0.02)]
+    pub initializer_range: f64,
+    /// LayerNorm epsilon.
+    #[config(default = 1e-12)]
+    pub layer_norm_eps: f64,
+    /// Id of `[PAD]`.
+    #[config(default = 0)]
+    pub pad_token_id: usize,
+}
+
+/// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
+/// ones). All use the uncased 30,522-piece vocabulary and a feed-forward width of 4× hidden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// 2 layers, 128 hidden, 2 heads.
+    Tiny,
+    /// 4 layers, 256 hidden, 4 heads.
+    Mini,
+    /// 4 layers, 512 hidden, 8 heads.
+    Small,
+    /// 8 layers, 512 hidden, 8 heads.
+    Medium,
+    /// 12 layers, 768 hidden, 12 heads.
+    Base,
+    /// 24 layers, 1024 hidden, 16 heads.
+    Large,
+}
+
+impl Preset {
+    /// Every preset, smallest first.
+    pub const ALL: [Preset; 6] = [
+        Preset::Tiny,
+        Preset::Mini,
+        Preset::Small,
+        Preset::Medium,
+        Preset::Base,
+        Preset::Large,
+    ];
+
+    /// Short name, as used on the page and the command line (`bert-tiny`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Tiny => "bert-tiny",
+            Preset::Mini => "bert-mini",
+            Preset::Small => "bert-small",
+            Preset::Medium => "bert-medium",
+            Preset::Base => "bert-base",
+            Preset::Large => "bert-large",
+        }
+    }
+
+    /// `(layers, hidden, heads)`.
+    pub fn dims(self) -> (usize, usize, usize) {
+        match self {
+            Preset::Tiny => (2, 128, 2),
+            Preset::Mini => (4, 256, 4),
+            Preset::Small => (4, 512, 8),
+            Preset::Medium => (8, 512, 8),
+            Preset::Base => (12, 768, 12),
+            Preset::Large => (24, 1024, 16),
+        }
+    }
+
+    /// The configuration for this size with the given vocabulary size.
+    pub fn config(self, vocab_size: usize) -> BertConfig {
+        let (layers, hidden, heads) = self.dims();
+        BertConfig::new()
+            .with_vocab_size(vocab_size)
+            .with_num_hidden_layers(layers)
+            .with_hidden_size(hidden)
+            .with_num_attention_heads(heads)
+            .with_intermediate_size(4 * hidden)
+    }
+}
+
+impl BertConfig {
+    /// Parses a Hugging Face `config.json` and checks that it describes a BERT we can build.
+    pub fn from_json_bytes(bytes: &[u8]) -> crate::Result<Self> {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| Error::Config(e.to_string()))?;
+        if let Some(kind) = value.get("model_type").and_then(|v| v.as_str()) {
+            if kind != "bert" {
+                return Err(Error::UnsupportedConfig(format!(
+                    "model_type is \"{kind}\"; only \"bert\" is supported"
+                )));
+            }
+        }
+        if let Some(kind) = value.get("position_embedding_type").and_then(|v| v.as_str()) {
+            if kind != "absolute" {
+                return Err(Error::UnsupportedConfig(format!(
+                    "position_embedding_type \"{kind}\"; only \"absolute\" is supported"
+                )));
+            }
+        }
+        let config: BertConfig =
+            serde_json::from_value(value).map_err(|e| Error::Config(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the invariants the modules rely on.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |m: String| Err(Error::UnsupportedConfig(m));
+        if self.hidden_size == 0 || self.num_attention_heads == 0 || self.num_hidden_layers == 0 {
+            return bad("hidden_size, num_attention_heads and num_hidden_layers must be > 0".into());
+        }
+        if self.hidden_size % self.num_attention_heads != 0 {
+            return bad(format!(
+                "hidden_size {} is not divisible by num_attention_heads {}",
+                self.hidden_size, self.num_attention_heads
+            ));
+        }
+        if self.vocab_size == 0 || self.max_position_embeddings == 0 || self.type_vocab_size == 0 {
+            return bad("vocab_size, max_position_embeddings and type_vocab_size must be > 0".into());
+        }
+        if self.pad_token_id >= self.vocab_size {
+            return bad(format!(
+                "pad_token_id {} is outside the vocabulary of {}",
+                self.pad_token_id, self.vocab_size
+            ));
+        }
+        Ok(())
+    }
+
+    /// Width of one attention head.
+    pub fn head_dim(&self) -> usize {
+        self.hidden_size / self.num_attention_heads
+    }
+
+    /// The same configuration with every dropout probability set to zero (for deterministic
+    /// comparisons between devices).
+    pub fn without_dropout(&self) -> Self {
+        self.clone()
+            .with_hidden_dropout_prob(0.0)
+            .with_attention_probs_dropout_prob(0.0)
+    }
+
+    /// Number of parameters of the encoder, with or without the pooler, computed from the
+    /// configuration alone (no weights are allocated).
+    pub fn num_params(&self, with_pooler: bool) -> usize {
+        let h = self.hidden_size;
+        let i = self.intermediate_size;
+        let embeddings = (self.vocab_size + self.max_position_embeddings + self.type_vocab_size) * h
+            + 2 * h;
+        let attention = 4 * (h * h + h) + 2 * h;
+        let feed_forward = (h * i + i) + (i * h + h) + 2 * h;
+        let layers = self.num_hidden_layers * (attention + feed_forward);
+        let pooler = if with_pooler { h * h + h } else { 0 };
+        embeddings + layers + pooler
+    }
+
+    /// The configuration as Hugging Face `config.json` bytes, so `transformers` can load what
+    /// we save.
+    pub fn to_hf_json(&self) -> Vec<u8> {
+        let mut value = serde_json::to_value(self).expect("config serialises");
+        let obj = value.as_object_mut().expect("config is an object");
+        obj.insert("model_type".into(), "bert".into());
+        obj.insert("architectures".into(), serde_json::json!(["BertModel"]));
+        obj.insert("position_embedding_type".into(), "absolute".into());
+        serde_json::to_vec_pretty(&value).expect("config serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINILM: &str = r#"{
+      "_name_or_path": "nreimers/MiniLM-L6-H384-uncased", "architectures": ["BertModel"],
+      "attention_probs_dropout_prob": 0.1, "gradient_checkpointing": false, "hidden_act": "gelu",
+      "hidden_dropout_prob": 0.1, "hidden_size": 384, "initializer_range": 0.02,
+      "intermediate_size": 1536, "layer_norm_eps": 1e-12, "max_position_embeddings": 512,
+      "model_type": "bert", "num_attention_heads": 12, "num_hidden_layers": 6, "pad_token_id": 0,
+      "position_embedding_type": "absolute", "transformers_version": "4.8.2", "type_vocab_size": 2,
+      "use_cache": true, "vocab_size": 30522 }"#;
+
+    #[test]
+    fn reads_a_hugging_face_config() {
+        let c = BertConfig::from_json_bytes(MINILM.as_bytes()).unwrap();
+        assert_eq!(c.hidden_size, 384);
+        assert_eq!(c.num_hidden_layers, 6);
+        assert_eq!(c.num_attention_heads, 12);
+        assert_eq!(c.head_dim(), 32);
+        assert_eq!(c.hidden_act, HiddenAct::Gelu);
+        assert_eq!(c.layer_norm_eps, 1e-12);
+    }
+
+    #[test]
+    fn round_trips_through_hf_json() {
+        let c = Preset::Mini.config(1000);
+        let back = BertConfig::from_json_bytes(&c.to_hf_json()).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_build() {
+        let err = BertConfig::from_json_bytes(br#"{"model_type": "gpt2"}"#).unwrap_err();
+        assert!(err.to_string().contains("gpt2"), "{err}");
+        let err = BertConfig::from_json_bytes(br#"{"hidden_size": 100, "num_attention_heads": 12}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("not divisible"), "{err}");
+        let err = BertConfig::from_json_bytes(b"{ not json").unwrap_err();
+        assert!(matches!(err, Error::Config(_)), "{err}");
+        let err = BertConfig::from_json_bytes(br#"{"hidden_act": "swish"}"#).unwrap_err();
+        assert!(err.to_string().contains("swish"), "{err}");
+    }
+
+    #[test]
+    fn preset_parameter_counts_match_the_papers() {
+        // BERT-base is "110M" and BERT-large "340M" in Devlin et al.; the exact counts of the
+        // Hugging Face checkpoints (with pooler) are these.
+        assert_eq!(Preset::Base.config(30522).num_params(true), 109_482_240);
+        assert_eq!(Preset::Large.config(30522).num_params(true), 335_141_888);
+        // BERT-tiny as published by Turc et al.: 4.4M.
+        assert_eq!(Preset::Tiny.config(30522).num_params(true), 4_385_920);
+    }
+}

@@ -1,0 +1,213 @@
+//! Does a device compute what the CPU computes? The same tiny BERT, the same inputs, on two
+//! devices: forward outputs, then one training step's loss and gradients.
+//!
+//! This exists because of a real failure: burn-wgpu with kernel fusion and autotuning gave NaN
+//! or zero training losses on a software WebGPU adapter. The browser app runs this check before
+//! trusting a GPU, and the end-to-end tests run it in headless Chromium.
+
+use burn::module::Param;
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use burn_store::{ModuleSnapshot, SafetensorsStore};
+use serde::Serialize;
+
+use crate::checkpoint::{load_model, save_weights};
+use crate::config::{BertConfig, Preset};
+use crate::error::{Error, Result};
+use crate::heads::{ClassificationHead, ClassificationHeadConfig};
+use crate::inference::read_f32;
+use crate::model::{BertInput, BertModel, BertModelConfig, ForwardOptions};
+use crate::pooling::mean_pool;
+use crate::tokenizer::Batch;
+
+/// How far one named output is from the reference.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// What was compared (`last_hidden_state`, a parameter's gradient, ...).
+    pub name: String,
+    /// Number of values.
+    pub len: usize,
+    /// Largest `|candidate - reference|`.
+    pub max_abs_diff: f32,
+    /// Largest `|reference|`, for scale.
+    pub max_abs_reference: f32,
+    /// Whether the candidate has NaN or infinite values.
+    pub non_finite: bool,
+    /// `max_abs_diff <= tolerance × max(1, max_abs_reference)` and all finite.
+    pub ok: bool,
+}
+
+/// The outcome of [`compare_devices`].
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceCheckReport {
+    /// Tolerance used (relative to the reference's scale, absolute below 1).
+    pub tolerance: f32,
+    /// Forward outputs: last hidden state, last layer's attention, mean-pooled vectors.
+    pub forward: Vec<Comparison>,
+    /// The training loss on the reference device.
+    pub loss_reference: f32,
+    /// The training loss on the candidate device.
+    pub loss_candidate: f32,
+    /// Gradients of a few parameters spread over the model.
+    pub gradients: Vec<Comparison>,
+    /// Every comparison passed and both losses are finite and positive.
+    pub passed: bool,
+}
+
+/// Tolerance of the check: f32 kernels that differ only in summation order agree far closer.
+pub const TOLERANCE: f32 = 1e-4;
+
+struct Outputs {
+    forward: Vec<(String, Vec<f32>)>,
+    loss: f32,
+    gradients: Vec<(String, Vec<f32>)>,
+}
+
+/// The tiny model the check uses: BERT-tiny with a 512-piece vocabulary and no dropout.
+pub fn check_config() -> BertConfig {
+    Preset::Tiny.config(512).with_max_position_embeddings(64).without_dropout()
+}
+
+/// A fixed batch: four rows of different lengths (so padding is exercised) and two labels.
+fn check_batch(seed: u64) -> (Batch, Vec<i64>) {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = |n: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 33) % n) as u32
+    };
+    let lengths = [12usize, 9, 5, 12];
+    let ids: Vec<Vec<u32>> = lengths
+        .iter()
+        .map(|&len| {
+            let mut row = vec![2u32];
+            row.extend((0..len - 2).map(|_| 5 + next(500)));
+            row.push(3);
+            row
+        })
+        .collect();
+    let types: Vec<Vec<u32>> = lengths.iter().map(|&len| (0..len as u32).map(|i| u32::from(i >= len as u32 / 2)).collect()).collect();
+    (Batch::from_rows(&ids, &types, 0), vec![0, 1, 1, 0])
+}
+
+fn head_bytes(head: &ClassificationHead) -> Result<Vec<u8>> {
+    let mut store = SafetensorsStore::from_bytes(None);
+    head.save_into(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    store.get_bytes().map_err(|e| Error::Weights(e.to_string()))
+}
+
+fn load_head(bytes: &[u8], hidden: usize, device: &Device) -> Result<ClassificationHead> {
+    let mut head = ClassificationHeadConfig::new(hidden, 2).with_dropout(0.0).init(device);
+    let mut store = SafetensorsStore::from_bytes(Some(bytes.to_vec()));
+    head.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    Ok(head)
+}
+
+async fn grad_of<const D: usize>(name: &str, param: &Param<Tensor<D>>, grads: &burn::tensor::Gradients) -> Result<(String, Vec<f32>)> {
+    let grad = param
+        .val()
+        .grad(grads)
+        .ok_or_else(|| Error::Device(format!("no gradient for {name}")))?;
+    Ok((name.to_string(), read_f32(grad).await?))
+}
+
+async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8], seed: u64) -> Result<Outputs> {
+    let (batch, labels) = check_batch(seed);
+
+    // Forward, without autodiff.
+    let (model, _) = load_model(config, weights.to_vec(), device)?;
+    let input = BertInput::from_batch(&batch, device);
+    let mask = input.attention_mask.clone();
+    let out = model.forward(input, ForwardOptions { attentions: true, ..Default::default() });
+    let pooled = mean_pool(out.last_hidden_state.clone(), mask);
+    let forward = vec![
+        ("last_hidden_state".to_string(), read_f32(out.last_hidden_state).await?),
+        ("attention (last layer)".to_string(), read_f32(out.attentions.last().cloned().expect("layers")).await?),
+        ("mean-pooled".to_string(), read_f32(pooled).await?),
+    ];
+
+    // One training step: loss and gradients.
+    let ad = device.clone().autodiff();
+    let (model, _) = load_model(config, weights.to_vec(), &ad)?;
+    let head = load_head(head, config.hidden_size, &ad)?;
+    let input = BertInput::from_batch(&batch, &ad);
+    let mask = input.attention_mask.clone();
+    let out = model.forward(input, ForwardOptions::default());
+    let logits = head.forward(mean_pool(out.last_hidden_state, mask));
+    let labels = Tensor::<1, Int>::from_data(TensorData::new(labels, [batch.batch_size]), &ad);
+    let loss = ClassificationHead::loss(logits, labels);
+    let grads = loss.backward();
+    let loss = read_f32(loss).await?[0];
+    let gradients = gradient_probes(&model, &head, &grads).await?;
+    Ok(Outputs { forward, loss, gradients })
+}
+
+async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &burn::tensor::Gradients) -> Result<Vec<(String, Vec<f32>)>> {
+    let first = &model.encoder.layer[0];
+    let last = model.encoder.layer.last().expect("layers");
+    Ok(vec![
+        grad_of("classifier.weight", &head.classifier.weight, grads).await?,
+        grad_of("encoder.layer.last.output.dense.weight", &last.output.dense.weight, grads).await?,
+        grad_of("encoder.layer.0.attention.self.query.weight", &first.attention.self_attn.query.weight, grads).await?,
+        grad_of("embeddings.LayerNorm.weight", &model.embeddings.layer_norm.gamma, grads).await?,
+        grad_of("embeddings.word_embeddings.weight", &model.embeddings.word_embeddings.weight, grads).await?,
+    ])
+}
+
+fn compare(name: &str, reference: &[f32], candidate: &[f32]) -> Comparison {
+    let non_finite = candidate.iter().any(|x| !x.is_finite()) || reference.len() != candidate.len();
+    let max_abs_reference = reference.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let max_abs_diff = reference
+        .iter()
+        .zip(candidate)
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    let ok = !non_finite && max_abs_diff <= TOLERANCE * max_abs_reference.max(1.0);
+    Comparison { name: name.to_string(), len: reference.len(), max_abs_diff, max_abs_reference, non_finite, ok }
+}
+
+/// Runs the tiny model on `reference` (normally `Device::flex()`) and on `candidate`, from the
+/// same weights and inputs, and compares everything.
+pub async fn compare_devices(reference: &Device, candidate: &Device, seed: u64) -> Result<DeviceCheckReport> {
+    let config = check_config();
+    let host = Device::flex();
+    host.seed(seed);
+    let weights = save_weights(&BertModelConfig::new(config.clone()).init(&host))?;
+    let head = head_bytes(&ClassificationHeadConfig::new(config.hidden_size, 2).with_dropout(0.0).init(&host))?;
+
+    let a = run_on(reference, &config, &weights, &head, seed).await?;
+    let b = run_on(candidate, &config, &weights, &head, seed).await?;
+    let pair = |xs: &[(String, Vec<f32>)], ys: &[(String, Vec<f32>)]| -> Vec<Comparison> {
+        xs.iter().zip(ys).map(|((n, x), (_, y))| compare(n, x, y)).collect()
+    };
+    let forward = pair(&a.forward, &b.forward);
+    let gradients = pair(&a.gradients, &b.gradients);
+    let loss_ok = b.loss.is_finite()
+        && b.loss > 0.0
+        && (a.loss - b.loss).abs() <= TOLERANCE * a.loss.abs().max(1.0);
+    let passed = loss_ok && forward.iter().chain(&gradients).all(|c| c.ok);
+    Ok(DeviceCheckReport { tolerance: TOLERANCE, forward, loss_reference: a.loss, loss_candidate: b.loss, gradients, passed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_agrees_with_itself_and_gradients_are_real() {
+        let device = Device::flex();
+        let report = pollster::block_on(compare_devices(&device, &device, 7)).unwrap();
+        assert!(report.passed, "{report:#?}");
+        // ln 2 ≈ 0.69 for an untrained 2-way head.
+        assert!((report.loss_reference - 2f32.ln()).abs() < 0.1, "{}", report.loss_reference);
+        for g in &report.gradients {
+            assert!(g.max_abs_reference > 0.0, "{} has an all-zero gradient", g.name);
+        }
+    }
+
+    #[test]
+    fn comparison_flags_nan_and_drift() {
+        assert!(compare("x", &[1.0, 2.0], &[1.0, 2.00001]).ok);
+        assert!(!compare("x", &[1.0, 2.0], &[1.0, 2.1]).ok);
+        assert!(!compare("x", &[1.0, 2.0], &[1.0, f32::NAN]).ok);
+        assert!(!compare("x", &[1.0, 2.0], &[1.0]).ok);
+    }
+}

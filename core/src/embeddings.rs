@@ -1,0 +1,150 @@
+//! Input representation: token + segment + position embeddings, then LayerNorm and dropout.
+
+use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer, LayerNorm, LayerNormConfig};
+use burn::prelude::*;
+
+use crate::config::BertConfig;
+
+/// Configuration of [`BertEmbeddings`].
+#[derive(Config, Debug)]
+pub struct BertEmbeddingsConfig {
+    /// Vocabulary size.
+    pub vocab_size: usize,
+    /// Longest sequence (number of learned positions).
+    pub max_position_embeddings: usize,
+    /// Number of segments.
+    pub type_vocab_size: usize,
+    /// Width of the embeddings.
+    pub hidden_size: usize,
+    /// LayerNorm epsilon.
+    #[config(default = 1e-12)]
+    pub layer_norm_eps: f64,
+    /// Dropout after the LayerNorm.
+    #[config(default = 0.1)]
+    pub dropout: f64,
+    /// Standard deviation of the normal initialiser.
+    #[config(default = 0.02)]
+    pub initializer_range: f64,
+}
+
+impl BertEmbeddingsConfig {
+    /// The embeddings part of a model configuration.
+    pub fn from_model(config: &BertConfig) -> Self {
+        Self::new(
+            config.vocab_size,
+            config.max_position_embeddings,
+            config.type_vocab_size,
+            config.hidden_size,
+        )
+        .with_layer_norm_eps(config.layer_norm_eps)
+        .with_dropout(config.hidden_dropout_prob)
+        .with_initializer_range(config.initializer_range)
+    }
+
+    /// Creates the module with freshly initialised weights.
+    pub fn init(&self, device: &Device) -> BertEmbeddings {
+        let init = Initializer::Normal { mean: 0.0, std: self.initializer_range };
+        let table = |rows: usize| {
+            EmbeddingConfig::new(rows, self.hidden_size)
+                .with_initializer(init.clone())
+                .init(device)
+        };
+        BertEmbeddings {
+            word_embeddings: table(self.vocab_size),
+            position_embeddings: table(self.max_position_embeddings),
+            token_type_embeddings: table(self.type_vocab_size),
+            layer_norm: LayerNormConfig::new(self.hidden_size)
+                .with_epsilon(self.layer_norm_eps)
+                .init(device),
+            dropout: DropoutConfig::new(self.dropout).init(),
+        }
+    }
+}
+
+/// The parts of the input representation, kept apart for the teaching views.
+#[derive(Debug, Clone)]
+pub struct EmbeddingParts {
+    /// Token (WordPiece) embeddings, `[batch, seq, hidden]`.
+    pub token: Tensor<3>,
+    /// Segment embeddings, `[batch, seq, hidden]`.
+    pub segment: Tensor<3>,
+    /// Position embeddings, `[1, seq, hidden]` (the same for every row).
+    pub position: Tensor<3>,
+}
+
+/// BERT's embedding layer. Field names follow the Hugging Face checkpoint
+/// (`embeddings.word_embeddings.weight`, ...; `LayerNorm` is `layer_norm` here).
+#[derive(Module, Debug)]
+pub struct BertEmbeddings {
+    /// One row per WordPiece id.
+    pub word_embeddings: Embedding,
+    /// One row per position `0..max_position_embeddings`.
+    pub position_embeddings: Embedding,
+    /// One row per segment (0 = sentence A, 1 = sentence B).
+    pub token_type_embeddings: Embedding,
+    /// Normalises the sum.
+    pub layer_norm: LayerNorm,
+    /// Applied after the LayerNorm while training.
+    pub dropout: Dropout,
+}
+
+impl BertEmbeddings {
+    /// Embeds a batch of token ids.
+    ///
+    /// # Shapes
+    /// - `input_ids`: `[batch, seq]`
+    /// - `token_type_ids`: `[batch, seq]`
+    /// - output: `[batch, seq, hidden]`
+    ///
+    /// `seq` must not exceed `max_position_embeddings`; the tokenizer truncates to it.
+    pub fn forward(&self, input_ids: Tensor<2, Int>, token_type_ids: Tensor<2, Int>) -> Tensor<3> {
+        let parts = self.parts(input_ids, token_type_ids);
+        let summed = parts.token + parts.segment + parts.position;
+        self.dropout.forward(self.layer_norm.forward(summed))
+    }
+
+    /// The three embeddings before they are summed and normalised.
+    ///
+    /// # Shapes
+    /// - `input_ids`, `token_type_ids`: `[batch, seq]`
+    /// - output: see [`EmbeddingParts`]
+    pub fn parts(&self, input_ids: Tensor<2, Int>, token_type_ids: Tensor<2, Int>) -> EmbeddingParts {
+        let [_, seq] = input_ids.dims();
+        let device = input_ids.device();
+        let positions = Tensor::<1, Int>::arange(0..seq as i64, &device).reshape([1, seq]);
+        EmbeddingParts {
+            token: self.word_embeddings.forward(input_ids),
+            segment: self.token_type_embeddings.forward(token_type_ids),
+            position: self.position_embeddings.forward(positions),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::TensorData;
+
+    #[test]
+    fn output_is_layer_normalised_sum_of_three_tables() {
+        let device = Device::flex();
+        let emb = BertEmbeddingsConfig::new(10, 8, 2, 4).with_dropout(0.0).init(&device);
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(vec![1i64, 5, 7], [1, 3]), &device);
+        let types = Tensor::<2, Int>::from_data(TensorData::new(vec![0i64, 0, 1], [1, 3]), &device);
+        let out = emb.forward(ids.clone(), types.clone());
+        assert_eq!(out.dims(), [1, 3, 4]);
+
+        // By hand: row 2 is word[7] + type[1] + position[2], normalised.
+        let w = emb.word_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let t = emb.token_type_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let p = emb.position_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let sum: Vec<f32> = (0..4).map(|k| w[7 * 4 + k] + t[4 + k] + p[2 * 4 + k]).collect();
+        let mean = sum.iter().sum::<f32>() / 4.0;
+        let var = sum.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / 4.0;
+        let expected: Vec<f32> = sum.iter().map(|x| (x - mean) / (var + 1e-12).sqrt()).collect();
+        let got = out.into_data().try_to_vec::<f32>().unwrap();
+        for k in 0..4 {
+            assert!((got[8 + k] - expected[k]).abs() < 1e-4, "{got:?} vs {expected:?}");
+        }
+    }
+}

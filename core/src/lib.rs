@@ -1,0 +1,40 @@
+//! # bertbench-core
+//!
+//! BERT in [burn], with no web types: the browser app (`app/`) and the command line both drive
+//! this crate and get plain Rust values back. One file per idea of a BERT lecture:
+//!
+//! - [`config`]: hyper-parameters from `config.json`, size presets, parameter counts
+//! - [`embeddings`]: token + segment + position embeddings
+//! - [`attention`]: multi-head self-attention returning its weights; padding and causal masks
+//! - [`encoder`]: the layer stack
+//! - [`model`]: `BertModel` = embeddings → encoder → pooler
+//! - [`pooling`]: `[CLS]` and mean pooling
+//! - [`heads`]: task heads (classification)
+//! - [`tokenizer`]: WordPiece through the `tokenizers` crate, padded batches
+//! - [`checkpoint`]: Hugging Face checkpoints in and out, from bytes
+//! - [`inference`]: sentence embeddings, read back asynchronously (WebGPU needs it)
+//! - [`similarity`]: cosine similarity
+//! - [`device_check`]: the same tiny model on two devices, forward and one training step
+//!
+//! The compute device is chosen at run time (`burn::prelude::Device`): `Device::flex()` on the
+//! CPU, a wgpu device for WebGPU/Vulkan/Metal.
+
+pub mod attention;
+pub mod checkpoint;
+pub mod config;
+pub mod device_check;
+pub mod embeddings;
+pub mod encoder;
+pub mod error;
+pub mod heads;
+pub mod inference;
+pub mod model;
+pub mod pooling;
+pub mod similarity;
+pub mod tokenizer;
+
+pub use burn;
+pub use checkpoint::{Bert, CheckpointFiles, LoadReport};
+pub use config::{BertConfig, Preset};
+pub use error::{Error, Result};
+pub use pooling::Pooling;

@@ -1,0 +1,191 @@
+//! `BertModel`: embeddings → encoder → (optional) pooler, as Hugging Face's `BertModel`.
+
+use burn::nn::Linear;
+use burn::prelude::*;
+use burn::tensor::TensorData;
+
+use crate::attention::{AttentionMask, additive_mask, linear};
+use crate::config::BertConfig;
+use crate::embeddings::{BertEmbeddings, BertEmbeddingsConfig};
+use crate::encoder::{BertEncoder, BertEncoderConfig};
+use crate::tokenizer::Batch;
+
+/// The HF pooler: `tanh(dense(h_[CLS]))`, trained by next-sentence prediction.
+#[derive(Module, Debug)]
+pub struct BertPooler {
+    /// `hidden → hidden`.
+    pub dense: Linear,
+}
+
+impl BertPooler {
+    /// # Shapes
+    /// - `hidden`: `[batch, seq, hidden]`
+    /// - output: `[batch, hidden]`
+    pub fn forward(&self, hidden: Tensor<3>) -> Tensor<2> {
+        let [batch, _, width] = hidden.dims();
+        let cls = hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width]);
+        self.dense.forward(cls).tanh()
+    }
+}
+
+/// Configuration of [`BertModel`].
+#[derive(Config, Debug)]
+pub struct BertModelConfig {
+    /// Hyper-parameters, as in `config.json`.
+    pub bert: BertConfig,
+    /// Whether to build the pooler (checkpoints without `pooler.*` tensors have none).
+    #[config(default = true)]
+    pub with_pooler: bool,
+}
+
+impl BertModelConfig {
+    /// Creates the model with freshly initialised weights (normal, std `initializer_range`;
+    /// LayerNorm at identity), as BERT is initialised before pre-training.
+    pub fn init(&self, device: &Device) -> BertModel {
+        let c = &self.bert;
+        BertModel {
+            embeddings: BertEmbeddingsConfig::from_model(c).init(device),
+            encoder: BertEncoderConfig::new(c.clone()).init(device),
+            pooler: self.with_pooler.then(|| BertPooler {
+                dense: linear(c.hidden_size, c.hidden_size, c.initializer_range, device),
+            }),
+        }
+    }
+}
+
+/// A tokenized batch on a device.
+#[derive(Debug, Clone)]
+pub struct BertInput {
+    /// WordPiece ids, `[batch, seq]`.
+    pub input_ids: Tensor<2, Int>,
+    /// Segment ids, `[batch, seq]`.
+    pub token_type_ids: Tensor<2, Int>,
+    /// 1 for real tokens, 0 for padding, `[batch, seq]`.
+    pub attention_mask: Tensor<2, Int>,
+}
+
+impl BertInput {
+    /// Moves a host-side [`Batch`] onto `device`.
+    pub fn from_batch(batch: &Batch, device: &Device) -> Self {
+        let shape = [batch.batch_size, batch.seq_len];
+        let tensor = |v: &[i64]| Tensor::<2, Int>::from_data(TensorData::new(v.to_vec(), shape), device);
+        Self {
+            input_ids: tensor(&batch.input_ids),
+            token_type_ids: tensor(&batch.token_type_ids),
+            attention_mask: tensor(&batch.attention_mask),
+        }
+    }
+}
+
+/// What to compute besides the last hidden state.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ForwardOptions {
+    /// Keep every layer's hidden state.
+    pub hidden_states: bool,
+    /// Keep every layer's attention probabilities.
+    pub attentions: bool,
+    /// Bidirectional (BERT) or causal (teaching comparison) attention.
+    pub mask: AttentionMask,
+}
+
+/// What [`BertModel::forward`] hands back.
+#[derive(Debug, Clone)]
+pub struct BertModelOutput {
+    /// `[batch, seq, hidden]`.
+    pub last_hidden_state: Tensor<3>,
+    /// `tanh(dense([CLS]))`, `[batch, hidden]`, when the model has a pooler.
+    pub pooler_output: Option<Tensor<2>>,
+    /// Embedding output then each layer's output (`L + 1` tensors), if asked for.
+    pub hidden_states: Vec<Tensor<3>>,
+    /// Each layer's attention probabilities `[batch, heads, seq, seq]`, if asked for.
+    pub attentions: Vec<Tensor<4>>,
+}
+
+/// BERT: embeddings, encoder and pooler, with Hugging Face module names.
+#[derive(Module, Debug)]
+pub struct BertModel {
+    /// Token + segment + position embeddings.
+    pub embeddings: BertEmbeddings,
+    /// The encoder stack.
+    pub encoder: BertEncoder,
+    /// The NSP-trained pooler, if the checkpoint has one.
+    pub pooler: Option<BertPooler>,
+}
+
+impl BertModel {
+    /// Encodes a batch.
+    ///
+    /// # Shapes
+    /// - input: each tensor of [`BertInput`] is `[batch, seq]`
+    /// - output: see [`BertModelOutput`]
+    pub fn forward(&self, input: BertInput, options: ForwardOptions) -> BertModelOutput {
+        let mask = additive_mask(input.attention_mask, options.mask);
+        let embedded = self.embeddings.forward(input.input_ids, input.token_type_ids);
+        let out = self.encoder.forward(embedded, mask, options.hidden_states, options.attentions);
+        let pooler_output = self
+            .pooler
+            .as_ref()
+            .map(|p| p.forward(out.last_hidden_state.clone()));
+        BertModelOutput {
+            last_hidden_state: out.last_hidden_state,
+            pooler_output,
+            hidden_states: out.hidden_states,
+            attentions: out.attentions,
+        }
+    }
+
+    /// Number of encoder layers.
+    pub fn num_layers(&self) -> usize {
+        self.encoder.layer.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+
+    #[test]
+    fn parameter_count_matches_the_config_formula() {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(1000);
+        let model = BertModelConfig::new(config.clone()).init(&device);
+        assert_eq!(model.num_params(), config.num_params(true));
+        let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        assert_eq!(model.num_params(), config.num_params(false));
+    }
+
+    #[test]
+    fn padding_does_not_change_real_tokens() {
+        // The same sentence alone and padded to a longer batch must give the same states.
+        let device = Device::flex();
+        let config = Preset::Tiny.config(50).without_dropout();
+        let model = BertModelConfig::new(config).init(&device);
+        let alone = Batch::from_rows(&[vec![2, 7, 9, 3]], &[vec![0, 0, 0, 0]], 0);
+        let padded = Batch::from_rows(
+            &[vec![2, 7, 9, 3], vec![2, 4, 4, 4, 4, 3]],
+            &[vec![0; 4], vec![0; 6]],
+            0,
+        );
+        let a = model.forward(BertInput::from_batch(&alone, &device), ForwardOptions::default());
+        let b = model.forward(BertInput::from_batch(&padded, &device), ForwardOptions::default());
+        let a = a.last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+        let b = b.last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+        for (i, x) in a.iter().enumerate() {
+            assert!((x - b[i]).abs() < 1e-5, "state {i}: {x} vs {}", b[i]);
+        }
+    }
+
+    #[test]
+    fn returns_every_layer_when_asked() {
+        let device = Device::flex();
+        let model = BertModelConfig::new(Preset::Tiny.config(50)).init(&device);
+        let batch = Batch::from_rows(&[vec![2, 7, 3]], &[vec![0; 3]], 0);
+        let options = ForwardOptions { hidden_states: true, attentions: true, ..Default::default() };
+        let out = model.forward(BertInput::from_batch(&batch, &device), options);
+        assert_eq!(out.hidden_states.len(), 3);
+        assert_eq!(out.attentions.len(), 2);
+        assert_eq!(out.attentions[0].dims(), [1, 2, 3, 3]);
+        assert_eq!(out.pooler_output.unwrap().dims(), [1, 128]);
+    }
+}

@@ -1,0 +1,315 @@
+//! WordPiece tokenization through the `tokenizers` crate, and padded batches for the model.
+
+use serde::Serialize;
+use tokenizers::decoders::wordpiece::WordPiece as WordPieceDecoder;
+use tokenizers::models::wordpiece::WordPiece;
+use tokenizers::normalizers::bert::BertNormalizer;
+use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+use tokenizers::processors::bert::BertProcessing;
+use tokenizers::{EncodeInput, Encoding, Tokenizer, TruncationParams, TruncationStrategy};
+
+use crate::error::{Error, Result};
+
+/// One token of an encoded text, with everything the page shows about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Token {
+    /// The WordPiece piece, `##` marking a continuation (`"play"`, `"##ing"`, `"[CLS]"`).
+    pub piece: String,
+    /// Vocabulary id.
+    pub id: u32,
+    /// Segment: 0 for sentence A (and `[CLS]`), 1 for sentence B.
+    pub type_id: u32,
+    /// Character range `start..end` in the text it came from (`0..0` for special tokens).
+    pub offsets: (usize, usize),
+    /// `[CLS]`, `[SEP]`, ...: added by the tokenizer, not from the text.
+    pub special: bool,
+}
+
+/// A text (or pair) after tokenization.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Encoded {
+    /// Tokens, specials included, in model order.
+    pub tokens: Vec<Token>,
+    /// The token count before truncation, when the input was longer than the model accepts.
+    pub truncated_from: Option<usize>,
+}
+
+impl Encoded {
+    /// The ids, in order.
+    pub fn ids(&self) -> Vec<u32> {
+        self.tokens.iter().map(|t| t.id).collect()
+    }
+
+    /// The segment ids, in order.
+    pub fn type_ids(&self) -> Vec<u32> {
+        self.tokens.iter().map(|t| t.type_id).collect()
+    }
+
+    fn from_encoding(e: &Encoding, truncated_from: Option<usize>) -> Self {
+        let specials = e.get_special_tokens_mask();
+        let tokens = e
+            .get_tokens()
+            .iter()
+            .enumerate()
+            .map(|(i, piece)| Token {
+                piece: piece.clone(),
+                id: e.get_ids()[i],
+                type_id: e.get_type_ids()[i],
+                offsets: e.get_offsets()[i],
+                special: specials[i] == 1,
+            })
+            .collect();
+        Self { tokens, truncated_from }
+    }
+}
+
+/// A padded batch of encodings, ready to become tensors (row-major `[batch_size, seq_len]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    /// Number of rows.
+    pub batch_size: usize,
+    /// Length of every row (the longest encoding).
+    pub seq_len: usize,
+    /// Token ids, padded with `[PAD]`.
+    pub input_ids: Vec<i64>,
+    /// Segment ids, padded with 0.
+    pub token_type_ids: Vec<i64>,
+    /// 1 for real tokens, 0 for padding.
+    pub attention_mask: Vec<i64>,
+}
+
+impl Batch {
+    /// Pads rows of ids (and their segment ids) to the longest row.
+    pub fn from_rows(ids: &[Vec<u32>], type_ids: &[Vec<u32>], pad_id: u32) -> Self {
+        let batch_size = ids.len();
+        let seq_len = ids.iter().map(Vec::len).max().unwrap_or(0);
+        let n = batch_size * seq_len;
+        let mut batch = Batch {
+            batch_size,
+            seq_len,
+            input_ids: vec![pad_id as i64; n],
+            token_type_ids: vec![0; n],
+            attention_mask: vec![0; n],
+        };
+        for (row, (ids, types)) in ids.iter().zip(type_ids).enumerate() {
+            for (col, (&id, &ty)) in ids.iter().zip(types).enumerate() {
+                let at = row * seq_len + col;
+                batch.input_ids[at] = id as i64;
+                batch.token_type_ids[at] = ty as i64;
+                batch.attention_mask[at] = 1;
+            }
+        }
+        batch
+    }
+
+    /// Pads encodings to the longest one.
+    pub fn from_encoded(encoded: &[Encoded], pad_id: u32) -> Self {
+        let ids: Vec<_> = encoded.iter().map(Encoded::ids).collect();
+        let types: Vec<_> = encoded.iter().map(Encoded::type_ids).collect();
+        Self::from_rows(&ids, &types, pad_id)
+    }
+}
+
+/// BERT's WordPiece tokenizer with `[CLS] a [SEP] (b [SEP])` post-processing.
+#[derive(Clone)]
+pub struct BertTokenizer {
+    inner: Tokenizer,
+    max_len: usize,
+    /// Id of `[PAD]`.
+    pub pad_id: u32,
+    /// Id of `[CLS]`.
+    pub cls_id: u32,
+    /// Id of `[SEP]`.
+    pub sep_id: u32,
+    /// Id of `[MASK]`.
+    pub mask_id: u32,
+    /// Id of `[UNK]`.
+    pub unk_id: u32,
+}
+
+impl std::fmt::Debug for BertTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BertTokenizer")
+            .field("vocab_size", &self.vocab_size())
+            .field("max_len", &self.max_len)
+            .finish()
+    }
+}
+
+impl BertTokenizer {
+    /// Loads a `tokenizer.json`. Its own truncation and padding settings (all-MiniLM-L6-v2
+    /// ships 128-token truncation and fixed padding) are replaced: sequences are truncated at
+    /// `max_len` (the model's `max_position_embeddings`), and batches are padded by [`Batch`].
+    pub fn from_tokenizer_json(bytes: &[u8], max_len: usize) -> Result<Self> {
+        let inner = Tokenizer::from_bytes(bytes).map_err(|e| Error::Tokenizer(format!("tokenizer.json: {e}")))?;
+        Self::wrap(inner, max_len)
+    }
+
+    /// Builds the standard BERT pipeline from a `vocab.txt` (one piece per line, id = line
+    /// number), lowercasing if the model is uncased.
+    pub fn from_vocab_txt(bytes: &[u8], lowercase: bool, max_len: usize) -> Result<Self> {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| Error::Tokenizer("vocab.txt is not UTF-8 text".into()))?;
+        let vocab: ahash::AHashMap<String, u32> = text
+            .lines()
+            .enumerate()
+            .map(|(i, piece)| (piece.trim_end_matches('\r').to_string(), i as u32))
+            .collect();
+        let id = |piece: &str| {
+            vocab
+                .get(piece)
+                .copied()
+                .ok_or_else(|| Error::Tokenizer(format!("vocab.txt has no {piece} token")))
+        };
+        let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
+        id("[UNK]")?;
+        let model = WordPiece::builder()
+            .vocab(vocab)
+            .unk_token("[UNK]".into())
+            .build()
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let mut inner = Tokenizer::new(model);
+        inner
+            .with_normalizer(Some(BertNormalizer::new(true, true, None, lowercase)))
+            .with_pre_tokenizer(Some(BertPreTokenizer))
+            .with_post_processor(Some(BertProcessing::new(("[SEP]".into(), sep), ("[CLS]".into(), cls))))
+            .with_decoder(Some(WordPieceDecoder::default()));
+        Self::wrap(inner, max_len)
+    }
+
+    fn wrap(mut inner: Tokenizer, max_len: usize) -> Result<Self> {
+        inner.with_padding(None);
+        inner
+            .with_truncation(None)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let id = |piece: &str| {
+            inner
+                .token_to_id(piece)
+                .ok_or_else(|| Error::Tokenizer(format!("the vocabulary has no {piece} token; is this a BERT tokenizer?")))
+        };
+        Ok(Self {
+            pad_id: id("[PAD]")?,
+            cls_id: id("[CLS]")?,
+            sep_id: id("[SEP]")?,
+            mask_id: id("[MASK]")?,
+            unk_id: id("[UNK]")?,
+            max_len,
+            inner,
+        })
+    }
+
+    /// Number of pieces in the vocabulary.
+    pub fn vocab_size(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+
+    /// The longest sequence produced, specials included.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The piece for an id.
+    pub fn id_to_piece(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id)
+    }
+
+    /// Encodes one text: `[CLS] text [SEP]`.
+    pub fn encode(&self, text: &str) -> Result<Encoded> {
+        self.encode_input(EncodeInput::Single(text.into()), text.trim().is_empty())
+    }
+
+    /// Encodes a sentence pair: `[CLS] a [SEP] b [SEP]`, `b` in segment 1.
+    pub fn encode_pair(&self, a: &str, b: &str) -> Result<Encoded> {
+        let empty = a.trim().is_empty() || b.trim().is_empty();
+        self.encode_input(EncodeInput::Dual(a.into(), b.into()), empty)
+    }
+
+    fn encode_input(&self, input: EncodeInput<'_>, empty: bool) -> Result<Encoded> {
+        if empty {
+            return Err(Error::Input("the text is empty".into()));
+        }
+        let full = self
+            .inner
+            .encode_char_offsets(input.clone(), true)
+            .map_err(|e| Error::Input(format!("could not tokenize: {e}")))?;
+        if full.len() <= self.max_len {
+            return Ok(Encoded::from_encoding(&full, None));
+        }
+        // Too long: let the tokenizer truncate (longest-first for pairs), keeping specials.
+        let mut truncating = self.inner.clone();
+        truncating
+            .with_truncation(Some(TruncationParams {
+                max_length: self.max_len,
+                strategy: TruncationStrategy::LongestFirst,
+                ..Default::default()
+            }))
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let cut = truncating
+            .encode_char_offsets(input, true)
+            .map_err(|e| Error::Input(format!("could not tokenize: {e}")))?;
+        Ok(Encoded::from_encoding(&cut, Some(full.len())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_vocab() -> Vec<u8> {
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "play", "##ing", "##s", "."]
+            .join("\n")
+            .into_bytes()
+    }
+
+    #[test]
+    fn wordpiece_from_vocab_txt() {
+        let tok = BertTokenizer::from_vocab_txt(&tiny_vocab(), true, 512).unwrap();
+        let e = tok.encode("The cat playing zebras.").unwrap();
+        let pieces: Vec<_> = e.tokens.iter().map(|t| t.piece.as_str()).collect();
+        assert_eq!(pieces, ["[CLS]", "the", "cat", "play", "##ing", "[UNK]", ".", "[SEP]"]);
+        assert_eq!(e.ids(), [2, 5, 6, 7, 8, 1, 10, 3]);
+        assert!(e.tokens[0].special && e.tokens[7].special && !e.tokens[1].special);
+        // Character offsets point back into the original text.
+        assert_eq!(e.tokens[3].offsets, (8, 12)); // "play"
+        assert_eq!(e.tokens[4].offsets, (12, 15)); // "ing"
+        assert_eq!(e.truncated_from, None);
+    }
+
+    #[test]
+    fn pairs_get_segment_ids() {
+        let tok = BertTokenizer::from_vocab_txt(&tiny_vocab(), true, 512).unwrap();
+        let e = tok.encode_pair("the cat", "cats").unwrap();
+        let pieces: Vec<_> = e.tokens.iter().map(|t| t.piece.as_str()).collect();
+        assert_eq!(pieces, ["[CLS]", "the", "cat", "[SEP]", "cat", "##s", "[SEP]"]);
+        assert_eq!(e.type_ids(), [0, 0, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn long_text_is_truncated_and_says_so() {
+        let tok = BertTokenizer::from_vocab_txt(&tiny_vocab(), true, 6).unwrap();
+        let e = tok.encode("the cat the cat the cat").unwrap();
+        assert_eq!(e.tokens.len(), 6);
+        assert_eq!(e.truncated_from, Some(8));
+        assert_eq!(e.tokens.last().unwrap().piece, "[SEP]");
+    }
+
+    #[test]
+    fn empty_text_is_refused_with_a_message() {
+        let tok = BertTokenizer::from_vocab_txt(&tiny_vocab(), true, 512).unwrap();
+        assert!(tok.encode("   ").unwrap_err().to_string().contains("empty"));
+    }
+
+    #[test]
+    fn batch_pads_to_the_longest() {
+        let b = Batch::from_rows(&[vec![2, 5, 3], vec![2, 3]], &[vec![0, 0, 0], vec![0, 0]], 0);
+        assert_eq!(b.seq_len, 3);
+        assert_eq!(b.input_ids, [2, 5, 3, 2, 3, 0]);
+        assert_eq!(b.attention_mask, [1, 1, 1, 1, 1, 0]);
+    }
+
+    #[test]
+    fn malformed_tokenizer_json_is_an_error_not_a_panic() {
+        let err = BertTokenizer::from_tokenizer_json(b"{\"model\": 3}", 512).unwrap_err();
+        assert!(err.to_string().contains("tokenizer.json"), "{err}");
+    }
+}

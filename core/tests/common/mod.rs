@@ -1,0 +1,57 @@
+//! Shared by the integration tests: the default model and the PyTorch fixtures.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use bertbench_core::burn::prelude::Device;
+use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
+use serde_json::Value;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// all-MiniLM-L6-v2 as `cargo xtask setup` leaves it in `public/models/`.
+pub fn minilm_files() -> CheckpointFiles {
+    let dir = repo().join("public/models/all-MiniLM-L6-v2");
+    let read = |f: &str| {
+        std::fs::read(dir.join(f)).unwrap_or_else(|e| {
+            panic!("{}/{f}: {e}. Run `cargo xtask setup` to fetch the default model.", dir.display())
+        })
+    };
+    CheckpointFiles {
+        config_json: read("config.json"),
+        weights: read("model.safetensors"),
+        tokenizer_json: Some(read("tokenizer.json")),
+        vocab_txt: None,
+    }
+}
+
+pub fn minilm(device: &Device) -> Bert {
+    checkpoint::load(minilm_files(), device).expect("the default model loads")
+}
+
+/// `tests/fixtures/minilm_parity.json`, written by `scripts/make_parity_fixtures.py`.
+pub fn fixtures() -> Value {
+    let path = repo().join("tests/fixtures/minilm_parity.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("fixture JSON")
+}
+
+pub fn floats(v: &Value) -> Vec<f32> {
+    match v {
+        Value::Array(items) => items.iter().flat_map(floats).collect(),
+        Value::Number(n) => vec![n.as_f64().unwrap() as f32],
+        other => panic!("not a number array: {other}"),
+    }
+}
+
+pub fn ints(v: &Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+}
+
+/// Largest absolute difference; panics on a length mismatch.
+pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "lengths differ");
+    a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()))
+}

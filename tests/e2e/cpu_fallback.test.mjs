@@ -1,0 +1,82 @@
+// The page in Chromium without a WebGPU adapter: it must fall back to the CPU and compute the
+// same numbers as PyTorch.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, fixtures, maxAbsDiff, embedSentence, offOriginRequests, screenshot } from './harness.mjs';
+
+const MINUTE = 60_000;
+let server, chrome, fx;
+
+before(async () => {
+  fx = await fixtures();
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+  await chrome.page.goto(server.origin + '/');
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+test('falls back to the CPU and says why', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  const badge = page.getByTestId('backend');
+  await page.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent.startsWith('CPU'), null, { timeout: 5 * MINUTE });
+  assert.equal(await badge.textContent(), 'CPU (WebGPU unavailable)');
+  assert.match(await page.getByTestId('gpu-note').textContent(), /WebGPU/);
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  const facts = await page.getByTestId('model-facts').textContent();
+  assert.match(facts, /6layers/);
+  assert.match(facts, /384hidden size/);
+  assert.match(facts, /12attention heads/);
+});
+
+test('tokens and ids match the Python tokenizer, pairs get segment 1', { timeout: 2 * MINUTE }, async () => {
+  const { page } = chrome;
+  for (const ex of fx.examples) {
+    await page.getByTestId('sentence-a').fill(ex.text);
+    await page.getByTestId('sentence-b').fill(ex.pair ?? '');
+    const ids = (await page.getByTestId('token-id').allTextContents()).map(Number);
+    assert.deepEqual(ids, ex.input_ids, ex.text);
+    const segment1 = await page.locator('[data-testid=token].seg1').count();
+    assert.equal(segment1, ex.token_type_ids.filter((t) => t === 1).length, ex.text);
+  }
+  await page.getByTestId('sentence-b').fill('');
+});
+
+test('the sentence embedding matches PyTorch within 1e-4', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  for (const ex of fx.examples.filter((e) => e.pair === null).slice(0, 3)) {
+    const vector = await embedSentence(page, ex.text, 2 * MINUTE);
+    const err = maxAbsDiff(vector, ex.mean_pooled);
+    assert.ok(err <= 1e-4, `${ex.text}: max abs error ${err}`);
+  }
+});
+
+test('text longer than 512 tokens is truncated with a message', { timeout: MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('sentence-a').fill(fx.long.text);
+  const warning = await page.getByTestId('truncated').textContent();
+  assert.match(warning, new RegExp(`${fx.long.untruncated_len} tokens long`));
+  assert.equal(await page.getByTestId('token').count(), 512);
+  await page.getByTestId('sentence-a').fill('   ');
+  assert.match(await page.getByTestId('tokens-error').textContent(), /empty/);
+});
+
+test('similar sentences get similar vectors', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('similarity-button').click();
+  const matrix = page.getByTestId('similarity-matrix');
+  await matrix.waitFor({ timeout: 5 * MINUTE });
+  const rows = await matrix.locator('tr').evaluateAll((trs) =>
+    trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))));
+  assert.equal(rows.length, 6);
+  rows.forEach((row, i) => assert.equal(row[i], 1));
+  // Guitar/guitar and market/shares are closer than guitar/market.
+  assert.ok(rows[0][1] > rows[0][2] + 0.2, `guitar pair ${rows[0][1]} vs guitar-market ${rows[0][2]}`);
+  assert.ok(rows[2][3] > rows[2][0] + 0.2, `market pair ${rows[2][3]} vs market-guitar ${rows[2][0]}`);
+  await page.getByTestId('sentence-a').fill('Teachers use bertbench offline in classrooms.');
+  await screenshot(page, 'cpu-fallback');
+});
+
+test('nothing leaves the page origin and nothing went wrong', async () => {
+  assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
+  assert.deepEqual(chrome.problems, []);
+});

@@ -1,0 +1,95 @@
+// Shared by the end-to-end tests: a static server for dist/ that records every request and can
+// be told to break a file, and Debian's Chromium launched headless with or without WebGPU.
+import { createServer } from 'node:http';
+import { readFile, stat, mkdir } from 'node:fs/promises';
+import { extname, join, normalize, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DIST = join(ROOT, 'dist');
+export const ARTIFACTS = join(ROOT, 'tests', 'e2e', 'artifacts');
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8', '.safetensors': 'application/octet-stream',
+  '.png': 'image/png', '.svg': 'image/svg+xml', '.ico': 'image/x-icon',
+};
+
+/** Serves dist/ on a free loopback port. `faults` maps a URL path to a replacement response. */
+export async function serve({ faults = {} } = {}) {
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    requests.push(url.pathname);
+    const fault = faults[url.pathname];
+    if (fault) {
+      res.writeHead(fault.status ?? 200, { 'content-type': 'application/octet-stream' });
+      res.end(fault.body ?? '');
+      return;
+    }
+    let path = normalize(join(DIST, decodeURIComponent(url.pathname)));
+    if (!path.startsWith(DIST)) { res.writeHead(403).end(); return; }
+    try {
+      if ((await stat(path)).isDirectory()) path = join(path, 'index.html');
+      const body = await readFile(path);
+      res.writeHead(200, { 'content-type': MIME[extname(path)] ?? 'application/octet-stream', 'content-length': body.length });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  return { origin, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+const CHROMIUM_FLAGS = [
+  '--no-sandbox', '--disable-gpu-sandbox', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** Headless Chromium. With `webgpu`, WebGPU gets the SwiftShader adapter; without, none. */
+export async function launch({ webgpu }) {
+  const args = [...CHROMIUM_FLAGS, ...(webgpu ? ['--enable-unsafe-webgpu'] : [])];
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args });
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const problems = [];
+  const offOrigin = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('request', (r) => offOrigin.push(r.url()));
+  return { browser, page, problems, requestedUrls: offOrigin };
+}
+
+/** Every URL the page asked for is on `origin`. */
+export function offOriginRequests(urls, origin) {
+  return urls.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:') && !u.startsWith('blob:'));
+}
+
+export async function screenshot(page, name) {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+export async function fixtures() {
+  return JSON.parse(await readFile(join(ROOT, 'tests', 'fixtures', 'minilm_parity.json'), 'utf8'));
+}
+
+export function maxAbsDiff(a, b) {
+  if (a.length !== b.length) throw new Error(`lengths differ: ${a.length} vs ${b.length}`);
+  return a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+}
+
+/** Types `text` as sentence A, clicks Embed, and returns the vector the page shows. */
+export async function embedSentence(page, text, timeout) {
+  await page.getByTestId('sentence-a').fill(text);
+  await page.getByTestId('embed-button').click();
+  const values = page.getByTestId('embedding-values');
+  await page.waitForFunction(
+    (t) => document.querySelector('[data-testid=embedding] p')?.textContent.includes(`“${t}”`),
+    text, { timeout },
+  );
+  return JSON.parse(await values.textContent());
+}

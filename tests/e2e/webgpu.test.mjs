@@ -1,0 +1,55 @@
+// The page in Chromium with WebGPU (a SwiftShader adapter here): the backend check must pass,
+// and the default model must give PyTorch's numbers on the GPU.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, fixtures, maxAbsDiff, embedSentence, offOriginRequests, screenshot } from './harness.mjs';
+
+const MINUTE = 60_000;
+let server, chrome, fx;
+
+before(async () => {
+  fx = await fixtures();
+  server = await serve();
+  chrome = await launch({ webgpu: true });
+  await chrome.page.goto(server.origin + '/');
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+test('runs on WebGPU and names the adapter', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent.startsWith('WebGPU ·'), null, { timeout: 5 * MINUTE });
+  const badge = await page.getByTestId('backend').textContent();
+  assert.match(badge, /^WebGPU · \S/);
+  console.log(`backend: ${badge}`);
+});
+
+test('WebGPU agrees with the CPU: forward, loss and gradients of a training step', { timeout: 10 * MINUTE }, async () => {
+  const { page } = chrome;
+  const report = page.getByTestId('device-check-report');
+  await page.waitForFunction(() => document.querySelector('[data-testid=device-check-report]'), null, { timeout: 10 * MINUTE });
+  const r = JSON.parse(await report.textContent());
+  for (const c of [...r.forward, ...r.gradients]) {
+    console.log(`${c.name}: max |diff| ${c.max_abs_diff.toExponential(2)} (scale ${c.max_abs_reference.toExponential(2)})`);
+  }
+  console.log(`loss: CPU ${r.loss_reference}, WebGPU ${r.loss_candidate}`);
+  assert.equal(r.passed, true, JSON.stringify(r));
+  assert.ok(Number.isFinite(r.loss_candidate) && r.loss_candidate > 0);
+  assert.equal(r.gradients.length, 5);
+  assert.ok(r.gradients.every((g) => g.max_abs_reference > 0), 'gradients are not all zero');
+  assert.match(await page.getByTestId('backend').textContent(), /^WebGPU/);
+});
+
+test('the default model on WebGPU matches PyTorch within 1e-4', { timeout: 10 * MINUTE }, async () => {
+  const { page } = chrome;
+  const ex = fx.examples[0];
+  const vector = await embedSentence(page, ex.text, 8 * MINUTE);
+  const err = maxAbsDiff(vector, ex.mean_pooled);
+  console.log(`WebGPU mean-pooled max abs error vs PyTorch: ${err.toExponential(2)}`);
+  assert.ok(err <= 1e-4, `max abs error ${err}`);
+  await screenshot(page, 'webgpu');
+});
+
+test('nothing leaves the page origin and nothing went wrong', async () => {
+  assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
+  assert.deepEqual(chrome.problems, []);
+});

