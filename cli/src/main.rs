@@ -7,11 +7,14 @@
 //!     one mean-pooled (or [CLS]) vector per text, as JSON lines
 //! bertbench check-device
 //!     the tiny-model comparison of wgpu against the CPU that the page runs
+//! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32]
+//!     embedding throughput on the first N sentences of a TSV (first column), as a table
 //! ```
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use bertbench_core::burn::prelude::Device;
 use bertbench_core::checkpoint::{self, CheckpointFiles};
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
         Some("init") => init(&args[1..]),
         Some("embed") => embed(&args[1..]),
         Some("check-device") => check_device(),
+        Some("bench") => bench(&args[1..]),
         _ => Err("usage: bertbench <init | embed | check-device> (see the source's header)".into()),
     };
     match result {
@@ -123,6 +127,40 @@ fn device(name: &str) -> Result<Device> {
     }
 }
 
+fn load_dir(dir: &Path, device: &Device) -> Result<bertbench_core::Bert> {
+    let files = CheckpointFiles {
+        config_json: read(&dir.join("config.json"))?,
+        weights: read(&dir.join("model.safetensors"))?,
+        tokenizer_json: read_optional(&dir.join("tokenizer.json")),
+        vocab_txt: read_optional(&dir.join("vocab.txt")),
+    };
+    checkpoint::load(files, device).map_err(|e| e.to_string())
+}
+
+fn bench(args: &[String]) -> Result {
+    let args = Args::parse(args)?;
+    let backend = args.get("backend").unwrap_or("cpu");
+    let device = device(backend)?;
+    let n: usize = args.get("n").unwrap_or("256").parse().map_err(|_| "--n must be a number")?;
+    let batch: usize = args.get("batch").unwrap_or("32").parse().map_err(|_| "--batch must be a number")?;
+    let data = fs::read_to_string(args.require("data")?).map_err(|e| e.to_string())?;
+    let texts: Vec<String> = data.lines().skip(1).filter_map(|l| l.split('\t').next()).take(n).map(String::from).collect();
+
+    let start = Instant::now();
+    let bert = load_dir(Path::new(args.require("model")?), &device)?;
+    let load = start.elapsed().as_secs_f64();
+    let options = EmbedOptions { batch_size: batch, ..Default::default() };
+    // One warm-up batch (kernel compilation on wgpu), then the timed run.
+    pollster::block_on(bert.embed(&texts[..batch.min(texts.len())], options, &device)).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    pollster::block_on(bert.embed(&texts, options, &device)).map_err(|e| e.to_string())?;
+    let secs = start.elapsed().as_secs_f64();
+    println!("| backend | model load | sentences | batch | time | sentences/s |");
+    println!("|---|---|---|---|---|---|");
+    println!("| native {backend} | {load:.2} s | {} | {batch} | {secs:.2} s | {:.1} |", texts.len(), texts.len() as f64 / secs);
+    Ok(())
+}
+
 fn embed(args: &[String]) -> Result {
     let args = Args::parse(args)?;
     let dir = PathBuf::from(args.require("model")?);
@@ -132,13 +170,7 @@ fn embed(args: &[String]) -> Result {
         "cls" => Pooling::Cls,
         other => return Err(format!("unknown pooling {other}; use mean or cls")),
     };
-    let files = CheckpointFiles {
-        config_json: read(&dir.join("config.json"))?,
-        weights: read(&dir.join("model.safetensors"))?,
-        tokenizer_json: read_optional(&dir.join("tokenizer.json")),
-        vocab_txt: read_optional(&dir.join("vocab.txt")),
-    };
-    let bert = checkpoint::load(files, &device).map_err(|e| e.to_string())?;
+    let bert = load_dir(&dir, &device)?;
     let options = EmbedOptions { pooling, ..Default::default() };
     let out = pollster::block_on(bert.embed(&args.positional, options, &device)).map_err(|e| e.to_string())?;
     for (text, v) in args.positional.iter().zip(out.vectors) {

@@ -148,8 +148,19 @@ impl BertConfig {
                 )));
             }
         }
+        // Fields a config.json leaves out take transformers' BertConfig defaults.
+        let serde_json::Value::Object(given) = value else {
+            return Err(Error::Config("expected a JSON object".into()));
+        };
+        let mut merged = serde_json::to_value(BertConfig::new()).expect("config serialises");
+        let fields = merged.as_object_mut().expect("config is an object");
+        for (key, v) in given {
+            if fields.contains_key(&key) && !v.is_null() {
+                fields.insert(key, v);
+            }
+        }
         let config: BertConfig =
-            serde_json::from_value(value).map_err(|e| Error::Config(e.to_string()))?;
+            serde_json::from_value(merged).map_err(|e| Error::Config(e.to_string()))?;
         config.validate()?;
         Ok(config)
     }
@@ -259,6 +270,19 @@ mod tests {
         assert!(matches!(err, Error::Config(_)), "{err}");
         let err = BertConfig::from_json_bytes(br#"{"hidden_act": "swish"}"#).unwrap_err();
         assert!(err.to_string().contains("swish"), "{err}");
+        let err = BertConfig::from_json_bytes(br#"{"hidden_size": "wide"}"#).unwrap_err();
+        assert!(err.to_string().contains("wide"), "{err}");
+        let err = BertConfig::from_json_bytes(b"[1, 2]").unwrap_err();
+        assert!(err.to_string().contains("object"), "{err}");
+    }
+
+    #[test]
+    fn missing_fields_take_transformers_defaults() {
+        let c = BertConfig::from_json_bytes(br#"{"hidden_size": 256, "num_attention_heads": 4}"#).unwrap();
+        assert_eq!(c.hidden_size, 256);
+        assert_eq!(c.vocab_size, 30522);
+        assert_eq!(c.layer_norm_eps, 1e-12);
+        assert_eq!(c.hidden_act, HiddenAct::Gelu);
     }
 
     #[test]
