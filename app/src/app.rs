@@ -7,7 +7,7 @@ use bertbench_core::device_check::{DeviceCheckReport, compare_devices};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine, MODELS};
+use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
 use crate::panels::{DeviceCheckPanel, EmbeddingPanel, Header, ModelPanel, SimilarityPanel, TokensPanel};
 
@@ -65,6 +65,8 @@ pub struct AppState {
     pub check: RwSignal<CheckState>,
     /// The selected model directory.
     pub model_id: RwSignal<String>,
+    /// The model directories the server offers.
+    pub models: RwSignal<Vec<String>>,
     /// True while a computation holds the model.
     pub busy: RwSignal<bool>,
     /// The sentence being explored.
@@ -197,7 +199,7 @@ pub async fn run_device_check(state: AppState) {
 #[component]
 pub fn App() -> impl IntoView {
     let model_id = query_param("model")
-        .filter(|m| MODELS.iter().any(|(id, _)| id == m))
+        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !m.contains(".."))
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let prefer = match query_param("backend").as_deref() {
         Some("cpu") => BackendKind::Cpu,
@@ -210,11 +212,22 @@ pub fn App() -> impl IntoView {
         load: RwSignal::new(LoadState::Starting),
         check: RwSignal::new(CheckState::NotRun),
         model_id: RwSignal::new(model_id.clone()),
+        models: RwSignal::new(vec![model_id.clone()]),
         busy: RwSignal::new(false),
         sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
         sentence_b: RwSignal::new(String::new()),
     };
     provide_context(state);
+    spawn_local(async move {
+        let models = engine::available_models().await;
+        state.models.update(|m| {
+            for id in models {
+                if !m.contains(&id) {
+                    m.push(id);
+                }
+            }
+        });
+    });
     spawn_local(load_model(state, model_id, prefer));
 
     view! {

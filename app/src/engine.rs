@@ -6,15 +6,33 @@
 use std::cell::RefCell;
 
 use bertbench_core::burn::prelude::Device;
+use bertbench_core::burn::tensor::wgpu::wgpu;
 use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
 
 use crate::fetch::{fetch_bytes, fetch_optional};
 
-/// Models the page can load: directory under `models/`, and a label.
+/// Labels of the models we know; `models/index.json` (written at set-up) says which are present.
 pub const MODELS: &[(&str, &str)] = &[
     ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2 (pretrained sentence encoder)"),
     ("bert-tiny", "BERT-tiny (random weights, for testing)"),
 ];
+
+/// The label for a model folder.
+pub fn model_label(id: &str) -> String {
+    MODELS.iter().find(|(m, _)| *m == id).map(|(_, l)| l.to_string()).unwrap_or_else(|| id.to_string())
+}
+
+/// The model folders the server has, from `models/index.json`; the default model alone if the
+/// index is missing or unreadable.
+pub async fn available_models() -> Vec<String> {
+    let listed = fetch_optional("models/index.json")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<Vec<String>>(&b).ok())
+        .filter(|l| !l.is_empty());
+    listed.unwrap_or_else(|| vec![DEFAULT_MODEL.to_string()])
+}
 
 /// The model loaded when the page opens.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
@@ -66,10 +84,15 @@ pub async fn gpu() -> Result<Gpu, String> {
         match Device::wgpu_options().init_with_setup_async().await {
             Ok((device, setup)) => {
                 let info = setup.adapter.get_info();
-                let adapter = if info.name.is_empty() { format!("{:?} adapter", info.device_type) } else { info.name };
+                let adapter = match adapter_description().await {
+                    Some(d) => d,
+                    None if !info.name.is_empty() => info.name,
+                    None if info.device_type == wgpu::DeviceType::Cpu => "software adapter (CPU)".to_string(),
+                    None => format!("{:?}", info.device_type),
+                };
                 Ok(Gpu { device, adapter })
             }
-            Err(e) => Err(describe_gpu_error(&format!("{e}"))),
+            Err(e) => Err(describe_gpu_error(&e.to_string())),
         }
     };
     GPU.with(|g| *g.borrow_mut() = Some(result.clone()));
@@ -77,11 +100,29 @@ pub async fn gpu() -> Result<Gpu, String> {
 }
 
 fn describe_gpu_error(raw: &str) -> String {
-    if raw.to_lowercase().contains("adapter") {
-        format!("no WebGPU adapter ({raw})")
+    if raw.contains("No adapter") || raw.contains("no adapters") {
+        "the browser has WebGPU but offers no adapter (no supported GPU, or WebGPU is disabled)".to_string()
     } else {
-        raw.to_string()
+        format!("WebGPU could not start: {raw}")
     }
+}
+
+/// What the browser says about its adapter (`GPUAdapterInfo`): the description, or vendor and
+/// architecture. wgpu's own adapter info has no name in browsers.
+async fn adapter_description() -> Option<String> {
+    use js_sys::{Function, Promise, Reflect};
+    use wasm_bindgen::JsCast;
+    let navigator = web_sys::window()?.navigator();
+    let gpu = Reflect::get(&navigator, &"gpu".into()).ok()?;
+    let request: Function = Reflect::get(&gpu, &"requestAdapter".into()).ok()?.dyn_into().ok()?;
+    let promise: Promise = request.call0(&gpu).ok()?.dyn_into().ok()?;
+    let adapter = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+    let info = Reflect::get(&adapter, &"info".into()).ok()?;
+    let field = |name: &str| Reflect::get(&info, &name.into()).ok().and_then(|v| v.as_string()).filter(|s| !s.is_empty());
+    field("description").or_else(|| {
+        let parts: Vec<String> = [field("vendor"), field("architecture")].into_iter().flatten().collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    })
 }
 
 /// Downloads a model's files from `models/<id>/`.

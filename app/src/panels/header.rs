@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::{AppState, LoadState, load_model, switch_backend};
-use crate::engine::{BackendKind, MODELS};
+use crate::engine::{BackendKind, model_label};
 
 /// The top bar.
 #[component]
@@ -44,10 +44,9 @@ pub fn Header() -> impl IntoView {
             <div class="spacer"></div>
             <label class="small muted" for="model-select">"Model"</label>
             <select id="model-select" on:change=on_model prop:disabled=busy>
-                {MODELS.iter().map(|(id, label)| {
-                    let id = id.to_string();
+                {move || state.models.get().into_iter().map(|id| {
                     let selected = { let id = id.clone(); move || state.model_id.get() == id };
-                    view! { <option value=id.clone() selected=selected>{*label}</option> }
+                    view! { <option value=id.clone() selected=selected>{model_label(&id)}</option> }
                 }).collect_view()}
             </select>
             <label class="small muted" for="backend-select">"Backend"</label>
