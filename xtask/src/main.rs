@@ -86,10 +86,11 @@ fn output(program: &str, args: &[&str]) -> Option<String> {
 }
 
 fn path_with_tools() -> String {
-    let mut dirs = Vec::new();
-    if let Some(home) = env::var_os("HOME") {
-        dirs.push(PathBuf::from(home).join(".cargo/bin"));
-    }
+    // Where `cargo install` puts trunk and wasm-bindgen.
+    let cargo_home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let dirs: Vec<PathBuf> = cargo_home.into_iter().map(|c| c.join("bin")).collect();
     let mut path = dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":");
     if let Ok(rest) = env::var("PATH") {
         path = format!("{path}:{rest}");
