@@ -128,8 +128,8 @@ impl BertSelfAttention {
     }
 }
 
-/// Projection + residual + LayerNorm after self-attention (`attention.output` in the
-/// checkpoint).
+/// Projection + dropout + residual + LayerNorm (`attention.output` in the checkpoint; the
+/// feed-forward `output` block has the same structure).
 #[derive(Module, Debug)]
 pub struct BertSelfOutput {
     /// Output projection.
@@ -141,8 +141,17 @@ pub struct BertSelfOutput {
 }
 
 impl BertSelfOutput {
+    /// A fresh block projecting `d_in` to the model's hidden width.
+    pub fn init(d_in: usize, hidden: usize, config: &BertConfig, device: &Device) -> Self {
+        Self {
+            dense: linear(d_in, hidden, config.initializer_range, device),
+            layer_norm: LayerNormConfig::new(hidden).with_epsilon(config.layer_norm_eps).init(device),
+            dropout: DropoutConfig::new(config.hidden_dropout_prob).init(),
+        }
+    }
+
     /// # Shapes
-    /// - `context`, `residual`: `[batch, seq, hidden]`
+    /// - `context`: `[batch, seq, d_in]`; `residual`: `[batch, seq, hidden]`
     /// - output: `[batch, seq, hidden]`
     pub fn forward(&self, context: Tensor<3>, residual: Tensor<3>) -> Tensor<3> {
         let projected = self.dropout.forward(self.dense.forward(context));

@@ -1,10 +1,10 @@
 //! The encoder stack: `num_hidden_layers` × (self-attention block, feed-forward block).
 
-use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear};
+use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::{gelu, gelu_approximate, relu};
 
-use crate::attention::{BertAttention, BertAttentionConfig, linear};
+use crate::attention::{BertAttention, BertAttentionConfig, BertSelfOutput, linear};
 use crate::config::{BertConfig, HiddenAct};
 
 /// Feed-forward expansion (`intermediate` in the checkpoint).
@@ -30,26 +30,9 @@ impl BertIntermediate {
     }
 }
 
-/// Feed-forward contraction, residual and LayerNorm (`output` in the checkpoint).
-#[derive(Module, Debug)]
-pub struct BertOutput {
-    /// `intermediate → hidden`.
-    pub dense: Linear,
-    /// Normalises `dense(x) + residual`.
-    pub layer_norm: LayerNorm,
-    /// Dropout before the residual sum.
-    pub dropout: Dropout,
-}
-
-impl BertOutput {
-    /// # Shapes
-    /// - `intermediate`: `[batch, seq, intermediate]`; `residual`: `[batch, seq, hidden]`
-    /// - output: `[batch, seq, hidden]`
-    pub fn forward(&self, intermediate: Tensor<3>, residual: Tensor<3>) -> Tensor<3> {
-        let projected = self.dropout.forward(self.dense.forward(intermediate));
-        self.layer_norm.forward(projected + residual)
-    }
-}
+/// Feed-forward contraction, residual and LayerNorm (`output` in the checkpoint): the same
+/// block as the attention output, from the intermediate width back to the hidden width.
+pub type BertOutput = BertSelfOutput;
 
 /// One transformer encoder layer (post-LayerNorm, as in the original BERT).
 #[derive(Module, Debug)]
@@ -92,13 +75,7 @@ impl BertEncoderConfig {
                     dense: linear(c.hidden_size, c.intermediate_size, std, device),
                     act: c.hidden_act,
                 },
-                output: BertOutput {
-                    dense: linear(c.intermediate_size, c.hidden_size, std, device),
-                    layer_norm: LayerNormConfig::new(c.hidden_size)
-                        .with_epsilon(c.layer_norm_eps)
-                        .init(device),
-                    dropout: DropoutConfig::new(c.hidden_dropout_prob).init(),
-                },
+                output: BertSelfOutput::init(c.intermediate_size, c.hidden_size, c, device),
             })
             .collect();
         BertEncoder { layer }
