@@ -81,6 +81,12 @@ impl AppState {
         self.engine.with_value(|e| e.clone())
     }
 
+    /// A model is loaded and nothing is computing (reactive).
+    pub fn idle(&self) -> bool {
+        self.generation.get();
+        !self.busy.get() && self.engine().is_some()
+    }
+
     fn set_engine(&self, engine: Engine) {
         let backend = engine.backend;
         self.engine.set_value(Some(Rc::new(engine)));

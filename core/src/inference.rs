@@ -72,7 +72,7 @@ impl Bert {
             let input = BertInput::from_batch(&batch, device);
             let mask = input.attention_mask.clone();
             let out = self.model.forward(input, ForwardOptions::default());
-            let mut pooled = options.pooling.pool(out.last_hidden_state, mask);
+            let mut pooled = options.pooling.apply(&out, mask)?;
             if options.normalize {
                 pooled = l2_normalize(pooled);
             }

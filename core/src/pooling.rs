@@ -2,11 +2,17 @@
 
 use burn::prelude::*;
 
+use crate::error::{Error, Result};
+use crate::model::BertModelOutput;
+
 /// How a sentence vector is made from its token vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Pooling {
     /// The `[CLS]` token's vector.
     Cls,
+    /// The `[CLS]` vector through Hugging Face's pooler (`tanh(dense(·))`, trained for
+    /// next-sentence prediction); only for checkpoints that have one.
+    Pooler,
     /// The mean over real tokens (`[CLS]` and `[SEP]` included, padding excluded), as
     /// sentence-transformers does for all-MiniLM-L6-v2.
     #[default]
@@ -14,16 +20,20 @@ pub enum Pooling {
 }
 
 impl Pooling {
-    /// Pools a batch of token vectors.
+    /// Pools a model output into one vector per row.
     ///
     /// # Shapes
-    /// - `hidden`: `[batch, seq, hidden]`
+    /// - `output.last_hidden_state`: `[batch, seq, hidden]`
     /// - `attention_mask`: `[batch, seq]`, 1 for real tokens
     /// - output: `[batch, hidden]`
-    pub fn pool(self, hidden: Tensor<3>, attention_mask: Tensor<2, Int>) -> Tensor<2> {
+    pub fn apply(self, output: &BertModelOutput, attention_mask: Tensor<2, Int>) -> Result<Tensor<2>> {
         match self {
-            Pooling::Cls => cls_pool(hidden),
-            Pooling::Mean => mean_pool(hidden, attention_mask),
+            Pooling::Cls => Ok(cls_pool(output.last_hidden_state.clone())),
+            Pooling::Mean => Ok(mean_pool(output.last_hidden_state.clone(), attention_mask)),
+            Pooling::Pooler => output
+                .pooler_output
+                .clone()
+                .ok_or_else(|| Error::Input("this checkpoint has no pooler; use [CLS] or mean pooling".into())),
         }
     }
 
@@ -31,6 +41,7 @@ impl Pooling {
     pub fn label(self) -> &'static str {
         match self {
             Pooling::Cls => "[CLS]",
+            Pooling::Pooler => "[CLS] + pooler",
             Pooling::Mean => "mean",
         }
     }
@@ -87,8 +98,31 @@ mod tests {
         let m = Tensor::<2, Int>::from_data(TensorData::new(vec![1i64, 1, 1, 1, 1, 0], [2, 3]), &device);
         let mean = mean_pool(h.clone(), m.clone()).into_data().try_to_vec::<f32>().unwrap();
         assert_eq!(mean, vec![3.0, 4.0, 20.0, 30.0]);
-        let cls = Pooling::Cls.pool(h, m).into_data().try_to_vec::<f32>().unwrap();
+        let cls = cls_pool(h).into_data().try_to_vec::<f32>().unwrap();
         assert_eq!(cls, vec![1.0, 2.0, 10.0, 20.0]);
+    }
+
+    #[test]
+    fn pooler_pooling_uses_the_pooler_and_needs_one() {
+        use crate::config::Preset;
+        use crate::model::{BertInput, BertModelConfig};
+        use crate::tokenizer::Batch;
+        let device = Device::flex();
+        let batch = Batch::from_rows(&[vec![2, 7, 3]], &[vec![0; 3]], 0);
+        let input = BertInput::from_batch(&batch, &device);
+        let config = Preset::Tiny.config(50);
+        let with = BertModelConfig::new(config.clone()).init(&device);
+        let out = with.forward(input.clone(), Default::default());
+        let pooled = Pooling::Pooler.apply(&out, input.attention_mask.clone()).unwrap();
+        let cls = Pooling::Cls.apply(&out, input.attention_mask.clone()).unwrap();
+        let pooled = pooled.into_data().try_to_vec::<f32>().unwrap();
+        assert!(pooled.iter().all(|x| x.abs() < 1.0), "tanh output");
+        assert_ne!(pooled, cls.into_data().try_to_vec::<f32>().unwrap());
+
+        let without = BertModelConfig::new(config).with_with_pooler(false).init(&device);
+        let out = without.forward(input.clone(), Default::default());
+        let err = Pooling::Pooler.apply(&out, input.attention_mask).unwrap_err();
+        assert!(err.to_string().contains("no pooler"), "{err}");
     }
 
     #[test]

@@ -50,6 +50,16 @@ test('the sentence embedding matches PyTorch within 1e-4', { timeout: 5 * MINUTE
   }
 });
 
+test('the [CLS] + pooler vector matches the PyTorch pooler output', { timeout: 2 * MINUTE }, async () => {
+  const { page } = chrome;
+  const ex = fx.examples[1];
+  await page.selectOption('#pooling', 'pooler');
+  const vector = await embedSentence(page, ex.text, 2 * MINUTE);
+  const err = maxAbsDiff(vector.slice(0, 16), ex.pooler_output_first16);
+  assert.ok(err <= 1e-4, `pooler: max abs error ${err}`);
+  await page.selectOption('#pooling', 'mean');
+});
+
 test('text longer than 512 tokens is truncated with a message', { timeout: MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('sentence-a').fill(fx.long.text);

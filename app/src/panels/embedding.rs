@@ -93,13 +93,18 @@ pub fn EmbeddingPanel() -> impl IntoView {
                 "all-MiniLM-L6-v2 was trained so that the mean of its token vectors captures the meaning."</p>
             <div class="row">
                 <label class="small muted" for="pooling">"Pooling"</label>
-                <select id="pooling" on:change=move |ev| pooling.set(if event_target_value(&ev) == "cls" { Pooling::Cls } else { Pooling::Mean })>
+                <select id="pooling" on:change=move |ev| pooling.set(match event_target_value(&ev).as_str() {
+                    "cls" => Pooling::Cls,
+                    "pooler" => Pooling::Pooler,
+                    _ => Pooling::Mean,
+                })>
                     <option value="mean">"mean of real tokens"</option>
                     <option value="cls">"[CLS] token"</option>
+                    <option value="pooler">"[CLS] through the pooler (tanh)"</option>
                 </select>
                 <label class="small"><input type="checkbox" on:change=move |ev| normalize.set(event_target_checked(&ev)) />" unit length"</label>
                 <button data-testid="embed-button" on:click=move |_| run()
-                    prop:disabled=move || state.busy.get() || state.engine.with_value(|e| e.is_none()) || { state.generation.get(); false }>
+                    prop:disabled=move || !state.idle()>
                     "Embed sentence A"
                 </button>
                 <Show when=move || state.busy.get()><span class="small muted">"computing…"</span></Show>

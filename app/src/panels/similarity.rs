@@ -89,7 +89,7 @@ pub fn SimilarityPanel() -> impl IntoView {
             <textarea data-testid="similarity-input" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <div class="row">
                 <button data-testid="similarity-button" on:click=run
-                    prop:disabled=move || state.busy.get() || { state.generation.get(); state.engine.with_value(|e| e.is_none()) }>
+                    prop:disabled=move || !state.idle()>
                     "Compare"
                 </button>
             </div>
