@@ -49,8 +49,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// The checkout this command was run in: the nearest directory upwards holding `Trunk.toml`.
+/// Found at run time, not baked in at compile time, so two checkouts sharing one
+/// `CARGO_TARGET_DIR` (and so one xtask binary) each work on their own files.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    let start = env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    start
+        .ancestors()
+        .find(|d| d.join("Trunk.toml").exists() && d.join("Cargo.toml").exists())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf())
 }
 
 fn cache() -> PathBuf {
