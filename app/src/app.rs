@@ -142,7 +142,9 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
         }
         Err(e) => state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}"))),
     }
-    if kind == BackendKind::WebGpu && state.backend.get_untracked().active == Some(BackendKind::WebGpu) {
+    // The adapter is checked once per page; a later model load on it does not repeat the check.
+    let checked = matches!(state.check.get_untracked(), CheckState::Done(_) | CheckState::Running);
+    if kind == BackendKind::WebGpu && state.backend.get_untracked().active == Some(BackendKind::WebGpu) && !checked {
         run_device_check(state).await;
     }
 }
