@@ -41,6 +41,10 @@ pub enum Error {
     /// Reading results back from the device failed (for example, a lost GPU device).
     #[error("the compute device failed: {0}")]
     Device(String),
+
+    /// Training cannot start or had to stop (NaN loss, nothing to train on, ...).
+    #[error("{0}")]
+    Training(String),
 }
 
 fn list(names: &[String]) -> String {

@@ -10,28 +10,39 @@
 //! - [`model`]: `BertModel` = embeddings → encoder → pooler
 //! - [`pooling`]: `[CLS]` and mean pooling
 //! - [`heads`]: task heads (classification)
+//! - [`classifier`]: BERT + features + head; Hugging Face classifier folders in and out
+//! - [`train`]: fine-tuning (head-only, full, freeze-then-unfreeze), AdamW, schedules
 //! - [`tokenizer`]: WordPiece through the `tokenizers` crate, padded batches
 //! - [`checkpoint`]: Hugging Face checkpoints in and out, from bytes
 //! - [`inference`]: sentence embeddings, read back asynchronously (WebGPU needs it)
 //! - [`similarity`]: cosine similarity
 //! - [`device_check`]: the same tiny model on two devices, forward and one training step
+//! - [`data`]: labeled text from CSV, TSV and JSON Lines; column guessing, validation, stratified
+//!   splits
+//! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion matrix
+//! - [`rng`]: a small seeded random generator for splits, shuffles and masking
 //!
 //! The compute device is chosen at run time (`burn::prelude::Device`): `Device::flex()` on the
 //! CPU, a wgpu device for WebGPU/Vulkan/Metal.
 
 pub mod attention;
 pub mod checkpoint;
+pub mod classifier;
 pub mod config;
+pub mod data;
 pub mod device_check;
 pub mod embeddings;
 pub mod encoder;
 pub mod error;
 pub mod heads;
 pub mod inference;
+pub mod metrics;
 pub mod model;
 pub mod pooling;
+pub mod rng;
 pub mod similarity;
 pub mod tokenizer;
+pub mod train;
 
 pub use burn;
 pub use checkpoint::{Bert, CheckpointFiles, LoadReport};

@@ -208,6 +208,12 @@ impl BertTokenizer {
         self.max_len
     }
 
+    /// The same tokenizer truncating at `max_len` tokens instead (a classifier trained on
+    /// 64-token inputs, say).
+    pub fn with_max_len(&self, max_len: usize) -> Self {
+        Self { max_len: max_len.max(2), ..self.clone() }
+    }
+
     /// The piece for an id.
     pub fn id_to_piece(&self, id: u32) -> Option<String> {
         self.inner.id_to_token(id)

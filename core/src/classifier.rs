@@ -1,0 +1,500 @@
+//! A sentence classifier: BERT → sentence features → [`ClassificationHead`], and its
+//! Hugging Face folder in and out.
+//!
+//! Features are what the head reads. Devlin et al. (2019, §5.3) compare several for a frozen
+//! encoder; all of them are here: `[CLS]` or mean pooling of the last layer, the second-to-last
+//! layer, the sum of the last four, or their concatenation. `[CLS]` through the pooler is what
+//! `transformers.BertForSequenceClassification` does, so that choice exports to a folder
+//! `AutoModelForSequenceClassification` loads unchanged. Every other choice exports the encoder
+//! as a plain `BertModel` plus `classifier_head.safetensors`, described in `config.json` under
+//! `bertbench_head` (see [`export`]).
+
+use std::collections::BTreeMap;
+
+use burn::nn::{DropoutConfig, Linear};
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use safetensors::{Dtype, SafeTensors};
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::{CheckpointFiles, save_weights};
+use crate::config::BertConfig;
+use crate::error::{Error, Result};
+use crate::heads::ClassificationHead;
+use crate::model::{BertInput, BertModel, BertModelOutput, ForwardOptions};
+use crate::pooling::{Pooling, cls_pool, mean_pool};
+use crate::tokenizer::BertTokenizer;
+
+/// Which hidden layers a sentence feature comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum FeatureLayers {
+    /// The last layer.
+    #[default]
+    Last,
+    /// The layer below the last (often better for frozen features).
+    SecondToLast,
+    /// The element-wise sum of the last four layers (fewer if the model has fewer).
+    SumLastFour,
+    /// The concatenation of the last four layers: four times as wide.
+    ConcatLastFour,
+}
+
+impl FeatureLayers {
+    /// Short label for the page.
+    pub fn label(self) -> &'static str {
+        match self {
+            FeatureLayers::Last => "last layer",
+            FeatureLayers::SecondToLast => "second-to-last layer",
+            FeatureLayers::SumLastFour => "sum of last four",
+            FeatureLayers::ConcatLastFour => "concat of last four",
+        }
+    }
+}
+
+/// How a sentence feature is read off the encoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FeatureSpec {
+    /// `[CLS]`, `[CLS]` + pooler, or mean.
+    pub pooling: Pooling,
+    /// Which layers.
+    pub layers: FeatureLayers,
+}
+
+impl FeatureSpec {
+    /// Whether every layer's hidden state is needed.
+    pub fn needs_hidden_states(&self) -> bool {
+        self.layers != FeatureLayers::Last
+    }
+
+    /// Number of layers combined for a model of `num_layers` layers.
+    fn span(&self, num_layers: usize) -> usize {
+        match self.layers {
+            FeatureLayers::Last | FeatureLayers::SecondToLast => 1,
+            FeatureLayers::SumLastFour | FeatureLayers::ConcatLastFour => num_layers.min(4),
+        }
+    }
+
+    /// Width of the feature vector.
+    pub fn width(&self, hidden_size: usize, num_layers: usize) -> usize {
+        match self.layers {
+            FeatureLayers::ConcatLastFour => hidden_size * self.span(num_layers),
+            _ => hidden_size,
+        }
+    }
+
+    /// Refuses combinations that cannot be computed for this model.
+    pub fn check(&self, num_layers: usize, has_pooler: bool) -> Result<()> {
+        if self.pooling == Pooling::Pooler {
+            if self.layers != FeatureLayers::Last {
+                return Err(Error::Input("the pooler reads the last layer only; choose [CLS] or mean pooling for other layers".into()));
+            }
+            if !has_pooler {
+                return Err(Error::Input("this checkpoint has no pooler; use [CLS] or mean pooling".into()));
+            }
+        }
+        if self.layers == FeatureLayers::SecondToLast && num_layers < 2 {
+            return Err(Error::Input("a one-layer model has no second-to-last layer".into()));
+        }
+        Ok(())
+    }
+
+    /// Label for the page, e.g. "mean of last layer".
+    pub fn label(&self) -> String {
+        format!("{} · {}", self.pooling.label(), self.layers.label())
+    }
+
+    /// Reads the sentence features off a forward pass made with
+    /// `hidden_states: self.needs_hidden_states()`.
+    ///
+    /// # Shapes
+    /// - `output.hidden_states`: `L + 1` tensors `[batch, seq, hidden]` (when needed)
+    /// - `attention_mask`: `[batch, seq]`
+    /// - output: `[batch, width]`
+    pub fn extract(&self, output: &BertModelOutput, attention_mask: Tensor<2, Int>) -> Result<Tensor<2>> {
+        if self.layers == FeatureLayers::Last {
+            return self.pooling.apply(output, attention_mask);
+        }
+        let states = &output.hidden_states;
+        if states.len() < 2 {
+            return Err(Error::Input("the forward pass kept no per-layer states".into()));
+        }
+        let num_layers = states.len() - 1;
+        let pool = |h: Tensor<3>| match self.pooling {
+            Pooling::Cls | Pooling::Pooler => cls_pool(h),
+            Pooling::Mean => mean_pool(h, attention_mask.clone()),
+        };
+        let last = &states[num_layers + 1 - self.span(num_layers)..];
+        Ok(match self.layers {
+            FeatureLayers::Last => unreachable!("handled above"),
+            FeatureLayers::SecondToLast => pool(states[num_layers - 1].clone()),
+            FeatureLayers::SumLastFour => pool(last.iter().cloned().reduce(|a, b| a + b).expect("at least one layer")),
+            FeatureLayers::ConcatLastFour => Tensor::cat(last.iter().cloned().map(pool).collect(), 1),
+        })
+    }
+}
+
+/// Encodes a batch and reads its features.
+///
+/// # Shapes
+/// - input: each tensor of [`BertInput`] is `[batch, seq]`
+/// - output: `[batch, width]`
+pub fn features(bert: &BertModel, input: BertInput, spec: FeatureSpec) -> Result<Tensor<2>> {
+    let mask = input.attention_mask.clone();
+    let options = ForwardOptions { hidden_states: spec.needs_hidden_states(), ..Default::default() };
+    spec.extract(&bert.forward(input, options), mask)
+}
+
+/// BERT with a classification head on top.
+#[derive(Module, Debug)]
+pub struct BertClassifier {
+    /// The encoder (`bert.*` in a Hugging Face checkpoint).
+    pub bert: BertModel,
+    /// Dropout + dense (`classifier.*`).
+    pub head: ClassificationHead,
+    /// What the head reads.
+    #[module(skip)]
+    pub spec: FeatureSpec,
+}
+
+impl BertClassifier {
+    /// Logits for a batch.
+    ///
+    /// # Shapes
+    /// - input: each tensor of [`BertInput`] is `[batch, seq]`
+    /// - output: `[batch, num_labels]`
+    pub fn forward(&self, input: BertInput) -> Result<Tensor<2>> {
+        Ok(self.head.forward(features(&self.bert, input, self.spec)?))
+    }
+
+    /// Number of labels.
+    pub fn num_labels(&self) -> usize {
+        self.head.classifier.weight.dims()[1]
+    }
+}
+
+/// Everything a saved classifier needs besides its weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassifierMeta {
+    /// Label names in id order.
+    pub labels: Vec<String>,
+    /// What the head reads.
+    pub spec: FeatureSpec,
+    /// Longest input the classifier was trained with (tokens, specials included).
+    pub max_len: usize,
+}
+
+/// A loaded classifier: model, tokenizer and labels.
+#[derive(Debug, Clone)]
+pub struct LoadedClassifier {
+    /// Encoder hyper-parameters.
+    pub config: BertConfig,
+    /// The model.
+    pub model: BertClassifier,
+    /// Its tokenizer.
+    pub tokenizer: BertTokenizer,
+    /// Labels, feature choice, training length.
+    pub meta: ClassifierMeta,
+}
+
+/// Name of the head file written for features other than `[CLS]` + pooler.
+pub const HEAD_FILE: &str = "classifier_head.safetensors";
+
+/// `classifier.weight` `[labels, width]` and `classifier.bias` `[labels]`, PyTorch layout.
+fn head_tensors(head: &ClassificationHead) -> Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
+    let weight = &head.classifier.weight.val();
+    let [width, labels] = weight.dims();
+    // burn stores [in, out]; PyTorch [out, in].
+    let weight = weight.clone().transpose().into_data().try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))?;
+    let bias = match &head.classifier.bias {
+        Some(b) => b.val().into_data().try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))?,
+        None => vec![0.0; labels],
+    };
+    Ok((weight, bias, [labels, width]))
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> Result<Vec<u8>> {
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, data, shape)| {
+            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| Error::Weights(e.to_string()))
+        })
+        .collect::<Result<_>>()?;
+    let meta = BTreeMap::from([("format".to_string(), "pt".to_string())]).into_iter().collect();
+    safetensors::serialize(views, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
+}
+
+/// Writes a classifier as a Hugging Face folder: `(file name, bytes)` pairs.
+///
+/// - `[CLS]` + pooler on the last layer: `config.json` says `BertForSequenceClassification`
+///   with `id2label`, and `model.safetensors` holds `bert.*` + `classifier.*`, exactly what
+///   `transformers.AutoModelForSequenceClassification.from_pretrained` loads.
+/// - Any other feature: `model.safetensors` is a plain `BertModel` (load it with
+///   `AutoModel`), and [`HEAD_FILE`] holds `classifier.weight` `[labels, width]` and
+///   `classifier.bias`; `config.json`'s `bertbench_head` says how to build the features.
+///   Claiming `BertForSequenceClassification` there would make transformers silently
+///   compute something else.
+///
+/// `tokenizer_json` / `vocab_txt` are copied as they are.
+pub fn export(
+    config: &BertConfig,
+    model: &BertClassifier,
+    meta: &ClassifierMeta,
+    tokenizer_json: Option<&[u8]>,
+    vocab_txt: Option<&[u8]>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+    let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
+    let obj = value.as_object_mut().expect("config is an object");
+    let id2label: serde_json::Map<String, serde_json::Value> =
+        meta.labels.iter().enumerate().map(|(i, l)| (i.to_string(), l.clone().into())).collect();
+    let label2id: serde_json::Map<String, serde_json::Value> =
+        meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
+    obj.insert("id2label".into(), id2label.into());
+    obj.insert("label2id".into(), label2id.into());
+    obj.insert("problem_type".into(), "single_label_classification".into());
+    obj.insert("bertbench_head".into(), serde_json::json!({
+        "spec": meta.spec,
+        "max_len": meta.max_len,
+        "file": if hf_native { "model.safetensors" } else { HEAD_FILE },
+        "how": if hf_native {
+            "logits = classifier(pooler(last_hidden_state)); AutoModelForSequenceClassification loads this folder as it is"
+        } else {
+            "features from AutoModel's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, layers counted from the end; ConcatLastFour concatenates oldest first); logits = features @ classifier.weight.T + classifier.bias"
+        },
+    }));
+    if hf_native {
+        obj.insert("architectures".into(), serde_json::json!(["BertForSequenceClassification"]));
+    }
+    let config_json = serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?;
+
+    let encoder = save_weights(&model.bert)?;
+    let (weight, bias, shape) = head_tensors(&model.head)?;
+    let head = vec![
+        ("classifier.weight".to_string(), f32_bytes(&weight), shape.to_vec()),
+        ("classifier.bias".to_string(), f32_bytes(&bias), vec![shape[0]]),
+    ];
+    let mut files = vec![("config.json".to_string(), config_json)];
+    if hf_native {
+        let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
+        let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
+            .tensors()
+            .into_iter()
+            .map(|(name, view)| (format!("bert.{name}"), view.data().to_vec(), view.shape().to_vec()))
+            .collect();
+        all.extend(head);
+        files.push(("model.safetensors".into(), serialize(all)?));
+    } else {
+        files.push(("model.safetensors".into(), encoder));
+        files.push((HEAD_FILE.into(), serialize(head)?));
+    }
+    if let Some(bytes) = tokenizer_json {
+        files.push(("tokenizer.json".into(), bytes.to_vec()));
+    }
+    if let Some(bytes) = vocab_txt {
+        files.push(("vocab.txt".into(), bytes.to_vec()));
+    }
+    Ok(files)
+}
+
+/// `classifier.weight` and `classifier.bias` from a safetensors file, as a head.
+fn read_head(bytes: &[u8], file: &str, width: usize, device: &Device) -> Result<ClassificationHead> {
+    let st = SafeTensors::deserialize(bytes).map_err(|e| Error::Weights(format!("{file}: {e}")))?;
+    let read = |name: &str| -> Result<(Vec<f32>, Vec<usize>)> {
+        let view = st.tensor(name).map_err(|_| Error::MissingTensors(vec![name.to_string()]))?;
+        let data = match view.dtype() {
+            Dtype::F32 => view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            other => return Err(Error::Weights(format!("{file}: {name} is {other:?}; expected F32"))),
+        };
+        Ok((data, view.shape().to_vec()))
+    };
+    let (weight, wshape) = read("classifier.weight")?;
+    let (bias, bshape) = read("classifier.bias")?;
+    let labels = wshape.first().copied().unwrap_or(0);
+    if wshape.len() != 2 || wshape[1] != width || bshape != [labels] || labels < 2 {
+        return Err(Error::ShapeMismatch(vec![format!(
+            "classifier.weight is {wshape:?} and classifier.bias {bshape:?}; the features are {width} wide, so expected [labels, {width}] and [labels] with at least 2 labels"
+        )]));
+    }
+    // PyTorch [out, in] → burn [in, out].
+    let weight = Tensor::<2>::from_data(TensorData::new(weight, [labels, width]), device).transpose();
+    let bias = Tensor::<1>::from_data(TensorData::new(bias, [labels]), device);
+    Ok(ClassificationHead {
+        dropout: DropoutConfig::new(0.1).init(),
+        classifier: Linear { weight: burn::module::Param::from_tensor(weight), bias: Some(burn::module::Param::from_tensor(bias)) },
+    })
+}
+
+/// Loads a folder written by [`export`], or any `BertForSequenceClassification` checkpoint
+/// (`[CLS]` + pooler features). `head` is the bytes of [`HEAD_FILE`] when the folder has one.
+pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> Result<LoadedClassifier> {
+    let raw: serde_json::Value = serde_json::from_slice(&files.config_json).map_err(|e| Error::Config(e.to_string()))?;
+    let labels = labels_from_config(&raw)?;
+    let spec = match raw.pointer("/bertbench_head/spec") {
+        Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
+        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
+    };
+    let weights = files.weights.clone();
+    let bert = crate::checkpoint::load(files, device)?;
+    let max_len = raw
+        .pointer("/bertbench_head/max_len")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(bert.config.max_position_embeddings, |n| n as usize);
+    spec.check(bert.config.num_hidden_layers, bert.report.with_pooler)?;
+    let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
+    let head = match head {
+        Some(bytes) => read_head(&bytes, HEAD_FILE, width, device)?,
+        None => read_head(&weights, "model.safetensors", width, device).map_err(|e| match e {
+            Error::MissingTensors(_) => Error::Input(format!(
+                "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
+            )),
+            other => other,
+        })?,
+    };
+    if head.classifier.weight.dims()[1] != labels.len() {
+        return Err(Error::Config(format!(
+            "config.json names {} labels but the head has {} outputs",
+            labels.len(),
+            head.classifier.weight.dims()[1]
+        )));
+    }
+    Ok(LoadedClassifier {
+        config: bert.config,
+        model: BertClassifier { bert: bert.model, head, spec },
+        tokenizer: bert.tokenizer.with_max_len(max_len),
+        meta: ClassifierMeta { labels, spec, max_len },
+    })
+}
+
+/// `id2label` in id order; `LABEL_0…` names when the config has none.
+fn labels_from_config(raw: &serde_json::Value) -> Result<Vec<String>> {
+    let Some(map) = raw.get("id2label").and_then(|v| v.as_object()) else {
+        return Err(Error::Config("config.json has no id2label: it is not a classifier".into()));
+    };
+    let mut pairs: Vec<(usize, String)> = map
+        .iter()
+        .map(|(k, v)| {
+            let id = k.parse::<usize>().map_err(|_| Error::Config(format!("id2label key {k:?} is not a number")))?;
+            Ok((id, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        })
+        .collect::<Result<_>>()?;
+    pairs.sort();
+    if pairs.iter().enumerate().any(|(i, (id, _))| *id != i) {
+        return Err(Error::Config("id2label ids must be 0, 1, 2, … without gaps".into()));
+    }
+    Ok(pairs.into_iter().map(|(_, l)| l).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+    use crate::heads::ClassificationHeadConfig;
+    use crate::model::BertModelConfig;
+    use crate::tokenizer::Batch;
+
+    fn vocab() -> Vec<u8> {
+        let mut v: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].iter().map(|s| s.to_string()).collect();
+        v.extend((0..59).map(|i| format!("w{i}")));
+        v.join("\n").into_bytes()
+    }
+
+    fn classifier(spec: FeatureSpec, layers: usize) -> (BertConfig, BertClassifier) {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(64).with_num_hidden_layers(layers).with_max_position_embeddings(32).without_dropout();
+        let bert = BertModelConfig::new(config.clone()).init(&device);
+        let width = spec.width(config.hidden_size, layers);
+        let head = ClassificationHeadConfig::new(width, 3).with_dropout(0.0).init(&device);
+        (config, BertClassifier { bert, head, spec })
+    }
+
+    fn logits(model: &BertClassifier) -> Vec<f32> {
+        let device = Device::flex();
+        let batch = Batch::from_rows(&[vec![2, 9, 11, 3], vec![2, 7, 3]], &[vec![0; 4], vec![0; 3]], 0);
+        model.forward(BertInput::from_batch(&batch, &device)).unwrap().into_data().try_to_vec::<f32>().unwrap()
+    }
+
+    #[test]
+    fn feature_widths_and_layer_choices() {
+        let device = Device::flex();
+        let (_, model) = classifier(FeatureSpec::default(), 4);
+        let batch = Batch::from_rows(&[vec![2, 9, 11, 3]], &[vec![0; 4]], 0);
+        let all = model.bert.forward(
+            BertInput::from_batch(&batch, &device),
+            ForwardOptions { hidden_states: true, ..Default::default() },
+        );
+        let mask = BertInput::from_batch(&batch, &device).attention_mask;
+        let read = |spec: FeatureSpec| spec.extract(&all, mask.clone()).unwrap().into_data().try_to_vec::<f32>().unwrap();
+        let mean = |i: usize| mean_pool(all.hidden_states[i].clone(), mask.clone()).into_data().try_to_vec::<f32>().unwrap();
+        let spec = |layers| FeatureSpec { pooling: Pooling::Mean, layers };
+        assert_eq!(read(spec(FeatureLayers::Last)), mean(4));
+        assert_eq!(read(spec(FeatureLayers::SecondToLast)), mean(3));
+        let concat = read(spec(FeatureLayers::ConcatLastFour));
+        assert_eq!(concat.len(), 4 * 128);
+        assert_eq!(&concat[..128], &mean(1)[..]);
+        assert_eq!(&concat[3 * 128..], &mean(4)[..]);
+        let sum = read(spec(FeatureLayers::SumLastFour));
+        let want: Vec<f32> = (0..128).map(|j| (1..=4).map(|i| mean(i)[j]).sum()).collect();
+        for (a, b) in sum.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+        }
+        // A two-layer model concatenates what it has.
+        assert_eq!(spec(FeatureLayers::ConcatLastFour).width(128, 2), 256);
+        assert!(FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::SumLastFour }.check(4, true).is_err());
+    }
+
+    #[test]
+    fn export_and_load_give_the_same_logits_for_both_layouts() {
+        let device = Device::flex();
+        for spec in [
+            FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
+            FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour },
+        ] {
+            let (config, model) = classifier(spec, 2);
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24 };
+            let files = export(&config, &model, &meta, None, Some(&vocab())).unwrap();
+            let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+            let head = get(HEAD_FILE);
+            assert_eq!(head.is_none(), spec.pooling == Pooling::Pooler, "head file only when transformers can't read it");
+            let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+            assert_eq!(config_json["id2label"]["2"], "pos");
+            let loaded = load_classifier(
+                CheckpointFiles {
+                    config_json: get("config.json").unwrap(),
+                    weights: get("model.safetensors").unwrap(),
+                    tokenizer_json: None,
+                    vocab_txt: get("vocab.txt"),
+                },
+                head,
+                &device,
+            )
+            .unwrap();
+            assert_eq!(loaded.meta, meta);
+            assert_eq!(loaded.tokenizer.max_len(), 24);
+            // Equal up to summation order (a transposed weight takes another matmul kernel).
+            for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
+                assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_plain_encoder_is_not_taken_for_a_classifier() {
+        let (config, model) = classifier(FeatureSpec::default(), 2);
+        let mut json: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+        json["id2label"] = serde_json::json!({"0": "a", "1": "b"});
+        let files = CheckpointFiles {
+            config_json: serde_json::to_vec(&json).unwrap(),
+            weights: save_weights(&model.bert).unwrap(),
+            tokenizer_json: None,
+            vocab_txt: Some(vocab()),
+        };
+        let err = load_classifier(files, None, &Device::flex()).unwrap_err();
+        assert!(err.to_string().contains("no classifier head"), "{err}");
+    }
+}

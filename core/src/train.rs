@@ -1,0 +1,850 @@
+//! Fine-tuning a classifier, as the BERT paper does it: AdamW with decoupled weight decay
+//! (none on biases and LayerNorm), linear warmup then linear decay, gradients clipped to a
+//! global norm, dropout 0.1. Three modes:
+//!
+//! - **head-only**: the encoder is frozen, so its features are computed once, cached, and the
+//!   head trains on them in seconds;
+//! - **full**: every weight trains;
+//! - **freeze-then-unfreeze**: head-only first (from cached features), then everything.
+//!
+//! The loop is a state machine: [`FineTuner::advance`] does one small unit of work (a batch
+//! of features, one optimizer step, one evaluation batch) and says what it did. The browser
+//! yields to its event loop between calls, which is what makes progress bars, pause and cancel
+//! possible on a single thread; the command line simply loops.
+
+use burn::module::{ModuleVisitor, Param, ParamGroup};
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use serde::{Deserialize, Serialize};
+
+use crate::classifier::{BertClassifier, ClassifierMeta, FeatureSpec, features};
+use crate::data::Example;
+// `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
+use crate::error::Error;
+use crate::heads::{ClassificationHead, ClassificationHeadConfig};
+use crate::inference::read_f32;
+use crate::metrics::{Metrics, argmax, softmax};
+use crate::model::{BertInput, BertModel};
+use crate::rng::Rng;
+use crate::tokenizer::{Batch, BertTokenizer, Encoded};
+
+/// What trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum TrainMode {
+    /// Frozen encoder, cached features, only the head trains.
+    #[default]
+    HeadOnly,
+    /// Every weight trains from the first step.
+    Full,
+    /// Head-only epochs first, then full fine-tuning.
+    FreezeThenUnfreeze,
+}
+
+impl TrainMode {
+    /// Short label for the page.
+    pub fn label(self) -> &'static str {
+        match self {
+            TrainMode::HeadOnly => "head only (frozen encoder)",
+            TrainMode::Full => "full fine-tuning",
+            TrainMode::FreezeThenUnfreeze => "freeze, then unfreeze",
+        }
+    }
+}
+
+/// A stage of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Phase {
+    /// Computing the frozen encoder's features.
+    Features,
+    /// Training the head on cached features.
+    Head,
+    /// Training everything.
+    Full,
+    /// Finished.
+    Done,
+}
+
+/// Hyper-parameters of a run. Defaults follow the BERT paper's fine-tuning recipe (batch 32,
+/// lr 5e-5, 2 epochs, 10% warmup, weight decay 0.01, dropout 0.1, clip at norm 1) and, for the
+/// head on frozen features, a larger learning rate and more epochs (its steps take
+/// milliseconds: it is logistic regression on cached vectors).
+#[derive(Config, Debug)]
+pub struct FineTuneConfig {
+    /// What trains.
+    #[config(default = "TrainMode::HeadOnly")]
+    pub mode: TrainMode,
+    /// What the head reads.
+    #[config(default = "FeatureSpec::default()")]
+    pub features: FeatureSpec,
+    /// Examples per step.
+    #[config(default = 32)]
+    pub batch_size: usize,
+    /// Peak learning rate when the encoder trains.
+    #[config(default = 5e-5)]
+    pub learning_rate: f64,
+    /// Epochs of full fine-tuning.
+    #[config(default = 2)]
+    pub epochs: usize,
+    /// Peak learning rate of the head on frozen features.
+    #[config(default = 5e-3)]
+    pub head_learning_rate: f64,
+    /// Epochs of head-only training (head-only mode, or the first stage of freeze-then-unfreeze).
+    #[config(default = 20)]
+    pub head_epochs: usize,
+    /// Fraction of each stage's steps spent warming the learning rate up from 0.
+    #[config(default = 0.1)]
+    pub warmup_ratio: f64,
+    /// Decoupled weight decay (not applied to biases and LayerNorm).
+    #[config(default = 0.01)]
+    pub weight_decay: f64,
+    /// Gradients are scaled down so their global L2 norm is at most this; 0 turns it off.
+    #[config(default = 1.0)]
+    pub max_grad_norm: f64,
+    /// Dropout before the head.
+    #[config(default = 0.1)]
+    pub dropout: f64,
+    /// Seed of the head's initialisation, dropout and batch order.
+    #[config(default = 42)]
+    pub seed: u64,
+    /// Also evaluate every this many steps (0: only at the end of each epoch).
+    #[config(default = 0)]
+    pub eval_every: usize,
+}
+
+/// A tokenized example with its label id.
+#[derive(Debug, Clone)]
+pub struct LabeledText {
+    /// Tokens (`[CLS] a [SEP] (b [SEP])`), truncated to the tokenizer's length.
+    pub encoded: Encoded,
+    /// Index into the label list.
+    pub label: usize,
+}
+
+/// Tokenizes examples, mapping label names to ids in `labels`' order.
+pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: &[String]) -> crate::Result<Vec<LabeledText>> {
+    examples
+        .iter()
+        .map(|ex| {
+            let label = labels
+                .iter()
+                .position(|l| *l == ex.label)
+                .ok_or_else(|| Error::Input(format!("line {}: label {:?} is not one of the training labels", ex.line, ex.label)))?;
+            let encoded = match &ex.text_pair {
+                Some(b) => tokenizer.encode_pair(&ex.text, b),
+                None => tokenizer.encode(&ex.text),
+            }
+            .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
+            Ok(LabeledText { encoded, label })
+        })
+        .collect()
+}
+
+/// One optimizer step, as reported.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct StepPoint {
+    /// Stage the step belongs to.
+    pub phase: Phase,
+    /// Steps done in the whole run, this one included.
+    pub step: usize,
+    /// Fractional epoch within the stage (1.5 = half-way through the second epoch).
+    pub epoch: f32,
+    /// Mean cross-entropy of the batch.
+    pub loss: f32,
+    /// Learning rate used.
+    pub lr: f64,
+    /// Global gradient norm before clipping.
+    pub grad_norm: f32,
+}
+
+/// An evaluation on the validation set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    /// Stage evaluated in.
+    pub phase: Phase,
+    /// Steps done in the whole run.
+    pub step: usize,
+    /// Fractional epoch within the stage.
+    pub epoch: f32,
+    /// Mean training loss since the previous evaluation.
+    pub train_loss: f32,
+    /// Training accuracy since the previous evaluation (with dropout on, as trained).
+    pub train_accuracy: f32,
+    /// Mean validation cross-entropy.
+    pub valid_loss: f32,
+    /// Validation metrics.
+    pub metrics: Metrics,
+    /// Whether this is the best validation accuracy so far (its weights are kept).
+    pub best: bool,
+}
+
+/// What one call of [`FineTuner::advance`] did.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// Computed a batch of frozen features.
+    Features {
+        /// Examples done (training then validation).
+        done: usize,
+        /// Examples in all.
+        total: usize,
+    },
+    /// A stage starts.
+    PhaseStarted {
+        /// Which.
+        phase: Phase,
+        /// Its optimizer steps.
+        steps: usize,
+    },
+    /// One optimizer step.
+    Step(StepPoint),
+    /// Evaluated a batch of the validation set.
+    Evaluating {
+        /// Examples done.
+        done: usize,
+        /// Examples in all.
+        total: usize,
+    },
+    /// A validation pass finished.
+    Evaluated(Box<EvalReport>),
+    /// The run is over; [`FineTuner::best_model`] has the result.
+    Finished,
+}
+
+/// Where the run stands, for a progress bar.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Progress {
+    /// Current stage.
+    pub phase: Phase,
+    /// Optimizer steps done.
+    pub step: usize,
+    /// Optimizer steps in the whole run.
+    pub total_steps: usize,
+}
+
+struct EvalState {
+    next: usize,
+    logits: Vec<f32>,
+    end_of_epoch: bool,
+}
+
+/// A fine-tuning run. Build with [`FineTuner::new`], then call [`advance`](Self::advance)
+/// until it returns [`Event::Finished`].
+pub struct FineTuner {
+    config: FineTuneConfig,
+    labels: Vec<String>,
+    max_len: usize,
+    pad_id: u32,
+    device: Device,
+    model: BertClassifier,
+    train: Vec<LabeledText>,
+    valid: Vec<LabeledText>,
+    phase: Phase,
+    feature_rows: Vec<f32>,
+    feature_done: usize,
+    train_features: Option<Tensor<2>>,
+    valid_features: Option<Tensor<2>>,
+    optim: Option<ModuleOptimizer>,
+    order: Vec<usize>,
+    cursor: usize,
+    epoch: usize,
+    phase_step: usize,
+    phase_steps: usize,
+    step: usize,
+    total_steps: usize,
+    since_eval: (f64, usize, usize),
+    eval: Option<EvalState>,
+    best: Option<Best>,
+    rng: Rng,
+}
+
+/// The weights with the best validation accuracy, and how they did.
+struct Best {
+    model: BertClassifier,
+    metrics: Metrics,
+    probs: Vec<Vec<f32>>,
+}
+
+impl std::fmt::Debug for FineTuner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FineTuner").field("phase", &self.phase).field("step", &self.step).finish()
+    }
+}
+
+fn steps_per_epoch(examples: usize, batch: usize) -> usize {
+    examples.div_ceil(batch.max(1))
+}
+
+/// Linear warmup from 0 to `peak` over `warmup` steps, then linear decay to 0 at `total`
+/// (transformers' `get_linear_schedule_with_warmup`). `step` counts from 0.
+pub fn linear_schedule(step: usize, total: usize, warmup: usize, peak: f64) -> f64 {
+    if step < warmup {
+        peak * (step + 1) as f64 / warmup as f64
+    } else {
+        peak * (total.saturating_sub(step)) as f64 / (total.saturating_sub(warmup)).max(1) as f64
+    }
+}
+
+/// AdamW as transformers' Trainer sets it up: ε = 1e-8, no decay on biases and LayerNorm.
+fn adamw(weight_decay: f64) -> ModuleOptimizer {
+    let decayed = AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(weight_decay as f32);
+    let plain = AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.0);
+    decayed.init().with_group(ParamGroup::from_any_predicates(vec!["bias", "layer_norm"]), plain.build(), None)
+}
+
+/// Sums the squares of every gradient of `module`'s parameters.
+struct SquaredNorm<'a> {
+    grads: &'a GradientsParams,
+    total: Option<Tensor<1>>,
+}
+
+impl ModuleVisitor for SquaredNorm<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(g) = self.grads.get::<D>(param.id) {
+            let s = g.square().sum();
+            self.total = Some(match self.total.take() {
+                Some(t) => t + s,
+                None => s,
+            });
+        }
+    }
+}
+
+/// Multiplies every gradient by a one-element tensor.
+struct Scale<'a> {
+    grads: &'a mut GradientsParams,
+    factor: Tensor<1>,
+}
+
+impl ModuleVisitor for Scale<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(g) = self.grads.remove::<D>(param.id) {
+            self.grads.register(param.id, g * self.factor.clone().unsqueeze::<D>());
+        }
+    }
+}
+
+/// Scales `grads` so their global L2 norm is at most `max_norm` (PyTorch's
+/// `clip_grad_norm_`), without reading anything back. Returns the norm before clipping, `[1]`.
+pub fn clip_grad_norm<M: Module>(module: &M, grads: &mut GradientsParams, max_norm: f64, device: &Device) -> Tensor<1> {
+    let mut norm = SquaredNorm { grads, total: None };
+    module.visit(&mut norm);
+    let norm = norm.total.map_or_else(|| Tensor::zeros([1], device), Tensor::sqrt);
+    if max_norm > 0.0 {
+        let factor = (norm.clone() + 1e-6).recip().mul_scalar(max_norm).clamp_max(1.0);
+        module.visit(&mut Scale { grads, factor });
+    }
+    norm
+}
+
+fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int> {
+    let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
+    Tensor::from_data(TensorData::new(v, [labels.len()]), device)
+}
+
+/// Mean cross-entropy of host-side logits rows.
+fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
+    let total: f64 = logits
+        .chunks(k)
+        .zip(labels)
+        .map(|(row, &y)| -(softmax(row)[y].max(1e-30) as f64).ln())
+        .sum();
+    (total / labels.len().max(1) as f64) as f32
+}
+
+impl FineTuner {
+    /// Prepares a run on `device` (an autodiff device: `Device::flex().autodiff()`, say).
+    /// `bert` must live on `device`; `train` and `valid` come from [`encode_examples`].
+    pub fn new(
+        bert: BertModel,
+        pad_id: u32,
+        max_len: usize,
+        labels: Vec<String>,
+        train: Vec<LabeledText>,
+        valid: Vec<LabeledText>,
+        config: FineTuneConfig,
+        device: &Device,
+    ) -> crate::Result<Self> {
+        if labels.len() < 2 {
+            return Err(Error::Training(format!("a classifier needs at least two labels; the data has {}", labels.len())));
+        }
+        if train.is_empty() || valid.is_empty() {
+            return Err(Error::Training("both the training and the validation set need examples".into()));
+        }
+        if let Some(bad) = train.iter().chain(&valid).find(|t| t.label >= labels.len()) {
+            return Err(Error::Training(format!("label id {} is out of range", bad.label)));
+        }
+        let layers = bert.num_layers();
+        config.features.check(layers, bert.pooler.is_some())?;
+        let head_epochs = if config.mode == TrainMode::Full { 0 } else { config.head_epochs };
+        let full_epochs = if config.mode == TrainMode::HeadOnly { 0 } else { config.epochs };
+        if head_epochs + full_epochs == 0 {
+            return Err(Error::Training("nothing to train: set at least one epoch".into()));
+        }
+        device.seed(config.seed);
+        let hidden = bert.embeddings.word_embeddings.weight.dims()[1];
+        let width = config.features.width(hidden, layers);
+        let head = ClassificationHeadConfig::new(width, labels.len()).with_dropout(config.dropout).init(device);
+        let per_epoch = steps_per_epoch(train.len(), config.batch_size);
+        let total_steps = per_epoch * (head_epochs + full_epochs);
+        let phase = if config.mode == TrainMode::Full { Phase::Full } else { Phase::Features };
+        let rng = Rng::new(config.seed);
+        let mut tuner = Self {
+            labels,
+            max_len,
+            pad_id,
+            device: device.clone(),
+            model: BertClassifier { bert, head, spec: config.features },
+            train,
+            valid,
+            phase,
+            feature_rows: Vec::new(),
+            feature_done: 0,
+            train_features: None,
+            valid_features: None,
+            optim: None,
+            order: Vec::new(),
+            cursor: 0,
+            epoch: 0,
+            phase_step: 0,
+            phase_steps: 0,
+            step: 0,
+            total_steps,
+            since_eval: (0.0, 0, 0),
+            eval: None,
+            best: None,
+            rng,
+            config,
+        };
+        if phase == Phase::Full {
+            tuner.start_phase(Phase::Full);
+        }
+        Ok(tuner)
+    }
+
+    /// The run's configuration.
+    pub fn config(&self) -> &FineTuneConfig {
+        &self.config
+    }
+
+    /// Where the run stands.
+    pub fn progress(&self) -> Progress {
+        Progress { phase: self.phase, step: self.step, total_steps: self.total_steps }
+    }
+
+    /// Labels, features and length of the classifier being trained.
+    pub fn meta(&self) -> ClassifierMeta {
+        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len }
+    }
+
+    fn epochs_of(&self, phase: Phase) -> usize {
+        match phase {
+            Phase::Head => self.config.head_epochs,
+            Phase::Full => self.config.epochs,
+            _ => 0,
+        }
+    }
+
+    fn start_phase(&mut self, phase: Phase) -> Event {
+        self.phase = phase;
+        self.epoch = 0;
+        self.phase_step = 0;
+        self.phase_steps = steps_per_epoch(self.train.len(), self.config.batch_size) * self.epochs_of(phase);
+        self.optim = Some(adamw(self.config.weight_decay));
+        self.since_eval = (0.0, 0, 0);
+        self.new_epoch_order();
+        Event::PhaseStarted { phase, steps: self.phase_steps }
+    }
+
+    fn new_epoch_order(&mut self) {
+        let mut order: Vec<usize> = (0..self.train.len()).collect();
+        self.rng.shuffle(&mut order);
+        self.order = order;
+        self.cursor = 0;
+    }
+
+    fn fractional_epoch(&self) -> f32 {
+        self.epoch as f32 + self.cursor as f32 / self.order.len().max(1) as f32
+    }
+
+    /// The cached frozen features `(training, validation)`, while the head stage has them.
+    pub fn features(&self) -> Option<(Tensor<2>, Tensor<2>)> {
+        Some((self.train_features.clone()?, self.valid_features.clone()?))
+    }
+
+    /// Skips the feature stage, using features cached by an earlier run on the same examples,
+    /// encoder and feature choice (a restart with another seed, say).
+    pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<Event> {
+        let width = self.model.head.classifier.weight.dims()[0];
+        if self.phase != Phase::Features
+            || train.dims() != [self.train.len(), width]
+            || valid.dims() != [self.valid.len(), width]
+        {
+            return Err(Error::Training("the cached features do not fit this run".into()));
+        }
+        self.train_features = Some(train);
+        self.valid_features = Some(valid);
+        Ok(self.start_phase(Phase::Head))
+    }
+
+    /// Does the next unit of work.
+    pub async fn advance(&mut self) -> crate::Result<Event> {
+        match self.phase {
+            Phase::Features => self.feature_batch().await,
+            Phase::Head | Phase::Full if self.eval.is_some() => self.eval_batch().await,
+            Phase::Head | Phase::Full => self.train_step().await,
+            Phase::Done => Ok(Event::Finished),
+        }
+    }
+
+    /// Frozen features for the next batch (training examples, then validation).
+    async fn feature_batch(&mut self) -> crate::Result<Event> {
+        let total = self.train.len() + self.valid.len();
+        let batch_size = self.config.batch_size.max(8);
+        let end = (self.feature_done + batch_size).min(total);
+        let rows: Vec<Encoded> = (self.feature_done..end)
+            .map(|i| if i < self.train.len() { &self.train[i] } else { &self.valid[i - self.train.len()] })
+            .map(|t| t.encoded.clone())
+            .collect();
+        // The frozen encoder runs without autodiff and without dropout.
+        let inner = self.device.clone().inner();
+        let bert = self.model.bert.valid();
+        let batch = Batch::from_encoded(&rows, self.pad_id);
+        let x = features(&bert, BertInput::from_batch(&batch, &inner), self.config.features)?;
+        let values = read_f32(x).await?;
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Device("the encoder produced NaN or infinite features".into()));
+        }
+        self.feature_rows.extend(values);
+        self.feature_done = end;
+        if end == total {
+            let width = self.feature_rows.len() / total;
+            let rows = std::mem::take(&mut self.feature_rows);
+            let split = self.train.len() * width;
+            let make = |v: Vec<f32>, n: usize| Tensor::<2>::from_data(TensorData::new(v, [n, width]), &self.device);
+            self.valid_features = Some(make(rows[split..].to_vec(), self.valid.len()));
+            self.train_features = Some(make(rows[..split].to_vec(), self.train.len()));
+            return Ok(self.start_phase(Phase::Head));
+        }
+        Ok(Event::Features { done: end, total })
+    }
+
+    async fn train_step(&mut self) -> crate::Result<Event> {
+        let end = (self.cursor + self.config.batch_size).min(self.order.len());
+        let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
+        let labels: Vec<usize> = idx.iter().map(|&i| self.train[i].label).collect();
+        let n = idx.len();
+        let k = self.labels.len();
+        let lr = linear_schedule(
+            self.phase_step,
+            self.phase_steps,
+            (self.phase_steps as f64 * self.config.warmup_ratio).round() as usize,
+            if self.phase == Phase::Head { self.config.head_learning_rate } else { self.config.learning_rate },
+        );
+        let targets = labels_tensor(&labels, &self.device);
+        let inner = self.device.clone().inner();
+
+        let (loss, logits, grads, norm) = if self.phase == Phase::Head {
+            let feats = self.train_features.clone().expect("features are cached before the head stage");
+            let ids: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
+            let x = feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device));
+            let logits = self.model.head.forward(x);
+            let loss = ClassificationHead::loss(logits.clone(), targets);
+            let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
+            let norm = clip_grad_norm(&self.model.head, &mut grads, self.config.max_grad_norm, &inner);
+            (loss, logits, grads, norm)
+        } else {
+            let rows: Vec<Encoded> = idx.iter().map(|&i| self.train[i].encoded.clone()).collect();
+            let batch = Batch::from_encoded(&rows, self.pad_id);
+            let logits = self.model.forward(BertInput::from_batch(&batch, &self.device))?;
+            let loss = ClassificationHead::loss(logits.clone(), targets);
+            let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
+            let norm = clip_grad_norm(&self.model, &mut grads, self.config.max_grad_norm, &inner);
+            (loss, logits, grads, norm)
+        };
+
+        // One read-back per step: loss, gradient norm and logits together.
+        let summary = Tensor::cat(vec![loss.inner(), norm, logits.inner().reshape([n * k])], 0);
+        let values = read_f32(summary).await?;
+        let (loss, grad_norm) = (values[0], values[1]);
+        if !loss.is_finite() || !grad_norm.is_finite() {
+            self.phase = Phase::Done;
+            return Err(Error::Training(format!(
+                "the loss became {} at step {}: training stopped before that step's update, so the model keeps its last good weights. Try a lower learning rate.",
+                if loss.is_finite() { "finite but the gradients did not" } else { "NaN or infinite" },
+                self.step + 1
+            )));
+        }
+        let correct = values[2..].chunks(k).zip(&labels).filter(|(row, y)| argmax(row) == **y).count();
+
+        let optim = self.optim.as_mut().expect("an optimizer per stage");
+        if self.phase == Phase::Head {
+            self.model.head = optim.step(lr, self.model.head.clone(), grads);
+        } else {
+            self.model = optim.step(lr, self.model.clone(), grads);
+        }
+        self.cursor = end;
+        self.phase_step += 1;
+        self.step += 1;
+        self.since_eval.0 += f64::from(loss) * n as f64;
+        self.since_eval.1 += correct;
+        self.since_eval.2 += n;
+
+        let end_of_epoch = self.cursor >= self.order.len();
+        let periodic = self.config.eval_every > 0 && self.phase_step % self.config.eval_every == 0;
+        if end_of_epoch || periodic {
+            self.eval = Some(EvalState { next: 0, logits: Vec::with_capacity(self.valid.len() * k), end_of_epoch });
+        }
+        Ok(Event::Step(StepPoint { phase: self.phase, step: self.step, epoch: self.fractional_epoch(), loss, lr, grad_norm }))
+    }
+
+    async fn eval_batch(&mut self) -> crate::Result<Event> {
+        let inner = self.device.clone().inner();
+        let state = self.eval.as_mut().expect("called while evaluating");
+        let total = self.valid.len();
+        if self.phase == Phase::Head {
+            let head = self.model.head.valid();
+            let feats = self.valid_features.clone().expect("cached").inner();
+            state.logits = read_f32(head.forward(feats)).await?;
+            state.next = total;
+        } else {
+            let end = (state.next + self.config.batch_size.max(16)).min(total);
+            let rows: Vec<Encoded> = self.valid[state.next..end].iter().map(|t| t.encoded.clone()).collect();
+            let model = self.model.valid();
+            let batch = Batch::from_encoded(&rows, self.pad_id);
+            let logits = model.forward(BertInput::from_batch(&batch, &inner))?;
+            state.logits.extend(read_f32(logits).await?);
+            state.next = end;
+            if end < total {
+                return Ok(Event::Evaluating { done: end, total });
+            }
+        }
+        let state = self.eval.take().expect("evaluating");
+        let k = self.labels.len();
+        if state.logits.iter().any(|v| !v.is_finite()) {
+            self.phase = Phase::Done;
+            return Err(Error::Training("the model produced NaN or infinite outputs on the validation set; training stopped".into()));
+        }
+        let truth: Vec<usize> = self.valid.iter().map(|t| t.label).collect();
+        let pred: Vec<usize> = state.logits.chunks(k).map(argmax).collect();
+        let metrics = Metrics::new(&truth, &pred, &self.labels);
+        let valid_loss = cross_entropy(&state.logits, &truth, k);
+        let best = self.best.as_ref().is_none_or(|b| metrics.accuracy > b.metrics.accuracy);
+        if best {
+            let probs = state.logits.chunks(k).map(softmax).collect();
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), probs });
+        }
+        let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
+        let report = EvalReport {
+            phase: self.phase,
+            step: self.step,
+            epoch: self.fractional_epoch(),
+            train_loss: (loss_sum / seen.max(1) as f64) as f32,
+            train_accuracy: correct as f32 / seen.max(1) as f32,
+            valid_loss,
+            metrics,
+            best,
+        };
+        if state.end_of_epoch {
+            self.epoch += 1;
+            if self.epoch < self.epochs_of(self.phase) {
+                self.new_epoch_order();
+            } else if self.phase == Phase::Head && self.config.mode == TrainMode::FreezeThenUnfreeze && self.config.epochs > 0 {
+                // Free the cached features; the encoder now trains.
+                self.train_features = None;
+                self.valid_features = None;
+                self.start_phase(Phase::Full);
+            } else {
+                self.phase = Phase::Done;
+            }
+        }
+        Ok(Event::Evaluated(Box::new(report)))
+    }
+
+    /// The weights with the best validation accuracy so far (the current ones before any
+    /// evaluation), ready for inference.
+    pub fn best_model(&self) -> BertClassifier {
+        self.best.as_ref().map_or(&self.model, |b| &b.model).valid()
+    }
+
+    /// The best validation accuracy so far.
+    pub fn best_accuracy(&self) -> Option<f32> {
+        self.best.as_ref().map(|b| b.metrics.accuracy)
+    }
+
+    /// Validation metrics and per-example probabilities (validation order) of the best
+    /// weights, once evaluated.
+    pub fn best(&self) -> Option<(&Metrics, &[Vec<f32>])> {
+        self.best.as_ref().map(|b| (&b.metrics, b.probs.as_slice()))
+    }
+}
+
+/// Class probabilities for encoded texts, `batch_size` at a time.
+pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
+    let k = model.num_labels();
+    let mut out = Vec::with_capacity(encoded.len());
+    for chunk in encoded.chunks(batch_size.max(1)) {
+        let batch = Batch::from_encoded(chunk, pad_id);
+        let logits = read_f32(model.forward(BertInput::from_batch(&batch, device))?).await?;
+        if logits.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Device("the model produced NaN or infinite outputs".into()));
+        }
+        out.extend(logits.chunks(k).map(softmax));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+    use crate::model::BertModelConfig;
+    use crate::pooling::Pooling;
+
+    #[test]
+    fn schedule_warms_up_then_decays_to_zero() {
+        let lr: Vec<f64> = (0..10).map(|s| linear_schedule(s, 10, 2, 1.0)).collect();
+        assert_eq!(lr[0], 0.5);
+        assert_eq!(lr[1], 1.0);
+        assert_eq!(lr[2], 1.0);
+        assert!((lr[9] - 0.125).abs() < 1e-12);
+        assert!(lr.windows(2).skip(2).all(|w| w[1] < w[0]));
+        assert_eq!(linear_schedule(10, 10, 2, 1.0), 0.0);
+    }
+
+    #[test]
+    fn global_norm_clipping_matches_the_definition() {
+        let device = Device::flex().autodiff();
+        let head = ClassificationHeadConfig::new(3, 2).with_dropout(0.0).init(&device);
+        let x = Tensor::<2>::from_data(TensorData::new(vec![30.0f32, -40.0, 50.0], [1, 3]), &device);
+        let loss = ClassificationHead::loss(head.forward(x), labels_tensor(&[1], &device));
+        let mut grads = GradientsParams::from_grads(loss.backward(), &head);
+        let inner = device.clone().inner();
+        let flat = |g: &GradientsParams| -> Vec<f32> {
+            let w = g.get::<2>(head.classifier.weight.id).unwrap().into_data().try_to_vec::<f32>().unwrap();
+            let b = g.get::<1>(head.classifier.bias.as_ref().unwrap().id).unwrap().into_data().try_to_vec::<f32>().unwrap();
+            [w, b].concat()
+        };
+        let before = flat(&grads);
+        let want = before.iter().map(|g| g * g).sum::<f32>().sqrt();
+        assert!(want > 1.0, "test needs a large gradient, got {want}");
+        let norm = clip_grad_norm(&head, &mut grads, 1.0, &inner).into_scalar::<f32>();
+        assert!((norm - want).abs() < 1e-3 * want, "{norm} vs {want}");
+        let after = flat(&grads);
+        let clipped = after.iter().map(|g| g * g).sum::<f32>().sqrt();
+        assert!((clipped - 1.0).abs() < 1e-4, "{clipped}");
+        for (a, b) in after.iter().zip(&before) {
+            assert!((a - b / want).abs() < 1e-5);
+        }
+    }
+
+    /// A separable toy task: label 1 iff the sentence contains token 7 ("good"), else it contains
+    /// token 8 ("bad"); the other tokens are noise.
+    fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|i| {
+                let label = i % 2;
+                let mut ids = vec![2u32];
+                let len = 3 + rng.below(6);
+                let at = rng.below(len);
+                for j in 0..len {
+                    ids.push(if j == at { 7 + (1 - label as u32) } else { 10 + rng.below(50) as u32 });
+                }
+                ids.push(3);
+                let tokens = ids
+                    .iter()
+                    .map(|&id| crate::tokenizer::Token { piece: format!("t{id}"), id, type_id: 0, offsets: (0, 0), special: id < 5 })
+                    .collect();
+                LabeledText { encoded: Encoded { tokens, truncated_from: None }, label }
+            })
+            .collect()
+    }
+
+    fn run(mode: TrainMode, spec: FeatureSpec) -> (Vec<EvalReport>, Vec<StepPoint>, FineTuner) {
+        let device = Device::flex().autodiff();
+        device.seed(1);
+        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let bert = BertModelConfig::new(config).init(&device);
+        let train = toy(96, 1);
+        let valid = toy(32, 2);
+        let cfg = FineTuneConfig::new()
+            .with_mode(mode)
+            .with_features(spec)
+            .with_batch_size(16)
+            .with_learning_rate(1e-3)
+            .with_epochs(4)
+            .with_head_learning_rate(1e-2)
+            .with_head_epochs(5)
+            .with_seed(3);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["neg".into(), "pos".into()], train, valid, cfg, &device).unwrap();
+        let (mut evals, mut steps) = (Vec::new(), Vec::new());
+        for _ in 0..10_000 {
+            match pollster::block_on(tuner.advance()).unwrap() {
+                Event::Finished => return (evals, steps, tuner),
+                Event::Evaluated(r) => evals.push(*r),
+                Event::Step(s) => steps.push(s),
+                _ => {}
+            }
+        }
+        panic!("the run did not finish");
+    }
+
+    #[test]
+    fn full_fine_tuning_learns_a_separable_task() {
+        let (evals, steps, tuner) = run(TrainMode::Full, FeatureSpec { pooling: Pooling::Cls, layers: Default::default() });
+        assert_eq!(steps.len(), 4 * 6);
+        assert_eq!(evals.len(), 4);
+        let last = evals.last().unwrap();
+        assert!(last.metrics.accuracy >= 0.9, "validation accuracy {}", last.metrics.accuracy);
+        assert!(last.train_loss < steps[0].loss * 0.5, "loss {} → {}", steps[0].loss, last.train_loss);
+        assert!(tuner.best_accuracy().unwrap() >= last.metrics.accuracy);
+    }
+
+    #[test]
+    fn freeze_then_unfreeze_runs_both_stages_and_keeps_the_best() {
+        let (evals, steps, tuner) = run(TrainMode::FreezeThenUnfreeze, FeatureSpec::default());
+        assert_eq!(evals.iter().filter(|e| e.phase == Phase::Head).count(), 5);
+        assert_eq!(evals.iter().filter(|e| e.phase == Phase::Full).count(), 4);
+        assert_eq!(steps.len(), 9 * 6);
+        let best = evals.iter().map(|e| e.metrics.accuracy).fold(0.0, f32::max);
+        assert_eq!(tuner.best_accuracy(), Some(best));
+        assert!(best >= 0.9, "best validation accuracy {best}");
+        // The kept weights are the best ones: re-evaluating them gives the best accuracy.
+        let model = tuner.best_model();
+        let device = Device::flex();
+        let valid = toy(32, 2);
+        let enc: Vec<Encoded> = valid.iter().map(|t| t.encoded.clone()).collect();
+        let probs = pollster::block_on(predict(&model, &enc, 0, 8, &device)).unwrap();
+        let acc = probs.iter().zip(&valid).filter(|(p, t)| argmax(p) == t.label).count() as f32 / 32.0;
+        assert_eq!(acc, best);
+        for p in &probs {
+            assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn head_only_never_changes_the_encoder() {
+        let device = Device::flex().autodiff();
+        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let bert = BertModelConfig::new(config).init(&device);
+        let before = bert.encoder.layer[0].attention.self_attn.query.weight.val().inner().into_data();
+        let (_, _, tuner) = {
+            let cfg = FineTuneConfig::new().with_head_epochs(2).with_batch_size(16);
+            let mut t = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 5), toy(8, 6), cfg, &device).unwrap();
+            while !matches!(pollster::block_on(t.advance()).unwrap(), Event::Finished) {}
+            ((), (), t)
+        };
+        let after = tuner.best_model().bert.encoder.layer[0].attention.self_attn.query.weight.val().into_data();
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn refuses_one_label_and_empty_sets() {
+        let device = Device::flex().autodiff();
+        let bert = || BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
+        let err = FineTuner::new(bert(), 0, 16, vec!["a".into()], toy(4, 1), toy(4, 2), FineTuneConfig::new(), &device).unwrap_err();
+        assert!(err.to_string().contains("two labels"), "{err}");
+        let err = FineTuner::new(bert(), 0, 16, vec!["a".into(), "b".into()], toy(4, 1), vec![], FineTuneConfig::new(), &device).unwrap_err();
+        assert!(err.to_string().contains("validation"), "{err}");
+    }
+}
