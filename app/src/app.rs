@@ -9,7 +9,11 @@ use leptos::task::spawn_local;
 
 use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
-use crate::panels::{DeviceCheckPanel, EmbeddingPanel, Header, ModelPanel, SimilarityPanel, TokensPanel};
+use crate::panels::{
+    DeviceCheckPanel, EmbeddingPanel, Header, ModelPanel, SimilarityPanel, StudioDataPanel, StudioResultsPanel, StudioTrainPanel,
+    TokensPanel,
+};
+use crate::studio::Studio;
 
 /// How far loading the model has got.
 #[derive(Debug, Clone, PartialEq)]
@@ -203,6 +207,17 @@ pub async fn run_device_check(state: AppState) {
     }
 }
 
+/// The page's two tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tab {
+    Explore,
+    Studio,
+}
+
+fn current_hash() -> String {
+    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+}
+
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
@@ -226,6 +241,14 @@ pub fn App() -> impl IntoView {
         sentence_b: RwSignal::new(String::new()),
     };
     provide_context(state);
+    provide_context(Studio::new());
+    let tab = RwSignal::new(if current_hash() == "#studio" { Tab::Studio } else { Tab::Explore });
+    let show = move |t: Tab| {
+        tab.set(t);
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().set_hash(if t == Tab::Studio { "studio" } else { "explore" });
+        }
+    };
     spawn_local(async move {
         let models = engine::available_models().await;
         state.models.update(|m| {
@@ -240,12 +263,26 @@ pub fn App() -> impl IntoView {
 
     view! {
         <Header />
+        <nav class="tabs" role="tablist">
+            <button role="tab" data-testid="tab-explore" class:active=move || tab.get() == Tab::Explore
+                aria-selected=move || (tab.get() == Tab::Explore).to_string() on:click=move |_| show(Tab::Explore)>"Explore BERT"</button>
+            <button role="tab" data-testid="tab-studio" class:active=move || tab.get() == Tab::Studio
+                aria-selected=move || (tab.get() == Tab::Studio).to_string() on:click=move |_| show(Tab::Studio)>"Fine-tuning studio"</button>
+        </nav>
         <main>
             <ModelPanel />
-            <TokensPanel />
-            <EmbeddingPanel />
-            <SimilarityPanel />
-            <DeviceCheckPanel />
+            // Both tabs stay mounted (hidden, not removed), so work in one survives a visit to the other.
+            <div class="tab-body" class:hidden=move || tab.get() != Tab::Explore>
+                <TokensPanel />
+                <EmbeddingPanel />
+                <SimilarityPanel />
+                <DeviceCheckPanel />
+            </div>
+            <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>
+                <StudioDataPanel />
+                <StudioTrainPanel />
+                <StudioResultsPanel />
+            </div>
         </main>
         <footer>
             "bertbench runs entirely in this tab: no text you type leaves your computer. "

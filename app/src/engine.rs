@@ -75,8 +75,9 @@ pub async fn gpu() -> Result<Gpu, String> {
     if let Some(known) = GPU.with(|g| g.borrow().clone()) {
         return known;
     }
-    let has_api = web_sys::window()
-        .map(|w| js_sys::Reflect::has(&w.navigator(), &"gpu".into()).unwrap_or(false))
+    // `navigator.gpu`, in the page or in a worker.
+    let has_api = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())
+        .map(|n| js_sys::Reflect::has(&n, &"gpu".into()).unwrap_or(false))
         .unwrap_or(false);
     let result = if !has_api {
         Err("this browser has no WebGPU".to_string())
@@ -112,7 +113,7 @@ fn describe_gpu_error(raw: &str) -> String {
 async fn adapter_description() -> Option<String> {
     use js_sys::{Function, Promise, Reflect};
     use wasm_bindgen::JsCast;
-    let navigator = web_sys::window()?.navigator();
+    let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
     let gpu = Reflect::get(&navigator, &"gpu".into()).ok()?;
     let request: Function = Reflect::get(&gpu, &"requestAdapter".into()).ok()?.dyn_into().ok()?;
     let promise: Promise = request.call0(&gpu).ok()?.dyn_into().ok()?;

@@ -15,8 +15,9 @@ fn js_err(what: &str, e: JsValue) -> String {
 
 /// Downloads `url` (relative to the page), calling `progress(received, total)` as bytes arrive.
 pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Vec<u8>, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let response: Response = JsFuture::from(window.fetch_with_str(url))
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    // `fetch` is the same function on Window and WorkerGlobalScope.
+    let response: Response = JsFuture::from(global.fetch_with_str(url))
         .await
         .map_err(|e| js_err(&format!("could not download {url}"), e))?
         .dyn_into()
@@ -66,11 +67,21 @@ pub async fn fetch_optional(url: &str) -> Result<Option<Vec<u8>>, String> {
     }
 }
 
-/// Lets the browser paint and handle input before the next piece of work.
+/// Lets the browser paint and handle input (or, in the worker, messages) before the next piece
+/// of work.
 pub async fn yield_to_browser() {
+    sleep_ms(0).await;
+}
+
+/// Waits `ms` milliseconds with `setTimeout`, in the page or in a worker.
+pub async fn sleep_ms(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let window = web_sys::window().expect("window");
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        let global = js_sys::global();
+        if let Ok(set_timeout) = Reflect::get(&global, &"setTimeout".into()).and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from)) {
+            let _ = set_timeout.call2(&global, &resolve, &JsValue::from(ms));
+        } else {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
     });
     let _ = JsFuture::from(promise).await;
 }

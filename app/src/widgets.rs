@@ -41,7 +41,111 @@ pub fn megabytes(n: u64) -> String {
     format!("{:.1} MB", n as f64 / 1_048_576.0)
 }
 
-/// Milliseconds since page load.
+/// Milliseconds since page (or worker) start.
 pub fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    use wasm_bindgen::JsCast;
+    js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// One line of a [`LineChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend name.
+    pub name: String,
+    /// CSS colour.
+    pub color: &'static str,
+    /// `(x, y)` points in x order.
+    pub points: Vec<(f64, f64)>,
+    /// Draw a dot at each point (for sparse series such as evaluations).
+    pub dots: bool,
+}
+
+/// "Nice" tick values covering `[lo, hi]`.
+fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let span = (hi - lo).max(1e-12);
+    let raw = span / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| span / s <= n as f64).unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() * step;
+    (0..=n * 2).map(|i| first + i as f64 * step).take_while(|v| *v <= hi + step * 1e-9).collect()
+}
+
+fn tick_label(v: f64) -> String {
+    if v.abs() >= 100.0 || v == v.trunc() { format!("{v:.0}") } else if v.abs() >= 1.0 { format!("{v:.1}") } else { format!("{v:.2}") }
+}
+
+/// A small SVG line chart with axes, ticks and a legend.
+#[component]
+pub fn LineChart(
+    #[prop(into)] series: Signal<Vec<Series>>,
+    #[prop(into)] x_label: String,
+    #[prop(into)] y_label: String,
+    /// Fixed y range (for example accuracy in `[0, 1]`); otherwise fitted to the data.
+    #[prop(optional)] y_range: Option<(f64, f64)>,
+    #[prop(into, optional)] testid: String,
+) -> impl IntoView {
+    const W: f64 = 460.0;
+    const H: f64 = 220.0;
+    const L: f64 = 46.0;
+    const R: f64 = 10.0;
+    const T: f64 = 10.0;
+    const B: f64 = 34.0;
+    let body = move || {
+        let all = series.get();
+        let pts: Vec<(f64, f64)> = all.iter().flat_map(|s| s.points.iter().copied()).filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        if pts.is_empty() {
+            return view! { <text x=W / 2.0 y=H / 2.0 text-anchor="middle" class="chart-empty">"no data yet"</text> }.into_any();
+        }
+        let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+        let (mut y0, mut y1) = y_range.unwrap_or_else(|| pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1))));
+        if x1 - x0 < 1e-9 {
+            x0 -= 0.5;
+            x1 += 0.5;
+        }
+        if y1 - y0 < 1e-9 {
+            y0 -= 0.5;
+            y1 += 0.5;
+        }
+        if y_range.is_none() {
+            y0 = y0.min(0.0);
+        }
+        let sx = move |x: f64| L + (x - x0) / (x1 - x0) * (W - L - R);
+        let sy = move |y: f64| H - B - (y - y0) / (y1 - y0) * (H - T - B);
+        let xt = ticks(x0, x1, 5);
+        let yt = ticks(y0, y1, 4);
+        view! {
+            <g>
+                {yt.into_iter().map(|v| view! {
+                    <line x1=L x2=W - R y1=sy(v) y2=sy(v) class="grid" />
+                    <text x=L - 5.0 y=sy(v) + 4.0 text-anchor="end" class="tick">{tick_label(v)}</text>
+                }).collect_view()}
+                {xt.into_iter().map(|v| view! {
+                    <text x=sx(v) y=H - B + 15.0 text-anchor="middle" class="tick">{tick_label(v)}</text>
+                }).collect_view()}
+                <line x1=L x2=W - R y1=H - B y2=H - B class="axis" />
+                <line x1=L x2=L y1=T y2=H - B class="axis" />
+                {all.into_iter().map(|s| {
+                    let d: String = s.points.iter().filter(|(x, y)| x.is_finite() && y.is_finite())
+                        .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect::<Vec<_>>().join(" ");
+                    let dots = s.dots.then(|| s.points.iter().map(|&(x, y)| view! { <circle cx=sx(x) cy=sy(y) r="3" fill=s.color /> }).collect_view());
+                    view! { <polyline points=d fill="none" stroke=s.color stroke-width="1.6" />{dots} }
+                }).collect_view()}
+            </g>
+        }.into_any()
+    };
+    let legend = move || series.get().into_iter().map(|s| view! { <span><i style:background=s.color></i>{s.name}</span> }).collect_view();
+    view! {
+        <figure class="chart" data-testid=testid>
+            <svg viewBox=format!("0 0 {W} {H}") role="img">
+                {body}
+                <text x=(W + L) / 2.0 y=H - 4.0 text-anchor="middle" class="axis-label">{x_label.clone()}</text>
+                <text x="12" y=(H - B) / 2.0 text-anchor="middle" class="axis-label" transform=format!("rotate(-90 12 {})", (H - B) / 2.0)>{y_label.clone()}</text>
+            </svg>
+            <figcaption class="legend">{legend}</figcaption>
+        </figure>
+    }
 }

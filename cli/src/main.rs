@@ -9,6 +9,12 @@
 //!     the tiny-model comparison of wgpu against the CPU that the page runs
 //! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32]
 //!     embedding throughput on the first N sentences of a TSV (first column), as a table
+//! bertbench finetune --model DIR --train FILE [--valid FILE] [--mode head|full|ftu]
+//!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
+//!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 1e-3] [--head-epochs 10]
+//!     [--seed 42] [--backend cpu|wgpu] [--out DIR]
+//!     the page's fine-tuning run, natively: evaluations and timings as a table, and the
+//!     classifier exported as a Hugging Face folder with --out
 //! ```
 
 use std::fs;
@@ -23,6 +29,9 @@ use bertbench_core::device_check::compare_devices;
 use bertbench_core::inference::EmbedOptions;
 use bertbench_core::model::BertModelConfig;
 use bertbench_core::Pooling;
+use bertbench_core::classifier::{self, FeatureLayers, FeatureSpec};
+use bertbench_core::data;
+use bertbench_core::train::{Event, FineTuneConfig, FineTuner, Phase, TrainMode, encode_examples};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -33,7 +42,8 @@ fn main() -> ExitCode {
         Some("embed") => embed(&args[1..]),
         Some("check-device") => check_device(),
         Some("bench") => bench(&args[1..]),
-        _ => Err("usage: bertbench <init | embed | check-device> (see the source's header)".into()),
+        Some("finetune") => finetune(&args[1..]),
+        _ => Err("usage: bertbench <init | embed | check-device | bench | finetune> (see the source's header)".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -184,4 +194,129 @@ fn check_device() -> Result {
     let report = pollster::block_on(compare_devices(&Device::flex(), &gpu, 42)).map_err(|e| e.to_string())?;
     println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
     if report.passed { Ok(()) } else { Err("wgpu disagrees with the CPU".into()) }
+}
+
+fn parse<T: std::str::FromStr>(args: &Args, name: &str, default: T) -> Result<T> {
+    match args.get(name) {
+        None => Ok(default),
+        Some(v) => v.parse().map_err(|_| format!("--{name}: {v:?} is not a valid value")),
+    }
+}
+
+fn dataset(path: &str) -> Result<data::Dataset> {
+    let bytes = read(Path::new(path))?;
+    let table = data::parse_table(&bytes, Some(path)).map_err(|e| format!("{path}: {e}"))?;
+    let map = data::guess_columns(&table);
+    let set = data::to_examples(&table, &map).map_err(|e| format!("{path}: {e}"))?;
+    if !set.skipped.is_empty() {
+        eprintln!("{path}: skipped {} row(s), e.g. line {}: {}", set.skipped.len(), set.skipped[0].line, set.skipped[0].reason);
+    }
+    Ok(set)
+}
+
+fn finetune(args: &[String]) -> Result {
+    let args = Args::parse(args)?;
+    let backend = args.get("backend").unwrap_or("cpu");
+    let device = device(backend)?.autodiff();
+    let mode = match args.get("mode").unwrap_or("head") {
+        "head" => TrainMode::HeadOnly,
+        "full" => TrainMode::Full,
+        "ftu" => TrainMode::FreezeThenUnfreeze,
+        other => return Err(format!("unknown mode {other}; use head, full or ftu")),
+    };
+    let pooling = match args.get("pooling").unwrap_or("mean") {
+        "mean" => Pooling::Mean,
+        "cls" => Pooling::Cls,
+        "pooler" => Pooling::Pooler,
+        other => return Err(format!("unknown pooling {other}; use mean, cls or pooler")),
+    };
+    let layers = match args.get("layers").unwrap_or("last") {
+        "last" => FeatureLayers::Last,
+        "second" => FeatureLayers::SecondToLast,
+        "sum4" => FeatureLayers::SumLastFour,
+        "cat4" => FeatureLayers::ConcatLastFour,
+        other => return Err(format!("unknown layers {other}; use last, second, sum4 or cat4")),
+    };
+    let defaults = FineTuneConfig::new();
+    let config = FineTuneConfig::new()
+        .with_mode(mode)
+        .with_features(FeatureSpec { pooling, layers })
+        .with_batch_size(parse(&args, "batch", defaults.batch_size)?)
+        .with_learning_rate(parse(&args, "lr", defaults.learning_rate)?)
+        .with_epochs(parse(&args, "epochs", defaults.epochs)?)
+        .with_head_learning_rate(parse(&args, "head-lr", defaults.head_learning_rate)?)
+        .with_head_epochs(parse(&args, "head-epochs", defaults.head_epochs)?)
+        .with_seed(parse(&args, "seed", defaults.seed)?);
+    let max_len: usize = parse(&args, "max-len", 64)?;
+
+    let dir = PathBuf::from(args.require("model")?);
+    let bert = load_dir(&dir, &device)?;
+    let tokenizer = bert.tokenizer.with_max_len(max_len);
+    let train_set = dataset(args.require("train")?)?;
+    let (train, valid) = match args.get("valid") {
+        Some(v) => (train_set.examples.clone(), dataset(v)?.examples),
+        None => {
+            let split = train_set.split(0.2, 13).map_err(|e| e.to_string())?;
+            let pick = |idx: &[usize]| idx.iter().map(|&i| train_set.examples[i].clone()).collect::<Vec<_>>();
+            (pick(&split.train), pick(&split.valid))
+        }
+    };
+    let labels = train_set.labels.clone();
+    let train = encode_examples(&tokenizer, &train, &labels).map_err(|e| e.to_string())?;
+    let valid = encode_examples(&tokenizer, &valid, &labels).map_err(|e| e.to_string())?;
+    eprintln!("{} training / {} validation examples, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
+    let mut tuner = FineTuner::new(bert.model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(|e| e.to_string())?;
+
+    let start = Instant::now();
+    let mut stage_start = Instant::now();
+    let mut stage_steps = 0usize;
+    let mut rows = Vec::new();
+    let mut feature_secs = 0.0;
+    loop {
+        match pollster::block_on(tuner.advance()).map_err(|e| e.to_string())? {
+            Event::Finished => break,
+            Event::PhaseStarted { phase, .. } => {
+                if phase == Phase::Head {
+                    feature_secs = start.elapsed().as_secs_f64();
+                }
+                stage_start = Instant::now();
+                stage_steps = 0;
+            }
+            Event::Step(_) => stage_steps += 1,
+            Event::Evaluated(r) => {
+                let secs = stage_start.elapsed().as_secs_f64();
+                eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, valid accuracy {:.2}%", r.phase, r.epoch, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0);
+                rows.push((r, stage_steps as f64 / secs.max(1e-9)));
+            }
+            _ => {}
+        }
+    }
+    let total = start.elapsed().as_secs_f64();
+    println!("| stage | epoch | step | train loss | valid loss | valid accuracy | macro-F1 | steps/s |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (r, rate) in &rows {
+        println!(
+            "| {:?} | {:.2} | {} | {:.4} | {:.4} | {:.2}% | {:.4} | {:.2} |",
+            r.phase, r.epoch, r.step, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0, r.metrics.macro_f1, rate
+        );
+    }
+    println!();
+    println!(
+        "best validation accuracy {:.2}% · features {:.1} s · total {:.1} s · native {backend}",
+        tuner.best_accuracy().unwrap_or(0.0) * 100.0,
+        feature_secs,
+        total
+    );
+    if let Some(out) = args.get("out") {
+        let out = PathBuf::from(out);
+        let model = tuner.best_model();
+        let files = classifier::export(&bert.config, &model, &tuner.meta(), read_optional(&dir.join("tokenizer.json")).as_deref(), read_optional(&dir.join("vocab.txt")).as_deref())
+            .map_err(|e| e.to_string())?;
+        fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+        for (name, bytes) in files {
+            fs::write(out.join(&name), bytes).map_err(|e| format!("{name}: {e}"))?;
+        }
+        eprintln!("exported to {}", out.display());
+    }
+    Ok(())
 }

@@ -216,7 +216,7 @@ pub struct Table {
     pub has_header: bool,
     /// Column names: from the header, the JSON keys (in first-seen order), or `column 1`, ….
     pub columns: Vec<String>,
-    /// The data rows (header excluded; blank rows dropped).
+    /// The data rows (header excluded; blank lines dropped, rows of empty fields kept).
     pub rows: Vec<Record>,
 }
 
@@ -240,7 +240,7 @@ pub struct Record {
 ///
 /// Refuses files over [`MAX_FILE_BYTES`], empty files, binary files (a NUL byte), UTF-16 and
 /// non-UTF-8 text; a leading UTF-8 byte-order mark is dropped. CSV/TSV rows of the wrong length
-/// are kept as they are ([`to_examples`] reports them), blank rows are dropped, and whether the
+/// are kept as they are ([`to_examples`] reports them), blank lines are dropped, and whether the
 /// first row is a header is guessed (see [`looks_like_header`]). For JSON Lines, an invalid first
 /// line is an error; a later invalid line is kept as a [`Record`] with its `error` set.
 pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataError> {
@@ -302,9 +302,8 @@ fn parse_delimited(text: &str, format: Format, delimiter: u8) -> Result<Table, D
                         .take_while(|&&b| b == b'\n' || b == b'\r')
                         .count();
                 end = reader.position().byte() as usize;
-                if record.iter().all(|f| f.trim().is_empty()) {
-                    continue;
-                }
+                // A row of empty fields (",,") is kept: `to_examples` counts and lists it.
+                // Truly blank lines never reach here (the reader skips them).
                 last_start = start;
                 let line = lines.line_at(bytes, start);
                 raw.push(Record {
@@ -322,7 +321,8 @@ fn parse_delimited(text: &str, format: Format, delimiter: u8) -> Result<Table, D
             }
         }
     }
-    if raw.is_empty() {
+    // Nothing but separators is an empty file, not a table of empty rows.
+    if raw.iter().all(|r| r.fields.iter().all(|f| f.trim().is_empty())) {
         return Err(DataError::Empty);
     }
     // A quote that never closes swallows the rest of the file into one field: say so.
@@ -1373,18 +1373,21 @@ mod tests {
             fields(&t),
             [
                 vec!["Good film", "positive"],
+                vec!["", ""],
                 vec!["  Bad film  ", "negative"],
                 vec!["Two\r\nlines", "positive"],
                 vec!["Last", "negative"]
             ]
         );
-        assert_eq!(t.rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 5, 6, 8]);
+        assert_eq!(t.rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4, 5, 6, 8]);
         // Old Mac line ends (a lone CR).
         let mac = table("text,label\rGood,positive\r\rBad,negative\r", None);
         assert_eq!(mac.rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4]);
         let d = to_examples(&t, &guess_columns(&t)).unwrap();
         assert_eq!(d.examples[1].text, "Bad film");
-        assert!(d.skipped.is_empty());
+        // The row of empty fields is not dropped silently: it is listed as skipped.
+        assert_eq!(d.skipped.len(), 1);
+        assert_eq!((d.skipped[0].line, &d.skipped[0].reason), (4, &SkipReason::EmptyText));
     }
 
     #[test]

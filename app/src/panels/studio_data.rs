@@ -1,0 +1,209 @@
+//! Studio step 1: a labeled file in, columns mapped, checked before training.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use web_sys::{DragEvent, HtmlInputElement};
+
+use crate::app::AppState;
+use crate::studio::{EXAMPLE_CSV, Studio, file_list, read_files};
+
+const PREVIEW_ROWS: usize = 8;
+
+/// File picker / drop zone, column mapping, preview and validation report.
+#[component]
+pub fn StudioDataPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let dragging = RwSignal::new(false);
+
+    let take = move |files: web_sys::FileList, validation: bool| {
+        let files = file_list(&files);
+        spawn_local(async move {
+            let mut files = read_files(files).await;
+            if let Some((name, bytes)) = files.pop() {
+                studio.set_file(state, name, bytes, validation);
+            }
+        });
+    };
+    let on_pick = move |ev: web_sys::Event, validation: bool| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        if let Some(files) = input.files() {
+            take(files, validation);
+        }
+        input.set_value("");
+    };
+    let on_drop = move |ev: DragEvent| {
+        ev.prevent_default();
+        dragging.set(false);
+        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
+            take(files, false);
+        }
+    };
+    let use_example = move |_| studio.set_file(state, "sentiment.csv (built-in example)".into(), EXAMPLE_CSV.to_vec(), false);
+
+    // Re-check whenever the model (tokenizer) arrives or changes.
+    Effect::new(move |_| {
+        state.generation.get();
+        if studio.upload.get_untracked().is_some() {
+            studio.revalidate(state);
+        }
+    });
+
+    let column_select = move |which: &'static str| {
+        let options = move || {
+            studio.upload.get().map(|u| {
+                u.table.columns.iter().enumerate().map(|(i, c)| view! { <option value=i.to_string()>{c.clone()}</option> }).collect_view()
+            })
+        };
+        let current = move || {
+            let m = studio.columns.get();
+            match which {
+                "text" => m.text.to_string(),
+                "pair" => m.text_pair.map(|i| i.to_string()).unwrap_or_default(),
+                _ => m.label.map(|i| i.to_string()).unwrap_or_default(),
+            }
+        };
+        let on_change = move |ev| {
+            let v = event_target_value(&ev);
+            let idx = v.parse::<usize>().ok();
+            studio.columns.update(|m| match which {
+                "text" => m.text = idx.unwrap_or(0),
+                "pair" => m.text_pair = idx,
+                _ => m.label = idx,
+            });
+            studio.revalidate(state);
+        };
+        view! {
+            <select data-testid=format!("column-{which}") on:change=on_change prop:value=current>
+                {(which != "text").then(|| view! { <option value="">"(none)"</option> })}
+                {options}
+            </select>
+        }
+    };
+
+    let preview = move || {
+        studio.upload.get().map(|u| {
+            let t = u.table.clone();
+            view! {
+                <div class="scroll-x">
+                    <table class="plain preview" data-testid="data-preview">
+                        <tr><th>"line"</th>{t.columns.iter().map(|c| view! { <th>{c.clone()}</th> }).collect_view()}</tr>
+                        {t.rows.iter().take(PREVIEW_ROWS).map(|r| view! {
+                            <tr>
+                                <td class="muted">{r.line}</td>
+                                {r.fields.iter().map(|f| view! { <td>{clip(f, 90)}</td> }).collect_view()}
+                            </tr>
+                        }).collect_view()}
+                    </table>
+                    <p class="small muted">{format!("{} rows in {} ({:?}{}).", t.rows.len(), u.name, t.format, if t.has_header { ", with a header row" } else { ", no header row" })}</p>
+                </div>
+            }
+        })
+    };
+
+    let report = move || {
+        studio.prepared.get().map(|p| {
+            let r = p.report.clone();
+            let total: usize = r.class_counts.iter().map(|(_, n)| n).sum::<usize>().max(1);
+            let skipped = p.dataset.skipped.clone();
+            let max_len = studio.max_len.get_untracked();
+            view! {
+                <div data-testid="validation-report">
+                    <div class="facts">
+                        <div><b data-testid="usable-rows">{r.usable}</b>"usable examples"</div>
+                        <div><b>{r.total_rows - r.usable}</b>"skipped rows"</div>
+                        <div><b>{r.class_counts.len()}</b>"labels"</div>
+                        <div><b>{r.duplicates.len()}</b>"duplicates"</div>
+                        <div><b>{format!("{} / {:.0} / {}", r.token_lengths.max, r.token_lengths.mean, r.token_lengths.p95)}</b>"tokens max / mean / p95"</div>
+                        <div><b data-testid="over-max-len">{r.over_max_len}</b>{format!("longer than {max_len} (truncated)")}</div>
+                    </div>
+                    <div class="bars" data-testid="class-balance">
+                        {r.class_counts.iter().map(|(label, n)| {
+                            let pct = *n as f64 * 100.0 / total as f64;
+                            view! {
+                                <div class="bar-row">
+                                    <span class="bar-label">{label.clone()}</span>
+                                    <span class="bar"><span style:width=format!("{pct:.1}%")></span></span>
+                                    <span class="bar-value">{format!("{n} ({pct:.0}%)")}</span>
+                                </div>
+                            }
+                        }).collect_view()}
+                    </div>
+                    {r.errors.iter().map(|e| view! { <p class="banner err small" data-testid="data-problem">{e.clone()}</p> }).collect_view()}
+                    {r.warnings.iter().map(|w| view! { <p class="banner warn small" data-testid="data-warning">{w.clone()}</p> }).collect_view()}
+                    {(!skipped.is_empty()).then(|| view! {
+                        <details data-testid="skipped-rows">
+                            <summary>{format!("Show the {} skipped row(s)", skipped.len())}</summary>
+                            <table class="plain">
+                                <tr><th>"line"</th><th>"why"</th><th>"row"</th></tr>
+                                {skipped.iter().take(500).map(|s| view! {
+                                    <tr><td>{s.line}</td><td>{s.reason.to_string()}</td><td class="mono small">{clip(&s.preview, 80)}</td></tr>
+                                }).collect_view()}
+                            </table>
+                        </details>
+                    })}
+                </div>
+            }
+        })
+    };
+
+    view! {
+        <section class="card" data-testid="studio-data">
+            <h2>"1 · Labeled data"</h2>
+            <p class="hint">"A CSV, TSV or JSONL file with a text column and a label column (and optionally a second text column for sentence pairs). "
+                "It is read in this tab and never uploaded anywhere."</p>
+            <div class="dropzone" class:over=move || dragging.get()
+                on:dragover=move |ev: DragEvent| { ev.prevent_default(); dragging.set(true); }
+                on:dragleave=move |_| dragging.set(false)
+                on:drop=on_drop>
+                <span>"Drop a file here, or "</span>
+                <label class="filebutton">"choose a file"
+                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json" data-testid="data-file"
+                        on:change=move |ev| on_pick(ev, false) />
+                </label>
+                <span>" or "</span>
+                <button class="secondary" data-testid="use-example" on:click=use_example>"use the example dataset"</button>
+            </div>
+            {move || studio.data_error.get().map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+            {move || studio.upload.get().is_some().then(|| view! {
+                <div>
+                    <div class="row mapping">
+                        <label class="small">"Text " {column_select("text")}</label>
+                        <label class="small">"Second text (pairs) " {column_select("pair")}</label>
+                        <label class="small">"Label " {column_select("label")}</label>
+                    </div>
+                    {preview}
+                    {report}
+                    <div class="row">
+                        <label class="small">"Validation: "
+                            <select data-testid="valid-fraction"
+                                prop:disabled=move || studio.valid_upload.get().is_some()
+                                on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
+                                {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% held out (stratified)", f * 100.0)}</option> }).collect_view()}
+                            </select>
+                        </label>
+                        <label class="small">"split seed "
+                            <input type="number" class="num" prop:value=move || studio.split_seed.get().to_string()
+                                on:change=move |ev| studio.split_seed.set(event_target_value(&ev).parse().unwrap_or(13)) />
+                        </label>
+                        <label class="filebutton secondary small">"or a separate validation file"
+                            <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json" data-testid="valid-file"
+                                on:change=move |ev| on_pick(ev, true) />
+                        </label>
+                        {move || studio.valid_upload.get().map(|v| view! {
+                            <span class="small">{format!("validating on {} ({} rows) ", v.name, v.table.rows.len())}
+                                <button class="secondary small" on:click=move |_| { studio.valid_upload.set(None); studio.revalidate(state); }>"use a split instead"</button>
+                            </span>
+                        })}
+                    </div>
+                </div>
+            })}
+        </section>
+    }
+}
+
+/// At most `n` characters, with an ellipsis.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
+}

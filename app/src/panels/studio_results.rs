@@ -1,0 +1,232 @@
+//! Studio step 3: how good is it, where is it wrong, use it, take it away.
+
+use bertbench_core::data::{self, ColumnMap};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+
+use crate::panels::studio_data::clip;
+use crate::studio::{Studio, download, file_list, read_files};
+
+/// CSV text with a header, quoting every field (RFC 4180).
+fn to_csv(header: &[String], rows: &[Vec<String>]) -> String {
+    let quote = |s: &String| format!("\"{}\"", s.replace('"', "\"\""));
+    let mut out = header.iter().map(quote).collect::<Vec<_>>().join(",");
+    out.push_str("\r\n");
+    for r in rows {
+        out.push_str(&r.iter().map(quote).collect::<Vec<_>>().join(","));
+        out.push_str("\r\n");
+    }
+    out
+}
+
+fn prob_bars(labels: Vec<String>, probs: Vec<f32>) -> impl IntoView {
+    view! {
+        <div class="bars" data-testid="prediction">
+            {labels.into_iter().zip(probs).map(|(l, p)| view! {
+                <div class="bar-row">
+                    <span class="bar-label">{l.clone()}</span>
+                    <span class="bar"><span style:width=format!("{:.1}%", p * 100.0)></span></span>
+                    <span class="bar-value" data-testid="prob" data-label=l data-value=p.to_string()>{format!("{p:.4}")}</span>
+                </div>
+            }).collect_view()}
+        </div>
+    }
+}
+
+/// Metrics, confusion matrix, mistakes, prediction, export and import.
+#[component]
+pub fn StudioResultsPanel() -> impl IntoView {
+    let studio = expect_context::<Studio>();
+    let text = RwSignal::new("What a wonderful, warm little film.".to_string());
+    let pair = RwSignal::new(String::new());
+    let prediction = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>), String>>);
+    let batch_note = RwSignal::new(None::<Result<String, String>>);
+    let predicting = RwSignal::new(false);
+
+    let predict = move |_| {
+        let t = text.get_untracked();
+        let p = pair.get_untracked();
+        predicting.set(true);
+        studio.predict(vec![(t, (!p.trim().is_empty()).then_some(p))], move |r| {
+            predicting.set(false);
+            prediction.set(Some(r.map(|(labels, mut rows)| (labels, rows.pop().unwrap_or_default()))));
+        });
+    };
+
+    let batch = move |ev: web_sys::Event| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move {
+            let Some((name, bytes)) = read_files(files).await.pop() else { return };
+            let table = match data::parse_table(&bytes, Some(&name)) {
+                Ok(t) => t,
+                Err(e) => {
+                    batch_note.set(Some(Err(format!("{name}: {e}"))));
+                    return;
+                }
+            };
+            // The text column by name or content; labels, if any, are ignored.
+            let guess = data::guess_columns(&table);
+            let map = ColumnMap { text: guess.text, text_pair: guess.text_pair, label: None };
+            let rows = match data::to_examples(&table, &map) {
+                Ok(d) => d,
+                Err(e) => {
+                    batch_note.set(Some(Err(format!("{name}: {e}"))));
+                    return;
+                }
+            };
+            let n = rows.examples.len();
+            let skipped = rows.skipped.len();
+            batch_note.set(Some(Ok(format!("Predicting {n} rows of {name}…"))));
+            let texts: Vec<(String, Option<String>)> = rows.examples.iter().map(|e| (e.text.clone(), e.text_pair.clone())).collect();
+            let out_name = format!("{}-predictions.csv", name.rsplit_once('.').map_or(name.as_str(), |(a, _)| a));
+            studio.predict(texts, move |r| match r {
+                Ok((labels, probs)) => {
+                    let mut header = vec!["line".to_string(), "text".to_string()];
+                    if map.text_pair.is_some() {
+                        header.push("text_pair".into());
+                    }
+                    header.push("predicted".into());
+                    header.extend(labels.iter().map(|l| format!("p({l})")));
+                    let body: Vec<Vec<String>> = rows
+                        .examples
+                        .iter()
+                        .zip(&probs)
+                        .map(|(e, p)| {
+                            let mut row = vec![e.line.to_string(), e.text.clone()];
+                            if map.text_pair.is_some() {
+                                row.push(e.text_pair.clone().unwrap_or_default());
+                            }
+                            row.push(labels[bertbench_core::metrics::argmax(p)].clone());
+                            row.extend(p.iter().map(|x| format!("{x:.6}")));
+                            row
+                        })
+                        .collect();
+                    download(&out_name, to_csv(&header, &body).as_bytes(), "text/csv");
+                    batch_note.set(Some(Ok(format!(
+                        "Predicted {n} rows; downloaded {out_name}.{}",
+                        if skipped > 0 { format!(" {skipped} empty row(s) were skipped.") } else { String::new() }
+                    ))));
+                }
+                Err(e) => batch_note.set(Some(Err(e))),
+            });
+        });
+    };
+
+    let import = move |ev: web_sys::Event| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move {
+            let files = read_files(files).await;
+            if !files.is_empty() {
+                studio.import(files);
+            }
+        });
+    };
+
+    let metrics = move || {
+        studio.summary.get().map(|s| {
+            let m = s.metrics.clone();
+            let labels = s.meta.labels.clone();
+            let max = m.confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
+            let mistakes = s.mistakes.clone();
+            view! {
+                <div>
+                    <div class="facts">
+                        <div><b data-testid="valid-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"validation accuracy"</div>
+                        <div><b data-testid="macro-f1">{format!("{:.3}", m.macro_f1)}</b>"macro-F1"</div>
+                        <div><b>{m.count}</b>"validation examples"</div>
+                        <div><b>{s.meta.spec.label()}</b>"features"</div>
+                    </div>
+                    <div class="grid2">
+                        <table class="plain" data-testid="per-class">
+                            <tr><th>"label"</th><th>"precision"</th><th>"recall"</th><th>"F1"</th><th>"support"</th></tr>
+                            {m.per_class.iter().map(|c| view! {
+                                <tr><td>{c.label.clone()}</td><td>{format!("{:.3}", c.precision)}</td><td>{format!("{:.3}", c.recall)}</td><td>{format!("{:.3}", c.f1)}</td><td>{c.support}</td></tr>
+                            }).collect_view()}
+                        </table>
+                        <div>
+                            <table class="matrix" data-testid="confusion">
+                                <tr><th class="corner">"true ↓ / predicted →"</th>{labels.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
+                                {m.confusion.iter().enumerate().map(|(i, row)| view! {
+                                    <tr>
+                                        <th class="rowhead">{labels[i].clone()}</th>
+                                        {row.iter().enumerate().map(|(j, &n)| {
+                                            let a = n as f32 / max;
+                                            let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
+                                            view! { <td style:background=bg>{n}</td> }
+                                        }).collect_view()}
+                                    </tr>
+                                }).collect_view()}
+                            </table>
+                        </div>
+                    </div>
+                    <details data-testid="mistakes">
+                        <summary>{format!("Misclassified validation examples ({}), most confident first", mistakes.len())}</summary>
+                        <table class="plain">
+                            <tr><th>"line"</th><th>"text"</th><th>"true"</th><th>"predicted"</th><th>"probabilities"</th></tr>
+                            {mistakes.iter().take(200).map(|x| view! {
+                                <tr>
+                                    <td>{x.line}</td><td>{clip(&x.text, 140)}</td><td>{x.label.clone()}</td><td>{x.predicted.clone()}</td>
+                                    <td class="mono small">{labels.iter().zip(&x.probs).map(|(l, p)| format!("{l} {p:.2}")).collect::<Vec<_>>().join(" · ")}</td>
+                                </tr>
+                            }).collect_view()}
+                        </table>
+                    </details>
+                </div>
+            }
+        })
+    };
+
+    view! {
+        <section class="card" data-testid="studio-results">
+            <h2>"3 · Results and use"</h2>
+            {move || studio.classifier.get().is_none().then(|| view! {
+                <p class="muted small">"Train a classifier above, or import one exported earlier."</p>
+            })}
+            {metrics}
+            <h3>"Predict"</h3>
+            <div class="grid2">
+                <input type="text" data-testid="predict-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
+                <input type="text" data-testid="predict-pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
+            </div>
+            <div class="row">
+                <button data-testid="predict-button" on:click=predict prop:disabled=move || studio.classifier.get().is_none() || predicting.get()>"Predict"</button>
+                <label class="filebutton secondary" class:disabled=move || studio.classifier.get().is_none()>"Predict a file (CSV download)"
+                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json" data-testid="batch-file"
+                        prop:disabled=move || studio.classifier.get().is_none() on:change=batch />
+                </label>
+            </div>
+            {move || prediction.get().map(|r| match r {
+                Ok((labels, probs)) => prob_bars(labels, probs).into_any(),
+                Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
+            })}
+            {move || batch_note.get().map(|r| match r {
+                Ok(m) => view! { <p class="small" data-testid="batch-note">{m}</p> }.into_any(),
+                Err(e) => view! { <p class="banner err small" data-testid="batch-error">{e}</p> }.into_any(),
+            })}
+            <h3>"Take it away"</h3>
+            <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, tokenizer. "
+                "With [CLS] + pooler features, transformers' AutoModelForSequenceClassification loads it unchanged; other features "
+                "export the encoder plus classifier_head.safetensors, described in config.json."</p>
+            <div class="row">
+                <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
+                    on:click=move |_| studio.export("bertbench-classifier".into())>"Export (zip)"</button>
+                <label class="filebutton secondary">"Import a classifier (zip, or the folder's files)"
+                    <input type="file" multiple accept=".zip,.json,.safetensors,.txt" data-testid="import-file" on:change=import />
+                </label>
+                {move || studio.classifier.get().map(|(meta, from)| view! {
+                    <span class="small muted" data-testid="classifier-info">{format!("Current classifier: {from}; labels {}", meta.labels.join(", "))}</span>
+                })}
+            </div>
+            {move || studio.notice.get().map(|r| match r {
+                Ok(m) => view! { <p class="banner ok small" data-testid="studio-notice">{m}</p> }.into_any(),
+                Err(e) => view! { <p class="banner err small" data-testid="studio-error">{e}</p> }.into_any(),
+            })}
+        </section>
+    }
+}

@@ -1,0 +1,280 @@
+//! Studio step 2: choose a recipe, train in the worker, watch the curves.
+
+use bertbench_core::classifier::FeatureLayers;
+use bertbench_core::pooling::Pooling;
+use bertbench_core::train::{FineTuneConfig, Phase, TrainMode};
+use leptos::prelude::*;
+
+use crate::app::{AppState, BackendStatus, CheckState};
+use crate::engine::BackendKind;
+use crate::protocol::Backend;
+use crate::studio::{RunState, Studio};
+use crate::widgets::{LineChart, ProgressBar, Series};
+
+fn phase_label(p: Phase) -> &'static str {
+    match p {
+        Phase::Features => "computing frozen features",
+        Phase::Head => "training the head",
+        Phase::Full => "fine-tuning everything",
+        Phase::Done => "done",
+    }
+}
+
+fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s >= 3600 { format!("{}h {:02}m", s / 3600, (s % 3600) / 60) } else if s >= 60 { format!("{}m {:02}s", s / 60, s % 60) } else { format!("{s}s") }
+}
+
+/// A number input bound to one field of the config.
+fn number_field(
+    studio: Studio,
+    label: &'static str,
+    testid: &'static str,
+    get: fn(&FineTuneConfig) -> f64,
+    set: fn(&mut FineTuneConfig, f64),
+    step: &'static str,
+) -> impl IntoView {
+    view! {
+        <label class="small field-inline">{label}
+            <input type="number" class="num" step=step data-testid=testid
+                prop:value=move || format!("{}", studio.config.with(get))
+                on:change=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                        if v.is_finite() && v >= 0.0 {
+                            studio.config.update(|c| set(c, v));
+                        }
+                    }
+                } />
+        </label>
+    }
+}
+
+/// Recipe, run controls, progress and curves.
+#[component]
+pub fn StudioTrainPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let start_error = RwSignal::new(None::<String>);
+    let running = move || matches!(studio.run.get(), RunState::Running { .. });
+    let gpu_ok = move || {
+        let BackendStatus { adapter, .. } = state.backend.get();
+        adapter.is_some() && matches!(state.check.get(), CheckState::Done(r) if r.passed)
+    };
+
+    let mode = move || studio.config.with(|c| c.mode);
+    let set_mode = move |ev| {
+        let m = match event_target_value(&ev).as_str() {
+            "full" => TrainMode::Full,
+            "ftu" => TrainMode::FreezeThenUnfreeze,
+            _ => TrainMode::HeadOnly,
+        };
+        studio.config.update(|c| c.mode = m);
+    };
+    let set_pooling = move |ev| {
+        let p = match event_target_value(&ev).as_str() {
+            "cls" => Pooling::Cls,
+            "pooler" => Pooling::Pooler,
+            _ => Pooling::Mean,
+        };
+        studio.config.update(|c| {
+            c.features.pooling = p;
+            if p == Pooling::Pooler {
+                c.features.layers = FeatureLayers::Last;
+            }
+        });
+    };
+    let set_layers = move |ev| {
+        let l = match event_target_value(&ev).as_str() {
+            "second" => FeatureLayers::SecondToLast,
+            "sum4" => FeatureLayers::SumLastFour,
+            "cat4" => FeatureLayers::ConcatLastFour,
+            _ => FeatureLayers::Last,
+        };
+        studio.config.update(|c| c.features.layers = l);
+    };
+    let preset = move |batch: usize, lr: f64, epochs: usize| {
+        studio.config.update(|c| {
+            c.batch_size = batch;
+            c.learning_rate = lr;
+            c.epochs = epochs;
+        });
+    };
+    let start = move |_| {
+        start_error.set(studio.start(state).err());
+    };
+
+    let losses = Signal::derive(move || {
+        let steps = studio.steps.get();
+        let evals = studio.evals.get();
+        let per_step: Vec<(f64, f64)> = steps.iter().map(|s| (s.step as f64, s.loss as f64)).collect();
+        // A running mean makes the noisy per-batch loss readable.
+        let window = (per_step.len() / 30).clamp(1, 25);
+        let smooth: Vec<(f64, f64)> = per_step
+            .iter()
+            .enumerate()
+            .map(|(i, &(x, _))| {
+                let from = i.saturating_sub(window - 1);
+                let slice = &per_step[from..=i];
+                (x, slice.iter().map(|p| p.1).sum::<f64>() / slice.len() as f64)
+            })
+            .collect();
+        vec![
+            Series { name: "training loss (per batch, smoothed)".into(), color: "#2f6fde", points: smooth, dots: false },
+            Series { name: "validation loss".into(), color: "#d9731a", points: evals.iter().map(|e| (e.step as f64, e.valid_loss as f64)).collect(), dots: true },
+        ]
+    });
+    let accuracy = Signal::derive(move || {
+        let evals = studio.evals.get();
+        vec![
+            Series { name: "training accuracy".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
+            Series { name: "validation accuracy".into(), color: "#d9731a", points: evals.iter().map(|e| (e.step as f64, e.metrics.accuracy as f64)).collect(), dots: true },
+        ]
+    });
+
+    let progress = move || {
+        let live = studio.live.get();
+        let fraction = Signal::derive(move || {
+            let l = studio.live.get();
+            match (l.features, l.evaluating) {
+                (Some((d, t)), _) if t > 0 => Some(d as f64 / t as f64),
+                _ if l.total_steps > 0 => Some(l.step as f64 / l.total_steps as f64),
+                _ => None,
+            }
+        });
+        let phase = live.phase.map(phase_label).unwrap_or("starting");
+        let detail = match (live.features, live.evaluating) {
+            (Some((d, t)), _) => format!("{d} / {t} examples encoded"),
+            (_, Some((d, t))) => format!("evaluating: {d} / {t}"),
+            _ => {
+                let rate = live.steps_per_second.map(|r| format!(" · {r:.2} steps/s")).unwrap_or_default();
+                let eta = match (live.steps_per_second, live.total_steps) {
+                    (Some(r), t) if r > 0.0 && t > live.step => format!(" · about {} left", duration((t - live.step) as f64 / r)),
+                    _ => String::new(),
+                };
+                format!("step {} / {}{rate}{eta}", live.step, live.total_steps)
+            }
+        };
+        let restart = live.restart.map(|(i, n)| format!("seed {} of {n} · ", i + 1)).unwrap_or_default();
+        view! {
+            <div data-testid="train-progress">
+                <p class="small"><b>{format!("{restart}{phase}")}</b>" · "<span data-testid="train-detail">{detail}</span></p>
+                <ProgressBar fraction=fraction />
+            </div>
+        }
+    };
+
+    view! {
+        <section class="card" data-testid="studio-train">
+            <h2>"2 · Train"</h2>
+            <p class="hint">"Head only: the encoder is frozen, its features are computed once and a small classifier trains on them in seconds. "
+                "Full fine-tuning trains every weight (slow on a CPU: minutes per epoch). Freeze, then unfreeze does the first and then the second."</p>
+            <div class="row">
+                <label class="small">"Mode "
+                    <select data-testid="train-mode" on:change=set_mode prop:disabled=running>
+                        <option value="head" selected=move || mode() == TrainMode::HeadOnly>{TrainMode::HeadOnly.label()}</option>
+                        <option value="full" selected=move || mode() == TrainMode::Full>{TrainMode::Full.label()}</option>
+                        <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
+                    </select>
+                </label>
+                <label class="small">"Features "
+                    <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
+                        <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
+                        <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
+                        <option value="pooler" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>"[CLS] + pooler (exports as BertForSequenceClassification)"</option>
+                    </select>
+                </label>
+                <label class="small">"of "
+                    <select data-testid="feature-layers" on:change=set_layers
+                        prop:disabled=move || running() || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>
+                        {[(FeatureLayers::Last, "last"), (FeatureLayers::SecondToLast, "second"), (FeatureLayers::SumLastFour, "sum4"), (FeatureLayers::ConcatLastFour, "cat4")].map(|(l, v)| view! {
+                            <option value=v selected=move || studio.config.with(|c| c.features.layers == l)>{l.label()}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+            </div>
+            <div class="row small">
+                <span class="muted">"BERT paper presets (full fine-tuning):"</span>
+                {[(32usize, 5e-5f64, 2usize), (32, 3e-5, 3), (16, 2e-5, 4), (16, 5e-5, 2)].map(|(b, lr, e)| view! {
+                    <button class="secondary small" prop:disabled=running on:click=move |_| preset(b, lr, e)>{format!("batch {b} · lr {lr:e} · {e} epochs")}</button>
+                }).collect_view()}
+            </div>
+            <details>
+                <summary>"All settings"</summary>
+                <div class="settings">
+                    {number_field(studio, "batch size", "batch-size", |c| c.batch_size as f64, |c, v| c.batch_size = (v as usize).max(1), "1")}
+                    {number_field(studio, "learning rate (encoder)", "learning-rate", |c| c.learning_rate, |c, v| c.learning_rate = v, "any")}
+                    {number_field(studio, "epochs (full)", "epochs", |c| c.epochs as f64, |c, v| c.epochs = v as usize, "1")}
+                    {number_field(studio, "learning rate (head on frozen features)", "head-learning-rate", |c| c.head_learning_rate, |c, v| c.head_learning_rate = v, "any")}
+                    {number_field(studio, "epochs (head)", "head-epochs", |c| c.head_epochs as f64, |c, v| c.head_epochs = v as usize, "1")}
+                    {number_field(studio, "warmup (share of steps)", "warmup", |c| c.warmup_ratio, |c, v| c.warmup_ratio = v.min(1.0), "0.05")}
+                    {number_field(studio, "weight decay", "weight-decay", |c| c.weight_decay, |c, v| c.weight_decay = v, "0.01")}
+                    {number_field(studio, "clip gradient norm at (0 = off)", "clip", |c| c.max_grad_norm, |c, v| c.max_grad_norm = v, "0.5")}
+                    {number_field(studio, "dropout before the head", "dropout", |c| c.dropout, |c, v| c.dropout = v.min(0.9), "0.05")}
+                    {number_field(studio, "seed", "seed", |c| c.seed as f64, |c, v| c.seed = v as u64, "1")}
+                    {number_field(studio, "evaluate every N steps (0 = each epoch)", "eval-every", |c| c.eval_every as f64, |c, v| c.eval_every = v as usize, "1")}
+                    <label class="small field-inline">"max tokens per example"
+                        <input type="number" class="num" data-testid="max-len" prop:value=move || studio.max_len.get().to_string()
+                            on:change=move |ev| {
+                                if let Ok(v) = event_target_value(&ev).parse::<usize>() {
+                                    studio.max_len.set(v.clamp(8, 512));
+                                    studio.revalidate(state);
+                                }
+                            } />
+                    </label>
+                    <label class="small field-inline">"restarts (seeds tried, best kept)"
+                        <input type="number" class="num" data-testid="restarts" prop:value=move || studio.restarts.get().to_string()
+                            on:change=move |ev| {
+                                if let Ok(v) = event_target_value(&ev).parse::<usize>() {
+                                    studio.restarts.set(v.clamp(1, 10));
+                                }
+                            } />
+                    </label>
+                    <label class="small field-inline">"train on"
+                        <select data-testid="train-backend" on:change=move |ev| studio.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
+                            <option value="cpu" selected=move || studio.backend.get() == Backend::Cpu>"CPU (WebAssembly)"</option>
+                            <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || studio.backend.get() == Backend::WebGpu>
+                                {move || if gpu_ok() { "WebGPU".to_string() } else { "WebGPU (not available or failed its check)".to_string() }}
+                            </option>
+                        </select>
+                    </label>
+                </div>
+            </details>
+            <div class="row">
+                <button data-testid="train-start" on:click=start
+                    prop:disabled=move || running() || studio.prepared.get().is_none() || !studio.worker_ready.get() || state.backend.get().active.is_none()>
+                    "Train"
+                </button>
+                {move || match studio.run.get() {
+                    RunState::Running { paused } => view! {
+                        <button class="secondary" data-testid="train-pause" on:click=move |_| studio.pause(!paused)>{if paused { "Resume" } else { "Pause" }}</button>
+                        <button class="secondary" data-testid="train-cancel" on:click=move |_| studio.cancel()>"Cancel (keep best so far)"</button>
+                        {paused.then(|| view! { <span class="badge warn" data-testid="paused">"paused"</span> })}
+                    }.into_any(),
+                    _ => ().into_any(),
+                }}
+                {move || (!studio.worker_ready.get()).then(|| view! { <span class="small muted">"starting the training worker…"</span> })}
+                {move || (state.backend.get().active == Some(BackendKind::WebGpu) && studio.backend.get() == Backend::Cpu).then(|| view! {
+                    <span class="small muted">"Training runs on the CPU in a background worker; the page stays usable."</span>
+                })}
+            </div>
+            {move || start_error.get().map(|e| view! { <p class="banner err small" data-testid="train-start-error">{e}</p> })}
+            {move || match studio.run.get() {
+                RunState::Failed(msg) => Some(view! { <p class="banner err small" data-testid="train-error">{msg}</p> }.into_any()),
+                RunState::Running { .. } => Some(progress().into_any()),
+                RunState::Finished => studio.summary.get().map(|s| view! {
+                    <p class="banner ok small" data-testid="train-done">
+                        {format!("{} after {} steps in {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
+                            if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.metrics.accuracy * 100.0, s.metrics.macro_f1)}
+                    </p>
+                }.into_any()),
+                RunState::Idle => None,
+            }}
+            {move || (!studio.steps.with(Vec::is_empty) || !studio.evals.with(Vec::is_empty)).then(|| view! {
+                <div class="grid2">
+                    <LineChart series=losses x_label="step" y_label="cross-entropy" testid="loss-chart" />
+                    <LineChart series=accuracy x_label="step" y_label="accuracy" y_range=(0.0, 1.0) testid="accuracy-chart" />
+                </div>
+            })}
+        </section>
+    }
+}

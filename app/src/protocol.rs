@@ -1,0 +1,159 @@
+//! Messages between the page and the training worker.
+//!
+//! Each message is a JS object `{ json, bytes }`: `json` is one of the enums below as JSON text,
+//! `bytes` an array of `Uint8Array`s for large binary payloads (checkpoint files), which
+//! `postMessage` transfers instead of copying through JSON.
+
+use bertbench_core::classifier::ClassifierMeta;
+use bertbench_core::data::Example;
+use bertbench_core::metrics::Metrics;
+use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint};
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// Where the worker computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Backend {
+    /// burn's `flex` backend in WebAssembly.
+    Cpu,
+    /// WebGPU through burn-wgpu.
+    WebGpu,
+}
+
+/// Page → worker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum ToWorker {
+    /// The base checkpoint follows in `bytes`: config.json, model.safetensors, then
+    /// tokenizer.json and/or vocab.txt as flagged.
+    SetBase { model_id: String, tokenizer_json: bool, vocab_txt: bool },
+    /// Start a run.
+    Train {
+        run: u32,
+        config: Box<FineTuneConfig>,
+        labels: Vec<String>,
+        train: Vec<Example>,
+        valid: Vec<Example>,
+        max_len: usize,
+        backend: Backend,
+        /// Runs with seeds `seed`, `seed + 1`, …; the best validation accuracy is kept.
+        restarts: usize,
+    },
+    /// Pause the run after its current unit of work.
+    Pause,
+    /// Resume a paused run.
+    Resume,
+    /// Stop the run; the best weights so far are kept.
+    Cancel,
+    /// Probabilities for texts (with optional second segments) from the current classifier.
+    Predict { request: u32, texts: Vec<(String, Option<String>)> },
+    /// Export the current classifier as a zip of a Hugging Face folder.
+    Export { name: String },
+    /// Import a classifier: files named in `names`, bytes in `bytes` (or one `.zip`).
+    Import { names: Vec<String> },
+}
+
+/// A training event, as the page draws it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum TrainEvent {
+    /// Restart `index` (from 0) of `of` begins, with this seed.
+    Restart { index: usize, of: usize, seed: u64 },
+    /// Caching frozen features.
+    Features { done: usize, total: usize },
+    /// A stage starts.
+    Phase { phase: Phase, steps: usize },
+    /// One optimizer step.
+    Step(StepPoint),
+    /// Evaluating.
+    Evaluating { done: usize, total: usize },
+    /// A validation pass.
+    Evaluated(Box<EvalReport>),
+}
+
+/// A validation example the classifier got wrong.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mistake {
+    /// Line in the uploaded file.
+    pub line: usize,
+    /// The text (and pair).
+    pub text: String,
+    /// True label.
+    pub label: String,
+    /// Predicted label.
+    pub predicted: String,
+    /// Probability per label.
+    pub probs: Vec<f32>,
+}
+
+/// What a finished (or cancelled) run leaves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Labels, features, length.
+    pub meta: ClassifierMeta,
+    /// Validation metrics of the kept weights.
+    pub metrics: Metrics,
+    /// Misclassified validation examples, most confident mistakes first.
+    pub mistakes: Vec<Mistake>,
+    /// Whether the run was cancelled before its end.
+    pub cancelled: bool,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Optimizer steps done.
+    pub steps: usize,
+}
+
+/// Worker → page.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum FromWorker {
+    /// The worker's wasm is running and listening.
+    Ready,
+    /// The base checkpoint is loaded.
+    BaseSet { model_id: String },
+    /// Progress of run `run`.
+    Event { run: u32, event: TrainEvent },
+    /// The run is paused / resumed.
+    Paused { run: u32, paused: bool },
+    /// The run ended; the kept classifier is now the current one.
+    Finished { run: u32, summary: Box<RunSummary> },
+    /// The run failed; the message says why. Any classifier from before is still there.
+    Failed { run: u32, message: String },
+    /// Probabilities for request `request`, one row per text.
+    Predictions { request: u32, labels: Vec<String>, probs: Vec<Vec<f32>> },
+    /// The export: one zip in `bytes`.
+    Exported { file_name: String },
+    /// An imported classifier is now the current one.
+    Imported { meta: ClassifierMeta, description: String },
+    /// A request other than training failed.
+    Error { message: String },
+}
+
+/// Builds the JS message for `message` with binary attachments, and the transfer list.
+pub fn encode<T: Serialize>(message: &T, bytes: &[&[u8]]) -> (JsValue, Array) {
+    let obj = Object::new();
+    let json = serde_json::to_string(message).unwrap_or_else(|e| format!("{{\"Error\":{{\"message\":\"{e}\"}}}}"));
+    Reflect::set(&obj, &"json".into(), &json.into()).ok();
+    let list = Array::new();
+    let transfer = Array::new();
+    for b in bytes {
+        let array = Uint8Array::new_from_slice(b);
+        transfer.push(&array.buffer());
+        list.push(&array);
+    }
+    Reflect::set(&obj, &"bytes".into(), &list).ok();
+    (obj.into(), transfer)
+}
+
+/// Reads a message built by [`encode`].
+pub fn decode<T: for<'de> Deserialize<'de>>(data: &JsValue) -> Result<(T, Vec<Vec<u8>>), String> {
+    let json = Reflect::get(data, &"json".into())
+        .ok()
+        .and_then(|j| j.as_string())
+        .ok_or("a message without json")?;
+    let message = serde_json::from_str(&json).map_err(|e| format!("bad message: {e}"))?;
+    let bytes = Reflect::get(data, &"bytes".into())
+        .ok()
+        .and_then(|b| b.dyn_into::<Array>().ok())
+        .map(|list| list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()).map(|a| a.to_vec()).collect())
+        .unwrap_or_default();
+    Ok((message, bytes))
+}

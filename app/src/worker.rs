@@ -1,0 +1,384 @@
+//! The training worker: the same wasm as the page, started in a dedicated Web Worker by
+//! `worker.js`, so fine-tuning and batch prediction never block the page.
+//!
+//! It holds the base checkpoint, the run in progress and the current classifier (trained or
+//! imported), and answers [`ToWorker`] messages with [`FromWorker`] ones. Training yields to the
+//! worker's event loop every few tens of milliseconds so that Pause and Cancel arrive.
+
+use std::cell::{Cell, RefCell};
+use std::io::{Cursor, Read, Write};
+use std::rc::Rc;
+
+use bertbench_core::burn::prelude::{Device, Tensor};
+use bertbench_core::checkpoint::{self, CheckpointFiles};
+use bertbench_core::classifier::{self, HEAD_FILE, LoadedClassifier};
+use bertbench_core::data::Example;
+use bertbench_core::metrics::argmax;
+use bertbench_core::train::{Event, FineTuneConfig, FineTuner, encode_examples, predict};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::engine;
+use crate::fetch::sleep_ms;
+use crate::protocol::{Backend, FromWorker, Mistake, RunSummary, ToWorker, TrainEvent, decode, encode};
+use crate::widgets::now_ms;
+
+/// The current classifier and what it needs to predict and export.
+struct Current {
+    loaded: LoadedClassifier,
+    device: Device,
+    tokenizer_json: Option<Vec<u8>>,
+    vocab_txt: Option<Vec<u8>>,
+}
+
+#[derive(Default)]
+struct State {
+    base: Option<(String, CheckpointFiles)>,
+    current: Option<Rc<Current>>,
+    run: Option<u32>,
+    paused: Rc<Cell<bool>>,
+    cancelled: Rc<Cell<bool>>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+fn post(message: &FromWorker, bytes: &[&[u8]]) {
+    let (data, transfer) = encode(message, bytes);
+    let _ = scope().post_message_with_transfer(&data, &transfer);
+}
+
+/// Whether this wasm instance runs in a worker (no `window`).
+pub fn in_worker() -> bool {
+    web_sys::window().is_none()
+}
+
+/// Starts listening; called from `start` (lib.rs) when there is no `window`.
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        post(&FromWorker::Error { message: format!("the training worker hit an internal error and stopped: {info}. Reload the page.") }, &[]);
+    }));
+    let handler = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| match decode::<ToWorker>(&event.data()) {
+        Ok((message, bytes)) => handle(message, bytes),
+        Err(e) => post(&FromWorker::Error { message: e }, &[]),
+    });
+    scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
+    handler.forget();
+    post(&FromWorker::Ready, &[]);
+}
+
+fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
+    match message {
+        ToWorker::SetBase { model_id, tokenizer_json, vocab_txt } => {
+            let mut it = bytes.into_iter();
+            let files = CheckpointFiles {
+                config_json: it.next().unwrap_or_default(),
+                weights: it.next().unwrap_or_default(),
+                tokenizer_json: if tokenizer_json { it.next() } else { None },
+                vocab_txt: if vocab_txt { it.next() } else { None },
+            };
+            STATE.with(|s| s.borrow_mut().base = Some((model_id.clone(), files)));
+            post(&FromWorker::BaseSet { model_id }, &[]);
+        }
+        ToWorker::Train { run, config, labels, train, valid, max_len, backend, restarts } => {
+            let busy = STATE.with(|s| s.borrow().run.is_some());
+            if busy {
+                post(&FromWorker::Failed { run, message: "a run is already in progress; cancel it first".into() }, &[]);
+                return;
+            }
+            let (paused, cancelled) = STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.run = Some(run);
+                s.paused.set(false);
+                s.cancelled.set(false);
+                (s.paused.clone(), s.cancelled.clone())
+            });
+            wasm_bindgen_futures::spawn_local(async move {
+                let job = Job { run, config: *config, labels, train, valid, max_len, backend, restarts: restarts.max(1), paused, cancelled };
+                match job.execute().await {
+                    Ok((summary, current)) => {
+                        STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+                        post(&FromWorker::Finished { run, summary: Box::new(summary) }, &[]);
+                    }
+                    Err(message) => post(&FromWorker::Failed { run, message }, &[]),
+                }
+                STATE.with(|s| s.borrow_mut().run = None);
+            });
+        }
+        ToWorker::Pause | ToWorker::Resume => {
+            let pause = matches!(message, ToWorker::Pause);
+            STATE.with(|s| {
+                let s = s.borrow();
+                if let Some(run) = s.run {
+                    s.paused.set(pause);
+                    post(&FromWorker::Paused { run, paused: pause }, &[]);
+                }
+            });
+        }
+        ToWorker::Cancel => STATE.with(|s| {
+            let s = s.borrow();
+            s.cancelled.set(true);
+            s.paused.set(false);
+        }),
+        ToWorker::Predict { request, texts } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let Some(current) = current else {
+                    post(&FromWorker::Error { message: "there is no classifier yet: train or import one first".into() }, &[]);
+                    return;
+                };
+                match predict_texts(&current, &texts).await {
+                    Ok(probs) => post(&FromWorker::Predictions { request, labels: current.loaded.meta.labels.clone(), probs }, &[]),
+                    Err(message) => post(&FromWorker::Error { message }, &[]),
+                }
+            });
+        }
+        ToWorker::Export { name } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            match current.ok_or_else(|| "there is no classifier to export yet".to_string()).and_then(|c| export_zip(&c, &name)) {
+                Ok(zip) => post(&FromWorker::Exported { file_name: format!("{name}.zip") }, &[&zip]),
+                Err(message) => post(&FromWorker::Error { message }, &[]),
+            }
+        }
+        ToWorker::Import { names } => match import(names, bytes) {
+            Ok(current) => {
+                let description = format!(
+                    "{} labels ({}), features: {}",
+                    current.loaded.meta.labels.len(),
+                    current.loaded.meta.labels.join(", "),
+                    current.loaded.meta.spec.label()
+                );
+                let meta = current.loaded.meta.clone();
+                STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+                post(&FromWorker::Imported { meta, description }, &[]);
+            }
+            Err(message) => post(&FromWorker::Error { message: format!("The classifier could not be imported: {message}") }, &[]),
+        },
+    }
+}
+
+async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) -> Result<Vec<Vec<f32>>, String> {
+    let tok = &current.loaded.tokenizer;
+    let encoded = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (a, b))| {
+            match b {
+                Some(b) => tok.encode_pair(a, b),
+                None => tok.encode(a),
+            }
+            .map_err(|e| if texts.len() > 1 { format!("row {}: {e}", i + 1) } else { e.to_string() })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::with_capacity(encoded.len());
+    let mut last_yield = now_ms();
+    for chunk in encoded.chunks(32) {
+        let probs = predict(&current.loaded.model, chunk, tok.pad_id, 32, &current.device).await.map_err(|e| e.to_string())?;
+        out.extend(probs);
+        if now_ms() - last_yield > 30.0 {
+            sleep_ms(0).await;
+            last_yield = now_ms();
+        }
+    }
+    Ok(out)
+}
+
+struct Job {
+    run: u32,
+    config: FineTuneConfig,
+    labels: Vec<String>,
+    train: Vec<Example>,
+    valid: Vec<Example>,
+    max_len: usize,
+    backend: Backend,
+    restarts: usize,
+    paused: Rc<Cell<bool>>,
+    cancelled: Rc<Cell<bool>>,
+}
+
+impl Job {
+    fn send(&self, event: TrainEvent) {
+        post(&FromWorker::Event { run: self.run, event }, &[]);
+    }
+
+    /// Runs `tuner` to its end (or until cancelled: returns true), forwarding its events.
+    async fn drive(&self, tuner: &mut FineTuner, cached: &mut Option<(Tensor<2>, Tensor<2>)>) -> Result<bool, String> {
+        let mut last_yield = now_ms();
+        loop {
+            while self.paused.get() && !self.cancelled.get() {
+                sleep_ms(100).await;
+            }
+            if self.cancelled.get() {
+                return Ok(true);
+            }
+            let event = match tuner.advance().await.map_err(|e| e.to_string())? {
+                Event::Finished => return Ok(false),
+                Event::Features { done, total } => TrainEvent::Features { done, total },
+                Event::PhaseStarted { phase, steps } => {
+                    if cached.is_none() {
+                        *cached = tuner.features();
+                    }
+                    TrainEvent::Phase { phase, steps }
+                }
+                Event::Step(point) => TrainEvent::Step(point),
+                Event::Evaluating { done, total } => TrainEvent::Evaluating { done, total },
+                Event::Evaluated(report) => TrainEvent::Evaluated(report),
+            };
+            self.send(event);
+            if now_ms() - last_yield > 25.0 {
+                sleep_ms(0).await;
+                last_yield = now_ms();
+            }
+        }
+    }
+
+    async fn execute(self) -> Result<(RunSummary, Current), String> {
+        let started = now_ms();
+        let (_, files) = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
+        let device = match self.backend {
+            Backend::Cpu => Device::flex(),
+            Backend::WebGpu => engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?.device,
+        };
+        let ad = device.clone().autodiff();
+        let bert = checkpoint::load(files.clone(), &ad).map_err(|e| e.to_string())?;
+        let max_len = self.max_len.clamp(8, bert.config.max_position_embeddings);
+        let tokenizer = bert.tokenizer.with_max_len(max_len);
+        let train = encode_examples(&tokenizer, &self.train, &self.labels).map_err(|e| e.to_string())?;
+        let valid = encode_examples(&tokenizer, &self.valid, &self.labels).map_err(|e| e.to_string())?;
+        let config = bert.config.clone();
+        let mut kept: Option<FineTuner> = None;
+        let mut cancelled = false;
+        // Frozen features are the same for every seed: computed once, reused by restarts.
+        let mut cached = None;
+        for index in 0..self.restarts {
+            let seed = self.config.seed + index as u64;
+            if self.restarts > 1 {
+                self.send(TrainEvent::Restart { index, of: self.restarts, seed });
+            }
+            let run_config = self.config.clone().with_seed(seed);
+            // Every restart starts from the pretrained weights (modules are immutable values).
+            let mut tuner = FineTuner::new(bert.model.clone(), tokenizer.pad_id, max_len, self.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
+                .map_err(|e| e.to_string())?;
+            if let Some((f_train, f_valid)) = cached.clone() {
+                tuner.reuse_features(f_train, f_valid).map_err(|e| e.to_string())?;
+            }
+            cancelled = self.drive(&mut tuner, &mut cached).await?;
+            let better = match (&kept, tuner.best_accuracy()) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(k), Some(acc)) => acc > k.best_accuracy().unwrap_or(-1.0),
+            };
+            if better {
+                kept = Some(tuner);
+            }
+            if cancelled {
+                break;
+            }
+        }
+        let Some(tuner) = kept else {
+            return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
+        };
+        let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
+        let labels = &self.labels;
+        let mut mistakes: Vec<Mistake> = self
+            .valid
+            .iter()
+            .zip(probs)
+            .filter_map(|(ex, p)| {
+                let predicted = argmax(p);
+                (labels[predicted] != ex.label).then(|| Mistake {
+                    line: ex.line,
+                    text: match &ex.text_pair {
+                        Some(b) => format!("{} ‖ {b}", ex.text),
+                        None => ex.text.clone(),
+                    },
+                    label: ex.label.clone(),
+                    predicted: labels[predicted].clone(),
+                    probs: p.clone(),
+                })
+            })
+            .collect();
+        mistakes.sort_by(|a, b| {
+            let conf = |m: &Mistake| m.probs.iter().cloned().fold(0.0, f32::max);
+            conf(b).total_cmp(&conf(a))
+        });
+        mistakes.truncate(500);
+        let summary = RunSummary {
+            meta: tuner.meta(),
+            metrics: metrics.clone(),
+            mistakes,
+            cancelled,
+            seconds: (now_ms() - started) / 1000.0,
+            steps: tuner.progress().step,
+        };
+        let current = Current {
+            loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
+            device,
+            tokenizer_json: files.tokenizer_json.clone(),
+            vocab_txt: files.vocab_txt.clone(),
+        };
+        Ok((summary, current))
+    }
+}
+
+fn export_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {
+    let files = classifier::export(
+        &current.loaded.config,
+        &current.loaded.model,
+        &current.loaded.meta,
+        current.tokenizer_json.as_deref(),
+        current.vocab_txt.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (file, bytes) in files {
+        zip.start_file(format!("{name}/{file}"), options).map_err(|e| e.to_string())?;
+        zip.write_all(&bytes).map_err(|e| e.to_string())?;
+    }
+    Ok(zip.finish().map_err(|e| e.to_string())?.into_inner())
+}
+
+/// Files by base name, from a list of files or from one zip (folders inside are ignored).
+fn unpack(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Vec<(String, Vec<u8>)>, String> {
+    if names.len() == 1 && names[0].to_lowercase().ends_with(".zip") {
+        let mut archive = zip::ZipArchive::new(Cursor::new(&bytes[0])).map_err(|e| format!("{} is not a readable zip: {e}", names[0]))?;
+        let mut out = Vec::new();
+        for i in 0..archive.len() {
+            let mut file = archive.by_index(i).map_err(|e| e.to_string())?;
+            if file.is_dir() {
+                continue;
+            }
+            let base = file.name().rsplit('/').next().unwrap_or_default().to_string();
+            let mut data = Vec::with_capacity(file.size() as usize);
+            file.read_to_end(&mut data).map_err(|e| format!("{base} in the zip: {e}"))?;
+            out.push((base, data));
+        }
+        return Ok(out);
+    }
+    Ok(names.into_iter().map(|n| n.rsplit('/').next().unwrap_or_default().to_string()).zip(bytes).collect())
+}
+
+fn import(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Current, String> {
+    let files = unpack(names, bytes)?;
+    let take = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+    let config_json = take("config.json").ok_or("config.json is missing")?;
+    let weights = take("model.safetensors").ok_or("model.safetensors is missing")?;
+    let tokenizer_json = take("tokenizer.json");
+    let vocab_txt = take("vocab.txt");
+    let device = Device::flex();
+    let loaded = classifier::load_classifier(
+        CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() },
+        take(HEAD_FILE),
+        &device,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Current { loaded, device, tokenizer_json, vocab_txt })
+}
