@@ -21,6 +21,27 @@ pub enum Backend {
     WebGpu,
 }
 
+/// A run to start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrainRequest {
+    /// Id the worker's replies carry.
+    pub run: u32,
+    /// Hyper-parameters.
+    pub config: FineTuneConfig,
+    /// Label names in id order.
+    pub labels: Vec<String>,
+    /// Training examples.
+    pub train: Vec<Example>,
+    /// Validation examples.
+    pub valid: Vec<Example>,
+    /// Longest input in tokens.
+    pub max_len: usize,
+    /// Where to compute.
+    pub backend: Backend,
+    /// Runs with seeds `seed`, `seed + 1`, …; the best validation accuracy is kept.
+    pub restarts: usize,
+}
+
 /// Page → worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum ToWorker {
@@ -28,17 +49,7 @@ pub enum ToWorker {
     /// tokenizer.json and/or vocab.txt as flagged.
     SetBase { model_id: String, tokenizer_json: bool, vocab_txt: bool },
     /// Start a run.
-    Train {
-        run: u32,
-        config: Box<FineTuneConfig>,
-        labels: Vec<String>,
-        train: Vec<Example>,
-        valid: Vec<Example>,
-        max_len: usize,
-        backend: Backend,
-        /// Runs with seeds `seed`, `seed + 1`, …; the best validation accuracy is kept.
-        restarts: usize,
-    },
+    Train(Box<TrainRequest>),
     /// Pause the run after its current unit of work.
     Pause,
     /// Resume a paused run.
@@ -100,6 +111,8 @@ pub struct RunSummary {
     pub seconds: f64,
     /// Optimizer steps done.
     pub steps: usize,
+    /// Where it trained ("CPU" or "WebGPU · adapter").
+    pub device: String,
 }
 
 /// Worker → page.

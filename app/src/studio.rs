@@ -18,7 +18,7 @@ use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
-use crate::protocol::{Backend, FromWorker, RunSummary, ToWorker, TrainEvent, decode, encode};
+use crate::protocol::{Backend, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
 use crate::widgets::now_ms;
 
 /// The built-in example dataset, written for this project.
@@ -407,19 +407,17 @@ impl Studio {
         self.evals.set(Vec::new());
         self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
         self.run.set(RunState::Running { paused: false });
-        self.send(
-            &ToWorker::Train {
-                run,
-                config: Box::new(self.config.get_untracked()),
-                labels: dataset.labels.clone(),
-                train,
-                valid,
-                max_len: self.max_len.get_untracked(),
-                backend: self.backend.get_untracked(),
-                restarts: self.restarts.get_untracked(),
-            },
-            &[],
-        );
+        let request = TrainRequest {
+            run,
+            config: self.config.get_untracked(),
+            labels: dataset.labels.clone(),
+            train,
+            valid,
+            max_len: self.max_len.get_untracked(),
+            backend: self.backend.get_untracked(),
+            restarts: self.restarts.get_untracked(),
+        };
+        self.send(&ToWorker::Train(Box::new(request)), &[]);
         Ok(())
     }
 

@@ -12,16 +12,15 @@ use std::rc::Rc;
 use bertbench_core::burn::prelude::{Device, Tensor};
 use bertbench_core::checkpoint::{self, CheckpointFiles};
 use bertbench_core::classifier::{self, HEAD_FILE, LoadedClassifier};
-use bertbench_core::data::Example;
 use bertbench_core::metrics::argmax;
-use bertbench_core::train::{Event, FineTuneConfig, FineTuner, encode_examples, predict};
+use bertbench_core::train::{Event, FineTuner, encode_examples, predict};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::engine;
 use crate::fetch::sleep_ms;
-use crate::protocol::{Backend, FromWorker, Mistake, RunSummary, ToWorker, TrainEvent, decode, encode};
+use crate::protocol::{Backend, FromWorker, Mistake, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
 use crate::widgets::now_ms;
 
 /// The current classifier and what it needs to predict and export.
@@ -87,7 +86,8 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             STATE.with(|s| s.borrow_mut().base = Some((model_id.clone(), files)));
             post(&FromWorker::BaseSet { model_id }, &[]);
         }
-        ToWorker::Train { run, config, labels, train, valid, max_len, backend, restarts } => {
+        ToWorker::Train(request) => {
+            let run = request.run;
             let busy = STATE.with(|s| s.borrow().run.is_some());
             if busy {
                 post(&FromWorker::Failed { run, message: "a run is already in progress; cancel it first".into() }, &[]);
@@ -101,7 +101,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 (s.paused.clone(), s.cancelled.clone())
             });
             wasm_bindgen_futures::spawn_local(async move {
-                let job = Job { run, config: *config, labels, train, valid, max_len, backend, restarts: restarts.max(1), paused, cancelled };
+                let job = Job { request: *request, paused, cancelled };
                 match job.execute().await {
                     Ok((summary, current)) => {
                         STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
@@ -191,21 +191,14 @@ async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) ->
 }
 
 struct Job {
-    run: u32,
-    config: FineTuneConfig,
-    labels: Vec<String>,
-    train: Vec<Example>,
-    valid: Vec<Example>,
-    max_len: usize,
-    backend: Backend,
-    restarts: usize,
+    request: TrainRequest,
     paused: Rc<Cell<bool>>,
     cancelled: Rc<Cell<bool>>,
 }
 
 impl Job {
     fn send(&self, event: TrainEvent) {
-        post(&FromWorker::Event { run: self.run, event }, &[]);
+        post(&FromWorker::Event { run: self.request.run, event }, &[]);
     }
 
     /// Runs `tuner` to its end (or until cancelled: returns true), forwarding its events.
@@ -242,29 +235,33 @@ impl Job {
     async fn execute(self) -> Result<(RunSummary, Current), String> {
         let started = now_ms();
         let (_, files) = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
-        let device = match self.backend {
-            Backend::Cpu => Device::flex(),
-            Backend::WebGpu => engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?.device,
+        let (device, device_name) = match self.request.backend {
+            Backend::Cpu => (Device::flex(), "CPU".to_string()),
+            Backend::WebGpu => {
+                let gpu = engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?;
+                (gpu.device, format!("WebGPU · {}", gpu.adapter))
+            }
         };
         let ad = device.clone().autodiff();
         let bert = checkpoint::load(files.clone(), &ad).map_err(|e| e.to_string())?;
-        let max_len = self.max_len.clamp(8, bert.config.max_position_embeddings);
+        let max_len = self.request.max_len.clamp(8, bert.config.max_position_embeddings);
         let tokenizer = bert.tokenizer.with_max_len(max_len);
-        let train = encode_examples(&tokenizer, &self.train, &self.labels).map_err(|e| e.to_string())?;
-        let valid = encode_examples(&tokenizer, &self.valid, &self.labels).map_err(|e| e.to_string())?;
+        let train = encode_examples(&tokenizer, &self.request.train, &self.request.labels).map_err(|e| e.to_string())?;
+        let valid = encode_examples(&tokenizer, &self.request.valid, &self.request.labels).map_err(|e| e.to_string())?;
         let config = bert.config.clone();
         let mut kept: Option<FineTuner> = None;
         let mut cancelled = false;
         // Frozen features are the same for every seed: computed once, reused by restarts.
         let mut cached = None;
-        for index in 0..self.restarts {
-            let seed = self.config.seed + index as u64;
-            if self.restarts > 1 {
-                self.send(TrainEvent::Restart { index, of: self.restarts, seed });
+        let restarts = self.request.restarts.max(1);
+        for index in 0..restarts {
+            let seed = self.request.config.seed + index as u64;
+            if restarts > 1 {
+                self.send(TrainEvent::Restart { index, of: restarts, seed });
             }
-            let run_config = self.config.clone().with_seed(seed);
+            let run_config = self.request.config.clone().with_seed(seed);
             // Every restart starts from the pretrained weights (modules are immutable values).
-            let mut tuner = FineTuner::new(bert.model.clone(), tokenizer.pad_id, max_len, self.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
+            let mut tuner = FineTuner::new(bert.model.clone(), tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
                 .map_err(|e| e.to_string())?;
             if let Some((f_train, f_valid)) = cached.clone() {
                 tuner.reuse_features(f_train, f_valid).map_err(|e| e.to_string())?;
@@ -286,8 +283,9 @@ impl Job {
             return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
         };
         let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
-        let labels = &self.labels;
+        let labels = &self.request.labels;
         let mut mistakes: Vec<Mistake> = self
+            .request
             .valid
             .iter()
             .zip(probs)
@@ -317,6 +315,7 @@ impl Job {
             cancelled,
             seconds: (now_ms() - started) / 1000.0,
             steps: tuner.progress().step,
+            device: device_name,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },

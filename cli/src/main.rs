@@ -12,9 +12,13 @@
 //! bertbench finetune --model DIR --train FILE [--valid FILE] [--mode head|full|ftu]
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 1e-3] [--head-epochs 10]
-//!     [--seed 42] [--backend cpu|wgpu] [--out DIR]
+//!     [--seed 42] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
 //!     the page's fine-tuning run, natively: evaluations and timings as a table, and the
-//!     classifier exported as a Hugging Face folder with --out
+//!     classifier exported as a Hugging Face folder with --out; --max-steps N stops after N
+//!     steps and prints the mean step time (after 2 warm-up steps), for benchmarks
+//! bertbench classify --model DIR TEXT...
+//!     class probabilities from an exported classifier folder, as a JSON array
+//!     (`scripts/check_classifier_with_transformers.py` reads it)
 //! ```
 
 use std::fs;
@@ -43,7 +47,8 @@ fn main() -> ExitCode {
         Some("check-device") => check_device(),
         Some("bench") => bench(&args[1..]),
         Some("finetune") => finetune(&args[1..]),
-        _ => Err("usage: bertbench <init | embed | check-device | bench | finetune> (see the source's header)".into()),
+        Some("classify") => classify(&args[1..]),
+        _ => Err("usage: bertbench <init | embed | check-device | bench | finetune | classify> (see the source's header)".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -248,6 +253,7 @@ fn finetune(args: &[String]) -> Result {
         .with_head_epochs(parse(&args, "head-epochs", defaults.head_epochs)?)
         .with_seed(parse(&args, "seed", defaults.seed)?);
     let max_len: usize = parse(&args, "max-len", 64)?;
+    let max_steps: usize = parse(&args, "max-steps", usize::MAX)?;
 
     let dir = PathBuf::from(args.require("model")?);
     let bert = load_dir(&dir, &device)?;
@@ -272,8 +278,26 @@ fn finetune(args: &[String]) -> Result {
     let mut stage_steps = 0usize;
     let mut rows = Vec::new();
     let mut feature_secs = 0.0;
+    let mut step_times = Vec::new();
+    let mut last_step = Instant::now();
     loop {
-        match pollster::block_on(tuner.advance()).map_err(|e| e.to_string())? {
+        let event = pollster::block_on(tuner.advance()).map_err(|e| e.to_string())?;
+        if let Event::Step(_) = event {
+            step_times.push(last_step.elapsed().as_secs_f64());
+            if step_times.len() >= max_steps {
+                let timed = &step_times[2.min(step_times.len() - 1)..];
+                println!(
+                    "{}: mean step time {:.3} s over {} steps (after 2 warm-up steps), batch {}, max length {max_len}, native {backend}",
+                    mode.label(),
+                    timed.iter().sum::<f64>() / timed.len() as f64,
+                    timed.len(),
+                    tuner.config().batch_size
+                );
+                return Ok(());
+            }
+        }
+        last_step = Instant::now();
+        match event {
             Event::Finished => break,
             Event::PhaseStarted { phase, .. } => {
                 if phase == Phase::Head {
@@ -318,5 +342,33 @@ fn finetune(args: &[String]) -> Result {
         }
         eprintln!("exported to {}", out.display());
     }
+    Ok(())
+}
+
+fn classify(args: &[String]) -> Result {
+    let args = Args::parse(args)?;
+    let dir = PathBuf::from(args.require("model")?);
+    let device = Device::flex();
+    let files = CheckpointFiles {
+        config_json: read(&dir.join("config.json"))?,
+        weights: read(&dir.join("model.safetensors"))?,
+        tokenizer_json: read_optional(&dir.join("tokenizer.json")),
+        vocab_txt: read_optional(&dir.join("vocab.txt")),
+    };
+    let loaded = classifier::load_classifier(files, read_optional(&dir.join(classifier::HEAD_FILE)), &device).map_err(|e| e.to_string())?;
+    let encoded = args
+        .positional
+        .iter()
+        .map(|t| loaded.tokenizer.encode(t).map_err(|e| format!("{t:?}: {e}")))
+        .collect::<Result<Vec<_>>>()?;
+    let probs = pollster::block_on(bertbench_core::train::predict(&loaded.model, &encoded, loaded.tokenizer.pad_id, 32, &device))
+        .map_err(|e| e.to_string())?;
+    let rows: Vec<_> = args
+        .positional
+        .iter()
+        .zip(probs)
+        .map(|(text, p)| serde_json::json!({ "text": text, "pair": null, "probs": p }))
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
     Ok(())
 }

@@ -839,6 +839,28 @@ mod tests {
     }
 
     #[test]
+    fn a_diverging_run_stops_with_a_message_before_the_bad_update() {
+        let device = Device::flex().autodiff();
+        let bert = BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
+        // An absurd learning rate: the first update blows the head up, the next loss is not finite.
+        let cfg = FineTuneConfig::new().with_head_learning_rate(1e38).with_warmup_ratio(0.0).with_max_grad_norm(0.0).with_batch_size(8);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 1), toy(8, 2), cfg, &device).unwrap();
+        let mut steps = 0;
+        let err = loop {
+            match pollster::block_on(tuner.advance()) {
+                Ok(Event::Step(_)) => steps += 1,
+                Ok(Event::Finished) => panic!("a diverging run finished"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert!(steps >= 1, "the first step is finite");
+        assert!(err.to_string().contains("NaN or infinite") && err.to_string().contains("learning rate"), "{err}");
+        assert_eq!(tuner.progress().phase, Phase::Done);
+        assert!(matches!(pollster::block_on(tuner.advance()), Ok(Event::Finished)));
+    }
+
+    #[test]
     fn refuses_one_label_and_empty_sets() {
         let device = Device::flex().autodiff();
         let bert = || BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);

@@ -107,6 +107,7 @@ test('head-only training in the worker: pause, resume, finish with metrics and c
   assert.equal(await page.getByTestId('train-detail').textContent(), detail, 'nothing advances while paused');
   await page.getByTestId('train-pause').click();
   await page.getByTestId('train-done').waitFor({ timeout: 8 * MINUTE });
+  assert.match(await page.getByTestId('train-done').textContent(), /on the CPU/);
   const accuracy = parseFloat(await page.getByTestId('valid-accuracy').textContent());
   assert.ok(accuracy >= 70, `validation accuracy ${accuracy}% on an easy task`);
   assert.equal(await page.locator('[data-testid=confusion] td').count(), 4);

@@ -67,6 +67,24 @@ test('the tiny checkpoint from set-up on WebGPU matches the native CPU engine', 
   assert.ok(err <= 1e-4, `max abs error ${err}`);
 });
 
+test('the studio trains on WebGPU in its worker (bert-tiny, head-only)', { timeout: 10 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('tab-studio').click();
+  await page.getByTestId('use-example').click();
+  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
+  await page.locator('details:has([data-testid=train-backend]) > summary').click();
+  await page.selectOption('[data-testid=train-backend]', 'webgpu');
+  await page.getByTestId('head-epochs').fill('3');
+  await page.getByTestId('head-epochs').dispatchEvent('change');
+  await page.getByTestId('train-start').click();
+  await page.getByTestId('train-done').waitFor({ timeout: 9 * MINUTE });
+  const done = await page.getByTestId('train-done').textContent();
+  console.log(done);
+  assert.match(done, /on the WebGPU · \S/);
+  assert.equal(await page.locator('[data-testid=confusion] td').count(), 4);
+  await screenshot(page, 'studio-webgpu');
+});
+
 test('nothing leaves the page origin and nothing went wrong', async () => {
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
   assert.deepEqual(chrome.problems, []);

@@ -263,8 +263,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 RunState::Running { .. } => Some(progress().into_any()),
                 RunState::Finished => studio.summary.get().map(|s| view! {
                     <p class="banner ok small" data-testid="train-done">
-                        {format!("{} after {} steps in {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
-                            if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.metrics.accuracy * 100.0, s.metrics.macro_f1)}
+                        {format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
+                            if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, s.metrics.accuracy * 100.0, s.metrics.macro_f1)}
                     </p>
                 }.into_any()),
                 RunState::Idle => None,
