@@ -16,6 +16,10 @@
 //! - [`checkpoint`]: Hugging Face checkpoints in and out, from bytes
 //! - [`inference`]: sentence embeddings, read back asynchronously (WebGPU needs it)
 //! - [`similarity`]: cosine similarity
+//! - [`inspect`]: every layer's token vectors, attention maps, input-representation parts,
+//!   static vectors
+//! - [`projection`]: PCA and t-SNE maps; Embedding Projector TSV files
+//! - [`probe`]: linear probes, nearest-centroid senses, anisotropy, linear CKA
 //! - [`device_check`]: the same tiny model on two devices, forward and one training step
 //! - [`data`]: labeled text from CSV, TSV and JSON Lines; column guessing, validation, stratified
 //!   splits
@@ -36,9 +40,12 @@ pub mod encoder;
 pub mod error;
 pub mod heads;
 pub mod inference;
+pub mod inspect;
 pub mod metrics;
 pub mod model;
 pub mod pooling;
+pub mod probe;
+pub mod projection;
 pub mod rng;
 pub mod similarity;
 pub mod tokenizer;
