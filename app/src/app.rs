@@ -10,8 +10,8 @@ use leptos::task::spawn_local;
 use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
 use crate::panels::{
-    DeviceCheckPanel, EmbeddingPanel, Header, ModelPanel, SimilarityPanel, StudioDataPanel, StudioResultsPanel, StudioTrainPanel,
-    TokensPanel,
+    AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
+    StudioDataPanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
 };
 use crate::studio::Studio;
 
@@ -274,8 +274,12 @@ pub fn App() -> impl IntoView {
             // Both tabs stay mounted (hidden, not removed), so work in one survives a visit to the other.
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Explore>
                 <TokensPanel />
+                <InputPartsPanel />
                 <EmbeddingPanel />
                 <SimilarityPanel />
+                <AttentionPanel />
+                <MapPanel />
+                <ProbePanel />
                 <DeviceCheckPanel />
             </div>
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>

@@ -3,6 +3,7 @@
 
 mod app;
 mod engine;
+mod explore;
 mod fetch;
 mod panels;
 mod protocol;

@@ -20,6 +20,7 @@
 //!   static vectors
 //! - [`projection`]: PCA and t-SNE maps; Embedding Projector TSV files
 //! - [`probe`]: linear probes, nearest-centroid senses, anisotropy, linear CKA
+//! - [`examples`]: the explorer's built-in sentences (word senses, topics) and sampling
 //! - [`device_check`]: the same tiny model on two devices, forward and one training step
 //! - [`data`]: labeled text from CSV, TSV and JSON Lines; column guessing, validation, stratified
 //!   splits
@@ -38,6 +39,7 @@ pub mod device_check;
 pub mod embeddings;
 pub mod encoder;
 pub mod error;
+pub mod examples;
 pub mod heads;
 pub mod inference;
 pub mod inspect;

@@ -88,7 +88,7 @@ pub fn EmbeddingPanel() -> impl IntoView {
 
     view! {
         <section class="card" data-testid="embedding-panel">
-            <h2>"2 · Sentence embedding"</h2>
+            <h2>"3 · Sentence embedding"</h2>
             <p class="hint">"Every token leaves the encoder as a vector; pooling turns them into one vector for the sentence. "
                 "all-MiniLM-L6-v2 was trained so that the mean of its token vectors captures the meaning."</p>
             <div class="row">

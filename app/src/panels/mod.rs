@@ -1,19 +1,27 @@
 //! One component per panel of the page.
 
+mod attention;
 mod device_check;
 mod embedding;
 mod header;
+mod input_parts;
+mod map;
 mod model;
+mod probe;
 mod similarity;
 mod studio_data;
 mod studio_results;
 mod studio_train;
 mod tokens;
 
+pub use attention::AttentionPanel;
 pub use device_check::DeviceCheckPanel;
 pub use embedding::EmbeddingPanel;
 pub use header::Header;
+pub use input_parts::InputPartsPanel;
+pub use map::MapPanel;
 pub use model::ModelPanel;
+pub use probe::ProbePanel;
 pub use similarity::SimilarityPanel;
 pub use studio_data::StudioDataPanel;
 pub use studio_results::StudioResultsPanel;

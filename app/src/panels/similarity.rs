@@ -1,4 +1,4 @@
-//! Cosine similarity between several sentences' embeddings.
+//! Cosine similarity between several sentences' embeddings, contextual next to static.
 
 use bertbench_core::inference::EmbedOptions;
 use bertbench_core::similarity::cosine_matrix;
@@ -19,7 +19,27 @@ We had a picnic on the river bank.";
 struct Matrix {
     texts: Vec<String>,
     cosines: Vec<Vec<f32>>,
+    /// The same from static vectors: each text's mean input (WordPiece) embedding, no context.
+    statics: Vec<Vec<f32>>,
     millis: f64,
+}
+
+fn matrix_table(texts: &[String], cosines: &[Vec<f32>], testid: &'static str) -> AnyView {
+    let n = texts.len();
+    view! {
+        <table class="matrix" data-testid=testid>
+            <tr><th></th>{(1..=n).map(|j| view! { <th>{j}</th> }).collect_view()}</tr>
+            {texts.iter().zip(cosines).enumerate().map(|(i, (t, row))| view! {
+                <tr>
+                    <th class="rowhead" title=t.clone()>{format!("{}. {t}", i + 1)}</th>
+                    {row.iter().map(|&c| view! {
+                        <td style:background=diverging(c) style:color=ink_on(c)>{format!("{c:.2}")}</td>
+                    }).collect_view()}
+                </tr>
+            }).collect_view()}
+        </table>
+    }
+    .into_any()
 }
 
 /// Pairwise cosine similarity of mean-pooled embeddings.
@@ -28,6 +48,7 @@ pub fn SimilarityPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let text = RwSignal::new(EXAMPLES.to_string());
     let result = RwSignal::new(None::<Result<Matrix, String>>);
+    let show_static = RwSignal::new(false);
     let run = move |_| {
         let Some(engine) = state.engine() else { return };
         let texts: Vec<String> = text
@@ -48,13 +69,15 @@ pub fn SimilarityPanel() -> impl IntoView {
         state.busy.set(true);
         spawn_local(async move {
             let start = now_ms();
-            let out = engine.bert.embed(&texts, EmbedOptions::default(), &engine.device).await;
-            let millis = now_ms() - start;
-            result.set(Some(out.map_err(|e| e.to_string()).map(|e| Matrix {
-                cosines: cosine_matrix(&e.vectors),
-                texts,
-                millis,
-            })));
+            let out = async {
+                let e = engine.bert.embed(&texts, EmbedOptions::default(), &engine.device).await.map_err(|e| e.to_string())?;
+                let millis = now_ms() - start;
+                let encoded: Vec<_> = texts.iter().map(|t| engine.bert.tokenizer.encode(t)).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+                let statics = engine.bert.static_vectors(&encoded, &engine.device).await.map_err(|e| e.to_string())?;
+                Ok::<_, String>(Matrix { cosines: cosine_matrix(&e.vectors), statics: cosine_matrix(&statics), texts: texts.clone(), millis })
+            }
+            .await;
+            result.set(Some(out));
             state.busy.set(false);
         });
     };
@@ -66,17 +89,13 @@ pub fn SimilarityPanel() -> impl IntoView {
                 view! {
                     <div>
                         <p class="small muted">{format!("{n} sentences embedded in {:.0} ms. 1 = same direction, 0 = unrelated.", m.millis)}</p>
-                        <table class="matrix" data-testid="similarity-matrix">
-                            <tr><th></th>{(1..=n).map(|j| view! { <th>{j}</th> }).collect_view()}</tr>
-                            {m.texts.iter().zip(&m.cosines).enumerate().map(|(i, (t, row))| view! {
-                                <tr>
-                                    <th class="rowhead" title=t.clone()>{format!("{}. {t}", i + 1)}</th>
-                                    {row.iter().map(|&c| view! {
-                                        <td style:background=diverging(c) style:color=ink_on(c)>{format!("{c:.2}")}</td>
-                                    }).collect_view()}
-                                </tr>
-                            }).collect_view()}
-                        </table>
+                        {matrix_table(&m.texts, &m.cosines, "similarity-matrix")}
+                        {move || show_static.get().then(|| view! {
+                            <h3>"Static vectors (no context)"</h3>
+                            <p class="hint">"Each sentence as the average of its words' input embeddings, before any attention: "
+                                "sentences sharing words look alike whatever they mean, and “bank” is the same vector in both bank sentences."</p>
+                            {matrix_table(&m.texts, &m.statics, "similarity-static")}
+                        })}
                     </div>
                 }.into_any()
             }
@@ -84,7 +103,7 @@ pub fn SimilarityPanel() -> impl IntoView {
     };
     view! {
         <section class="card" data-testid="similarity-panel">
-            <h2>"3 · Similarity"</h2>
+            <h2>"4 · Similarity"</h2>
             <p class="hint">"One sentence per line. Sentences with similar meaning get similar vectors, whatever their words."</p>
             <textarea data-testid="similarity-input" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <div class="row">
@@ -92,6 +111,8 @@ pub fn SimilarityPanel() -> impl IntoView {
                     prop:disabled=move || !state.idle()>
                     "Compare"
                 </button>
+                <label class="small"><input type="checkbox" data-testid="similarity-static-toggle"
+                    on:change=move |ev| show_static.set(event_target_checked(&ev)) />" also show static (context-free) vectors"</label>
             </div>
             {table}
         </section>
