@@ -11,7 +11,7 @@ use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
 use crate::panels::{
     AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
-    StudioDataPanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
+    StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
 };
 use crate::studio::Studio;
 
@@ -77,6 +77,10 @@ pub struct AppState {
     pub sentence_a: RwSignal<String>,
     /// An optional second sentence (a pair: `[CLS] a [SEP] b [SEP]`).
     pub sentence_b: RwSignal<String>,
+    /// The pretrained model, kept while a fine-tuned one is being explored.
+    pub base: StoredValue<Option<Rc<Engine>>, LocalStorage>,
+    /// The visible tab.
+    pub tab: RwSignal<Tab>,
 }
 
 impl AppState {
@@ -91,12 +95,24 @@ impl AppState {
         !self.busy.get() && self.engine().is_some()
     }
 
-    fn set_engine(&self, engine: Engine) {
+    /// Makes `engine` the model every panel uses.
+    pub fn set_engine(&self, engine: impl Into<Rc<Engine>>) {
+        let engine = engine.into();
         let backend = engine.backend;
-        self.engine.set_value(Some(Rc::new(engine)));
+        self.engine.set_value(Some(engine));
         self.backend.update(|b| b.active = Some(backend));
         self.load.set(LoadState::Ready);
         self.generation.update(|g| *g += 1);
+    }
+}
+
+impl AppState {
+    /// Shows a tab and records it in the address, so a reload comes back to it.
+    pub fn show(&self, t: Tab) {
+        self.tab.set(t);
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().set_hash(if t == Tab::Studio { "studio" } else { "explore" });
+        }
     }
 }
 
@@ -209,7 +225,7 @@ pub async fn run_device_check(state: AppState) {
 
 /// The page's two tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tab {
+pub enum Tab {
     Explore,
     Studio,
 }
@@ -239,16 +255,13 @@ pub fn App() -> impl IntoView {
         busy: RwSignal::new(false),
         sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
         sentence_b: RwSignal::new(String::new()),
+        base: StoredValue::new_local(None),
+        tab: RwSignal::new(if current_hash() == "#studio" { Tab::Studio } else { Tab::Explore }),
     };
     provide_context(state);
     provide_context(Studio::new());
-    let tab = RwSignal::new(if current_hash() == "#studio" { Tab::Studio } else { Tab::Explore });
-    let show = move |t: Tab| {
-        tab.set(t);
-        if let Some(w) = web_sys::window() {
-            let _ = w.location().set_hash(if t == Tab::Studio { "studio" } else { "explore" });
-        }
-    };
+    let tab = state.tab;
+    let show = move |t: Tab| state.show(t);
     spawn_local(async move {
         let models = engine::available_models().await;
         state.models.update(|m| {
@@ -286,6 +299,7 @@ pub fn App() -> impl IntoView {
                 <StudioDataPanel />
                 <StudioTrainPanel />
                 <StudioResultsPanel />
+                <StudioInsidePanel />
             </div>
         </main>
         <footer>

@@ -62,6 +62,8 @@ pub enum ToWorker {
     Export { name: String },
     /// Import a classifier: files named in `names`, bytes in `bytes` (or one `.zip`).
     Import { names: Vec<String> },
+    /// Send the current classifier's encoder as a plain BERT checkpoint, for the explorer.
+    Encoder,
 }
 
 /// A training event, as the page draws it.
@@ -136,6 +138,9 @@ pub enum FromWorker {
     Exported { file_name: String },
     /// An imported classifier is now the current one.
     Imported { meta: ClassifierMeta, description: String },
+    /// The current classifier's encoder: config.json and model.safetensors in `bytes`, then
+    /// tokenizer.json and/or vocab.txt as flagged. `labels` names the classifier.
+    Encoder { labels: Vec<String>, tokenizer_json: bool, vocab_txt: bool },
     /// A request other than training failed.
     Error { message: String },
 }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bertbench_core::checkpoint::CheckpointFiles;
 use bertbench_core::classifier::ClassifierMeta;
 use bertbench_core::data::{self, ColumnMap, Dataset, Table, ValidationReport};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
@@ -124,7 +125,11 @@ pub struct Studio {
     pub notice: RwSignal<Option<Result<String, String>>>,
     pending: StoredValue<HashMap<u32, Box<dyn FnOnce(Result<(Vec<String>, Vec<Vec<f32>>), String>)>>, LocalStorage>,
     next_request: StoredValue<u32>,
+    encoder_reply: StoredValue<Option<EncoderReply>, LocalStorage>,
 }
+
+/// Receives the fine-tuned encoder (its checkpoint and the classifier's labels), or why not.
+type EncoderReply = Box<dyn FnOnce(Result<(CheckpointFiles, Vec<String>), String>)>;
 
 fn bundle_urls() -> Option<(String, String)> {
     let document = web_sys::window()?.document()?;
@@ -163,6 +168,7 @@ impl Studio {
             notice: RwSignal::new(None),
             pending: StoredValue::new_local(HashMap::new()),
             next_request: StoredValue::new(1),
+            encoder_reply: StoredValue::new_local(None),
         };
         studio.start_worker();
         studio
@@ -237,7 +243,21 @@ impl Studio {
                 self.notice.set(Some(Ok(format!("Imported a classifier: {description}."))));
                 self.classifier.set(Some((meta, "imported".into())));
             }
+            FromWorker::Encoder { labels, tokenizer_json, vocab_txt } => {
+                let Some(reply) = self.encoder_reply.try_update_value(Option::take).flatten() else { return };
+                let mut parts = bytes.into_iter();
+                let (Some(config_json), Some(weights)) = (parts.next(), parts.next()) else {
+                    reply(Err("the fine-tuned model came back incomplete".into()));
+                    return;
+                };
+                let tokenizer_json = if tokenizer_json { parts.next() } else { None };
+                let vocab_txt = if vocab_txt { parts.next() } else { None };
+                reply(Ok((CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt }, labels)));
+            }
             FromWorker::Error { message } => {
+                if let Some(reply) = self.encoder_reply.try_update_value(Option::take).flatten() {
+                    reply(Err(message.clone()));
+                }
                 // A failed prediction answers every waiting request, so no button stays stuck.
                 let waiting: Vec<_> = self.pending.try_update_value(|p| p.drain().collect::<Vec<_>>()).unwrap_or_default();
                 for (_, reply) in waiting {
@@ -464,6 +484,14 @@ impl Studio {
     /// Exports the current classifier as a zip download.
     pub fn export(self, name: String) {
         self.send(&ToWorker::Export { name }, &[]);
+    }
+
+    /// Asks the worker for the current classifier's encoder as a plain BERT checkpoint.
+    pub fn encoder(self, reply: impl FnOnce(Result<(CheckpointFiles, Vec<String>), String>) + 'static) {
+        if let Some(previous) = self.encoder_reply.try_update_value(|r| r.replace(Box::new(reply))).flatten() {
+            previous(Err("superseded by a newer request".into()));
+        }
+        self.send(&ToWorker::Encoder, &[]);
     }
 
     /// Imports a classifier from files (or one zip).

@@ -147,6 +147,27 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 Err(message) => post(&FromWorker::Error { message }, &[]),
             }
         }
+        ToWorker::Encoder => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            let out = current.ok_or_else(|| "there is no fine-tuned model yet: train or import one first".to_string()).and_then(|c| {
+                let weights = checkpoint::save_weights(&c.loaded.model.bert).map_err(|e| e.to_string())?;
+                Ok((c.loaded.config.to_hf_json(), weights, c))
+            });
+            match out {
+                Ok((config, weights, c)) => {
+                    let mut files: Vec<&[u8]> = vec![&config, &weights];
+                    files.extend(c.tokenizer_json.as_deref());
+                    files.extend(c.vocab_txt.as_deref());
+                    let message = FromWorker::Encoder {
+                        labels: c.loaded.meta.labels.clone(),
+                        tokenizer_json: c.tokenizer_json.is_some(),
+                        vocab_txt: c.vocab_txt.is_some(),
+                    };
+                    post(&message, &files);
+                }
+                Err(message) => post(&FromWorker::Error { message }, &[]),
+            }
+        }
         ToWorker::Import { names } => match import(names, bytes) {
             Ok(current) => {
                 let description = format!(

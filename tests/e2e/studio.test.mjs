@@ -144,6 +144,29 @@ test('predict, export, re-import: the same probabilities; PyTorch agrees', { tim
   }
 });
 
+test('look inside: head-only training left the encoder as it was; the explorer runs on the tuned model', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('change-button').click();
+  await page.getByTestId('change-table').waitFor({ timeout: 4 * MINUTE });
+  const rows = await page.locator('[data-testid=change-table] tr').evaluateAll((trs) =>
+    trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))));
+  assert.equal(rows[0].length, 7, 'embeddings + 6 layers');
+  // Head-only training freezes the encoder: every layer is identical to the pretrained one.
+  for (const row of rows) assert.ok(row.every((v) => Math.abs(v - 1) <= 1e-3), `changed: ${row}`);
+
+  await page.getByTestId('explore-tuned').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('fine-tuned (negative/positive)'), null, { timeout: 2 * MINUTE });
+  assert.ok(await page.getByTestId('tab-explore').evaluate((b) => b.classList.contains('active')));
+  // The explorer's views recompute on the tuned model.
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('[data-testid=attention-heatmap] [data-testid=attention-row]')];
+    return rows.length > 0 && rows.every((g) => Math.abs([...g.querySelectorAll('rect')].reduce((s, r) => s + Number(r.dataset.w), 0) - 1) < 1e-3);
+  }, null, { timeout: 2 * MINUTE });
+  await page.getByTestId('tab-studio').click();
+  await page.getByTestId('explore-base').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('all-MiniLM-L6-v2'), null, { timeout: MINUTE });
+});
+
 test('nothing left the page: every request went to the page origin', async () => {
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
   assert.deepEqual(chrome.problems, []);

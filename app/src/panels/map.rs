@@ -432,8 +432,17 @@ pub fn MapPanel() -> impl IntoView {
             (Method::Pca, Some([a, b])) => format!("PCA: the axes hold {:.0}% and {:.0}% of the variance", a * 100.0, b * 100.0),
             _ => format!("t-SNE (perplexity {:.0}): neighbourhoods are kept, distances between clusters mean little", d.perplexity.unwrap_or(0.0)),
         };
+        let mut places: Vec<(i64, i64)> = d.points.iter().map(|[x, y]| ((px(*x) * 10.0) as i64, (py(*y) * 10.0) as i64)).collect();
+        places.sort_unstable();
+        places.dedup();
+        let hidden = d.points.len() - places.len();
+        let overlap = if hidden > 0 {
+            format!(" · {hidden} points lie exactly on others (identical vectors: with no context, the same word at the same position)")
+        } else {
+            String::new()
+        };
         let caption = format!(
-            "{} points ({}) from {} at layer {}{} · {} · drawn in {:.0} ms",
+            "{} points ({}) from {} at layer {}{} · {} · drawn in {:.0} ms{overlap}",
             d.points.len(),
             match e.kind {
                 Kind::Tokens => "tokens",
@@ -533,7 +542,7 @@ pub fn MapPanel() -> impl IntoView {
             let best = c.iter().enumerate().filter(|(_, a)| a.is_finite()).max_by(|a, b| a.1.total_cmp(b.1));
             match best {
                 Some((l, a)) => format!(
-                    "Each point is given the label whose centroid (of the other points) is closest. Layer 0 is the input embedding, with no context: it scores {:.0}%. The best layer is {l}, at {:.0}%.",
+                    "Each point is given the label whose centroid (of the other points) is closest. Layer 0 is the input embedding (the word and its position, no context): it scores {:.0}%. The best layer is {l}, at {:.0}%.",
                     c[0] * 100.0, a * 100.0
                 ),
                 None => String::new(),
