@@ -9,9 +9,11 @@
 //! - [`encoder`]: the layer stack
 //! - [`model`]: `BertModel` = embeddings → encoder → pooler
 //! - [`pooling`]: `[CLS]` and mean pooling
-//! - [`heads`]: task heads (classification)
+//! - [`heads`]: task heads (classification, masked-language model with a tied decoder)
 //! - [`classifier`]: BERT + features + head; Hugging Face classifier folders in and out
 //! - [`train`]: fine-tuning (head-only, full, freeze-then-unfreeze), AdamW, schedules
+//! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
+//! - [`pretrain`]: `BertForPreTraining`, a step-at-a-time MLM (+ NSP/SOP) loop, fill-mask
 //! - [`tokenizer`]: WordPiece through the `tokenizers` crate, padded batches
 //! - [`checkpoint`]: Hugging Face checkpoints in and out, from bytes
 //! - [`inference`]: sentence embeddings, read back asynchronously (WebGPU needs it)
@@ -43,9 +45,11 @@ pub mod examples;
 pub mod heads;
 pub mod inference;
 pub mod inspect;
+pub mod masking;
 pub mod metrics;
 pub mod model;
 pub mod pooling;
+pub mod pretrain;
 pub mod probe;
 pub mod projection;
 pub mod rng;

@@ -163,6 +163,7 @@ impl BertTokenizer {
         };
         let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
         id("[UNK]")?;
+        let present: Vec<&str> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].into_iter().filter(|p| vocab.contains_key(*p)).collect();
         let model = WordPiece::builder()
             .vocab(vocab)
             .unk_token("[UNK]".into())
@@ -174,6 +175,14 @@ impl BertTokenizer {
             .with_pre_tokenizer(Some(BertPreTokenizer))
             .with_post_processor(Some(BertProcessing::new(("[SEP]".into(), sep), ("[CLS]".into(), cls))))
             .with_decoder(Some(WordPieceDecoder::default()));
+        // As Hugging Face's BertTokenizer: special tokens typed in the text stay whole (so
+        // "[MASK]" in a fill-mask sentence is the mask token, not "[", "mask", "]").
+        let specials: Vec<tokenizers::AddedToken> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+            .into_iter()
+            .filter(|p| present.contains(p))
+            .map(|p| tokenizers::AddedToken::from(p, true))
+            .collect();
+        inner.add_special_tokens(&specials);
         Self::wrap(inner, max_len)
     }
 

@@ -285,7 +285,7 @@ pub fn linear_schedule(step: usize, total: usize, warmup: usize, peak: f64) -> f
 }
 
 /// AdamW as transformers' Trainer sets it up: ε = 1e-8, no decay on biases and LayerNorm.
-fn adamw(weight_decay: f64) -> ModuleOptimizer {
+pub(crate) fn adamw(weight_decay: f64) -> ModuleOptimizer {
     let decayed = AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(weight_decay as f32);
     let plain = AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.0);
     decayed.init().with_group(ParamGroup::from_any_predicates(vec!["bias", "layer_norm"]), plain.build(), None)

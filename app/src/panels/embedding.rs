@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
+use crate::explore::{claim, release};
 use crate::widgets::{diverging, now_ms};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -27,14 +28,11 @@ pub fn EmbeddingPanel() -> impl IntoView {
     let result = RwSignal::new(None::<Result<Embedded, String>>);
 
     let run = move || {
-        let Some(engine) = state.engine() else { return };
-        if state.busy.get_untracked() {
-            return;
-        }
-        state.busy.set(true);
+        // Read the inputs now (what the user clicked with), then wait for the model's turn.
         let text = state.sentence_a.get_untracked();
         let (pooling, normalized) = (pooling.get_untracked(), normalize.get_untracked());
         spawn_local(async move {
+            let Some(engine) = claim(state).await else { return };
             let start = now_ms();
             let options = EmbedOptions { pooling, normalize: normalized, ..Default::default() };
             let out = engine.bert.embed(std::slice::from_ref(&text), options, &engine.device).await;
@@ -47,7 +45,7 @@ pub fn EmbeddingPanel() -> impl IntoView {
                 pooling,
                 normalized,
             })));
-            state.busy.set(false);
+            release(state);
         });
     };
     // Embed once whenever a model (re)loads.

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
+use crate::explore::{claim, release};
 use crate::widgets::{diverging, ink_on, now_ms};
 
 const EXAMPLES: &str = "A man is playing a guitar.
@@ -50,7 +51,6 @@ pub fn SimilarityPanel() -> impl IntoView {
     let result = RwSignal::new(None::<Result<Matrix, String>>);
     let show_static = RwSignal::new(false);
     let run = move |_| {
-        let Some(engine) = state.engine() else { return };
         let texts: Vec<String> = text
             .get_untracked()
             .lines()
@@ -66,8 +66,8 @@ pub fn SimilarityPanel() -> impl IntoView {
             result.set(Some(Err(format!("{} sentences: the matrix shows at most 64.", texts.len()))));
             return;
         }
-        state.busy.set(true);
         spawn_local(async move {
+            let Some(engine) = claim(state).await else { return };
             let start = now_ms();
             let out = async {
                 let e = engine.bert.embed(&texts, EmbedOptions::default(), &engine.device).await.map_err(|e| e.to_string())?;
@@ -78,7 +78,7 @@ pub fn SimilarityPanel() -> impl IntoView {
             }
             .await;
             result.set(Some(out));
-            state.busy.set(false);
+            release(state);
         });
     };
     let table = move || {

@@ -1,0 +1,413 @@
+//! Pretraining BERT: masked-language modelling, optionally with next-sentence or sentence-order
+//! prediction, as a step-at-a-time loop the browser can drive between frames.
+//!
+//! Vocabulary logits are computed only at the picked positions (see [`MlmHead::forward`]).
+
+use burn::nn::Linear;
+use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use serde::{Deserialize, Serialize};
+
+use crate::attention::linear;
+use crate::config::BertConfig;
+use crate::error::Error;
+use crate::heads::{ClassificationHead, MlmHead, MlmHeadConfig};
+use crate::inference::read_f32;
+use crate::masking::{MaskVocab, Masked, MaskingConfig, PairTask, make_pairs};
+use crate::metrics::softmax;
+use crate::model::{BertInput, BertModel, BertModelConfig, ForwardOptions};
+use crate::rng::Rng;
+use crate::tokenizer::{Batch, BertTokenizer, Encoded};
+use crate::train::{adamw, clip_grad_norm, linear_schedule};
+
+/// The pretraining heads (`cls` in a `BertForPreTraining` checkpoint).
+#[derive(Module, Debug)]
+pub struct PretrainingHeads {
+    /// Masked-token prediction.
+    pub predictions: MlmHead,
+    /// NSP/SOP: `[CLS]` pooled vector → 2 logits, when a pair task is trained.
+    pub seq_relationship: Option<Linear>,
+}
+
+/// BERT with its pretraining heads.
+#[derive(Module, Debug)]
+pub struct BertForPreTraining {
+    /// The encoder (with pooler when a pair task is trained).
+    pub bert: BertModel,
+    /// MLM (and NSP/SOP) heads.
+    pub cls: PretrainingHeads,
+}
+
+impl BertForPreTraining {
+    /// Fresh heads on `bert` (a new model, or a pretrained one to adapt to a corpus).
+    pub fn new(bert: BertModel, config: &BertConfig, pair_task: bool, device: &Device) -> Self {
+        let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
+            .with_hidden_act(config.hidden_act)
+            .with_layer_norm_eps(config.layer_norm_eps)
+            .with_initializer_range(config.initializer_range)
+            .init(device);
+        let seq_relationship = pair_task.then(|| linear(config.hidden_size, 2, config.initializer_range, device));
+        Self { bert, cls: PretrainingHeads { predictions, seq_relationship } }
+    }
+
+    /// A freshly initialised model of `config`'s size.
+    pub fn from_scratch(config: &BertConfig, pair_task: bool, device: &Device) -> Self {
+        let bert = BertModelConfig::new(config.clone()).with_with_pooler(pair_task).init(device);
+        Self::new(bert, config, pair_task, device)
+    }
+
+    /// MLM logits at the picked positions and, with a pair head, the pair logits.
+    ///
+    /// # Shapes
+    /// - `input`: `[batch, seq]` tensors; `picked`: `[picked]` flat indices `b * seq + s`
+    /// - output: `([picked, vocab], Option<[batch, 2]>)`
+    pub fn forward(&self, input: BertInput, picked: Tensor<1, Int>) -> (Tensor<2>, Option<Tensor<2>>) {
+        let out = self.bert.forward(input, ForwardOptions::default());
+        let [batch, seq, hidden] = out.last_hidden_state.dims();
+        let rows = out.last_hidden_state.reshape([batch * seq, hidden]).select(0, picked);
+        let table = self.bert.embeddings.word_embeddings.weight.val();
+        let mlm = self.cls.predictions.forward(rows, table);
+        let pair = match (&self.cls.seq_relationship, out.pooler_output) {
+            (Some(head), Some(pooled)) => Some(head.forward(pooled)),
+            _ => None,
+        };
+        (mlm, pair)
+    }
+}
+
+/// Settings of a pretraining run.
+#[derive(Config, Debug)]
+pub struct PretrainConfig {
+    /// Sequences per step.
+    #[config(default = 32)]
+    pub batch_size: usize,
+    /// Longest sequence in tokens (longer lines are truncated).
+    #[config(default = 64)]
+    pub max_len: usize,
+    /// Peak learning rate (tiny models from scratch like a high one).
+    #[config(default = 1e-3)]
+    pub learning_rate: f64,
+    /// Decoupled weight decay (not on biases and LayerNorm).
+    #[config(default = 0.01)]
+    pub weight_decay: f64,
+    /// Share of the steps spent warming up linearly.
+    #[config(default = 0.06)]
+    pub warmup_ratio: f64,
+    /// Global gradient-norm clip (0 = none).
+    #[config(default = 1.0)]
+    pub max_grad_norm: f64,
+    /// Passes over the corpus.
+    #[config(default = 10)]
+    pub epochs: usize,
+    /// A new mask every epoch (RoBERTa) rather than one fixed mask per line (original BERT).
+    #[config(default = true)]
+    pub dynamic_masking: bool,
+    /// Train NSP or SOP next to MLM.
+    pub pair_task: Option<PairTask>,
+    /// Seed for shuffling, masking and pairs.
+    #[config(default = 42)]
+    pub seed: u64,
+    /// Token picking and corruption.
+    #[config(default = "MaskingConfig::new()")]
+    pub masking: MaskingConfig,
+}
+
+/// What one optimizer step did.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PretrainStep {
+    /// Steps done, this one included.
+    pub step: usize,
+    /// Of how many.
+    pub total_steps: usize,
+    /// Fractional epoch.
+    pub epoch: f64,
+    /// Mean cross-entropy over the picked tokens.
+    pub mlm_loss: f32,
+    /// Share of picked tokens whose top prediction is the original.
+    pub mlm_accuracy: f32,
+    /// NSP/SOP cross-entropy, when trained.
+    pub pair_loss: Option<f32>,
+    /// Learning rate used.
+    pub lr: f64,
+    /// Tokens (real, not padding) in the step's batch.
+    pub tokens: usize,
+}
+
+/// One training example before masking.
+#[derive(Debug, Clone)]
+struct Example {
+    encoded: Encoded,
+    pair_label: Option<usize>,
+    /// The mask kept for static masking.
+    fixed: Option<Masked>,
+}
+
+/// A pretraining run, one step per [`Pretrainer::step`] call.
+pub struct Pretrainer {
+    model: BertForPreTraining,
+    config: PretrainConfig,
+    tokenizer: BertTokenizer,
+    vocab: MaskVocab,
+    lines: Vec<String>,
+    examples: Vec<Example>,
+    order: Vec<usize>,
+    cursor: usize,
+    epoch: usize,
+    step: usize,
+    total_steps: usize,
+    rng: Rng,
+    optim: ModuleOptimizer,
+    device: Device,
+}
+
+/// Top predictions for one `[MASK]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MaskFill {
+    /// Index of the `[MASK]` in the tokenized input.
+    pub position: usize,
+    /// `(piece, probability)`, most likely first.
+    pub top: Vec<(String, f32)>,
+}
+
+impl Pretrainer {
+    /// Prepares a run over `lines` (the corpus, in reading order) on an autodiff `device`.
+    pub fn new(model: BertForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
+        config.masking.validate()?;
+        if config.batch_size == 0 || config.epochs == 0 {
+            return Err(Error::Input("batch size and epochs must be at least 1".into()));
+        }
+        let lines: Vec<String> = lines.into_iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+        if lines.is_empty() {
+            return Err(Error::Input("the corpus has no text".into()));
+        }
+        if config.pair_task.is_some() != model.cls.seq_relationship.is_some() {
+            return Err(Error::Input("the model's heads do not match the pair task".into()));
+        }
+        let tokenizer = tokenizer.with_max_len(config.max_len);
+        let per_epoch = if config.pair_task.is_some() { lines.len() - 1 } else { lines.len() };
+        let steps_per_epoch = per_epoch.div_ceil(config.batch_size);
+        let mut run = Self {
+            vocab: MaskVocab::from_tokenizer(&tokenizer),
+            model,
+            tokenizer,
+            lines,
+            examples: Vec::new(),
+            order: Vec::new(),
+            cursor: 0,
+            epoch: 0,
+            step: 0,
+            total_steps: steps_per_epoch * config.epochs,
+            rng: Rng::new(config.seed),
+            optim: adamw(config.weight_decay),
+            device: device.clone(),
+            config,
+        };
+        run.start_epoch()?;
+        Ok(run)
+    }
+
+    /// Builds the epoch's examples (new pairs each epoch) and shuffles them.
+    fn start_epoch(&mut self) -> crate::Result<()> {
+        if self.examples.is_empty() || self.config.pair_task.is_some() {
+            self.examples = match self.config.pair_task {
+                None => self
+                    .lines
+                    .iter()
+                    .map(|l| Ok(Example { encoded: self.tokenizer.encode(l)?, pair_label: None, fixed: None }))
+                    .collect::<crate::Result<_>>()?,
+                Some(task) => make_pairs(&self.lines, task, &mut self.rng)?
+                    .into_iter()
+                    .map(|p| Ok(Example { encoded: self.tokenizer.encode_pair(&p.a, &p.b)?, pair_label: Some(p.label), fixed: None }))
+                    .collect::<crate::Result<_>>()?,
+            };
+        }
+        self.order = (0..self.examples.len()).collect();
+        self.rng.shuffle(&mut self.order);
+        self.cursor = 0;
+        Ok(())
+    }
+
+    /// Steps done and in total.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.step, self.total_steps)
+    }
+
+    /// The model as trained so far.
+    pub fn model(&self) -> &BertForPreTraining {
+        &self.model
+    }
+
+    /// The run's tokenizer (truncating at `max_len`).
+    pub fn tokenizer(&self) -> &BertTokenizer {
+        &self.tokenizer
+    }
+
+    fn mask(&mut self, i: usize) -> Masked {
+        let ex = &self.examples[i];
+        if !self.config.dynamic_masking
+            && let Some(m) = &ex.fixed
+        {
+            return m.clone();
+        }
+        let ids = ex.encoded.ids();
+        let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
+        let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut self.rng);
+        if !self.config.dynamic_masking {
+            self.examples[i].fixed = Some(m.clone());
+        }
+        m
+    }
+
+    /// One optimizer step; `None` once every epoch is done.
+    pub async fn step(&mut self) -> crate::Result<Option<PretrainStep>> {
+        if self.step >= self.total_steps {
+            return Ok(None);
+        }
+        if self.cursor >= self.order.len() {
+            self.epoch += 1;
+            self.start_epoch()?;
+        }
+        let end = (self.cursor + self.config.batch_size).min(self.order.len());
+        let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
+        let masked: Vec<Masked> = idx.iter().map(|&i| self.mask(i)).collect();
+        let ids: Vec<Vec<u32>> = masked.iter().map(|m| m.input_ids.clone()).collect();
+        let types: Vec<Vec<u32>> = idx.iter().map(|&i| self.examples[i].encoded.type_ids()).collect();
+        let batch = Batch::from_rows(&ids, &types, self.tokenizer.pad_id);
+        let seq = batch.seq_len;
+        let mut picked = Vec::new();
+        let mut targets = Vec::new();
+        for (b, m) in masked.iter().enumerate() {
+            for p in &m.picks {
+                picked.push((b * seq + p.position) as i64);
+                targets.push(p.original as i64);
+            }
+        }
+        let n = picked.len();
+        let device = &self.device;
+        let picked_t = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
+        let targets_t = Tensor::<1, Int>::from_data(TensorData::new(targets.clone(), [n]), device);
+        let (mlm_logits, pair_logits) = self.model.forward(BertInput::from_batch(&batch, device), picked_t);
+        let mlm_loss = ClassificationHead::loss(mlm_logits.clone(), targets_t);
+        let mlm_correct = mlm_logits.clone().argmax(1).reshape([n]).equal(Tensor::from_data(TensorData::new(targets, [n]), device)).int().sum();
+        let (loss, pair_loss) = match pair_logits {
+            Some(logits) => {
+                let labels: Vec<i64> = idx.iter().map(|&i| self.examples[i].pair_label.unwrap_or(0) as i64).collect();
+                let l = ClassificationHead::loss(logits, Tensor::from_data(TensorData::new(labels, [idx.len()]), device));
+                (mlm_loss.clone() + l.clone(), Some(l))
+            }
+            None => (mlm_loss.clone(), None),
+        };
+        let inner = device.clone().inner();
+        let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
+        let norm = clip_grad_norm(&self.model, &mut grads, self.config.max_grad_norm, &inner);
+        let mut parts = vec![mlm_loss.inner(), norm, mlm_correct.inner().float().reshape([1])];
+        if let Some(l) = &pair_loss {
+            parts.push(l.clone().inner());
+        }
+        let values = read_f32(Tensor::cat(parts, 0)).await?;
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Training(format!(
+                "the loss became NaN or infinite at step {}: training stopped before that step's update, so the model keeps its last good weights. Try a lower learning rate.",
+                self.step + 1
+            )));
+        }
+        let warmup = (self.total_steps as f64 * self.config.warmup_ratio).round() as usize;
+        let lr = linear_schedule(self.step, self.total_steps, warmup, self.config.learning_rate);
+        self.model = self.optim.step(lr, self.model.clone(), grads);
+        self.cursor = end;
+        self.step += 1;
+        let per_epoch = self.order.len().max(1);
+        Ok(Some(PretrainStep {
+            step: self.step,
+            total_steps: self.total_steps,
+            epoch: self.epoch as f64 + self.cursor as f64 / per_epoch as f64,
+            mlm_loss: values[0],
+            mlm_accuracy: values[2] / n.max(1) as f32,
+            pair_loss: pair_loss.map(|_| values[3]),
+            lr,
+            tokens: batch.attention_mask.iter().filter(|&&m| m == 1).count(),
+        }))
+    }
+}
+
+/// Top-`k` predictions for every `[MASK]` in `text` (written literally as `[MASK]`).
+pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, text: &str, k: usize, device: &Device) -> crate::Result<Vec<MaskFill>> {
+    let encoded = tokenizer.encode(text)?;
+    let positions: Vec<usize> = encoded.tokens.iter().enumerate().filter(|(_, t)| t.id == tokenizer.mask_id).map(|(i, _)| i).collect();
+    if positions.is_empty() {
+        return Err(Error::Input("the text has no [MASK]: write [MASK] where a word should be guessed".into()));
+    }
+    let batch = Batch::from_encoded(std::slice::from_ref(&encoded), tokenizer.pad_id);
+    let picked: Vec<i64> = positions.iter().map(|&p| p as i64).collect();
+    let n = picked.len();
+    let picked = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
+    let (logits, _) = model.forward(BertInput::from_batch(&batch, device), picked);
+    let vocab = logits.dims()[1];
+    let values = read_f32(logits).await?;
+    Ok(positions
+        .into_iter()
+        .zip(values.chunks(vocab))
+        .map(|(position, row)| {
+            let probs = softmax(row);
+            let mut order: Vec<usize> = (0..vocab).collect();
+            order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
+            let top = order
+                .into_iter()
+                .take(k)
+                .map(|id| (tokenizer.id_to_piece(id as u32).unwrap_or_else(|| format!("#{id}")), probs[id]))
+                .collect();
+            MaskFill { position, top }
+        })
+        .collect())
+}
+
+impl Pretrainer {
+    /// [`fill_mask`] with the model as trained so far (no dropout, no autodiff).
+    pub async fn fill_mask(&self, text: &str, k: usize) -> crate::Result<Vec<MaskFill>> {
+        let model = self.model.valid();
+        fill_mask(&model, &self.tokenizer, text, k, &self.device.clone().inner()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+
+    /// A vocabulary of whole words: the specials, then `words`.
+    fn tokenizer(words: &[&str]) -> BertTokenizer {
+        let mut vocab = vec!["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+        vocab.extend_from_slice(words);
+        BertTokenizer::from_vocab_txt(vocab.join("\n").as_bytes(), true, 64).unwrap()
+    }
+
+    #[test]
+    fn forward_scores_only_the_picked_positions() {
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b", "c"]);
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
+        let model = BertForPreTraining::from_scratch(&config, true, &device);
+        let batch = Batch::from_encoded(&[tok.encode("a b c").unwrap(), tok.encode("c").unwrap()], tok.pad_id);
+        let picked = Tensor::<1, Int>::from_data(TensorData::new(vec![1i64, 2, 6], [3]), &device);
+        let (mlm, pair) = model.forward(BertInput::from_batch(&batch, &device), picked);
+        assert_eq!(mlm.dims(), [3, tok.vocab_size()]);
+        assert_eq!(pair.unwrap().dims(), [2, 2]);
+    }
+
+    #[test]
+    fn fill_mask_needs_a_mask() {
+        let device = Device::flex();
+        let tok = tokenizer(&["a"]);
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
+        let model = BertForPreTraining::from_scratch(&config, false, &device);
+        let err = pollster::block_on(fill_mask(&model, &tok, "a a", 3, &device)).unwrap_err();
+        assert!(err.to_string().contains("[MASK]"), "{err}");
+        let fills = pollster::block_on(fill_mask(&model, &tok, "a [MASK] a", 3, &device)).unwrap();
+        assert_eq!(fills.len(), 1);
+        assert_eq!(fills[0].position, 2);
+        assert_eq!(fills[0].top.len(), 3);
+        let total: f32 = fills[0].top.iter().map(|t| t.1).sum();
+        assert!(total <= 1.0 + 1e-5);
+    }
+}
