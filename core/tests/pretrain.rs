@@ -34,11 +34,12 @@ fn a_tiny_bert_learns_the_pattern_by_masked_language_modelling() {
     assert_eq!(losses.len(), 200);
     let first: f32 = losses[..10].iter().sum::<f32>() / 10.0;
     let last: f32 = losses[losses.len() - 20..].iter().sum::<f32>() / 20.0;
-    // Start: about ln(17) ≈ 2.8. The first word of a pair is a free choice among 6 (ln 6 ≈ 1.8)
-    // and the second is determined, so a model that learnt the pattern sits near 0.9.
+    // Start: about ln(17) ≈ 2.8. Every word is given away by its partner (the word before or
+    // after it), so a model that learnt the pattern approaches 0; picks whose partner is also
+    // masked keep it above. Measured: 2.60 → 0.23.
     println!("MLM loss: first 10 steps {first:.3}, last 20 steps {last:.3}");
     assert!(first > 2.0, "first loss {first}");
-    assert!(last < 1.2, "MLM loss after training {last} (started at {first})");
+    assert!(last < 0.6, "MLM loss after training {last} (started at {first})");
     for (a, b) in PAIRS {
         let text = format!("night dark {a} [MASK] sun hot");
         let fills = pollster::block_on(trainer.fill_mask(&text, 3)).unwrap();
