@@ -16,6 +16,11 @@
 //!     the page's fine-tuning run, natively: evaluations and timings as a table, and the
 //!     classifier exported as a Hugging Face folder with --out; --max-steps N stops after N
 //!     steps and prints the mean step time (after 2 warm-up steps), for benchmarks
+//! bertbench pretrain --corpus TXT --tokenizer-from DIR [--preset tiny] [--epochs 3]
+//!     [--batch 32] [--max-len 64] [--lr 1e-3] [--pair nsp|sop] [--masking dynamic|static]
+//!     [--minutes M] [--every 50] [--seed 42] [--backend cpu|wgpu] [PROBE TEXT WITH [MASK]...]
+//!     masked-language-model pretraining from scratch with the tokenizer of DIR: MLM (and
+//!     NSP/SOP) loss, accuracy and tokens/s every N steps as a table, and the probes' top-3
 //! bertbench classify --model DIR TEXT...
 //!     class probabilities from an exported classifier folder, as a JSON array
 //!     (`scripts/check_classifier_with_transformers.py` reads it)
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("finetune") => finetune(&args[1..]),
         Some("classify") => classify(&args[1..]),
+        Some("pretrain") => pretrain(&args[1..]),
         _ => Err("usage: bertbench <init | embed | check-device | bench | finetune | classify> (see the source's header)".into()),
     };
     match result {
@@ -370,5 +376,91 @@ fn classify(args: &[String]) -> Result {
         .map(|(text, p)| serde_json::json!({ "text": text, "pair": null, "probs": p }))
         .collect();
     println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    Ok(())
+}
+
+fn pretrain(args: &[String]) -> Result {
+    use bertbench_core::masking::PairTask;
+    use bertbench_core::pretrain::{BertForPreTraining, PretrainConfig, Pretrainer};
+    use bertbench_core::tokenizer::BertTokenizer;
+
+    let args = Args::parse(args)?;
+    let backend = args.get("backend").unwrap_or("cpu");
+    let device = device(backend)?.autodiff();
+    let corpus_path = args.require("corpus")?;
+    let text = String::from_utf8(read(Path::new(corpus_path))?).map_err(|_| format!("{corpus_path} is not UTF-8 text"))?;
+    let lines: Vec<String> = text.lines().map(String::from).collect();
+    let tokenizer_dir = PathBuf::from(args.require("tokenizer-from")?);
+    let max_len: usize = parse(&args, "max-len", 64)?;
+    let tokenizer = BertTokenizer::from_tokenizer_json(&read(&tokenizer_dir.join("tokenizer.json"))?, max_len).map_err(|e| e.to_string())?;
+    let preset = Preset::ALL
+        .into_iter()
+        .find(|p| p.name() == format!("bert-{}", args.get("preset").unwrap_or("tiny")))
+        .ok_or("--preset must be one of tiny, mini, small, medium, base, large")?;
+    let pair_task = match args.get("pair") {
+        None | Some("none") => None,
+        Some("nsp") => Some(PairTask::Nsp),
+        Some("sop") => Some(PairTask::Sop),
+        Some(other) => return Err(format!("--pair {other}: use nsp, sop or none")),
+    };
+    let config = preset.config(tokenizer.vocab_size()).with_max_position_embeddings(max_len.max(16));
+    let seed: u64 = parse(&args, "seed", 42)?;
+    device.seed(seed);
+    let model = BertForPreTraining::from_scratch(&config, pair_task.is_some(), &device);
+    let run = PretrainConfig::new()
+        .with_epochs(parse(&args, "epochs", 3)?)
+        .with_batch_size(parse(&args, "batch", 32)?)
+        .with_max_len(max_len)
+        .with_learning_rate(parse(&args, "lr", 1e-3)?)
+        .with_pair_task(pair_task)
+        .with_dynamic_masking(args.get("masking").unwrap_or("dynamic") != "static")
+        .with_seed(seed);
+    let every: usize = parse(&args, "every", 50)?;
+    let minutes: f64 = parse(&args, "minutes", f64::INFINITY)?;
+    let mut trainer = Pretrainer::new(model, &tokenizer, lines, run, &device).map_err(|e| e.to_string())?;
+    eprintln!("{}: {} parameters, {} steps planned, native {backend}", preset.name(), config.num_params(true), trainer.progress().1);
+    println!("| step | epoch | minutes | MLM loss | MLM accuracy | pair loss | tokens/s |");
+    println!("|---|---|---|---|---|---|---|");
+    let start = Instant::now();
+    let (mut window_start, mut sums, mut tokens, mut n) = (Instant::now(), (0f64, 0f64, 0f64), 0usize, 0usize);
+    let probes = &args.positional;
+    let show_probes = |trainer: &Pretrainer| -> Result {
+        for p in probes {
+            let fills = pollster::block_on(trainer.fill_mask(p, 3)).map_err(|e| e.to_string())?;
+            let guesses: Vec<String> = fills
+                .iter()
+                .map(|f| f.top.iter().map(|(w, p)| format!("{w} {:.0}%", p * 100.0)).collect::<Vec<_>>().join(", "))
+                .collect();
+            eprintln!("    {p} → {}", guesses.join(" | "));
+        }
+        Ok(())
+    };
+    while let Some(step) = pollster::block_on(trainer.step()).map_err(|e| e.to_string())? {
+        sums.0 += step.mlm_loss as f64;
+        sums.1 += step.mlm_accuracy as f64;
+        sums.2 += step.pair_loss.unwrap_or(0.0) as f64;
+        tokens += step.tokens;
+        n += 1;
+        let out_of_time = start.elapsed().as_secs_f64() / 60.0 >= minutes;
+        if n == every || step.step == step.total_steps || out_of_time {
+            let secs = window_start.elapsed().as_secs_f64();
+            println!(
+                "| {} | {:.2} | {:.1} | {:.3} | {:.1}% | {} | {:.0} |",
+                step.step,
+                step.epoch,
+                start.elapsed().as_secs_f64() / 60.0,
+                sums.0 / n as f64,
+                sums.1 / n as f64 * 100.0,
+                if pair_task.is_some() { format!("{:.3}", sums.2 / n as f64) } else { "–".into() },
+                tokens as f64 / secs.max(1e-9)
+            );
+            show_probes(&trainer)?;
+            (window_start, sums, tokens, n) = (Instant::now(), (0.0, 0.0, 0.0), 0, 0);
+        }
+        if out_of_time {
+            eprintln!("stopped after {minutes} minutes");
+            break;
+        }
+    }
     Ok(())
 }
