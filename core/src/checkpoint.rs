@@ -173,6 +173,12 @@ fn to_hf_name(path: &str) -> String {
 /// Writes the model's weights as `model.safetensors` bytes with Hugging Face names and
 /// layout, which `transformers.BertModel` loads as it is.
 pub fn save_weights(model: &BertModel) -> Result<Vec<u8>> {
+    save_module(model)
+}
+
+/// [`save_weights`] for any module built from this crate's parts (a model with heads, say):
+/// module paths become tensor names, with Hugging Face's `LayerNorm` and `self` spelling.
+pub fn save_module<M: Module>(model: &M) -> Result<Vec<u8>> {
     let mut store = SafetensorsStore::from_bytes(None)
         .with_to_adapter(BurnToPyTorchAdapter)
         .with_key_remapping(r"\.layer_norm\.", ".LayerNorm.")

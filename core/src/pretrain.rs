@@ -331,6 +331,33 @@ impl Pretrainer {
     }
 }
 
+/// The pretrained model as a Hugging Face folder: `config.json` (`BertForPreTraining` with a
+/// pair head, else `BertForMaskedLM`), `model.safetensors` with `bert.*` and `cls.*` names (the
+/// decoder is tied to the word embeddings, so it is not stored), and the tokenizer files given.
+/// The studio (and `transformers`) load the encoder from it as they load any BERT.
+pub fn export(
+    model: &BertForPreTraining,
+    config: &BertConfig,
+    tokenizer_json: Option<&[u8]>,
+    vocab_txt: Option<&[u8]>,
+) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
+    let architecture = if model.cls.seq_relationship.is_some() { "BertForPreTraining" } else { "BertForMaskedLM" };
+    value["architectures"] = serde_json::json!([architecture]);
+    value["tie_word_embeddings"] = true.into();
+    let mut files = vec![
+        ("config.json".to_string(), serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?),
+        ("model.safetensors".to_string(), crate::checkpoint::save_module(model)?),
+    ];
+    if let Some(b) = tokenizer_json {
+        files.push(("tokenizer.json".into(), b.to_vec()));
+    }
+    if let Some(b) = vocab_txt {
+        files.push(("vocab.txt".into(), b.to_vec()));
+    }
+    Ok(files)
+}
+
 /// Top-`k` predictions for every `[MASK]` in `text` (written literally as `[MASK]`).
 pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, text: &str, k: usize, device: &Device) -> crate::Result<Vec<MaskFill>> {
     let encoded = tokenizer.encode(text)?;
@@ -409,5 +436,32 @@ mod tests {
         assert_eq!(fills[0].top.len(), 3);
         let total: f32 = fills[0].top.iter().map(|t| t.1).sum();
         assert!(total <= 1.0 + 1e-5);
+    }
+
+    #[test]
+    fn an_exported_pretrained_model_loads_back_as_an_encoder() {
+        use crate::checkpoint::{CheckpointFiles, load};
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b", "c"]);
+        let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
+        let vocab_txt = vocab.join("\n").into_bytes();
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
+        let model = BertForPreTraining::from_scratch(&config, true, &device);
+        let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+        let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
+        let weights = get("model.safetensors").unwrap();
+        let st = safetensors::SafeTensors::deserialize(&weights).unwrap();
+        let names: Vec<String> = st.names().into_iter().map(String::from).collect();
+        for expected in ["bert.embeddings.word_embeddings.weight", "bert.embeddings.LayerNorm.weight", "bert.pooler.dense.weight",
+            "cls.predictions.transform.dense.weight", "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias",
+            "cls.seq_relationship.weight"] {
+            assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+        }
+        let bert = load(CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") }, &device).unwrap();
+        let batch = Batch::from_encoded(&[tok.encode("a b c").unwrap()], tok.pad_id);
+        let before = model.bert.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default()).last_hidden_state;
+        let after = bert.model.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default()).last_hidden_state;
+        let diff = (before - after).abs().max().into_scalar::<f32>();
+        assert!(diff < 1e-6, "{diff}");
     }
 }

@@ -186,6 +186,35 @@ impl BertTokenizer {
         Self::wrap(inner, max_len)
     }
 
+    /// Trains a WordPiece vocabulary of (at most) `vocab_size` pieces on `lines`, with BERT's
+    /// normaliser and pre-tokeniser, through the `tokenizers` trainer. Returns the tokenizer and
+    /// its `vocab.txt` (specials first: `[PAD]` 0, `[UNK]` 1, `[CLS]` 2, `[SEP]` 3, `[MASK]` 4).
+    pub fn train_wordpiece(lines: &[String], vocab_size: usize, lowercase: bool, max_len: usize) -> Result<(Self, Vec<u8>)> {
+        const SPECIALS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+        if !(SPECIALS.len() + 26..=200_000).contains(&vocab_size) {
+            return Err(Error::Input(format!("a vocabulary needs between 31 and 200,000 pieces (asked for {vocab_size})")));
+        }
+        if lines.iter().all(|l| l.trim().is_empty()) {
+            return Err(Error::Input("there is no text to build a vocabulary from".into()));
+        }
+        let mut trainer = tokenizers::models::wordpiece::WordPieceTrainer::builder()
+            .vocab_size(vocab_size)
+            .min_frequency(2)
+            .show_progress(false)
+            .special_tokens(SPECIALS.iter().map(|s| tokenizers::AddedToken::from(*s, true)).collect())
+            .build();
+        let mut tok = tokenizers::TokenizerImpl::<WordPiece, BertNormalizer, BertPreTokenizer, BertProcessing, WordPieceDecoder>::new(
+            WordPiece::default(),
+        );
+        tok.with_normalizer(Some(BertNormalizer::new(true, true, None, lowercase))).with_pre_tokenizer(Some(BertPreTokenizer));
+        tok.train(&mut trainer, lines.iter()).map_err(|e| Error::Tokenizer(format!("training the vocabulary: {e}")))?;
+        let mut pieces: Vec<(String, u32)> = tokenizers::Model::get_vocab(tok.get_model()).into_iter().collect();
+        pieces.sort_by_key(|(_, id)| *id);
+        let vocab_txt = pieces.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join("\n").into_bytes();
+        let tokenizer = Self::from_vocab_txt(&vocab_txt, lowercase, max_len)?;
+        Ok((tokenizer, vocab_txt))
+    }
+
     fn wrap(mut inner: Tokenizer, max_len: usize) -> Result<Self> {
         inner.with_padding(None);
         inner
@@ -326,5 +355,25 @@ mod tests {
     fn malformed_tokenizer_json_is_an_error_not_a_panic() {
         let err = BertTokenizer::from_tokenizer_json(b"{\"model\": 3}", 512).unwrap_err();
         assert!(err.to_string().contains("tokenizer.json"), "{err}");
+    }
+
+    #[test]
+    fn a_trained_vocabulary_covers_its_corpus_with_whole_words_and_pieces() {
+        let lines: Vec<String> = (0..200)
+            .map(|i| ["the cat sleeps on the mat", "the dog sleeps in the kennel", "cats and dogs are sleeping"][i % 3].to_string())
+            .collect();
+        let (tok, vocab_txt) = BertTokenizer::train_wordpiece(&lines, 80, true, 32).unwrap();
+        let vocab = String::from_utf8(vocab_txt).unwrap();
+        let pieces: Vec<&str> = vocab.lines().collect();
+        assert_eq!(&pieces[..5], &["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]);
+        assert!(pieces.len() <= 80);
+        assert!(pieces.iter().any(|p| p.starts_with("##")), "no continuation pieces: {pieces:?}");
+        // Frequent words become whole pieces; nothing in the corpus is [UNK].
+        let e = tok.encode("The cat sleeps").unwrap();
+        assert!(e.tokens.iter().any(|t| t.piece == "cat"), "{:?}", e.tokens);
+        assert!(e.tokens.iter().all(|t| t.id != tok.unk_id));
+        assert_eq!(tok.mask_id, 4);
+        assert!(BertTokenizer::train_wordpiece(&lines, 10, true, 32).is_err());
+        assert!(BertTokenizer::train_wordpiece(&[" ".to_string()], 100, true, 32).is_err());
     }
 }
