@@ -588,7 +588,7 @@ pub fn MapPanel() -> impl IntoView {
         <section class="card" data-testid="map-panel">
             <h2>"6 · Embedding map"</h2>
             <p class="hint">"Every text (or token) becomes a point; nearby points have similar vectors. "
-                "Slide through the layers to watch context reshape them: in layer 0 the two senses of “bank” share one vector, later they part."</p>
+                "Slide through the layers to watch context reshape them: in layer 0 “bank” is the same vector in both senses (only its position differs), later the senses part."</p>
             <div class="row">
                 <label class="small muted" for="map-source">"Texts"</label>
                 <select id="map-source" data-testid="map-source" on:change=move |ev| pick_source(event_target_value(&ev))>
