@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
 use crate::panels::{
-    AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
+    AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, LabPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
     StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
 };
 use crate::studio::Studio;
@@ -111,7 +111,11 @@ impl AppState {
     pub fn show(&self, t: Tab) {
         self.tab.set(t);
         if let Some(w) = web_sys::window() {
-            let _ = w.location().set_hash(if t == Tab::Studio { "studio" } else { "explore" });
+            let _ = w.location().set_hash(match t {
+                Tab::Studio => "studio",
+                Tab::Lab => "lab",
+                Tab::Explore => "explore",
+            });
         }
     }
 }
@@ -228,6 +232,7 @@ pub async fn run_device_check(state: AppState) {
 pub enum Tab {
     Explore,
     Studio,
+    Lab,
 }
 
 fn current_hash() -> String {
@@ -256,7 +261,11 @@ pub fn App() -> impl IntoView {
         sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
         sentence_b: RwSignal::new(String::new()),
         base: StoredValue::new_local(None),
-        tab: RwSignal::new(if current_hash() == "#studio" { Tab::Studio } else { Tab::Explore }),
+        tab: RwSignal::new(match current_hash().as_str() {
+            "#studio" => Tab::Studio,
+            "#lab" => Tab::Lab,
+            _ => Tab::Explore,
+        }),
     };
     provide_context(state);
     provide_context(Studio::new());
@@ -281,6 +290,8 @@ pub fn App() -> impl IntoView {
                 aria-selected=move || (tab.get() == Tab::Explore).to_string() on:click=move |_| show(Tab::Explore)>"Explore BERT"</button>
             <button role="tab" data-testid="tab-studio" class:active=move || tab.get() == Tab::Studio
                 aria-selected=move || (tab.get() == Tab::Studio).to_string() on:click=move |_| show(Tab::Studio)>"Fine-tuning studio"</button>
+            <button role="tab" data-testid="tab-lab" class:active=move || tab.get() == Tab::Lab
+                aria-selected=move || (tab.get() == Tab::Lab).to_string() on:click=move |_| show(Tab::Lab)>"MLM lab"</button>
         </nav>
         <main>
             <ModelPanel />
@@ -300,6 +311,9 @@ pub fn App() -> impl IntoView {
                 <StudioTrainPanel />
                 <StudioResultsPanel />
                 <StudioInsidePanel />
+            </div>
+            <div class="tab-body" class:hidden=move || tab.get() != Tab::Lab>
+                <LabPanel />
             </div>
         </main>
         <footer>

@@ -4,6 +4,7 @@
 mod app;
 mod engine;
 mod explore;
+mod lab;
 mod fetch;
 mod panels;
 mod protocol;

@@ -7,6 +7,7 @@
 use bertbench_core::classifier::ClassifierMeta;
 use bertbench_core::data::Example;
 use bertbench_core::metrics::Metrics;
+use bertbench_core::pretrain::{MaskFill, PretrainConfig, PretrainStep, ShownToken};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,8 @@ pub struct TrainRequest {
     pub backend: Backend,
     /// Runs with seeds `seed`, `seed + 1`, …; the best validation accuracy is kept.
     pub restarts: usize,
+    /// Start the encoder from random weights of the same shape (a baseline without pretraining).
+    pub from_scratch: bool,
 }
 
 /// Page → worker.
@@ -64,6 +67,12 @@ pub enum ToWorker {
     Import { names: Vec<String> },
     /// Send the current classifier's encoder as a plain BERT checkpoint, for the explorer.
     Encoder,
+    /// Start an MLM-lab run.
+    Pretrain(Box<LabRequest>),
+    /// Top-k fills for a sentence with `[MASK]`, from the lab's model.
+    FillMask { request: u32, text: String },
+    /// Send the lab's model as a Hugging Face folder (files in `bytes`, names in the reply).
+    LabExport,
 }
 
 /// A training event, as the page draws it.
@@ -96,6 +105,51 @@ pub struct Mistake {
     pub predicted: String,
     /// Probability per label.
     pub probs: Vec<f32>,
+}
+
+/// Where the MLM lab's vocabulary comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LabVocab {
+    /// The pretrained model's WordPiece vocabulary.
+    Pretrained,
+    /// A WordPiece vocabulary of this many pieces, trained on the corpus.
+    Train(usize),
+}
+
+/// An MLM-lab run to start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabRequest {
+    /// Id the worker's replies carry.
+    pub run: u32,
+    /// The corpus, one sentence or paragraph per line, in reading order.
+    pub lines: Vec<String>,
+    /// Vocabulary (ignored when continuing: the pretrained model keeps its own).
+    pub vocab: LabVocab,
+    /// Preset size, or the pretrained model.
+    pub preset: String,
+    /// Continue from the pretrained model instead of starting from scratch.
+    pub continue_pretrained: bool,
+    /// Hyper-parameters, masking and pair task.
+    pub config: PretrainConfig,
+    /// Sentences with `[MASK]` scored every `probe_every` steps.
+    pub probes: Vec<String>,
+    /// Steps between probe evaluations.
+    pub probe_every: usize,
+    /// Where to compute.
+    pub backend: Backend,
+}
+
+/// Progress of an MLM-lab run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum LabEvent {
+    /// The vocabulary is ready: its size and some of its pieces (`##` ones included).
+    Vocab { size: usize, trained: bool, sample: Vec<String> },
+    /// The model is built: parameters, planned steps, and a masked batch to show.
+    Ready { params: usize, total_steps: usize, preview: Vec<Vec<ShownToken>> },
+    /// One optimizer step.
+    Step(PretrainStep),
+    /// The probe sentences' top predictions after `step` steps.
+    Probes { step: usize, fills: Vec<(String, Vec<MaskFill>)> },
 }
 
 /// What a finished (or cancelled) run leaves.
@@ -141,6 +195,16 @@ pub enum FromWorker {
     /// The current classifier's encoder: config.json and model.safetensors in `bytes`, then
     /// tokenizer.json and/or vocab.txt as flagged. `labels` names the classifier.
     Encoder { labels: Vec<String>, tokenizer_json: bool, vocab_txt: bool },
+    /// MLM-lab progress for run `run`.
+    Lab { run: u32, event: LabEvent },
+    /// The lab run ended (cancelled or not); its model is kept for fill-mask and export.
+    LabFinished { run: u32, cancelled: bool, steps: usize, seconds: f64 },
+    /// The lab run failed; the message says why.
+    LabFailed { run: u32, message: String },
+    /// Fills for request `request`.
+    Filled { request: u32, fills: Vec<MaskFill> },
+    /// The lab's model as files: `names[i]` is `bytes[i]`.
+    LabExported { names: Vec<String> },
     /// A request other than training failed.
     Error { message: String },
 }

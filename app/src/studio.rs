@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use bertbench_core::checkpoint::CheckpointFiles;
 use bertbench_core::classifier::ClassifierMeta;
+use bertbench_core::pretrain::MaskFill;
 use bertbench_core::data::{self, ColumnMap, Dataset, Table, ValidationReport};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
 use leptos::prelude::*;
@@ -18,6 +19,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::app::AppState;
+use crate::lab::{Lab, LabRun};
 use crate::fetch::yield_to_browser;
 use crate::protocol::{Backend, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
 use crate::widgets::now_ms;
@@ -126,7 +128,43 @@ pub struct Studio {
     pending: StoredValue<HashMap<u32, Box<dyn FnOnce(Result<(Vec<String>, Vec<Vec<f32>>), String>)>>, LocalStorage>,
     next_request: StoredValue<u32>,
     encoder_reply: StoredValue<Option<EncoderReply>, LocalStorage>,
+    fill_reply: StoredValue<Option<(u32, FillReply)>, LocalStorage>,
+    lab_files_reply: StoredValue<Option<FilesReply>, LocalStorage>,
+    /// Fine-tune a randomly initialised encoder of the same shape (the "no pretraining" baseline).
+    pub from_scratch: RwSignal<bool>,
+    /// Every run of this session that ended, oldest first, to compare them.
+    pub history: RwSignal<Vec<RunRecord>>,
+    /// What the run in progress will be recorded as.
+    starting: StoredValue<Option<RunRecord>>,
+    /// The MLM lab, which trains in the same worker.
+    pub lab: Lab,
 }
+
+/// One ended run, as the comparison table shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    /// The page's model when the run started.
+    pub model: String,
+    /// Whether the encoder started from random weights instead of the model's.
+    pub from_scratch: bool,
+    /// Training mode and its epochs, in words.
+    pub recipe: String,
+    /// Validation accuracy of the kept weights.
+    pub accuracy: f32,
+    /// Validation macro-F1 of the kept weights.
+    pub macro_f1: f32,
+    /// Optimizer steps.
+    pub steps: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Where it ran.
+    pub device: String,
+    /// Whether it was cancelled before its end.
+    pub cancelled: bool,
+}
+
+type FillReply = Box<dyn FnOnce(Result<Vec<MaskFill>, String>)>;
+type FilesReply = Box<dyn FnOnce(Result<Vec<(String, Vec<u8>)>, String>)>;
 
 /// Receives the fine-tuned encoder (its checkpoint and the classifier's labels), or why not.
 type EncoderReply = Box<dyn FnOnce(Result<(CheckpointFiles, Vec<String>), String>)>;
@@ -169,6 +207,12 @@ impl Studio {
             pending: StoredValue::new_local(HashMap::new()),
             next_request: StoredValue::new(1),
             encoder_reply: StoredValue::new_local(None),
+            fill_reply: StoredValue::new_local(None),
+            lab_files_reply: StoredValue::new_local(None),
+            from_scratch: RwSignal::new(false),
+            history: RwSignal::new(Vec::new()),
+            starting: StoredValue::new(None),
+            lab: Lab::new(),
         };
         studio.start_worker();
         studio
@@ -219,8 +263,33 @@ impl Studio {
             FromWorker::BaseSet { .. } => {}
             FromWorker::Event { run, event } if run == current => self.on_event(event),
             FromWorker::Paused { run, paused } if run == current => self.run.set(RunState::Running { paused }),
+            FromWorker::Paused { run, paused } if run == self.lab.run_id.get_value() => self.lab.run.set(LabRun::Running { paused }),
+            FromWorker::Lab { run, event } => self.lab.on_event(run, event),
+            FromWorker::LabFinished { run, cancelled, steps, seconds } => self.lab.on_finished(run, cancelled, steps, seconds),
+            FromWorker::LabFailed { run, message } => self.lab.on_failed(run, message),
+            FromWorker::Filled { request, fills } => {
+                if let Some((r, reply)) = self.fill_reply.try_update_value(Option::take).flatten() {
+                    if r == request {
+                        reply(Ok(fills));
+                    }
+                }
+            }
+            FromWorker::LabExported { names } => {
+                if let Some(reply) = self.lab_files_reply.try_update_value(Option::take).flatten() {
+                    reply(Ok(names.into_iter().zip(bytes).collect()));
+                }
+            }
             FromWorker::Finished { run, summary } if run == current => {
                 self.classifier.set(Some((summary.meta.clone(), "trained in this session".into())));
+                if let Some(mut record) = self.starting.get_value() {
+                    record.accuracy = summary.metrics.accuracy;
+                    record.macro_f1 = summary.metrics.macro_f1;
+                    record.steps = summary.steps;
+                    record.seconds = summary.seconds;
+                    record.device = summary.device.clone();
+                    record.cancelled = summary.cancelled;
+                    self.history.update(|h| h.push(record));
+                }
                 self.summary.set(Some(Arc::new(*summary)));
                 self.live.update(|l| l.evaluating = None);
                 self.run.set(RunState::Finished);
@@ -256,6 +325,12 @@ impl Studio {
             }
             FromWorker::Error { message } => {
                 if let Some(reply) = self.encoder_reply.try_update_value(Option::take).flatten() {
+                    reply(Err(message.clone()));
+                }
+                if let Some((_, reply)) = self.fill_reply.try_update_value(Option::take).flatten() {
+                    reply(Err(message.clone()));
+                }
+                if let Some(reply) = self.lab_files_reply.try_update_value(Option::take).flatten() {
                     reply(Err(message.clone()));
                 }
                 // A failed prediction answers every waiting request, so no button stays stuck.
@@ -402,6 +477,48 @@ impl Studio {
                 (pick(&split.train), pick(&split.valid))
             }
         };
+        self.send_base(state)?;
+        let run = self.run_id.get_value() + 1;
+        self.run_id.set_value(run);
+        self.steps.set(Vec::new());
+        self.evals.set(Vec::new());
+        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
+        self.run.set(RunState::Running { paused: false });
+        let request = TrainRequest {
+            run,
+            config: self.config.get_untracked(),
+            labels: dataset.labels.clone(),
+            train,
+            valid,
+            max_len: self.max_len.get_untracked(),
+            backend: self.backend.get_untracked(),
+            restarts: self.restarts.get_untracked(),
+            from_scratch: self.from_scratch.get_untracked(),
+        };
+        let c = &request.config;
+        let recipe = match c.mode {
+            TrainMode::HeadOnly => format!("{} · {} epochs", c.mode.label(), c.head_epochs),
+            TrainMode::Full => format!("{} · {} epochs · lr {:e}", c.mode.label(), c.epochs, c.learning_rate),
+            TrainMode::FreezeThenUnfreeze => format!("{} · {} + {} epochs", c.mode.label(), c.head_epochs, c.epochs),
+        };
+        self.starting.set_value(Some(RunRecord {
+            model: engine.model_id.clone(),
+            from_scratch: request.from_scratch,
+            recipe,
+            accuracy: 0.0,
+            macro_f1: 0.0,
+            steps: 0,
+            seconds: 0.0,
+            device: String::new(),
+            cancelled: false,
+        }));
+        self.send(&ToWorker::Train(Box::new(request)), &[]);
+        Ok(())
+    }
+
+    /// Sends the page's model to the worker as the base checkpoint, unless it has it already.
+    pub fn send_base(self, state: AppState) -> Result<(), String> {
+        let engine = state.engine().ok_or("the model is still loading")?;
         if self.base_sent.get_value().as_deref() != Some(engine.model_id.as_str()) {
             let f = &engine.files;
             let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
@@ -421,24 +538,30 @@ impl Studio {
             );
             self.base_sent.set_value(Some(engine.model_id.clone()));
         }
-        let run = self.run_id.get_value() + 1;
-        self.run_id.set_value(run);
-        self.steps.set(Vec::new());
-        self.evals.set(Vec::new());
-        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
-        self.run.set(RunState::Running { paused: false });
-        let request = TrainRequest {
-            run,
-            config: self.config.get_untracked(),
-            labels: dataset.labels.clone(),
-            train,
-            valid,
-            max_len: self.max_len.get_untracked(),
-            backend: self.backend.get_untracked(),
-            restarts: self.restarts.get_untracked(),
-        };
-        self.send(&ToWorker::Train(Box::new(request)), &[]);
         Ok(())
+    }
+
+    /// Sends any message to the worker.
+    pub fn send_message(self, message: &ToWorker, bytes: &[&[u8]]) {
+        self.send(message, bytes);
+    }
+
+    /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
+    pub fn fill_mask(self, text: String, reply: impl FnOnce(Result<Vec<MaskFill>, String>) + 'static) {
+        let request = self.next_request.get_value();
+        self.next_request.set_value(request + 1);
+        if let Some(previous) = self.fill_reply.try_update_value(|r| r.replace((request, Box::new(reply)))).flatten() {
+            (previous.1)(Err("superseded by a newer request".into()));
+        }
+        self.send(&ToWorker::FillMask { request, text }, &[]);
+    }
+
+    /// The lab's model as Hugging Face files.
+    pub fn lab_files(self, reply: impl FnOnce(Result<Vec<(String, Vec<u8>)>, String>) + 'static) {
+        if let Some(previous) = self.lab_files_reply.try_update_value(|r| r.replace(Box::new(reply))).flatten() {
+            previous(Err("superseded by a newer request".into()));
+        }
+        self.send(&ToWorker::LabExport, &[]);
     }
 
     /// Optimizer steps one restart of the configured run takes on the prepared data.

@@ -27,6 +27,18 @@ pub fn ink_on(v: f32) -> &'static str {
     if v.abs() > 0.6 { "#fff" } else { "#1c2430" }
 }
 
+/// `75.0` → `"1m 15s"`.
+pub fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h {:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m {:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
 /// `1234567` → `"1.23 M"`.
 pub fn human_count(n: usize) -> String {
     match n {

@@ -13,6 +13,10 @@ use bertbench_core::burn::prelude::{Device, Tensor};
 use bertbench_core::checkpoint::{self, CheckpointFiles};
 use bertbench_core::classifier::{self, HEAD_FILE, LoadedClassifier};
 use bertbench_core::metrics::argmax;
+use bertbench_core::model::BertModelConfig;
+use bertbench_core::config::{BertConfig, Preset};
+use bertbench_core::pretrain::{self, BertForPreTraining, Pretrainer};
+use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{Event, FineTuner, encode_examples, predict};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -20,7 +24,9 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::engine;
 use crate::fetch::sleep_ms;
-use crate::protocol::{Backend, FromWorker, Mistake, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
+use crate::protocol::{
+    Backend, FromWorker, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode,
+};
 use crate::widgets::now_ms;
 
 /// The current classifier and what it needs to predict and export.
@@ -31,10 +37,21 @@ struct Current {
     vocab_txt: Option<Vec<u8>>,
 }
 
+/// The MLM lab's model, kept after a run for fill-mask and export.
+struct LabModel {
+    model: BertForPreTraining,
+    tokenizer: BertTokenizer,
+    config: BertConfig,
+    device: Device,
+    tokenizer_json: Option<Vec<u8>>,
+    vocab_txt: Option<Vec<u8>>,
+}
+
 #[derive(Default)]
 struct State {
     base: Option<(String, CheckpointFiles)>,
     current: Option<Rc<Current>>,
+    lab: Option<Rc<LabModel>>,
     run: Option<u32>,
     paused: Rc<Cell<bool>>,
     cancelled: Rc<Cell<bool>>,
@@ -168,6 +185,59 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 Err(message) => post(&FromWorker::Error { message }, &[]),
             }
         }
+        ToWorker::Pretrain(request) => {
+            let run = request.run;
+            let busy = STATE.with(|s| s.borrow().run.is_some());
+            if busy {
+                post(&FromWorker::LabFailed { run, message: "a run is already in progress; cancel it first".into() }, &[]);
+                return;
+            }
+            let (paused, cancelled) = STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.run = Some(run);
+                s.paused.set(false);
+                s.cancelled.set(false);
+                (s.paused.clone(), s.cancelled.clone())
+            });
+            wasm_bindgen_futures::spawn_local(async move {
+                let started = now_ms();
+                match run_lab(*request, &paused, &cancelled).await {
+                    Ok((lab, was_cancelled, steps)) => {
+                        STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
+                        post(&FromWorker::LabFinished { run, cancelled: was_cancelled, steps, seconds: (now_ms() - started) / 1000.0 }, &[]);
+                    }
+                    Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
+                }
+                STATE.with(|s| s.borrow_mut().run = None);
+            });
+        }
+        ToWorker::FillMask { request, text } => {
+            let lab = STATE.with(|s| s.borrow().lab.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let Some(lab) = lab else {
+                    post(&FromWorker::Error { message: "there is no lab model yet: train one first".into() }, &[]);
+                    return;
+                };
+                match pretrain::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await {
+                    Ok(fills) => post(&FromWorker::Filled { request, fills }, &[]),
+                    Err(e) => post(&FromWorker::Error { message: e.to_string() }, &[]),
+                }
+            });
+        }
+        ToWorker::LabExport => {
+            let lab = STATE.with(|s| s.borrow().lab.clone());
+            let out = lab.ok_or_else(|| "there is no lab model yet: train one first".to_string()).and_then(|lab| {
+                pretrain::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
+            });
+            match out {
+                Ok(files) => {
+                    let names = files.iter().map(|(n, _)| n.clone()).collect();
+                    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+                    post(&FromWorker::LabExported { names }, &bytes);
+                }
+                Err(message) => post(&FromWorker::Error { message }, &[]),
+            }
+        }
         ToWorker::Import { names } => match import(names, bytes) {
             Ok(current) => {
                 let description = format!(
@@ -281,8 +351,14 @@ impl Job {
                 self.send(TrainEvent::Restart { index, of: restarts, seed });
             }
             let run_config = self.request.config.clone().with_seed(seed);
-            // Every restart starts from the pretrained weights (modules are immutable values).
-            let mut tuner = FineTuner::new(bert.model.clone(), tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
+            // Every restart starts from the pretrained weights (modules are immutable values), or
+            // from fresh random ones for the baseline.
+            let start = if self.request.from_scratch {
+                BertModelConfig::new(config.clone()).with_with_pooler(bert.model.pooler.is_some()).init(&ad)
+            } else {
+                bert.model.clone()
+            };
+            let mut tuner = FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
                 .map_err(|e| e.to_string())?;
             if let Some((f_train, f_valid)) = cached.clone() {
                 tuner.reuse_features(f_train, f_valid).map_err(|e| e.to_string())?;
@@ -401,4 +477,100 @@ fn import(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Current, String> {
     )
     .map_err(|e| e.to_string())?;
     Ok(Current { loaded, device, tokenizer_json, vocab_txt })
+}
+
+/// A sample of a vocabulary's pieces for the page: every k-th entry after the specials.
+fn vocab_sample(tokenizer: &BertTokenizer, n: usize) -> Vec<String> {
+    let size = tokenizer.vocab_size() as u32;
+    let step = (size / n.max(1) as u32).max(1);
+    (5..size).step_by(step as usize).filter_map(|id| tokenizer.id_to_piece(id)).take(n).collect()
+}
+
+/// Top-5 fills of every probe sentence (a probe the tokenizer cannot read is left out).
+async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(String, Vec<bertbench_core::pretrain::MaskFill>)> {
+    let mut fills = Vec::new();
+    for p in probes {
+        if let Ok(f) = trainer.fill_mask(p, 5).await {
+            fills.push((p.clone(), f));
+        }
+    }
+    fills
+}
+
+/// Runs an MLM-lab request to its end or until cancelled; returns the model and whether it was
+/// cancelled, and the steps done.
+async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool>) -> Result<(LabModel, bool, usize), String> {
+    let run = request.run;
+    let send = |event: LabEvent| post(&FromWorker::Lab { run, event }, &[]);
+    let device = match request.backend {
+        Backend::Cpu => Device::flex(),
+        Backend::WebGpu => engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?.device,
+    };
+    let ad = device.clone().autodiff();
+    let max_len = request.config.max_len;
+    let pair = request.config.pair_task.is_some();
+    let base = STATE.with(|s| s.borrow().base.clone()).map(|(_, f)| f);
+    let (model, tokenizer, config, tokenizer_json, vocab_txt) = if request.continue_pretrained {
+        let files = base.ok_or("the pretrained model is not loaded in the worker yet")?;
+        let bert = checkpoint::load(files.clone(), &ad).map_err(|e| e.to_string())?;
+        send(LabEvent::Vocab { size: bert.tokenizer.vocab_size(), trained: false, sample: vocab_sample(&bert.tokenizer, 40) });
+        let model = BertForPreTraining::new(bert.model, &bert.config, pair, &ad);
+        (model, bert.tokenizer, bert.config, files.tokenizer_json, files.vocab_txt)
+    } else {
+        let (tokenizer, tokenizer_json, vocab_txt) = match request.vocab {
+            LabVocab::Train(size) => {
+                let (tok, vocab) = BertTokenizer::train_wordpiece(&request.lines, size, true, max_len).map_err(|e| e.to_string())?;
+                (tok, None, Some(vocab))
+            }
+            LabVocab::Pretrained => {
+                let files = base.ok_or("the pretrained model is not loaded in the worker yet")?;
+                let tok = match (&files.tokenizer_json, &files.vocab_txt) {
+                    (Some(json), _) => BertTokenizer::from_tokenizer_json(json, max_len),
+                    (None, Some(vocab)) => BertTokenizer::from_vocab_txt(vocab, true, max_len),
+                    (None, None) => return Err("the pretrained model has no tokenizer files".into()),
+                }
+                .map_err(|e| e.to_string())?;
+                (tok, files.tokenizer_json, files.vocab_txt)
+            }
+        };
+        send(LabEvent::Vocab { size: tokenizer.vocab_size(), trained: matches!(request.vocab, LabVocab::Train(_)), sample: vocab_sample(&tokenizer, 40) });
+        let preset = Preset::ALL.into_iter().find(|p| p.name() == request.preset).ok_or_else(|| format!("unknown model size {}", request.preset))?;
+        let config = preset.config(tokenizer.vocab_size()).with_max_position_embeddings(max_len.max(16));
+        let model = BertForPreTraining::from_scratch(&config, pair, &ad);
+        (model, tokenizer, config, tokenizer_json, vocab_txt)
+    };
+    let params = bertbench_core::burn::module::Module::num_params(&model);
+    let mut trainer = Pretrainer::new(model, &tokenizer, request.lines.clone(), request.config.clone(), &ad).map_err(|e| e.to_string())?;
+    send(LabEvent::Ready { params, total_steps: trainer.progress().1, preview: trainer.masking_preview(4, 1) });
+    send(LabEvent::Probes { step: 0, fills: probe_all(&trainer, &request.probes).await });
+    let mut last_yield = now_ms();
+    let mut was_cancelled = false;
+    loop {
+        while paused.get() && !cancelled.get() {
+            sleep_ms(100).await;
+        }
+        if cancelled.get() {
+            was_cancelled = true;
+            break;
+        }
+        let Some(step) = trainer.step().await.map_err(|e| e.to_string())? else { break };
+        send(LabEvent::Step(step));
+        if request.probe_every > 0 && (step.step % request.probe_every == 0 || step.step == step.total_steps) {
+            send(LabEvent::Probes { step: step.step, fills: probe_all(&trainer, &request.probes).await });
+        }
+        if now_ms() - last_yield > 25.0 {
+            sleep_ms(0).await;
+            last_yield = now_ms();
+        }
+    }
+    let steps = trainer.progress().0;
+    let lab = LabModel {
+        model: bertbench_core::burn::module::Module::valid(trainer.model()),
+        tokenizer: trainer.tokenizer().clone(),
+        config,
+        device,
+        tokenizer_json,
+        vocab_txt,
+    };
+    Ok((lab, was_cancelled, steps))
 }

@@ -16,7 +16,7 @@ use crate::heads::{ClassificationHead, MlmHead, MlmHeadConfig};
 use crate::inference::read_f32;
 use crate::masking::{MaskVocab, Masked, MaskingConfig, PairTask, make_pairs};
 use crate::metrics::softmax;
-use crate::model::{BertInput, BertModel, BertModelConfig, ForwardOptions};
+use crate::model::{BertInput, BertModel, BertModelConfig, BertPooler, ForwardOptions};
 use crate::rng::Rng;
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 use crate::train::{adamw, clip_grad_norm, linear_schedule};
@@ -40,8 +40,12 @@ pub struct BertForPreTraining {
 }
 
 impl BertForPreTraining {
-    /// Fresh heads on `bert` (a new model, or a pretrained one to adapt to a corpus).
-    pub fn new(bert: BertModel, config: &BertConfig, pair_task: bool, device: &Device) -> Self {
+    /// Fresh heads on `bert` (a new model, or a pretrained one to adapt to a corpus). A pair
+    /// task on an encoder without a pooler gets a freshly initialised one.
+    pub fn new(mut bert: BertModel, config: &BertConfig, pair_task: bool, device: &Device) -> Self {
+        if pair_task && bert.pooler.is_none() {
+            bert.pooler = Some(BertPooler { dense: linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
+        }
         let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
             .with_hidden_act(config.hidden_act)
             .with_layer_norm_eps(config.layer_norm_eps)
@@ -161,6 +165,17 @@ pub struct Pretrainer {
     device: Device,
 }
 
+/// One token of a masking preview.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownToken {
+    /// The piece in the text.
+    pub original: String,
+    /// The piece the model sees.
+    pub shown: String,
+    /// What masking did here, if the position was picked.
+    pub case: Option<crate::masking::MaskCase>,
+}
+
 /// Top predictions for one `[MASK]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MaskFill {
@@ -241,6 +256,30 @@ impl Pretrainer {
     /// The run's tokenizer (truncating at `max_len`).
     pub fn tokenizer(&self) -> &BertTokenizer {
         &self.tokenizer
+    }
+
+    /// How masking treats the first `n` examples, drawn with `seed` (the run's own random
+    /// stream is not touched): for the page's "before and after masking" view.
+    pub fn masking_preview(&self, n: usize, seed: u64) -> Vec<Vec<ShownToken>> {
+        let mut rng = Rng::new(seed);
+        let piece = |id: u32| self.tokenizer.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
+        self.examples
+            .iter()
+            .take(n)
+            .map(|ex| {
+                let ids = ex.encoded.ids();
+                let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
+                let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut rng);
+                ids.iter()
+                    .enumerate()
+                    .map(|(i, &id)| ShownToken {
+                        original: piece(id),
+                        shown: piece(m.input_ids[i]),
+                        case: m.picks.iter().find(|p| p.position == i).map(|p| p.case),
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     fn mask(&mut self, i: usize) -> Masked {
@@ -420,6 +459,22 @@ mod tests {
         let (mlm, pair) = model.forward(BertInput::from_batch(&batch, &device), picked);
         assert_eq!(mlm.dims(), [3, tok.vocab_size()]);
         assert_eq!(pair.unwrap().dims(), [2, 2]);
+    }
+
+    #[test]
+    fn a_pair_task_on_an_encoder_without_pooler_gets_a_fresh_one() {
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b"]);
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
+        let bert = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        let model = BertForPreTraining::new(bert.clone(), &config, true, &device);
+        assert!(model.bert.pooler.is_some());
+        let batch = Batch::from_encoded(&[tok.encode("a b").unwrap()], tok.pad_id);
+        let picked = Tensor::<1, Int>::from_data(TensorData::new(vec![1i64], [1]), &device);
+        let (_, pair) = model.forward(BertInput::from_batch(&batch, &device), picked);
+        assert_eq!(pair.unwrap().dims(), [1, 2]);
+        // MLM only leaves the encoder as it was.
+        assert!(BertForPreTraining::new(bert, &config, false, &device).bert.pooler.is_none());
     }
 
     #[test]

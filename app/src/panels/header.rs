@@ -43,11 +43,23 @@ pub fn Header() -> impl IntoView {
             <h1>"bertbench"<span>"a BERT workbench in your browser"</span></h1>
             <div class="spacer"></div>
             <label class="small muted" for="model-select">"Model"</label>
-            <select id="model-select" on:change=on_model prop:disabled=busy>
-                {move || state.models.get().into_iter().map(|id| {
-                    let selected = { let id = id.clone(); move || state.model_id.get() == id };
-                    view! { <option value=id.clone() selected=selected>{model_label(&id)}</option> }
-                }).collect_view()}
+            <select id="model-select" data-testid="model-select" on:change=on_model prop:disabled=busy>
+                {move || {
+                    // The model in use, which is not the picked one while a pick loads or after it
+                    // failed, and is none of the listed ones when the lab or the studio made it.
+                    state.generation.get();
+                    state.load.track();
+                    let current = state.engine().map(|e| e.model_id.clone()).unwrap_or_else(|| state.model_id.get());
+                    let models = state.models.get();
+                    let made_here = (!models.contains(&current)).then(|| view! {
+                        <option value="" selected=true disabled=true>{format!("{current} (made in this tab)")}</option>
+                    });
+                    let listed = models.into_iter().map(|id| {
+                        let selected = id == current;
+                        view! { <option value=id.clone() selected=selected>{model_label(&id)}</option> }
+                    }).collect_view();
+                    view! { {made_here} {listed} }
+                }}
             </select>
             <label class="small muted" for="backend-select">"Backend"</label>
             <select id="backend-select" on:change=on_backend prop:disabled=busy data-testid="backend-select">

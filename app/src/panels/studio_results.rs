@@ -182,6 +182,30 @@ pub fn StudioResultsPanel() -> impl IntoView {
         })
     };
 
+    let history = move || {
+        let runs = studio.history.get();
+        (runs.len() > 1).then(|| view! {
+            <h3>"Runs of this session"</h3>
+            <p class="hint">"Same data, different starts: a model pretrained first against the same shape from random weights shows what pretraining is worth."</p>
+            <table class="plain small" data-testid="run-history">
+                <tr><th>"#"</th><th>"model"</th><th>"start"</th><th>"training"</th><th>"accuracy"</th><th>"macro-F1"</th><th>"steps"</th><th>"time"</th><th>"on"</th></tr>
+                {runs.into_iter().enumerate().map(|(i, r)| view! {
+                    <tr data-testid="run-row">
+                        <td>{i + 1}</td>
+                        <td>{r.model}</td>
+                        <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
+                        <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
+                        <td data-testid="run-accuracy">{format!("{:.1}%", r.accuracy * 100.0)}</td>
+                        <td>{format!("{:.3}", r.macro_f1)}</td>
+                        <td>{r.steps}</td>
+                        <td>{format!("{:.0} s", r.seconds)}</td>
+                        <td>{r.device}</td>
+                    </tr>
+                }).collect_view()}
+            </table>
+        })
+    };
+
     view! {
         <section class="card" data-testid="studio-results">
             <h2>"3 · Results and use"</h2>
@@ -189,6 +213,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 <p class="muted small">"Train a classifier above, or import one exported earlier."</p>
             })}
             {metrics}
+            {history}
             <h3>"Predict"</h3>
             <div class="grid2">
                 <input type="text" data-testid="predict-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />

@@ -9,7 +9,7 @@ use crate::app::{AppState, BackendStatus, CheckState};
 use crate::engine::BackendKind;
 use crate::protocol::Backend;
 use crate::studio::{RunState, Studio};
-use crate::widgets::{LineChart, ProgressBar, Series};
+use crate::widgets::{LineChart, ProgressBar, Series, duration};
 
 fn phase_label(p: Phase) -> &'static str {
     match p {
@@ -18,11 +18,6 @@ fn phase_label(p: Phase) -> &'static str {
         Phase::Full => "fine-tuning everything",
         Phase::Done => "done",
     }
-}
-
-fn duration(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
-    if s >= 3600 { format!("{}h {:02}m", s / 3600, (s % 3600) / 60) } else if s >= 60 { format!("{}m {:02}s", s / 60, s % 60) } else { format!("{s}s") }
 }
 
 /// A number input bound to one field of the config.
@@ -190,6 +185,13 @@ pub fn StudioTrainPanel() -> impl IntoView {
                             <option value=v selected=move || studio.config.with(|c| c.features.layers == l)>{l.label()}</option>
                         }).collect_view()}
                     </select>
+                </label>
+            </div>
+            <div class="row small">
+                <label class="small" title="Same shape and vocabulary, random weights: what the encoder's pretraining is worth on your data">
+                    <input type="checkbox" data-testid="from-scratch" prop:checked=move || studio.from_scratch.get() prop:disabled=running
+                        on:change=move |ev| studio.from_scratch.set(event_target_checked(&ev)) />
+                    " start the encoder from random weights (baseline without pretraining)"
                 </label>
             </div>
             <div class="row small">

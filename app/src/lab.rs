@@ -1,0 +1,234 @@
+//! The MLM lab's state on the page. Training runs in the studio's worker (one run at a time,
+//! shared with the studio); this holds what the page shows and sends the requests.
+
+use bertbench_core::checkpoint::CheckpointFiles;
+use bertbench_core::config::BertConfig;
+use bertbench_core::masking::{MaskingConfig, PairTask};
+use bertbench_core::pretrain::{MaskFill, PretrainConfig, PretrainStep, ShownToken};
+use leptos::prelude::*;
+
+use crate::app::AppState;
+use crate::protocol::{Backend, LabEvent, LabRequest, LabVocab, ToWorker};
+use crate::studio::Studio;
+
+/// Where a lab run stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabRun {
+    /// Nothing started yet.
+    Idle,
+    /// Training; `paused` while paused.
+    Running { paused: bool },
+    /// Ended; the model is kept in the worker.
+    Finished { cancelled: bool, steps: usize, seconds: f64 },
+    /// Failed; the message says why.
+    Failed(String),
+}
+
+/// What the lab shows.
+#[derive(Clone, Copy)]
+pub struct Lab {
+    /// The corpus text (one sentence or paragraph per line).
+    pub corpus: RwSignal<String>,
+    /// Where the corpus came from.
+    pub corpus_name: RwSignal<String>,
+    /// Vocabulary choice.
+    pub vocab: RwSignal<LabVocab>,
+    /// Model size preset (`bert-tiny`, ...).
+    pub preset: RwSignal<String>,
+    /// Continue pretraining the page's model instead of starting from scratch.
+    pub continue_pretrained: RwSignal<bool>,
+    /// Hyper-parameters.
+    pub config: RwSignal<PretrainConfig>,
+    /// Probe sentences, one per line, each with `[MASK]`.
+    pub probes: RwSignal<String>,
+    /// Steps between probe evaluations.
+    pub probe_every: RwSignal<usize>,
+    /// Where to train.
+    pub backend: RwSignal<Backend>,
+    /// Run state.
+    pub run: RwSignal<LabRun>,
+    /// Vocabulary facts from the worker.
+    pub vocab_info: RwSignal<Option<(usize, bool, Vec<String>)>>,
+    /// Parameters and planned steps.
+    pub ready: RwSignal<Option<(usize, usize)>>,
+    /// A masked batch, for the "before and after masking" view.
+    pub preview: RwSignal<Vec<Vec<ShownToken>>>,
+    /// Every step so far.
+    pub steps: RwSignal<Vec<PretrainStep>>,
+    /// Probe results, newest last.
+    pub probe_results: RwSignal<Vec<(usize, Vec<(String, Vec<MaskFill>)>)>>,
+    /// Whether a trained lab model exists in the worker.
+    pub has_model: RwSignal<bool>,
+    /// Training speed in work units per second ([`work_per_token`] × tokens), CPU then WebGPU:
+    /// measured defaults until a run here measures this machine.
+    pub rates: RwSignal<[(f64, bool); 2]>,
+    /// Work the run in progress plans to do, and where.
+    planned: StoredValue<Option<(Backend, f64)>>,
+    pub(crate) run_id: StoredValue<u32>,
+}
+
+/// Training work per corpus token: about 6 operations (forward, backward, weight gradients) per
+/// weight of the matrices every token passes through, plus the vocabulary logits at the 15%
+/// picked positions. Embedding look-ups cost next to nothing.
+pub fn work_per_token(config: &BertConfig) -> f64 {
+    let h = config.hidden_size as f64;
+    let embeddings = ((config.vocab_size + config.max_position_embeddings + config.type_vocab_size) as f64) * h;
+    let matrices = config.num_params(false) as f64 - embeddings + h * h;
+    6.0 * (matrices + 0.15 * config.vocab_size as f64 * h)
+}
+
+/// A quick token count for estimates: WordPiece splits about 1.3 pieces per word here, plus
+/// `[CLS]` and `[SEP]` per line.
+pub fn estimate_tokens(corpus: &str) -> f64 {
+    corpus.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().count() as f64 * 1.3 + 2.0).sum()
+}
+
+/// Default speeds, from BERT-tiny on the built-in corpus in headless Chromium on a 2-core x86-64
+/// laptop-class machine (README, "MLM lab"): the CPU fallback, and WebGPU on SwiftShader.
+const DEFAULT_RATES: [(f64, bool); 2] = [(3.3e9, false), (1.0e8, false)];
+
+/// The probes the built-in corpus can answer.
+pub const DEFAULT_PROBES: &str = "the cow [MASK].
+the banana is [MASK].
+in the morning the sun [MASK].
+in winter it is [MASK].
+after four comes [MASK].";
+
+impl Lab {
+    /// Empty state with the built-in settings.
+    pub fn new() -> Self {
+        Self {
+            corpus: RwSignal::new(String::new()),
+            corpus_name: RwSignal::new(String::new()),
+            vocab: RwSignal::new(LabVocab::Train(2000)),
+            preset: RwSignal::new("bert-tiny".into()),
+            continue_pretrained: RwSignal::new(false),
+            config: RwSignal::new(PretrainConfig::new().with_epochs(5).with_masking(MaskingConfig::new())),
+            probes: RwSignal::new(DEFAULT_PROBES.into()),
+            probe_every: RwSignal::new(25),
+            backend: RwSignal::new(Backend::Cpu),
+            run: RwSignal::new(LabRun::Idle),
+            vocab_info: RwSignal::new(None),
+            ready: RwSignal::new(None),
+            preview: RwSignal::new(Vec::new()),
+            steps: RwSignal::new(Vec::new()),
+            probe_results: RwSignal::new(Vec::new()),
+            has_model: RwSignal::new(false),
+            rates: RwSignal::new(DEFAULT_RATES),
+            planned: StoredValue::new(None),
+            // Apart from the studio's run ids, so the worker's Paused replies are not confused.
+            run_id: StoredValue::new(1_000_000),
+        }
+    }
+
+    /// Estimated seconds per epoch of `config` on the current corpus and backend, and whether the
+    /// speed was measured on this machine.
+    pub fn epoch_seconds(&self, config: &BertConfig) -> (f64, bool) {
+        let tokens = self.corpus.with(|c| estimate_tokens(c));
+        let (rate, measured) = self.rates.get()[self.backend.get() as usize];
+        (tokens * work_per_token(config) / rate, measured)
+    }
+
+    /// The corpus as non-empty lines.
+    pub fn lines(&self) -> Vec<String> {
+        self.corpus.with_untracked(|c| c.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
+    }
+
+    /// Starts a run in the worker (which also needs the page's model when the vocabulary or
+    /// the weights come from it).
+    ///
+    /// `model_config` is the shape about to train, for the speed measurement.
+    pub fn start(self, studio: Studio, state: AppState, model_config: Option<BertConfig>) -> Result<(), String> {
+        let lines = self.lines();
+        if lines.is_empty() {
+            return Err("the corpus is empty: pick the built-in corpus or upload a .txt file".into());
+        }
+        let config = self.config.get_untracked();
+        config.masking.validate().map_err(|e| e.to_string())?;
+        if config.pair_task.is_some() && lines.len() < 3 {
+            return Err(format!("{} needs at least 3 lines in order", config.pair_task.map(PairTask::label).unwrap_or_default()));
+        }
+        let probes: Vec<String> = self.probes.get_untracked().lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+        if let Some(bad) = probes.iter().find(|p| !p.contains("[MASK]")) {
+            return Err(format!("the probe “{bad}” has no [MASK]"));
+        }
+        let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
+        if needs_base {
+            studio.send_base(state)?;
+        }
+        let run = self.run_id.get_value() + 1;
+        self.run_id.set_value(run);
+        self.steps.set(Vec::new());
+        self.probe_results.set(Vec::new());
+        self.preview.set(Vec::new());
+        self.vocab_info.set(None);
+        self.ready.set(None);
+        self.run.set(LabRun::Running { paused: false });
+        self.planned.set_value(model_config.map(|c| {
+            let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * work_per_token(&c) * config.epochs as f64;
+            (self.backend.get_untracked(), work)
+        }));
+        let request = LabRequest {
+            run,
+            lines,
+            vocab: self.vocab.get_untracked(),
+            preset: self.preset.get_untracked(),
+            continue_pretrained: self.continue_pretrained.get_untracked(),
+            config,
+            probes,
+            probe_every: self.probe_every.get_untracked(),
+            backend: self.backend.get_untracked(),
+        };
+        studio.send_message(&ToWorker::Pretrain(Box::new(request)), &[]);
+        Ok(())
+    }
+
+    /// Applies a worker event for run `run` (older runs are ignored).
+    pub fn on_event(self, run: u32, event: LabEvent) {
+        if run != self.run_id.get_value() {
+            return;
+        }
+        match event {
+            LabEvent::Vocab { size, trained, sample } => self.vocab_info.set(Some((size, trained, sample))),
+            LabEvent::Ready { params, total_steps, preview } => {
+                self.ready.set(Some((params, total_steps)));
+                self.preview.set(preview);
+            }
+            LabEvent::Step(s) => self.steps.update(|v| v.push(s)),
+            LabEvent::Probes { step, fills } => self.probe_results.update(|v| v.push((step, fills))),
+        }
+    }
+
+    /// The run ended.
+    pub fn on_finished(self, run: u32, cancelled: bool, steps: usize, seconds: f64) {
+        if run == self.run_id.get_value() {
+            self.has_model.set(true);
+            let total = self.ready.get_untracked().map(|(_, t)| t).unwrap_or(0);
+            if let Some((backend, work)) = self.planned.get_value() {
+                if total > 0 && steps > 0 && seconds > 2.0 {
+                    let rate = work * steps as f64 / total as f64 / seconds;
+                    self.rates.update(|r| r[backend as usize] = (rate, true));
+                }
+            }
+            self.run.set(LabRun::Finished { cancelled, steps, seconds });
+        }
+    }
+
+    /// The run failed.
+    pub fn on_failed(self, run: u32, message: String) {
+        if run == self.run_id.get_value() {
+            self.run.set(LabRun::Failed(message));
+        }
+    }
+}
+
+/// The lab model's files as a checkpoint the page can load (for the explorer or the studio).
+pub fn checkpoint_from(files: &[(String, Vec<u8>)]) -> Result<CheckpointFiles, String> {
+    let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
+    Ok(CheckpointFiles {
+        config_json: get("config.json").ok_or("the lab model has no config.json")?,
+        weights: get("model.safetensors").ok_or("the lab model has no model.safetensors")?,
+        tokenizer_json: get("tokenizer.json"),
+        vocab_txt: get("vocab.txt"),
+    })
+}

@@ -1,0 +1,381 @@
+//! The MLM lab: pretrain a tiny BERT on a corpus in the worker and watch it learn to fill in
+//! the blank.
+
+use std::io::Write;
+
+use bertbench_core::config::{BertConfig, Preset};
+use bertbench_core::masking::{MaskCase, PairTask};
+use bertbench_core::pretrain::MaskFill;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+
+use crate::app::{AppState, BackendStatus, CheckState, Tab};
+use crate::engine::Engine;
+use crate::lab::{LabRun, checkpoint_from};
+use crate::protocol::{Backend, LabVocab};
+use crate::studio::{Studio, download, file_list, read_files};
+use crate::widgets::{LineChart, ProgressBar, Series, duration, human_count};
+
+/// The built-in corpus (`scripts/make_mlm_corpus.py`), in the wasm so it works offline.
+const CORPUS: &str = include_str!("../../../public/examples/corpus.txt");
+
+fn fills_view(fills: &[MaskFill]) -> impl IntoView + use<> {
+    let parts: Vec<String> = fills
+        .iter()
+        .map(|f| f.top.iter().map(|(w, p)| format!("{w} {:.0}%", p * 100.0)).collect::<Vec<_>>().join(", "))
+        .collect();
+    view! { <span class="mono small">{parts.join(" | ")}</span> }
+}
+
+fn zip_folder(name: &str, files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (file, bytes) in files {
+        zip.start_file(format!("{name}/{file}"), options).map_err(|e| e.to_string())?;
+        zip.write_all(bytes).map_err(|e| e.to_string())?;
+    }
+    Ok(zip.finish().map_err(|e| e.to_string())?.into_inner())
+}
+
+/// Corpus, model, training, probes, fill-mask and hand-over.
+#[component]
+pub fn LabPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let lab = studio.lab;
+    if lab.corpus.get_untracked().is_empty() {
+        lab.corpus.set(CORPUS.to_string());
+        lab.corpus_name.set("the built-in corpus".into());
+    }
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let fill_text = RwSignal::new("the duck [MASK] in the pond.".to_string());
+    let fill_result = RwSignal::new(None::<Result<Vec<MaskFill>, String>>);
+
+    let upload = move |ev: web_sys::Event| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move {
+            let Some((name, bytes)) = read_files(files).await.pop() else { return };
+            match String::from_utf8(bytes) {
+                Ok(text) if text.lines().any(|l| !l.trim().is_empty()) => {
+                    lab.corpus.set(text);
+                    lab.corpus_name.set(name);
+                    message.set(None);
+                }
+                Ok(_) => message.set(Some(Err(format!("{name} has no text; the corpus is unchanged")))),
+                Err(_) => message.set(Some(Err(format!("{name} is not UTF-8 text; the corpus is unchanged")))),
+            }
+        });
+    };
+
+
+    let fill = move |_| {
+        let text = fill_text.get_untracked();
+        studio.fill_mask(text, move |r| fill_result.set(Some(r)));
+    };
+
+    let hand_over = move |to_studio: bool| {
+        message.set(Some(Ok("Loading the lab's model on the page…".into())));
+        studio.lab_files(move |r| {
+            let out = r.and_then(|files| {
+                let current = state.engine().ok_or("no model is loaded")?;
+                // Unique per run: the worker keeps the base it has when the name is the same.
+                let number = lab.run_id.get_value() - 1_000_000;
+                let name = if lab.continue_pretrained.get_untracked() {
+                    format!("{} + MLM on {} #{number}", current.model_id, lab.corpus_name.get_untracked())
+                } else {
+                    format!("MLM lab ({}) #{number}", lab.preset.get_untracked())
+                };
+                Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend).map(|e| (e, current))
+            });
+            match out {
+                Ok((engine, current)) => {
+                    if state.base.with_value(Option::is_none) {
+                        state.base.set_value(Some(current));
+                    }
+                    state.set_engine(engine);
+                    message.set(Some(Ok("The lab's model is now the page's model: every explorer view and the studio use it.".into())));
+                    state.show(if to_studio { Tab::Studio } else { Tab::Explore });
+                }
+                Err(e) => message.set(Some(Err(e))),
+            }
+        });
+    };
+
+    let save = move |_| {
+        studio.lab_files(move |r| match r.and_then(|files| zip_folder("bertbench-mlm", &files)) {
+            Ok(zip) => download("bertbench-mlm.zip", &zip, "application/zip"),
+            Err(e) => message.set(Some(Err(e))),
+        });
+    };
+
+    let running = move || matches!(lab.run.get(), LabRun::Running { .. });
+    let vocab_size = move || match (lab.continue_pretrained.get(), lab.vocab.get()) {
+        (false, LabVocab::Train(n)) => n,
+        _ => state.engine().map(|e| e.bert.tokenizer.vocab_size()).unwrap_or(30522),
+    };
+    let size_options = move || {
+        let v = vocab_size();
+        Preset::ALL
+            .into_iter()
+            .take(4)
+            .map(|p| {
+                let name = p.name();
+                let params = p.config(v).num_params(false);
+                view! { <option value=name selected=move || lab.preset.get() == name>{format!("{name} from scratch ({} parameters)", human_count(params))}</option> }
+            })
+            .collect_view()
+    };
+
+    let model_config = move || -> Option<BertConfig> {
+        state.generation.get();
+        if lab.continue_pretrained.get() {
+            return state.engine().map(|e| e.bert.config.clone());
+        }
+        let v = vocab_size();
+        Preset::ALL.into_iter().find(|p| p.name() == lab.preset.get()).map(|p| p.config(v))
+    };
+    let gpu_ok = move || {
+        let BackendStatus { adapter, .. } = state.backend.get();
+        adapter.is_some() && matches!(state.check.get(), CheckState::Done(r) if r.passed)
+    };
+    let estimate = move || {
+        let config = model_config()?;
+        let (seconds, measured) = lab.epoch_seconds(&config);
+        let on = match lab.backend.get() { Backend::Cpu => "the CPU", Backend::WebGpu => "WebGPU" };
+        let basis = if measured { "speed measured by the last run in this tab" } else { "speed measured for the README; a run here measures this machine" };
+        Some(format!("≈ {} per epoch on {on} ({basis})", duration(seconds)))
+    };
+    let start = move |_| match lab.start(studio, state, untrack(model_config)) {
+        Ok(()) => message.set(None),
+        Err(e) => message.set(Some(Err(e))),
+    };
+
+    let progress = move || {
+        let steps = lab.steps.get();
+        let (params, total) = lab.ready.get()?;
+        let last = steps.last().copied();
+        let done = last.map(|s| s.step).unwrap_or(0);
+        let note = last.map(|s| {
+            format!(
+                "step {done} of {total} · epoch {:.2} · MLM loss {:.3} · accuracy {:.0}%{} · {} parameters",
+                s.epoch,
+                s.mlm_loss,
+                s.mlm_accuracy * 100.0,
+                s.pair_loss.map(|p| format!(" · pair loss {p:.3}")).unwrap_or_default(),
+                human_count(params)
+            )
+        });
+        Some(view! {
+            <ProgressBar fraction=Signal::derive(move || Some(done as f64 / total.max(1) as f64)) />
+            <p class="small muted" data-testid="lab-progress">{note}</p>
+        })
+    };
+
+    let charts = move || {
+        let steps = lab.steps.get();
+        if steps.is_empty() {
+            return None;
+        }
+        let smooth = |f: &dyn Fn(&bertbench_core::pretrain::PretrainStep) -> Option<f32>| -> Vec<(f64, f64)> {
+            let w = 10usize;
+            steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let lo = i.saturating_sub(w - 1);
+                    let vals: Vec<f32> = steps[lo..=i].iter().filter_map(f).collect();
+                    (!vals.is_empty()).then(|| (s.step as f64, vals.iter().sum::<f32>() as f64 / vals.len() as f64))
+                })
+                .collect()
+        };
+        let mut losses = vec![Series { name: "MLM loss".into(), color: "#4e79a7", points: smooth(&|s| Some(s.mlm_loss)), dots: false }];
+        if steps.iter().any(|s| s.pair_loss.is_some()) {
+            losses.push(Series { name: "NSP/SOP loss".into(), color: "#f28e2b", points: smooth(&|s| s.pair_loss), dots: false });
+        }
+        let accuracy = vec![Series { name: "picked tokens guessed right".into(), color: "#59a14f", points: smooth(&|s| Some(s.mlm_accuracy)), dots: false }];
+        Some(view! {
+            <div class="grid2">
+                <LineChart series=Signal::derive(move || losses.clone()) x_label="step" y_label="loss (mean of 10 steps)" testid="lab-loss" />
+                <LineChart series=Signal::derive(move || accuracy.clone()) x_label="step" y_label="accuracy" y_range=(0.0, 1.0) testid="lab-accuracy" />
+            </div>
+        })
+    };
+
+    let preview = move || {
+        let rows = lab.preview.get();
+        (!rows.is_empty()).then(|| view! {
+            <h3>"What the model sees"</h3>
+            <p class="hint">"15% of the tokens are picked (never [CLS]/[SEP]); of those 80% become [MASK], 10% a random token, 10% stay. The loss counts only the picked tokens."</p>
+            <div data-testid="lab-preview">
+                {rows.into_iter().map(|row| view! {
+                    <div class="tokens">
+                        {row.into_iter().map(|t| {
+                            let class = match t.case {
+                                Some(MaskCase::Mask) => "tok masked",
+                                Some(MaskCase::Random) => "tok random",
+                                Some(MaskCase::Keep) => "tok kept",
+                                None => "tok",
+                            };
+                            let title = match t.case {
+                                Some(MaskCase::Mask) => format!("{} → [MASK]", t.original),
+                                Some(MaskCase::Random) => format!("{} → {} (random)", t.original, t.shown),
+                                Some(MaskCase::Keep) => format!("{} (picked, kept)", t.original),
+                                None => t.original.clone(),
+                            };
+                            view! { <div class=class title=title><span class="piece">{t.shown.clone()}</span></div> }
+                        }).collect_view()}
+                    </div>
+                }).collect_view()}
+            </div>
+            <div class="legend"><span><i class="masked"></i>"[MASK]"</span><span><i class="random"></i>"random"</span><span><i class="kept"></i>"kept"</span></div>
+        })
+    };
+
+    let probes = move || {
+        let results = lab.probe_results.get();
+        let first = results.first().cloned();
+        let last = results.last().cloned()?;
+        Some(view! {
+            <h3>{format!("Probe sentences after {} steps", last.0)}</h3>
+            <table class="plain small" data-testid="lab-probes">
+                <tr><th>"sentence"</th><th>"before training"</th><th>"now (top 5)"</th></tr>
+                {last.1.iter().enumerate().map(|(i, (text, fills))| {
+                    let before = first.as_ref().and_then(|f| f.1.get(i)).map(|(_, f)| fills_view(f));
+                    view! { <tr data-testid="lab-probe"><td>{text.clone()}</td><td>{before}</td><td>{fills_view(fills)}</td></tr> }
+                }).collect_view()}
+            </table>
+        })
+    };
+
+    let vocab_info = move || {
+        lab.vocab_info.get().map(|(size, trained, sample)| view! {
+            <p class="small muted" data-testid="lab-vocab">{
+                let asked = match lab.vocab.get_untracked() { LabVocab::Train(n) if trained && n > size => format!(
+                    " (asked for {n}: the trainer stops when no pair of pieces occurs twice more, so a small corpus gives fewer)"
+                ), _ => String::new() };
+                format!("{} vocabulary: {size} pieces{asked}. Some of them:", if trained { "Trained WordPiece" } else { "Pretrained" })
+            }</p>
+            <div class="tokens">{sample.into_iter().map(|p| view! { <div class="tok"><span class="piece">{p}</span></div> }).collect_view()}</div>
+        })
+    };
+
+    view! {
+        <section class="card" data-testid="lab-panel">
+            <h2>"MLM lab: pretrain a tiny BERT"</h2>
+            <p class="hint">"BERT learns language by guessing hidden words. Pick a corpus, build a vocabulary, and train a small model here in the page; the probe sentences show its guesses improve."</p>
+            <h3>"1 · Corpus"</h3>
+            <div class="row">
+                <button class="secondary" data-testid="lab-builtin" on:click=move |_| { lab.corpus.set(CORPUS.to_string()); lab.corpus_name.set("the built-in corpus".into()); }>"Built-in corpus"</button>
+                <label class="filebutton small">"Upload a .txt file"<input type="file" accept=".txt,text/plain" data-testid="lab-file" on:change=upload /></label>
+                <span class="small muted" data-testid="lab-corpus">{move || {
+                    let lines = lab.corpus.with(|c| c.lines().filter(|l| !l.trim().is_empty()).count());
+                    format!("{}: {lines} lines", lab.corpus_name.get())
+                }}</span>
+            </div>
+            <h3>"2 · Model and vocabulary"</h3>
+            <div class="row">
+                <select data-testid="lab-model" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    lab.continue_pretrained.set(v == "continue");
+                    if v != "continue" { lab.preset.set(v); }
+                }>
+                    {size_options}
+                    <option value="continue">"continue pretraining the loaded model (domain adaptation)"</option>
+                </select>
+                <Show when=move || !lab.continue_pretrained.get()>
+                    <select data-testid="lab-vocab-choice" on:change=move |ev| lab.vocab.set(match event_target_value(&ev).as_str() {
+                        "pretrained" => LabVocab::Pretrained,
+                        v => LabVocab::Train(v.parse().unwrap_or(2000)),
+                    })>
+                        {[1000usize, 2000, 4000, 8000].into_iter().map(|n| view! {
+                            <option value=n.to_string() selected=move || lab.vocab.get() == LabVocab::Train(n)>{format!("train a WordPiece vocabulary of {n}")}</option>
+                        }).collect_view()}
+                        <option value="pretrained">"the loaded model's vocabulary"</option>
+                    </select>
+                </Show>
+            </div>
+            <p class="small muted" data-testid="lab-estimate">{estimate}</p>
+            <h3>"3 · Training"</h3>
+            <div class="row">
+                <label class="small muted">"Objective"</label>
+                <select data-testid="lab-pair" on:change=move |ev| {
+                    let task = match event_target_value(&ev).as_str() { "nsp" => Some(PairTask::Nsp), "sop" => Some(PairTask::Sop), _ => None };
+                    lab.config.update(|c| c.pair_task = task);
+                }>
+                    <option value="none">"MLM only"</option>
+                    <option value="nsp">"MLM + next-sentence prediction"</option>
+                    <option value="sop">"MLM + sentence-order prediction"</option>
+                </select>
+                <label class="small"><input type="checkbox" prop:checked=move || lab.config.get().dynamic_masking
+                    on:change=move |ev| { let on = event_target_checked(&ev); lab.config.update(|c| c.dynamic_masking = on); } />" new mask every epoch (dynamic, as RoBERTa)"</label>
+                <label class="small muted">"Epochs"</label>
+                <input type="number" min="1" max="200" class="short" data-testid="lab-epochs" prop:value=move || lab.config.get().epochs.to_string()
+                    on:change=move |ev| { if let Ok(n) = event_target_value(&ev).parse::<usize>() { lab.config.update(|c| c.epochs = n.clamp(1, 200)); } } />
+                <label class="small muted">"Learning rate"</label>
+                <input type="number" step="any" class="short" prop:value=move || lab.config.get().learning_rate.to_string()
+                    on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { if v > 0.0 && v < 1.0 { lab.config.update(|c| c.learning_rate = v); } } } />
+                <select data-testid="lab-backend" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
+                    <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>"CPU (WebAssembly)"</option>
+                    <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || lab.backend.get() == Backend::WebGpu>
+                        {move || if gpu_ok() { "WebGPU" } else { "WebGPU (not available or failed its check)" }}
+                    </option>
+                </select>
+            </div>
+            <label class="field">"Probe sentences (one per line, each with [MASK])"</label>
+            <textarea rows="4" data-testid="lab-probes-input" prop:value=move || lab.probes.get() on:input=move |ev| lab.probes.set(event_target_value(&ev))></textarea>
+            <div class="row">
+                <button data-testid="lab-start" on:click=start prop:disabled=move || { state.generation.get(); running() || !studio.worker_ready.get() || state.engine().is_none() }>"Start pretraining"</button>
+                <Show when=running>
+                    <button class="secondary" data-testid="lab-pause" on:click=move |_| studio.pause(!matches!(lab.run.get_untracked(), LabRun::Running { paused: true }))>
+                        {move || if matches!(lab.run.get(), LabRun::Running { paused: true }) { "Resume" } else { "Pause" }}
+                    </button>
+                    <button class="secondary" data-testid="lab-cancel" on:click=move |_| studio.cancel()>"Stop (keep the model)"</button>
+                </Show>
+            </div>
+            {move || message.get().map(|m| match m {
+                Ok(t) => view! { <p class="banner ok small" data-testid="lab-message">{t}</p> }.into_any(),
+                Err(t) => view! { <p class="banner err small" data-testid="lab-message">{t}</p> }.into_any(),
+            })}
+            {move || match lab.run.get() {
+                LabRun::Failed(e) => Some(view! { <p class="banner err small" data-testid="lab-failed">{e}</p> }.into_any()),
+                LabRun::Finished { cancelled, steps, seconds } => {
+                    let tokens: usize = lab.steps.with_untracked(|v| v.iter().map(|s| s.tokens).sum());
+                    let rate = if steps > 0 && seconds > 0.0 {
+                        format!(" ({:.2} s per step, {} tokens/s)", seconds / steps as f64, human_count((tokens as f64 / seconds) as usize))
+                    } else {
+                        String::new()
+                    };
+                    Some(view! {
+                        <p class="banner ok small" data-testid="lab-done">{format!("{} after {steps} steps in {seconds:.0} s{rate}.", if cancelled { "Stopped" } else { "Finished" })}</p>
+                    }.into_any())
+                }
+                _ => None,
+            }}
+            {vocab_info}
+            {progress}
+            {charts}
+            {preview}
+            {probes}
+            <Show when=move || lab.has_model.get()>
+                <h3>"4 · Use the model"</h3>
+                <div class="row">
+                    <input type="text" data-testid="lab-fill-input" prop:value=move || fill_text.get() on:input=move |ev| fill_text.set(event_target_value(&ev)) />
+                    <button data-testid="lab-fill" on:click=fill>"Fill in [MASK]"</button>
+                </div>
+                {move || fill_result.get().map(|r| match r {
+                    Ok(f) => view! { <p data-testid="lab-fill-result">{fills_view(&f)}</p> }.into_any(),
+                    Err(e) => view! { <p class="banner warn small">{e}</p> }.into_any(),
+                })}
+                <div class="row">
+                    <button class="secondary" data-testid="lab-save" on:click=save>"Save as a Hugging Face folder (zip)"</button>
+                    <button class="secondary" data-testid="lab-explore" on:click=move |_| hand_over(false)>"Explore it"</button>
+                    <button class="secondary" data-testid="lab-to-studio" on:click=move |_| hand_over(true)>"Fine-tune it in the studio"</button>
+                </div>
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,142 @@
+// The MLM lab on the CPU fallback: train a WordPiece vocabulary and a BERT-tiny on the built-in
+// corpus in the worker, watch the loss fall, fill in a blank, save the model, and explore it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { serve, launch, offOriginRequests, screenshot } from './harness.mjs';
+
+const MINUTE = 60_000;
+let server, chrome;
+
+before(async () => {
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+  await chrome.page.goto(server.origin + '/#lab');
+  await chrome.page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+test('pretraining in the worker: vocabulary, masking shown, loss falls, probes answer', { timeout: 12 * MINUTE }, async () => {
+  const { page } = chrome;
+  assert.match(await page.getByTestId('lab-corpus').textContent(), /built-in corpus: 3002 lines/);
+  assert.match(await page.getByTestId('lab-estimate').textContent(), /≈ .+ per epoch on the CPU/);
+  await page.selectOption('[data-testid=lab-vocab-choice]', '1000');
+  await page.getByTestId('lab-epochs').fill('4');
+  await page.getByTestId('lab-epochs').dispatchEvent('change');
+  await page.getByTestId('lab-start').click();
+  await page.getByTestId('lab-vocab').waitFor({ timeout: 2 * MINUTE });
+  const pieces = Number((await page.getByTestId('lab-vocab').textContent()).match(/Trained WordPiece vocabulary: (\d+) pieces/)[1]);
+  assert.ok(pieces > 200 && pieces <= 1000, `${pieces} pieces`);
+  await page.getByTestId('lab-preview').waitFor({ timeout: MINUTE });
+  assert.ok(await page.locator('[data-testid=lab-preview] .tok.masked').count() > 0, 'no [MASK] in the preview');
+  // The page answers while the worker trains: pause, check nothing moves, resume.
+  await page.getByTestId('lab-pause').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=lab-pause]')?.textContent === 'Resume', null, { timeout: MINUTE });
+  const paused = await page.getByTestId('lab-progress').textContent();
+  await page.waitForTimeout(1500);
+  assert.equal(await page.getByTestId('lab-progress').textContent(), paused);
+  await page.getByTestId('lab-pause').click();
+  await page.getByTestId('lab-done').waitFor({ timeout: 10 * MINUTE });
+  assert.match(await page.getByTestId('lab-done').textContent(), /Finished after \d+ steps in \d+ s \([\d.]+ s per step, [\d.]+( k)? tokens\/s\)/);
+  const losses = await page.locator('[data-testid=lab-loss] polyline').first().getAttribute('points');
+  assert.ok(losses.split(' ').length > 100, 'a loss point per step');
+  const progress = await page.getByTestId('lab-progress').textContent();
+  const last = Number(progress.match(/MLM loss ([\d.]+)/)[1]);
+  // A uniform guess over 1,000 pieces costs ln(1000) ≈ 6.9.
+  assert.ok(last < 4.0, `MLM loss after 4 epochs: ${last}`);
+  assert.ok(await page.locator('[data-testid=lab-probe]').count() === 5);
+  // The finished run measured this machine's speed, and the estimate says so.
+  assert.match(await page.getByTestId('lab-estimate').textContent(), /measured by the last run in this tab/);
+  await screenshot(page, 'lab');
+});
+
+test('fill-mask, save as a Hugging Face folder, and explore the lab model', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('lab-fill-input').fill('the cow [MASK] in the barn.');
+  await page.getByTestId('lab-fill').click();
+  const result = await page.getByTestId('lab-fill-result').textContent({ timeout: MINUTE });
+  const probs = [...result.matchAll(/(\d+)%/g)].map((m) => Number(m[1]));
+  assert.equal(probs.length, 5);
+  assert.ok(probs.reduce((a, b) => a + b, 0) <= 103);
+
+  const download = page.waitForEvent('download');
+  await page.getByTestId('lab-save').click();
+  const zip = await readFile(await (await download).path());
+  const text = zip.toString('latin1');
+  for (const f of ['config.json', 'model.safetensors', 'vocab.txt']) assert.ok(text.includes(`bertbench-mlm/${f}`), f);
+  assert.ok(text.includes('BertForMaskedLM'));
+
+  await page.getByTestId('lab-explore').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MLM lab (bert-tiny) #1'), null, { timeout: MINUTE });
+  assert.equal(await page.locator('#model-select option:checked').textContent(), 'MLM lab (bert-tiny) #1 (made in this tab)');
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('[data-testid=attention-heatmap] [data-testid=attention-row]')];
+    return rows.length > 0 && rows.every((g) => Math.abs([...g.querySelectorAll('rect')].reduce((s, r) => s + Number(r.dataset.w), 0) - 1) < 1e-3);
+  }, null, { timeout: 2 * MINUTE });
+  assert.equal(await page.locator('[data-testid=attention-heads] button').count(), 2, 'BERT-tiny has 2 heads');
+});
+
+test('the studio fine-tunes the lab model, and the same shape from random weights, side by side', { timeout: 8 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('tab-lab').click();
+  await page.getByTestId('lab-to-studio').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tab-studio]')?.classList.contains('active'), null, { timeout: MINUTE });
+  await page.getByTestId('use-example').click();
+  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
+  await page.selectOption('[data-testid=train-mode]', 'full');
+  await page.locator('[data-testid=studio-train] details > summary').click();
+  await page.getByTestId('epochs').fill('2');
+  await page.getByTestId('epochs').dispatchEvent('change');
+  await page.getByTestId('learning-rate').fill('0.0005');
+  await page.getByTestId('learning-rate').dispatchEvent('change');
+  for (const scratch of [false, true]) {
+    await page.getByTestId('from-scratch').setChecked(scratch);
+    await page.getByTestId('train-start').click();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=run-row]').length === n || (n === 1 && document.querySelector('[data-testid=train-done]')),
+      scratch ? 2 : 1, { timeout: 4 * MINUTE });
+  }
+  const rows = await page.getByTestId('run-row').allTextContents();
+  assert.equal(rows.length, 2);
+  assert.match(rows[0], /MLM lab \(bert-tiny\) #1.*pretrained.*full fine-tuning/);
+  assert.match(rows[1], /MLM lab \(bert-tiny\) #1.*random weights/);
+  for (const a of await page.getByTestId('run-accuracy').allTextContents()) {
+    const v = parseFloat(a);
+    assert.ok(v >= 0 && v <= 100, a);
+  }
+  await screenshot(page, 'lab-compare');
+});
+
+test('continued pretraining of the loaded model with sentence-order prediction on an uploaded corpus', { timeout: 8 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('tab-lab').click();
+  const lines = [];
+  for (let i = 0; i < 40; i++) lines.push(`the ${['red', 'blue', 'green', 'old'][i % 4]} train leaves at ${i % 12 + 1} o'clock.`, `it stops at ${['york', 'leeds', 'bath', 'hull'][i % 4]} on the way.`);
+  await page.getByTestId('lab-file').setInputFiles({ name: 'trains.txt', mimeType: 'text/plain', buffer: Buffer.from(lines.join('\n')) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=lab-corpus]')?.textContent.includes('trains.txt: 80 lines'), null, { timeout: MINUTE });
+  // A file that is not text leaves the corpus as it was.
+  await page.getByTestId('lab-file').setInputFiles({ name: 'photo.txt', mimeType: 'text/plain', buffer: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]) });
+  await page.getByTestId('lab-message').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lab-message').textContent(), /photo.txt is not UTF-8 text; the corpus is unchanged/);
+  assert.match(await page.getByTestId('lab-corpus').textContent(), /trains.txt: 80 lines/);
+
+  await page.selectOption('[data-testid=lab-model]', 'continue');
+  await page.selectOption('[data-testid=lab-pair]', 'sop');
+  await page.getByTestId('lab-epochs').fill('2');
+  await page.getByTestId('lab-epochs').dispatchEvent('change');
+  await page.getByTestId('lab-probes-input').fill('the red train leaves at [MASK] o\'clock.');
+  await page.getByTestId('lab-start').click();
+  await page.getByTestId('lab-done').waitFor({ timeout: 5 * MINUTE });
+  assert.match(await page.getByTestId('lab-vocab').textContent(), /Pretrained vocabulary/);
+  const progress = await page.getByTestId('lab-progress').textContent();
+  assert.match(progress, /pair loss [\d.]+/);
+  // Both curves are drawn: MLM and the sentence-order task.
+  assert.equal(await page.locator('[data-testid=lab-loss] polyline').count(), 2);
+  assert.match(await page.locator('[data-testid=lab-loss]').textContent(), /NSP\/SOP loss/);
+  await page.getByTestId('lab-explore').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('+ MLM on trains.txt #2'), null, { timeout: MINUTE });
+});
+
+test('nothing left the page', async () => {
+  assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
+  assert.deepEqual(chrome.problems, []);
+});
