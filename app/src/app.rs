@@ -141,10 +141,18 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
     let progress = move |file: &str, got: u64, total: Option<u64>| {
         state.load.set(LoadState::Downloading { file: file.to_string(), got, total });
     };
+    // Names the model that failed and the one the page goes on using, if any.
+    let failed = {
+        let model_id = model_id.clone();
+        move |e: String| {
+            let kept = state.engine().map(|c| format!(" The page goes on using {}.", c.model_id)).unwrap_or_default();
+            state.load.set(LoadState::Failed(format!("The model {model_id} could not be loaded: {e}{kept}")));
+        }
+    };
     let files = match engine::download(&model_id, progress).await {
         Ok(f) => f,
         Err(e) => {
-            state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}")));
+            failed(e.to_string());
             return;
         }
     };
@@ -161,10 +169,10 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
             state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
             match Engine::build(&model_id, files, Device::flex(), BackendKind::Cpu) {
                 Ok(engine) => state.set_engine(engine),
-                Err(e) => state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}"))),
+                Err(e) => failed(e.to_string()),
             }
         }
-        Err(e) => state.load.set(LoadState::Failed(format!("The model could not be loaded: {e}"))),
+        Err(e) => failed(e.to_string()),
     }
     // The adapter is checked once per page; a later model load on it does not repeat the check.
     let checked = matches!(state.check.get_untracked(), CheckState::Done(_) | CheckState::Running);
@@ -269,6 +277,8 @@ pub fn App() -> impl IntoView {
     };
     provide_context(state);
     provide_context(Studio::new());
+    let (offline, updated) = crate::pwa::register();
+    provide_context(crate::pwa::Pwa { offline, updated });
     let tab = state.tab;
     let show = move |t: Tab| state.show(t);
     spawn_local(async move {

@@ -8,6 +8,7 @@ mod lab;
 mod fetch;
 mod panels;
 mod protocol;
+mod pwa;
 mod studio;
 mod widgets;
 mod worker;

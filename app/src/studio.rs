@@ -387,6 +387,15 @@ impl Studio {
     pub fn set_file(self, state: AppState, name: String, bytes: Vec<u8>, validation: bool) {
         match data::parse_table(&bytes, Some(&name)) {
             Ok(table) => {
+                // A training file none of whose rows can be used with the guessed columns (no
+                // label column, nothing readable) is refused like an unreadable one, keeping the
+                // previous data: there would be nothing to fix by choosing columns.
+                if !validation {
+                    if let Err(e) = data::to_examples(&table, &data::guess_columns(&table)) {
+                        self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
+                        return;
+                    }
+                }
                 let upload = Upload { name, table: Arc::new(table) };
                 self.data_error.set(None);
                 if validation {
@@ -399,7 +408,7 @@ impl Studio {
                 self.revalidate(state);
             }
             // The previous data stays as it was: a bad file changes nothing.
-            Err(e) => self.data_error.set(Some(format!("{name}: {e}"))),
+            Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
         }
     }
 

@@ -15,9 +15,11 @@ const MIME = {
   '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json',
   '.txt': 'text/plain; charset=utf-8', '.safetensors': 'application/octet-stream',
   '.png': 'image/png', '.svg': 'image/svg+xml', '.ico': 'image/x-icon',
+  '.webmanifest': 'application/manifest+json',
 };
 
-/** Serves dist/ on a free loopback port. `faults` maps a URL path to a replacement response. */
+/** Serves dist/ on a free loopback port. `faults` maps a URL path to a replacement response
+ * (`{ status, body, type }`); it is read per request, so a test may change it on the way. */
 export async function serve({ faults = {} } = {}) {
   const requests = [];
   const server = createServer(async (req, res) => {
@@ -25,7 +27,7 @@ export async function serve({ faults = {} } = {}) {
     requests.push(url.pathname);
     const fault = faults[url.pathname];
     if (fault) {
-      res.writeHead(fault.status ?? 200, { 'content-type': 'application/octet-stream' });
+      res.writeHead(fault.status ?? 200, { 'content-type': fault.type ?? 'application/octet-stream' });
       res.end(fault.body ?? '');
       return;
     }
@@ -42,7 +44,8 @@ export async function serve({ faults = {} } = {}) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${server.address().port}`;
-  return { origin, requests, close: () => new Promise((r) => server.close(r)) };
+  const close = () => new Promise((r) => { server.close(r); server.closeAllConnections(); });
+  return { origin, requests, close, faults };
 }
 
 const CHROMIUM_FLAGS = [

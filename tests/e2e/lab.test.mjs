@@ -136,6 +136,42 @@ test('continued pretraining of the loaded model with sentence-order prediction o
   await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('+ MLM on trains.txt #2'), null, { timeout: MINUTE });
 });
 
+test('in the browser too, BERT-tiny learns a deterministic pattern and fills it top-1', { timeout: 8 * MINUTE }, async () => {
+  // The corpus of core/tests/pretrain.rs: each word always comes right before its partner.
+  const pairs = [['sun', 'hot'], ['snow', 'cold'], ['sugar', 'sweet'], ['lemon', 'sour'], ['night', 'dark'], ['fire', 'bright']];
+  let seed = 1;
+  const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const lines = Array.from({ length: 256 }, () => Array.from({ length: 4 }, () => pairs[Math.floor(next() * pairs.length)].join(' ')).join(' '));
+  const { page } = chrome;
+  await page.getByTestId('tab-lab').click();
+  await page.getByTestId('lab-file').setInputFiles({ name: 'pairs.txt', mimeType: 'text/plain', buffer: Buffer.from(lines.join('\n')) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=lab-corpus]')?.textContent.includes('pairs.txt: 256 lines'), null, { timeout: MINUTE });
+  await page.selectOption('[data-testid=lab-model]', 'bert-tiny');
+  await page.selectOption('[data-testid=lab-vocab-choice]', '1000');
+  await page.selectOption('[data-testid=lab-pair]', 'none');
+  for (const [id, value] of [['lab-epochs', '25'], ['lab-lr', '0.002']]) {
+    await page.getByTestId(id).fill(value);
+    await page.getByTestId(id).dispatchEvent('change');
+  }
+  await page.getByTestId('lab-probes-input').fill('night dark sun [MASK] snow cold.');
+  await page.getByTestId('lab-start').click();
+  await page.waitForFunction(() => /Finished after 200 steps/.test(document.querySelector('[data-testid=lab-done]')?.textContent ?? ''), null, { timeout: 6 * MINUTE });
+  // The mean MLM loss of the last 20 steps (native: 0.23; ln 17 ≈ 2.8 at the start).
+  const mean = Number((await page.getByTestId('lab-progress').textContent()).match(/mean of the last 20 steps ([\d.]+)/)[1]);
+  assert.ok(mean < 0.6, `MLM loss over the last 20 steps: ${mean}`);
+  for (const [a, b] of pairs) {
+    await page.getByTestId('lab-fill-input').fill(`night dark ${a} [MASK] sun hot`);
+    const before = await page.getByTestId('lab-fill-result').count() ? await page.getByTestId('lab-fill-result').textContent() : '';
+    await page.getByTestId('lab-fill').click();
+    await page.waitForFunction((old) => {
+      const now = document.querySelector('[data-testid=lab-fill-result]')?.textContent;
+      return now && now !== old;
+    }, before, { timeout: MINUTE }).catch(() => {});
+    const top = (await page.getByTestId('lab-fill-result').textContent()).trim().split(' ')[0];
+    assert.equal(top, b, `night dark ${a} [MASK] sun hot → ${await page.getByTestId('lab-fill-result').textContent()}`);
+  }
+});
+
 test('nothing left the page', async () => {
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
   assert.deepEqual(chrome.problems, []);

@@ -7,6 +7,8 @@
 //! - `setup`: only the installs and downloads.
 //! - `dist`: build the app into `dist/` without serving.
 //! - `fixtures`: regenerate the parity fixtures with PyTorch (developers only).
+//! - `precache`: Trunk's post-build hook: writes the offline service worker with this build's
+//!   file list and version.
 //!
 //! Tools and caches live in `$BERTBENCH_CACHE` (default `~/.cache/bertbench`), outside the
 //! checkout, so a second run reuses them. Uses only `std`, so it builds in seconds.
@@ -35,7 +37,8 @@ fn main() -> ExitCode {
         Some("dist") => setup(false).and_then(|_| build_app()),
         Some("test") => setup(true).and_then(|_| test()),
         Some("fixtures") => fixtures(),
-        _ => Err("usage: cargo xtask <serve | test | setup | dist | fixtures>".into()),
+        Some("precache") => precache(),
+        _ => Err("usage: cargo xtask <serve | test | setup | dist | fixtures | precache>".into()),
     };
     match result {
         Ok(()) => {
@@ -130,7 +133,9 @@ fn setup(for_tests: bool) -> Result {
     }
     step(&format!("trunk {TRUNK_VERSION}"));
     if output("trunk", &["--version"]).as_deref() != Some(&format!("trunk {TRUNK_VERSION}")) {
-        run("cargo", &["install", "trunk", "--version", TRUNK_VERSION, "--locked"])?;
+        // A debug build: trunk only orchestrates cargo and wasm-bindgen and copies files, and
+        // an optimised build of it takes most of a fresh machine's set-up time.
+        run("cargo", &["install", "trunk", "--version", TRUNK_VERSION, "--locked", "--debug"])?;
     }
     let bindgen = locked_version("wasm-bindgen")?;
     step(&format!("wasm-bindgen-cli {bindgen} (the version in Cargo.lock)"));
@@ -220,6 +225,49 @@ fn build_app() -> Result {
 fn serve() -> Result {
     step("serve the app: open http://127.0.0.1:8080/ (Ctrl-C stops)");
     run("trunk", &trunk_args("serve"))
+}
+
+/// Trunk's post-build hook (see `Trunk.toml`): lists every file of the build in its staging
+/// directory and writes `sw.js` from `public/sw.js` with that list and a version that changes
+/// whenever any file does, so browsers install the new version and drop the old cache.
+fn precache() -> Result {
+    let staging = PathBuf::from(env::var("TRUNK_STAGING_DIR").map_err(|_| "precache runs as Trunk's post-build hook (TRUNK_STAGING_DIR unset)")?);
+    let mut files = Vec::new();
+    let mut stack = vec![staging.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(&staging).map_err(|e| e.to_string())?.to_string_lossy().replace('\\', "/");
+                if rel != "sw.js" {
+                    files.push(rel);
+                }
+            }
+        }
+    }
+    files.sort();
+    // FNV-1a over names and contents: std only, and fast enough for the ~100 MB of a build.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut bytes = 0u64;
+    for f in &files {
+        let content = fs::read(staging.join(f)).map_err(|e| format!("{f}: {e}"))?;
+        bytes += content.len() as u64;
+        for b in f.as_bytes().iter().chain(&content) {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let quoted: Vec<String> = std::iter::once("./".to_string()).chain(files.iter().cloned()).map(|f| format!("{f:?}")).collect();
+    let line = format!("const PRECACHE = {{ version: \"{hash:016x}\", files: [{}] }};", quoted.join(", "));
+    let template = fs::read_to_string(root().join("public/sw.js")).map_err(|e| format!("public/sw.js: {e}"))?;
+    let marker = "const PRECACHE = ";
+    let start = template.find(marker).ok_or("public/sw.js has no `const PRECACHE = ` line")?;
+    let end = start + template[start..].find('\n').unwrap_or(template.len() - start);
+    let sw = format!("{}{line}{}", &template[..start], &template[end..]);
+    fs::write(staging.join("sw.js"), sw).map_err(|e| e.to_string())?;
+    eprintln!("sw.js: version {hash:016x}, {} files, {:.1} MB to cache for offline use", files.len() + 1, bytes as f64 / 1e6);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

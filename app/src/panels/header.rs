@@ -5,11 +5,13 @@ use leptos::task::spawn_local;
 
 use crate::app::{AppState, LoadState, load_model, switch_backend};
 use crate::engine::{BackendKind, model_label};
+use crate::pwa::{Offline, Pwa};
 
 /// The top bar.
 #[component]
 pub fn Header() -> impl IntoView {
     let state = expect_context::<AppState>();
+    let pwa = expect_context::<Pwa>();
     let badge = move || {
         let b = state.backend.get();
         match b.active {
@@ -43,7 +45,13 @@ pub fn Header() -> impl IntoView {
             <h1>"bertbench"<span>"a BERT workbench in your browser"</span></h1>
             <div class="spacer"></div>
             <label class="small muted" for="model-select">"Model"</label>
-            <select id="model-select" data-testid="model-select" on:change=on_model prop:disabled=busy>
+            <select id="model-select" data-testid="model-select" on:change=on_model prop:disabled=busy prop:value=move || {
+                // After the options below: the model in use, whatever was picked last.
+                state.generation.get();
+                state.load.track();
+                let current = state.engine().map(|e| e.model_id.clone()).unwrap_or_else(|| state.model_id.get());
+                if state.models.with(|m| m.contains(&current)) { current } else { String::new() }
+            }>
                 {move || {
                     // The model in use, which is not the picked one while a pick loads or after it
                     // failed, and is none of the listed ones when the lab or the studio made it.
@@ -67,6 +75,21 @@ pub fn Header() -> impl IntoView {
                 <option value="cpu" selected=move || state.backend.get().active == Some(BackendKind::Cpu)>"CPU"</option>
             </select>
             <span class=move || badge().0 data-testid="backend">{move || badge().1}</span>
+            {move || {
+                let (class, text, title) = match pwa.offline.get() {
+                    Offline::Checking => return None,
+                    Offline::Unsupported(why) => ("badge cpu", "online only".to_string(), why),
+                    Offline::Caching { done, total, bytes } => ("badge cpu", format!("saving for offline {done}/{total}"),
+                        format!("{:.0} MB copied into this browser so far", bytes / 1e6)),
+                    Offline::Ready { files } => ("badge ok", "works offline".to_string(),
+                        format!("the page, its wasm, the models and the examples ({files} files) are cached in this browser: it loads without a network")),
+                    Offline::Failed(why) => ("badge err", "offline copy failed".to_string(), why),
+                };
+                Some(view! { <span class=class data-testid="offline" title=title>{text}</span> })
+            }}
         </header>
+        <Show when=move || pwa.updated.get()>
+            <p class="banner ok small" data-testid="update-ready">"A new version of bertbench has been saved in this browser; it takes over when the page is reloaded."</p>
+        </Show>
     }
 }

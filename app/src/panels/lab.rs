@@ -159,11 +159,14 @@ pub fn LabPanel() -> impl IntoView {
         let (params, total) = lab.ready.get()?;
         let last = steps.last().copied();
         let done = last.map(|s| s.step).unwrap_or(0);
+        let recent = &steps[steps.len().saturating_sub(20)..];
+        let mean = recent.iter().map(|s| s.mlm_loss).sum::<f32>() / recent.len().max(1) as f32;
         let note = last.map(|s| {
             format!(
-                "step {done} of {total} · epoch {:.2} · MLM loss {:.3} · accuracy {:.0}%{} · {} parameters",
+                "step {done} of {total} · epoch {:.2} · MLM loss {:.3} (mean of the last {} steps {mean:.3}) · accuracy {:.0}%{} · {} parameters",
                 s.epoch,
                 s.mlm_loss,
+                recent.len(),
                 s.mlm_accuracy * 100.0,
                 s.pair_loss.map(|p| format!(" · pair loss {p:.3}")).unwrap_or_default(),
                 human_count(params)
@@ -316,7 +319,7 @@ pub fn LabPanel() -> impl IntoView {
                 <input type="number" min="1" max="200" class="short" data-testid="lab-epochs" prop:value=move || lab.config.get().epochs.to_string()
                     on:change=move |ev| { if let Ok(n) = event_target_value(&ev).parse::<usize>() { lab.config.update(|c| c.epochs = n.clamp(1, 200)); } } />
                 <label class="small muted">"Learning rate"</label>
-                <input type="number" step="any" class="short" prop:value=move || lab.config.get().learning_rate.to_string()
+                <input type="number" step="any" class="short" data-testid="lab-lr" prop:value=move || lab.config.get().learning_rate.to_string()
                     on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { if v > 0.0 && v < 1.0 { lab.config.update(|c| c.learning_rate = v); } } } />
                 <select data-testid="lab-backend" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
                     <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>"CPU (WebAssembly)"</option>

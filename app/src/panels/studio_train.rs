@@ -243,7 +243,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
             </details>
             <div class="row">
                 <button data-testid="train-start" on:click=start
-                    prop:disabled=move || running() || studio.prepared.get().is_none() || !studio.worker_ready.get() || state.backend.get().active.is_none()>
+                    prop:disabled=move || running() || studio.prepared.with(|p| p.as_ref().is_none_or(|p| !p.report.errors.is_empty())) || !studio.worker_ready.get() || state.backend.get().active.is_none()>
                     "Train"
                 </button>
                 {move || match studio.run.get() {

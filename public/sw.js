@@ -1,0 +1,79 @@
+// The offline service worker. `cargo xtask` writes the build's file list and version into the
+// copy in dist/ (the line below), after Trunk has hashed the file names; this template is never
+// served as it is.
+const PRECACHE = { version: "dev", files: [] }; // replaced at build time
+
+const PREFIX = "bertbench-";
+const CACHE = PREFIX + PRECACHE.version;
+
+async function tell(message) {
+  for (const client of await self.clients.matchAll({ includeUncontrolled: true })) client.postMessage(message);
+}
+
+// Install: fetch every file of this version into a new cache, one at a time with progress. If
+// any file fails, the new cache is deleted and the worker does not install: a half-filled cache
+// is never used, and the previous version (if any) stays in charge.
+self.addEventListener("install", (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    const total = PRECACHE.files.length;
+    let bytes = 0;
+    try {
+      for (let i = 0; i < total; i++) {
+        const url = PRECACHE.files[i];
+        const response = await fetch(url, { cache: "no-store" });
+        if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+        const body = await response.clone().arrayBuffer();
+        bytes += body.byteLength;
+        await cache.put(url, response);
+        await tell({ kind: "precache", done: i + 1, total, bytes });
+      }
+    } catch (e) {
+      await caches.delete(CACHE);
+      await tell({ kind: "precache-failed", message: String(e && e.message || e) });
+      throw e;
+    }
+    await self.skipWaiting();
+  })());
+});
+
+// Activate: drop older versions' caches, then serve the open pages.
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
+    }
+    await self.clients.claim();
+    await tell({ kind: "ready", version: PRECACHE.version, files: PRECACHE.files.length });
+  })());
+});
+
+// Pages ask whether this version is cached.
+self.addEventListener("message", (event) => {
+  if (event.data === "status") {
+    event.source?.postMessage({ kind: "ready", version: PRECACHE.version, files: PRECACHE.files.length });
+  }
+});
+
+// Same-origin GETs: the page itself network-first (so an update is seen at once when online),
+// everything else cache-first; anything not cached goes to the network as usual.
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== self.location.origin) return;
+  if (request.mode === "navigate") {
+    event.respondWith((async () => {
+      try {
+        return await fetch(request);
+      } catch (e) {
+        const cache = await caches.open(CACHE);
+        return (await cache.match("./")) || (await cache.match("index.html")) || Response.error();
+      }
+    })());
+    return;
+  }
+  event.respondWith((async () => {
+    const cache = await caches.open(CACHE);
+    return (await cache.match(request, { ignoreSearch: true })) || fetch(request);
+  })());
+});
