@@ -61,6 +61,23 @@ thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
+const BUSY: &str = "a run is already in progress; cancel it first";
+
+/// Makes `run` the worker's one run, with fresh pause and cancel flags; `None` while another
+/// run (fine-tuning or pretraining) holds the worker.
+fn begin_run(run: u32) -> Option<(Rc<Cell<bool>>, Rc<Cell<bool>>)> {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.run.is_some() {
+            return None;
+        }
+        s.run = Some(run);
+        s.paused.set(false);
+        s.cancelled.set(false);
+        Some((s.paused.clone(), s.cancelled.clone()))
+    })
+}
+
 fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
@@ -105,18 +122,10 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         }
         ToWorker::Train(request) => {
             let run = request.run;
-            let busy = STATE.with(|s| s.borrow().run.is_some());
-            if busy {
-                post(&FromWorker::Failed { run, message: "a run is already in progress; cancel it first".into() }, &[]);
+            let Some((paused, cancelled)) = begin_run(run) else {
+                post(&FromWorker::Failed { run, message: BUSY.into() }, &[]);
                 return;
-            }
-            let (paused, cancelled) = STATE.with(|s| {
-                let mut s = s.borrow_mut();
-                s.run = Some(run);
-                s.paused.set(false);
-                s.cancelled.set(false);
-                (s.paused.clone(), s.cancelled.clone())
-            });
+            };
             wasm_bindgen_futures::spawn_local(async move {
                 let job = Job { request: *request, paused, cancelled };
                 match job.execute().await {
@@ -187,18 +196,10 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         }
         ToWorker::Pretrain(request) => {
             let run = request.run;
-            let busy = STATE.with(|s| s.borrow().run.is_some());
-            if busy {
-                post(&FromWorker::LabFailed { run, message: "a run is already in progress; cancel it first".into() }, &[]);
+            let Some((paused, cancelled)) = begin_run(run) else {
+                post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
                 return;
-            }
-            let (paused, cancelled) = STATE.with(|s| {
-                let mut s = s.borrow_mut();
-                s.run = Some(run);
-                s.paused.set(false);
-                s.cancelled.set(false);
-                (s.paused.clone(), s.cancelled.clone())
-            });
+            };
             wasm_bindgen_futures::spawn_local(async move {
                 let started = now_ms();
                 match run_lab(*request, &paused, &cancelled).await {
