@@ -40,24 +40,26 @@ pub fn Header() -> impl IntoView {
         let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
         spawn_local(load_model(state, id, prefer));
     };
+    // The model in use: not the picked one while a pick loads or after it failed, and none of the
+    // listed ones when the lab or the studio made it. A plain closure, not a memo: after a failed
+    // load the value is unchanged but the select must be redrawn over the failed pick.
+    let in_use = move || {
+        state.generation.get();
+        state.load.track();
+        state.engine().map(|e| e.model_id.clone()).unwrap_or_else(|| state.model_id.get())
+    };
     view! {
         <header class="top">
             <h1>"bertbench"<span>"a BERT workbench in your browser"</span></h1>
             <div class="spacer"></div>
             <label class="small muted" for="model-select">"Model"</label>
             <select id="model-select" data-testid="model-select" on:change=on_model prop:disabled=busy prop:value=move || {
-                // After the options below: the model in use, whatever was picked last.
-                state.generation.get();
-                state.load.track();
-                let current = state.engine().map(|e| e.model_id.clone()).unwrap_or_else(|| state.model_id.get());
+                // The model in use, whatever was picked last ("" is the made-in-this-tab entry).
+                let current = in_use();
                 if state.models.with(|m| m.contains(&current)) { current } else { String::new() }
             }>
                 {move || {
-                    // The model in use, which is not the picked one while a pick loads or after it
-                    // failed, and is none of the listed ones when the lab or the studio made it.
-                    state.generation.get();
-                    state.load.track();
-                    let current = state.engine().map(|e| e.model_id.clone()).unwrap_or_else(|| state.model_id.get());
+                    let current = in_use();
                     let models = state.models.get();
                     let made_here = (!models.contains(&current)).then(|| view! {
                         <option value="" selected=true disabled=true>{format!("{current} (made in this tab)")}</option>
