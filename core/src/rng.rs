@@ -17,6 +17,11 @@ impl Rng {
         Self { state: seed }
     }
 
+    /// The generator's state: `Rng::new(r.state())` continues where `r` is.
+    pub fn state(&self) -> u64 {
+        self.state
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -29,6 +29,9 @@ use crate::model::{BertInput, BertModel};
 use crate::rng::Rng;
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
+mod snapshot;
+pub use snapshot::{Snapshot, TrainState};
+
 /// What trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum TrainMode {
@@ -542,6 +545,9 @@ impl FineTuner {
         );
         let targets = labels_tensor(&labels, &self.device);
         let inner = self.device.clone().inner();
+        // Dropout's masks depend only on the run's seed and the step, so a run resumed from a
+        // checkpoint draws the same ones as the uninterrupted run.
+        self.device.seed(self.config.seed ^ (self.step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
 
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
@@ -742,7 +748,7 @@ mod tests {
 
     /// A separable toy task: label 1 iff the sentence contains token 7 ("good"), else it contains
     /// token 8 ("bad"); the other tokens are noise.
-    fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
+    pub(super) fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
         let mut rng = Rng::new(seed);
         (0..n)
             .map(|i| {

@@ -1,0 +1,371 @@
+//! Training checkpoints: a [`FineTuner`] between two optimizer steps, as files, and back.
+//!
+//! A [`Snapshot`] holds the weights in training, the best weights so far, AdamW's moments, the
+//! cached frozen features of a head-only stage, and the counters and the shuffling generator's
+//! state. The device is re-seeded from the step number before every step, so dropout draws the
+//! same masks too: a run resumed from a snapshot takes exactly the steps the uninterrupted run
+//! would have (on the same backend).
+//!
+//! Weights are read back with one asynchronous read (safe on WebGPU). AdamW's state can only be
+//! read synchronously (burn's optimizer record), so a caller on WebGPU leaves it out and the
+//! resumed run starts its moments afresh ([`TrainState::with_optimizer`] says which).
+
+use std::collections::HashMap;
+
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
+use burn::prelude::*;
+use burn::tensor::Bytes;
+use safetensors::tensor::{Dtype, TensorView};
+use serde::{Deserialize, Serialize};
+
+use super::{Best, FineTuner, Phase, adamw};
+use crate::error::{Error, Result};
+use crate::inference::read_f32;
+use crate::metrics::Metrics;
+use crate::rng::Rng;
+
+/// Where a run stands, as plain values: the JSON part of a [`Snapshot`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrainState {
+    /// The run's seed (a snapshot resumes only the run it came from).
+    pub seed: u64,
+    /// Training and validation examples, to check the snapshot fits the data it resumes on.
+    pub examples: (usize, usize),
+    /// Current stage (`Head` or `Full`).
+    pub phase: Phase,
+    /// Epochs done in this stage.
+    pub epoch: usize,
+    /// This epoch's example order, and how far into it the run is.
+    pub order: Vec<usize>,
+    /// Position in `order`.
+    pub cursor: usize,
+    /// Steps done in this stage, and the stage's length.
+    pub phase_step: usize,
+    /// Steps of this stage.
+    pub phase_steps: usize,
+    /// Steps done in the whole run.
+    pub step: usize,
+    /// Steps of the whole run.
+    pub total_steps: usize,
+    /// Training loss sum, correct and seen since the last evaluation.
+    pub since_eval: (f64, usize, usize),
+    /// The shuffling generator.
+    pub rng: u64,
+    /// The best evaluation so far: its metrics and per-example probabilities.
+    pub best: Option<(Metrics, Vec<Vec<f32>>)>,
+    /// Whether AdamW's moments are in the snapshot.
+    pub with_optimizer: bool,
+}
+
+/// A run between two optimizer steps. [`Snapshot::into_files`] names its parts.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Counters and metrics.
+    pub state: TrainState,
+    /// The weights in training (safetensors, parameters in visiting order with their ids).
+    pub model: Vec<u8>,
+    /// The best weights so far, in the same layout.
+    pub best_model: Option<Vec<u8>>,
+    /// AdamW's state (burn's optimizer record).
+    pub optimizer: Option<Vec<u8>>,
+    /// Cached frozen features, training rows then validation rows, f32 little-endian.
+    pub features: Option<Vec<u8>>,
+}
+
+const STATE: &str = "state.json";
+const MODEL: &str = "model.safetensors";
+const BEST: &str = "best.safetensors";
+const OPTIMIZER: &str = "optimizer.bpk";
+const FEATURES: &str = "features.f32";
+
+impl Snapshot {
+    /// The snapshot as named files (what the browser stores).
+    pub fn into_files(self) -> Vec<(String, Vec<u8>)> {
+        let state = serde_json::to_vec(&self.state).unwrap_or_default();
+        let mut files = vec![(STATE.to_string(), state), (MODEL.to_string(), self.model)];
+        for (name, part) in [(BEST, self.best_model), (OPTIMIZER, self.optimizer), (FEATURES, self.features)] {
+            if let Some(bytes) = part {
+                files.push((name.to_string(), bytes));
+            }
+        }
+        files
+    }
+
+    /// Reads files written by [`into_files`](Self::into_files).
+    pub fn from_files(files: Vec<(String, Vec<u8>)>) -> Result<Self> {
+        let mut files: HashMap<String, Vec<u8>> = files.into_iter().collect();
+        let broken = |what: &str| Error::Training(format!("the checkpoint is incomplete: {what} is missing"));
+        let state: TrainState = serde_json::from_slice(&files.remove(STATE).ok_or_else(|| broken(STATE))?)
+            .map_err(|e| Error::Training(format!("the checkpoint's state is unreadable: {e}")))?;
+        let model = files.remove(MODEL).ok_or_else(|| broken(MODEL))?;
+        Ok(Self {
+            best_model: files.remove(BEST),
+            optimizer: files.remove(OPTIMIZER),
+            features: files.remove(FEATURES),
+            model,
+            state,
+        })
+    }
+}
+
+/// Every float parameter of a module, flattened, with its id and shape, in visiting order.
+#[derive(Default)]
+struct Collect {
+    params: Vec<(ParamId, Vec<usize>, Tensor<1>)>,
+}
+
+impl ModuleVisitor for Collect {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let value = param.val().inner();
+        let shape = value.dims().to_vec();
+        let numel: usize = shape.iter().product();
+        self.params.push((param.id, shape, value.reshape([numel])));
+    }
+}
+
+/// A module's weights as safetensors bytes, read back in one asynchronous read. Each
+/// parameter's id goes into the metadata, so a restored module keeps the ids the optimizer's
+/// state is keyed by.
+async fn module_bytes<M: Module>(module: &M) -> Result<Vec<u8>> {
+    let mut collect = Collect::default();
+    module.visit(&mut collect);
+    if collect.params.is_empty() {
+        return Err(Error::Training("a module without parameters has nothing to save".into()));
+    }
+    let flat = Tensor::cat(collect.params.iter().map(|(_, _, t)| t.clone()).collect(), 0);
+    let values = read_f32(flat).await?;
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut views = Vec::with_capacity(collect.params.len());
+    let mut metadata = HashMap::new();
+    let mut offset = 0;
+    for (i, (id, shape, _)) in collect.params.iter().enumerate() {
+        let len = shape.iter().product::<usize>() * 4;
+        let name = format!("p{i:05}");
+        metadata.insert(name.clone(), id.val().to_string());
+        let view = TensorView::new(Dtype::F32, shape.clone(), &bytes[offset..offset + len])
+            .map_err(|e| Error::Training(format!("could not save the weights: {e}")))?;
+        views.push((name, view));
+        offset += len;
+    }
+    safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Training(format!("could not save the weights: {e}")))
+}
+
+/// Puts saved weights back into a module of the same shape, parameter by parameter in visiting
+/// order, with their saved ids.
+struct Restore {
+    device: Device,
+    params: Vec<(u64, Vec<usize>, Vec<f32>)>,
+    next: usize,
+    error: Option<String>,
+}
+
+impl ModuleMapper for Restore {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let index = self.next;
+        self.next += 1;
+        let current = param.val();
+        let dims = current.dims().to_vec();
+        match self.params.get_mut(index) {
+            Some((id, shape, values)) if *shape == dims => {
+                let tensor = Tensor::<D>::from_data(TensorData::new(std::mem::take(values), dims), &self.device)
+                    .set_require_grad(current.is_require_grad());
+                Param::initialized(ParamId::from(*id), tensor)
+            }
+            found => {
+                if self.error.is_none() {
+                    self.error = Some(match found {
+                        Some((_, shape, _)) => format!("parameter {index} has shape {shape:?} in the checkpoint but {dims:?} in the model"),
+                        None => format!("the checkpoint has {} parameters, the model more", self.params.len()),
+                    });
+                }
+                param
+            }
+        }
+    }
+}
+
+fn restore_module<M: Module>(module: M, bytes: &[u8], device: &Device) -> Result<M> {
+    let bad = |e: String| Error::Training(format!("the checkpoint's weights do not fit this model: {e}"));
+    let file = safetensors::SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
+    let (_, meta) = safetensors::SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
+    let ids = meta.metadata().clone().unwrap_or_default();
+    let mut names: Vec<String> = file.names().into_iter().map(str::to_string).collect();
+    names.sort();
+    let mut params = Vec::with_capacity(names.len());
+    for name in &names {
+        let view = file.tensor(name).map_err(|e| bad(e.to_string()))?;
+        if view.dtype() != Dtype::F32 {
+            return Err(bad(format!("{name} is not f32")));
+        }
+        let id = ids.get(name).and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| bad(format!("{name} has no parameter id")))?;
+        let values = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        params.push((id, view.shape().to_vec(), values));
+    }
+    let count = params.len();
+    let mut restore = Restore { device: device.clone(), params, next: 0, error: None };
+    let module = module.map(&mut restore);
+    match restore.error {
+        Some(e) => Err(bad(e)),
+        None if restore.next != count => Err(bad(format!("the checkpoint has {count} parameters, the model {}", restore.next))),
+        None => Ok(module),
+    }
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+impl FineTuner {
+    /// Whether the run is between two optimizer steps (not caching features, not evaluating,
+    /// not over), where [`snapshot`](Self::snapshot) can be taken.
+    pub fn can_snapshot(&self) -> bool {
+        matches!(self.phase, Phase::Head | Phase::Full) && self.eval.is_none()
+    }
+
+    /// Epochs done in the current stage.
+    pub fn epochs_done(&self) -> usize {
+        self.epoch
+    }
+
+    /// The run as it stands. `with_optimizer` adds AdamW's moments, which burn reads back
+    /// synchronously: leave it out on WebGPU in the browser.
+    pub async fn snapshot(&self, with_optimizer: bool) -> Result<Snapshot> {
+        if !self.can_snapshot() {
+            return Err(Error::Training("a checkpoint is taken between two optimizer steps".into()));
+        }
+        let model = module_bytes(&self.model).await?;
+        let best_model = match &self.best {
+            Some(b) => Some(module_bytes(&b.model).await?),
+            None => None,
+        };
+        let optimizer = match (&self.optim, with_optimizer) {
+            (Some(o), true) => Some(o.into_bytes().map_err(|e| Error::Training(format!("could not save the optimizer: {e:?}")))?.to_vec()),
+            _ => None,
+        };
+        let features = match (&self.train_features, &self.valid_features) {
+            (Some(t), Some(v)) => Some(f32_bytes(&[read_f32(t.clone().inner()).await?, read_f32(v.clone().inner()).await?].concat())),
+            _ => None,
+        };
+        let state = TrainState {
+            seed: self.config.seed,
+            examples: (self.train.len(), self.valid.len()),
+            phase: self.phase,
+            epoch: self.epoch,
+            order: self.order.clone(),
+            cursor: self.cursor,
+            phase_step: self.phase_step,
+            phase_steps: self.phase_steps,
+            step: self.step,
+            total_steps: self.total_steps,
+            since_eval: self.since_eval,
+            rng: self.rng.state(),
+            best: self.best.as_ref().map(|b| (b.metrics.clone(), b.probs.clone())),
+            with_optimizer: optimizer.is_some(),
+        };
+        Ok(Snapshot { state, model, best_model, optimizer, features })
+    }
+
+    /// Continues the run `snapshot` was taken of. `self` is a fresh [`FineTuner::new`] with the
+    /// same examples and configuration (its weights are replaced).
+    pub fn restore(mut self, snapshot: Snapshot) -> Result<Self> {
+        let s = snapshot.state;
+        let mismatch = |what: &str| Error::Training(format!("the checkpoint belongs to another run ({what} differs)"));
+        if s.seed != self.config.seed {
+            return Err(mismatch("the seed"));
+        }
+        if s.examples != (self.train.len(), self.valid.len()) {
+            return Err(mismatch("the number of examples"));
+        }
+        if !matches!(s.phase, Phase::Head | Phase::Full) || s.order.len() != self.train.len() || s.cursor > s.order.len() {
+            return Err(Error::Training("the checkpoint's state is inconsistent".into()));
+        }
+        let device = self.device.clone();
+        let template = self.model.clone();
+        self.model = restore_module(template.clone(), &snapshot.model, &device)?;
+        self.best = match (s.best, snapshot.best_model) {
+            (Some((metrics, probs)), Some(bytes)) => Some(Best { model: restore_module(template, &bytes, &device)?, metrics, probs }),
+            (None, _) => None,
+            (Some(_), None) => return Err(Error::Training("the checkpoint is incomplete: the best weights are missing".into())),
+        };
+        let optim = adamw(self.config.weight_decay);
+        self.optim = Some(match snapshot.optimizer {
+            Some(bytes) => optim
+                .from_bytes(Bytes::from_bytes_vec(bytes))
+                .map_err(|e| Error::Training(format!("the checkpoint's optimizer state is unreadable: {e:?}")))?,
+            None => optim,
+        });
+        if s.phase == Phase::Head {
+            let bytes = snapshot.features.ok_or_else(|| Error::Training("the checkpoint is incomplete: the cached features are missing".into()))?;
+            let values: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            let rows = self.train.len() + self.valid.len();
+            if values.len() % rows != 0 {
+                return Err(Error::Training("the checkpoint's cached features do not fit the data".into()));
+            }
+            let width = values.len() / rows;
+            let split = self.train.len() * width;
+            let make = |v: Vec<f32>, n: usize| Tensor::<2>::from_data(TensorData::new(v, [n, width]), &device);
+            self.train_features = Some(make(values[..split].to_vec(), self.train.len()));
+            self.valid_features = Some(make(values[split..].to_vec(), self.valid.len()));
+        }
+        self.feature_rows.clear();
+        self.feature_done = self.train.len() + self.valid.len();
+        self.phase = s.phase;
+        self.epoch = s.epoch;
+        self.order = s.order;
+        self.cursor = s.cursor;
+        self.phase_step = s.phase_step;
+        self.phase_steps = s.phase_steps;
+        self.step = s.step;
+        self.total_steps = s.total_steps;
+        self.since_eval = s.since_eval;
+        self.rng = Rng::new(s.rng);
+        self.eval = None;
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::toy;
+    use super::*;
+    use crate::classifier::FeatureSpec;
+    use crate::config::Preset;
+    use crate::model::BertModelConfig;
+    use crate::pooling::Pooling;
+    use crate::train::{Event, FineTuneConfig, TrainMode};
+
+    // That a resumed run takes exactly the uninterrupted run's steps is tested in
+    // tests/resume.rs, a process of its own: burn's device generator is shared by every thread.
+
+    #[test]
+    fn a_snapshot_of_another_run_is_refused() {
+        let device = Device::flex().autodiff();
+        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let tuner = || {
+            let cfg = FineTuneConfig::new()
+                .with_mode(TrainMode::Full)
+                .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })
+                .with_batch_size(8)
+                .with_epochs(1)
+                .with_seed(5);
+            let bert = BertModelConfig::new(config.clone()).init(&device);
+            FineTuner::new(bert, 0, 16, vec!["neg".into(), "pos".into()], toy(40, 1), toy(16, 2), cfg, &device).unwrap()
+        };
+        let mut first = tuner();
+        while !matches!(pollster::block_on(first.advance()).unwrap(), Event::Step(_)) {}
+        let snapshot = pollster::block_on(first.snapshot(true)).unwrap();
+        assert!(tuner().restore(snapshot.clone()).is_ok());
+
+        let mut other = snapshot.clone();
+        other.state.seed += 1;
+        assert!(tuner().restore(other).unwrap_err().to_string().contains("another run"));
+
+        let mut truncated = snapshot.clone();
+        truncated.model.truncate(truncated.model.len() / 2);
+        assert!(tuner().restore(truncated).unwrap_err().to_string().contains("do not fit"));
+
+        let mut files = snapshot.into_files();
+        files.retain(|(n, _)| n != MODEL);
+        assert!(Snapshot::from_files(files).unwrap_err().to_string().contains("incomplete"));
+    }
+}
