@@ -11,7 +11,7 @@ use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
 use crate::panels::{
     AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, LabPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
-    StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
+    ResumeBanner, SavedPanel, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
 };
 use crate::studio::Studio;
 
@@ -276,7 +276,9 @@ pub fn App() -> impl IntoView {
         }),
     };
     provide_context(state);
-    provide_context(Studio::new());
+    let studio = Studio::new();
+    studio.restore_saved(state);
+    provide_context(studio);
     let (offline, updated) = crate::pwa::register();
     provide_context(crate::pwa::Pwa { offline, updated });
     let tab = state.tab;
@@ -317,10 +319,12 @@ pub fn App() -> impl IntoView {
                 <DeviceCheckPanel />
             </div>
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>
+                <ResumeBanner />
                 <StudioDataPanel />
                 <StudioTrainPanel />
                 <StudioResultsPanel />
                 <StudioInsidePanel />
+                <SavedPanel />
             </div>
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Lab>
                 <LabPanel />

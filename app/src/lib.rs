@@ -9,6 +9,7 @@ mod fetch;
 mod panels;
 mod protocol;
 mod pwa;
+mod store;
 mod studio;
 mod widgets;
 mod worker;

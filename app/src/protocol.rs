@@ -9,6 +9,8 @@ use bertbench_core::data::Example;
 use bertbench_core::metrics::Metrics;
 use bertbench_core::pretrain::{MaskFill, PretrainConfig, PretrainStep, ShownToken};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint};
+
+use crate::store::Item;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -73,6 +75,48 @@ pub enum ToWorker {
     FillMask { request: u32, text: String },
     /// Send the lab's model as a Hugging Face folder (files in `bytes`, names in the reply).
     LabExport,
+    /// Continue the run whose checkpoint is saved (`store`, [`CHECKPOINT_ID`]), as run `run`,
+    /// on `backend` (which may differ from the one it started on).
+    ResumeRun { run: u32, backend: Backend },
+    /// Save the current classifier (a zip of its folder) as the bytes of `item`, in one write.
+    SaveRun { item: Box<Item> },
+}
+
+/// The key of the one saved checkpoint: the run in progress.
+pub const CHECKPOINT_ID: &str = "checkpoint";
+
+/// What a saved checkpoint says about its run (the JSON of its [`Item`]); the bytes are the
+/// files of the current restart's snapshot, then those of the best earlier restart's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckpointMeta {
+    /// The run's request, examples included.
+    pub request: TrainRequest,
+    /// The base model's id (the page must have it loaded to resume).
+    pub base_model: String,
+    /// Restart being trained (from 0).
+    pub restart: usize,
+    /// Names of the snapshot's files.
+    pub files: Vec<String>,
+    /// Names of the best finished restart's snapshot files, if any.
+    pub kept_files: Vec<String>,
+    /// Steps done and planned in this restart.
+    pub step: usize,
+    /// Steps of this restart.
+    pub total_steps: usize,
+    /// Epochs done in the current stage, and the stage.
+    pub epoch: usize,
+    /// The stage.
+    pub phase: Phase,
+    /// Whether AdamW's moments were saved (not on WebGPU).
+    pub with_optimizer: bool,
+    /// Seconds trained before this checkpoint.
+    pub seconds: f64,
+    /// Where it trained.
+    pub device: String,
+    /// The curves so far.
+    pub steps: Vec<StepPoint>,
+    /// The evaluations so far.
+    pub evals: Vec<EvalReport>,
 }
 
 /// A training event, as the page draws it.
@@ -205,6 +249,14 @@ pub enum FromWorker {
     Filled { request: u32, fills: Vec<MaskFill> },
     /// The lab's model as files: `names[i]` is `bytes[i]`.
     LabExported { names: Vec<String> },
+    /// Run `run` saved a checkpoint after `step` steps (`epoch` epochs of its stage).
+    Checkpointed { run: u32, step: usize, epoch: usize },
+    /// Run `run` could not save its checkpoint (it goes on training).
+    CheckpointFailed { run: u32, message: String },
+    /// The run item `id` is saved.
+    Saved { id: String },
+    /// The run item `id` could not be saved.
+    SaveFailed { id: String, message: String },
     /// A request other than training failed.
     Error { message: String },
 }

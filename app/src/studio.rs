@@ -21,7 +21,10 @@ use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 use crate::app::AppState;
 use crate::lab::{Lab, LabRun};
 use crate::fetch::yield_to_browser;
-use crate::protocol::{Backend, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
+use crate::protocol::{Backend, CheckpointMeta, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
+use crate::store::{Item, Usage};
+
+mod saved;
 use crate::widgets::now_ms;
 
 /// The built-in example dataset, written for this project.
@@ -138,10 +141,24 @@ pub struct Studio {
     starting: StoredValue<Option<RunRecord>>,
     /// The MLM lab, which trains in the same worker.
     pub lab: Lab,
+    /// Work saved in this browser, newest first.
+    pub saved: RwSignal<Vec<Item>>,
+    /// Storage used by this page, and its quota.
+    pub usage: RwSignal<Option<Usage>>,
+    /// Why something could not be saved or read back.
+    pub storage_error: RwSignal<Option<String>>,
+    /// An interrupted run's checkpoint, offered for resuming.
+    pub resume_offer: RwSignal<Option<Arc<CheckpointMeta>>>,
+    /// The run's last checkpoint, in words (or why it failed).
+    pub checkpoint_note: RwSignal<Option<Result<String, String>>>,
+    /// Whether the saved settings have been read (before that, nothing is written).
+    settings_ready: StoredValue<bool>,
+    /// The saved training file last opened.
+    dataset_id: RwSignal<Option<String>>,
 }
 
 /// One ended run, as the comparison table shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunRecord {
     /// The page's model when the run started.
     pub model: String,
@@ -161,6 +178,18 @@ pub struct RunRecord {
     pub device: String,
     /// Whether it was cancelled before its end.
     pub cancelled: bool,
+    /// Its key in the browser's saved work, once saved.
+    #[serde(default)]
+    pub saved_id: Option<String>,
+}
+
+/// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
+pub fn recipe(c: &FineTuneConfig) -> String {
+    match c.mode {
+        TrainMode::HeadOnly => format!("{} · {} epochs", c.mode.label(), c.head_epochs),
+        TrainMode::Full => format!("{} · {} epochs · lr {:e}", c.mode.label(), c.epochs, c.learning_rate),
+        TrainMode::FreezeThenUnfreeze => format!("{} · {} + {} epochs", c.mode.label(), c.head_epochs, c.epochs),
+    }
 }
 
 type FillReply = Box<dyn FnOnce(Result<Vec<MaskFill>, String>)>;
@@ -213,6 +242,13 @@ impl Studio {
             history: RwSignal::new(Vec::new()),
             starting: StoredValue::new(None),
             lab: Lab::new(),
+            saved: RwSignal::new(Vec::new()),
+            usage: RwSignal::new(None),
+            storage_error: RwSignal::new(None),
+            resume_offer: RwSignal::new(None),
+            checkpoint_note: RwSignal::new(None),
+            settings_ready: StoredValue::new(false),
+            dataset_id: RwSignal::new(None),
         };
         studio.start_worker();
         studio
@@ -288,13 +324,43 @@ impl Studio {
                     record.seconds = summary.seconds;
                     record.device = summary.device.clone();
                     record.cancelled = summary.cancelled;
+                    self.save_run(&mut record, &summary);
                     self.history.update(|h| h.push(record));
                 }
+                self.checkpoint_note.set(None);
                 self.summary.set(Some(Arc::new(*summary)));
                 self.live.update(|l| l.evaluating = None);
                 self.run.set(RunState::Finished);
             }
-            FromWorker::Failed { run, message } if run == current => self.run.set(RunState::Failed(message)),
+            FromWorker::Failed { run, message } if run == current => {
+                self.run.set(RunState::Failed(message));
+                // A checkpoint of the failed run, if any, is offered for resuming (on the CPU, say).
+                self.refresh_saved();
+            }
+            FromWorker::Checkpointed { run, step, epoch } if run == current => {
+                self.checkpoint_note.set(Some(Ok(format!(
+                    "Checkpoint saved in this browser at step {step} ({epoch} epoch{} of this stage done): a reload can resume from here.",
+                    if epoch == 1 { "" } else { "s" }
+                ))));
+                spawn_local(async move { self.usage.set(crate::store::estimate().await) });
+            }
+            FromWorker::CheckpointFailed { run, message } if run == current => {
+                self.checkpoint_note.set(Some(Err(format!("No checkpoint: {message} Training goes on."))));
+            }
+            FromWorker::Checkpointed { .. } | FromWorker::CheckpointFailed { .. } => {}
+            FromWorker::Saved { .. } => {
+                self.storage_error.set(None);
+                self.refresh_saved();
+            }
+            FromWorker::SaveFailed { id, message } => {
+                self.history.update(|h| {
+                    for r in h.iter_mut().filter(|r| r.saved_id.as_deref() == Some(id.as_str())) {
+                        r.saved_id = None;
+                    }
+                });
+                self.storage_error.set(Some(message));
+                self.refresh_saved();
+            }
             FromWorker::Event { .. } | FromWorker::Paused { .. } | FromWorker::Finished { .. } | FromWorker::Failed { .. } => {}
             FromWorker::Predictions { request, labels, probs } => {
                 if let Some(reply) = self.pending.try_update_value(|p| p.remove(&request)).flatten() {
@@ -395,6 +461,9 @@ impl Studio {
                         self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
                         return;
                     }
+                }
+                if !validation {
+                    self.save_dataset(name.clone(), bytes.clone(), table.rows.len());
                 }
                 let upload = Upload { name, table: Arc::new(table) };
                 self.data_error.set(None);
@@ -504,23 +573,21 @@ impl Studio {
             restarts: self.restarts.get_untracked(),
             from_scratch: self.from_scratch.get_untracked(),
         };
-        let c = &request.config;
-        let recipe = match c.mode {
-            TrainMode::HeadOnly => format!("{} · {} epochs", c.mode.label(), c.head_epochs),
-            TrainMode::Full => format!("{} · {} epochs · lr {:e}", c.mode.label(), c.epochs, c.learning_rate),
-            TrainMode::FreezeThenUnfreeze => format!("{} · {} + {} epochs", c.mode.label(), c.head_epochs, c.epochs),
-        };
         self.starting.set_value(Some(RunRecord {
             model: engine.model_id.clone(),
             from_scratch: request.from_scratch,
-            recipe,
+            recipe: recipe(&request.config),
             accuracy: 0.0,
             macro_f1: 0.0,
             steps: 0,
             seconds: 0.0,
             device: String::new(),
             cancelled: false,
+            saved_id: None,
         }));
+        // A new run's first checkpoint replaces an older run's.
+        self.resume_offer.set(None);
+        self.checkpoint_note.set(None);
         self.send(&ToWorker::Train(Box::new(request)), &[]);
         Ok(())
     }

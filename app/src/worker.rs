@@ -17,7 +17,7 @@ use bertbench_core::model::BertModelConfig;
 use bertbench_core::config::{BertConfig, Preset};
 use bertbench_core::pretrain::{self, BertForPreTraining, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{Event, FineTuner, encode_examples, predict};
+use bertbench_core::train::{EvalReport, Event, FineTuner, Phase, Snapshot, StepPoint, encode_examples, predict};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -25,8 +25,10 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{
-    Backend, FromWorker, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode,
+    Backend, CHECKPOINT_ID, CheckpointMeta, FromWorker, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent,
+    TrainRequest, decode, encode,
 };
+use crate::store::{self, Item, Kind};
 use crate::widgets::now_ms;
 
 /// The current classifier and what it needs to predict and export.
@@ -96,7 +98,12 @@ pub fn in_worker() -> bool {
 pub fn start() {
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
-        post(&FromWorker::Error { message: format!("the training worker hit an internal error and stopped: {info}. Reload the page.") }, &[]);
+        let message = format!("the training worker hit an internal error and stopped: {info}. Reload the page.");
+        // The run in progress (if any) ends here: say so, so the page does not wait for it.
+        if let Some(run) = STATE.try_with(|s| s.try_borrow().ok().and_then(|s| s.run)).ok().flatten() {
+            post(&FromWorker::Failed { run, message: message.clone() }, &[]);
+        }
+        post(&FromWorker::Error { message }, &[]);
     }));
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| match decode::<ToWorker>(&event.data()) {
         Ok((message, bytes)) => handle(message, bytes),
@@ -127,15 +134,44 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 return;
             };
             wasm_bindgen_futures::spawn_local(async move {
-                let job = Job { request: *request, paused, cancelled };
-                match job.execute().await {
-                    Ok((summary, current)) => {
-                        STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
-                        post(&FromWorker::Finished { run, summary: Box::new(summary) }, &[]);
+                let job = Job::new(*request, paused, cancelled, None);
+                finish_run(run, job.execute().await).await;
+            });
+        }
+        ToWorker::ResumeRun { run, backend } => {
+            let Some((paused, cancelled)) = begin_run(run) else {
+                post(&FromWorker::Failed { run, message: BUSY.into() }, &[]);
+                return;
+            };
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = match load_checkpoint().await {
+                    Ok((meta, resume)) => {
+                        let mut request = meta.request.clone();
+                        request.run = run;
+                        request.backend = backend;
+                        Job::new(request, paused, cancelled, Some((meta, resume))).execute().await
                     }
-                    Err(message) => post(&FromWorker::Failed { run, message }, &[]),
+                    Err(message) => Err(message),
+                };
+                finish_run(run, result).await;
+            });
+        }
+        ToWorker::SaveRun { item } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let id = item.id.clone();
+                let zip = current.ok_or_else(|| "there is no classifier to save".to_string()).and_then(|c| export_zip(&c, &item.name));
+                let saved = match zip {
+                    Ok(zip) => {
+                        let item = Item { size: zip.len() as u64, ..*item };
+                        store::put(&item, &[&zip]).await
+                    }
+                    Err(e) => Err(e),
+                };
+                match saved {
+                    Ok(()) => post(&FromWorker::Saved { id }, &[]),
+                    Err(message) => post(&FromWorker::SaveFailed { id, message }, &[]),
                 }
-                STATE.with(|s| s.borrow_mut().run = None);
             });
         }
         ToWorker::Pause | ToWorker::Resume => {
@@ -282,19 +318,145 @@ async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) ->
     Ok(out)
 }
 
+/// Ends run `run`: keeps its classifier, forgets its checkpoint (unless it failed: then the
+/// checkpoint stays, to resume from), and tells the page.
+async fn finish_run(run: u32, result: Result<(RunSummary, Current), String>) {
+    match result {
+        Ok((summary, current)) => {
+            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+            let _ = store::delete(CHECKPOINT_ID).await;
+            post(&FromWorker::Finished { run, summary: Box::new(summary) }, &[]);
+        }
+        Err(message) => post(&FromWorker::Failed { run, message }, &[]),
+    }
+    STATE.with(|s| s.borrow_mut().run = None);
+}
+
+/// A run's state read back from a checkpoint: the current restart's snapshot and the best
+/// earlier restart's.
+struct Resume {
+    current: Snapshot,
+    kept: Option<Snapshot>,
+}
+
+/// Reads the saved checkpoint; checks the worker has the base model it was trained from.
+async fn load_checkpoint() -> Result<(CheckpointMeta, Resume), String> {
+    let item = store::get(CHECKPOINT_ID).await?.ok_or("there is no saved checkpoint to resume")?;
+    let meta: CheckpointMeta = serde_json::from_str(&item.json).map_err(|e| format!("the checkpoint is unreadable: {e}"))?;
+    let base = STATE.with(|s| s.borrow().base.as_ref().map(|(id, _)| id.clone()));
+    if base.as_deref() != Some(meta.base_model.as_str()) {
+        return Err(format!("the checkpoint was trained from {}; load that model first", meta.base_model));
+    }
+    let mut bytes = store::bytes(CHECKPOINT_ID).await?.into_iter();
+    let mut take = |names: &[String]| names.iter().map(|n| (n.clone(), bytes.next().unwrap_or_default())).collect::<Vec<_>>();
+    let current = take(&meta.files);
+    let kept = take(&meta.kept_files);
+    let current = Snapshot::from_files(current).map_err(|e| e.to_string())?;
+    let kept = if kept.is_empty() { None } else { Some(Snapshot::from_files(kept).map_err(|e| e.to_string())?) };
+    Ok((meta, Resume { current, kept }))
+}
+
+/// Checkpoints are written at the end of every epoch, but not twice within this many ms
+/// (head-only epochs take milliseconds), and during a long epoch every this many ms.
+const CHECKPOINT_MIN_MS: f64 = 15_000.0;
+const CHECKPOINT_EVERY_MS: f64 = 120_000.0;
+
 struct Job {
     request: TrainRequest,
     paused: Rc<Cell<bool>>,
     cancelled: Rc<Cell<bool>>,
+    resume: Option<(CheckpointMeta, Resume)>,
+    /// Steps and evaluations of the current restart, for the checkpoint.
+    log: RefCell<(Vec<StepPoint>, Vec<EvalReport>)>,
+    /// When the last checkpoint was written (none yet: the first epoch's end writes one).
+    last_checkpoint: Cell<Option<f64>>,
+    /// Seconds trained before a resume.
+    seconds_before: f64,
+    device_name: RefCell<String>,
 }
 
 impl Job {
+    fn new(request: TrainRequest, paused: Rc<Cell<bool>>, cancelled: Rc<Cell<bool>>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
+        let (log, seconds_before) = match &resume {
+            Some((meta, _)) => ((meta.steps.clone(), meta.evals.clone()), meta.seconds),
+            None => ((Vec::new(), Vec::new()), 0.0),
+        };
+        Self {
+            request,
+            paused,
+            cancelled,
+            resume,
+            log: RefCell::new(log),
+            last_checkpoint: Cell::new(None),
+            seconds_before,
+            device_name: RefCell::new(String::new()),
+        }
+    }
+
     fn send(&self, event: TrainEvent) {
         post(&FromWorker::Event { run: self.request.run, event }, &[]);
     }
 
-    /// Runs `tuner` to its end (or until cancelled: returns true), forwarding its events.
-    async fn drive(&self, tuner: &mut FineTuner, cached: &mut Option<(Tensor<2>, Tensor<2>)>) -> Result<bool, String> {
+    /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
+    async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, Vec<u8>)], started: f64) {
+        let run = self.request.run;
+        // AdamW's moments are left out in the browser: burn reads its optimizer record back
+        // onto the default device (wgpu), which a worker without WebGPU cannot start. A resumed
+        // run starts them afresh (natively, `core` saves and restores them exactly).
+        let with_optimizer = false;
+        let snapshot = match tuner.snapshot(with_optimizer).await {
+            Ok(s) => s,
+            Err(e) => {
+                post(&FromWorker::CheckpointFailed { run, message: e.to_string() }, &[]);
+                return;
+            }
+        };
+        let progress = tuner.progress();
+        let epoch = tuner.epochs_done();
+        let files = snapshot.into_files();
+        let (steps, evals) = self.log.borrow().clone();
+        let meta = CheckpointMeta {
+            request: self.request.clone(),
+            base_model: STATE.with(|s| s.borrow().base.as_ref().map(|(id, _)| id.clone())).unwrap_or_default(),
+            restart,
+            files: files.iter().map(|(n, _)| n.clone()).collect(),
+            kept_files: kept.iter().map(|(n, _)| n.clone()).collect(),
+            step: progress.step,
+            total_steps: progress.total_steps,
+            epoch,
+            phase: progress.phase,
+            with_optimizer,
+            seconds: self.seconds_before + (now_ms() - started) / 1000.0,
+            device: self.device_name.borrow().clone(),
+            steps,
+            evals,
+        };
+        let bytes: Vec<&[u8]> = files.iter().chain(kept).map(|(_, b)| b.as_slice()).collect();
+        let item = Item {
+            id: CHECKPOINT_ID.into(),
+            kind: Kind::Checkpoint,
+            name: format!("checkpoint of the run in progress (step {})", progress.step),
+            saved_ms: js_sys::Date::now(),
+            size: bytes.iter().map(|b| b.len() as u64).sum(),
+            json: serde_json::to_string(&meta).unwrap_or_default(),
+        };
+        match store::put(&item, &bytes).await {
+            Ok(()) => post(&FromWorker::Checkpointed { run, step: progress.step, epoch }, &[]),
+            Err(message) => post(&FromWorker::CheckpointFailed { run, message }, &[]),
+        }
+        self.last_checkpoint.set(Some(now_ms()));
+    }
+
+    /// Runs `tuner` to its end (or until cancelled: returns true), forwarding its events and
+    /// saving checkpoints.
+    async fn drive(
+        &self,
+        tuner: &mut FineTuner,
+        cached: &mut Option<(Tensor<2>, Tensor<2>)>,
+        restart: usize,
+        kept: &[(String, Vec<u8>)],
+        started: f64,
+    ) -> Result<bool, String> {
         let mut last_yield = now_ms();
         loop {
             while self.paused.get() && !self.cancelled.get() {
@@ -303,6 +465,7 @@ impl Job {
             if self.cancelled.get() {
                 return Ok(true);
             }
+            let before = (tuner.progress().phase, tuner.epochs_done());
             let event = match tuner.advance().await.map_err(|e| e.to_string())? {
                 Event::Finished => return Ok(false),
                 Event::Features { done, total } => TrainEvent::Features { done, total },
@@ -312,11 +475,26 @@ impl Job {
                     }
                     TrainEvent::Phase { phase, steps }
                 }
-                Event::Step(point) => TrainEvent::Step(point),
+                Event::Step(point) => {
+                    self.log.borrow_mut().0.push(point.clone());
+                    TrainEvent::Step(point)
+                }
                 Event::Evaluating { done, total } => TrainEvent::Evaluating { done, total },
-                Event::Evaluated(report) => TrainEvent::Evaluated(report),
+                Event::Evaluated(report) => {
+                    self.log.borrow_mut().1.push((*report).clone());
+                    TrainEvent::Evaluated(report)
+                }
             };
             self.send(event);
+            let progress = tuner.progress();
+            let epoch_ended = before != (progress.phase, tuner.epochs_done()) && progress.phase != Phase::Done;
+            let due = match self.last_checkpoint.get() {
+                None => epoch_ended || now_ms() - started >= CHECKPOINT_EVERY_MS,
+                Some(last) => (epoch_ended && now_ms() - last >= CHECKPOINT_MIN_MS) || now_ms() - last >= CHECKPOINT_EVERY_MS,
+            };
+            if tuner.can_snapshot() && progress.phase != Phase::Done && due {
+                self.checkpoint(tuner, restart, kept, started).await;
+            }
             if now_ms() - last_yield > 25.0 {
                 sleep_ms(0).await;
                 last_yield = now_ms();
@@ -324,7 +502,7 @@ impl Job {
         }
     }
 
-    async fn execute(self) -> Result<(RunSummary, Current), String> {
+    async fn execute(mut self) -> Result<(RunSummary, Current), String> {
         let started = now_ms();
         let (_, files) = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
         let (device, device_name) = match self.request.backend {
@@ -334,6 +512,7 @@ impl Job {
                 (gpu.device, format!("WebGPU · {}", gpu.adapter))
             }
         };
+        *self.device_name.borrow_mut() = device_name.clone();
         let ad = device.clone().autodiff();
         let bert = checkpoint::load(files.clone(), &ad).map_err(|e| e.to_string())?;
         let max_len = self.request.max_len.clamp(8, bert.config.max_position_embeddings);
@@ -342,15 +521,13 @@ impl Job {
         let valid = encode_examples(&tokenizer, &self.request.valid, &self.request.labels).map_err(|e| e.to_string())?;
         let config = bert.config.clone();
         let mut kept: Option<FineTuner> = None;
+        // The best finished restart, as checkpoint files (written once, saved with every checkpoint).
+        let mut kept_files: Vec<(String, Vec<u8>)> = Vec::new();
         let mut cancelled = false;
         // Frozen features are the same for every seed: computed once, reused by restarts.
         let mut cached = None;
         let restarts = self.request.restarts.max(1);
-        for index in 0..restarts {
-            let seed = self.request.config.seed + index as u64;
-            if restarts > 1 {
-                self.send(TrainEvent::Restart { index, of: restarts, seed });
-            }
+        let fresh = |seed: u64| {
             let run_config = self.request.config.clone().with_seed(seed);
             // Every restart starts from the pretrained weights (modules are immutable values), or
             // from fresh random ones for the baseline.
@@ -359,18 +536,47 @@ impl Job {
             } else {
                 bert.model.clone()
             };
-            let mut tuner = FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
-                .map_err(|e| e.to_string())?;
-            if let Some((f_train, f_valid)) = cached.clone() {
-                tuner.reuse_features(f_train, f_valid).map_err(|e| e.to_string())?;
+            FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
+                .map_err(|e| e.to_string())
+        };
+        let resume = self.resume.take();
+        let first = resume.as_ref().map_or(0, |(meta, _)| meta.restart);
+        let mut resume = resume.map(|(_, r)| r);
+        for index in first..restarts {
+            let seed = self.request.config.seed + index as u64;
+            if restarts > 1 {
+                self.send(TrainEvent::Restart { index, of: restarts, seed });
             }
-            cancelled = self.drive(&mut tuner, &mut cached).await?;
+            let mut tuner = fresh(seed)?;
+            match resume.take() {
+                Some(r) => {
+                    if let Some(k) = r.kept {
+                        let k_seed = k.state.seed;
+                        kept_files = k.clone().into_files();
+                        kept = Some(fresh(k_seed)?.restore(k).map_err(|e| e.to_string())?);
+                    }
+                    tuner = tuner.restore(r.current).map_err(|e| e.to_string())?;
+                    cached = tuner.features();
+                    let p = tuner.progress();
+                    self.send(TrainEvent::Phase { phase: p.phase, steps: p.total_steps });
+                }
+                None => {
+                    self.log.replace((Vec::new(), Vec::new()));
+                    if let Some((f_train, f_valid)) = cached.clone() {
+                        tuner.reuse_features(f_train, f_valid).map_err(|e| e.to_string())?;
+                    }
+                }
+            }
+            cancelled = self.drive(&mut tuner, &mut cached, index, &kept_files, started).await?;
             let better = match (&kept, tuner.best_accuracy()) {
                 (_, None) => false,
                 (None, Some(_)) => true,
                 (Some(k), Some(acc)) => acc > k.best_accuracy().unwrap_or(-1.0),
             };
             if better {
+                if index + 1 < restarts && !cancelled {
+                    kept_files = tuner.snapshot(false).await.map(|s| s.into_files()).unwrap_or_default();
+                }
                 kept = Some(tuner);
             }
             if cancelled {
@@ -411,7 +617,7 @@ impl Job {
             metrics: metrics.clone(),
             mistakes,
             cancelled,
-            seconds: (now_ms() - started) / 1000.0,
+            seconds: self.seconds_before + (now_ms() - started) / 1000.0,
             steps: tuner.progress().step,
             device: device_name,
         };

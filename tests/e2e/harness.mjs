@@ -48,7 +48,7 @@ export async function serve({ faults = {} } = {}) {
   return { origin, requests, close, faults };
 }
 
-const CHROMIUM_FLAGS = [
+export const CHROMIUM_FLAGS = [
   '--no-sandbox', '--disable-gpu-sandbox', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];

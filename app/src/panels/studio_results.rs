@@ -184,9 +184,9 @@ pub fn StudioResultsPanel() -> impl IntoView {
 
     let history = move || {
         let runs = studio.history.get();
-        (runs.len() > 1).then(|| view! {
-            <h3>"Runs of this session"</h3>
-            <p class="hint">"Same data, different starts: a model pretrained first against the same shape from random weights shows what pretraining is worth."</p>
+        (!runs.is_empty()).then(|| view! {
+            <h3>"Runs"</h3>
+            <p class="hint">"Every run that ended, kept in this browser (step 5 lists them with their classifiers). Same data, different starts: a model pretrained first against the same shape from random weights shows what pretraining is worth."</p>
             <table class="plain small" data-testid="run-history">
                 <tr><th>"#"</th><th>"model"</th><th>"start"</th><th>"training"</th><th>"accuracy"</th><th>"macro-F1"</th><th>"steps"</th><th>"time"</th><th>"on"</th></tr>
                 {runs.into_iter().enumerate().map(|(i, r)| view! {

@@ -271,6 +271,10 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 }.into_any()),
                 RunState::Idle => None,
             }}
+            {move || studio.checkpoint_note.get().map(|r| match r {
+                Ok(m) => view! { <p class="small muted" data-testid="checkpoint-note">{m}</p> }.into_any(),
+                Err(e) => view! { <p class="banner warn small" data-testid="checkpoint-error">{e}</p> }.into_any(),
+            })}
             {move || (!studio.steps.with(Vec::is_empty) || !studio.evals.with(Vec::is_empty)).then(|| view! {
                 <div class="grid2">
                     <LineChart series=losses x_label="step" y_label="cross-entropy" testid="loss-chart" />

@@ -216,10 +216,10 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
 }
 
 impl FineTuner {
-    /// Whether the run is between two optimizer steps (not caching features, not evaluating,
-    /// not over), where [`snapshot`](Self::snapshot) can be taken.
+    /// Whether the run is between two optimizer steps (not caching features, not evaluating),
+    /// or over, where [`snapshot`](Self::snapshot) can be taken.
     pub fn can_snapshot(&self) -> bool {
-        matches!(self.phase, Phase::Head | Phase::Full) && self.eval.is_none()
+        matches!(self.phase, Phase::Head | Phase::Full | Phase::Done) && self.eval.is_none()
     }
 
     /// Epochs done in the current stage.
@@ -276,7 +276,7 @@ impl FineTuner {
         if s.examples != (self.train.len(), self.valid.len()) {
             return Err(mismatch("the number of examples"));
         }
-        if !matches!(s.phase, Phase::Head | Phase::Full) || s.order.len() != self.train.len() || s.cursor > s.order.len() {
+        if !matches!(s.phase, Phase::Head | Phase::Full | Phase::Done) || s.order.len() != self.train.len() || s.cursor > s.order.len() {
             return Err(Error::Training("the checkpoint's state is inconsistent".into()));
         }
         let device = self.device.clone();

@@ -1,0 +1,313 @@
+//! What the studio saves in the browser (`store.rs`), when, and how it comes back.
+//!
+//! - Settings: every change, once the saved ones have been read.
+//! - A training file: each time one is opened; the last one opened is reopened after a reload.
+//! - A finished (or cancelled) run: its curves, metrics and the classifier itself, written by
+//!   the worker straight from its memory. Saved runs fill the "Runs" table after a reload, and
+//!   opening one brings its classifier and results back.
+//! - The run in progress: checkpoints written by the worker (`worker.rs`); after a reload, the
+//!   page offers to resume from the last one.
+
+use std::sync::Arc;
+
+use bertbench_core::train::{EvalReport, FineTuneConfig, StepPoint};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::{Deserialize, Serialize};
+
+use super::{Live, RunRecord, RunState, Studio, recipe};
+use crate::app::AppState;
+use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, RunSummary, ToWorker};
+use crate::store::{self, Item, Kind};
+
+const SETTINGS_ID: &str = "settings";
+
+/// At most this many training-loss points are kept with a saved run (evenly thinned).
+const MAX_SAVED_STEPS: usize = 2000;
+
+/// The studio's settings as saved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Settings {
+    config: FineTuneConfig,
+    max_len: usize,
+    restarts: usize,
+    backend: Backend,
+    valid_fraction: f32,
+    split_seed: u64,
+    from_scratch: bool,
+    /// The training file last opened.
+    dataset: Option<String>,
+}
+
+/// A finished run as saved (the JSON of its item; the bytes are the classifier's zip).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// Its row in the runs table.
+    pub record: RunRecord,
+    /// Metrics and mistakes.
+    pub summary: RunSummary,
+    /// Training-loss points (thinned).
+    pub steps: Vec<StepPoint>,
+    /// Every evaluation.
+    pub evals: Vec<EvalReport>,
+}
+
+/// Details of a saved training file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedDataset {
+    /// Rows in the file.
+    pub rows: usize,
+}
+
+fn thin(steps: Vec<StepPoint>) -> Vec<StepPoint> {
+    if steps.len() <= MAX_SAVED_STEPS {
+        return steps;
+    }
+    let every = steps.len().div_ceil(MAX_SAVED_STEPS);
+    let last = steps.len() - 1;
+    steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect()
+}
+
+impl Studio {
+    /// Reads what was saved (settings, runs, the last training file, a checkpoint), then keeps
+    /// the settings saved as they change. Called once when the page starts.
+    pub(crate) fn restore_saved(self, state: AppState) {
+        spawn_local(async move {
+            match store::list().await {
+                Ok(items) => {
+                    let settings = items
+                        .iter()
+                        .find(|i| i.kind == Kind::Settings)
+                        .and_then(|i| serde_json::from_str::<Settings>(&i.json).ok());
+                    if let Some(s) = settings {
+                        self.config.set(s.config);
+                        self.max_len.set(s.max_len);
+                        self.restarts.set(s.restarts);
+                        self.backend.set(s.backend);
+                        self.valid_fraction.set(s.valid_fraction);
+                        self.split_seed.set(s.split_seed);
+                        self.from_scratch.set(s.from_scratch);
+                        if let Some(item) = s.dataset.and_then(|id| items.iter().find(|i| i.id == id).cloned()) {
+                            self.open_dataset(state, item);
+                        }
+                    }
+                    let mut runs: Vec<RunRecord> = items
+                        .iter()
+                        .filter(|i| i.kind == Kind::Run)
+                        .filter_map(|i| serde_json::from_str::<SavedRun>(&i.json).ok())
+                        .map(|r| r.record)
+                        .collect();
+                    runs.reverse();
+                    self.history.set(runs);
+                    self.show_saved(items);
+                }
+                Err(e) => self.storage_error.set(Some(e)),
+            }
+            self.settings_ready.set_value(true);
+            // Write the settings read back (or the defaults) once, and on every change after.
+            Effect::new(move |_| {
+                let settings = Settings {
+                    config: self.config.get(),
+                    max_len: self.max_len.get(),
+                    restarts: self.restarts.get(),
+                    backend: self.backend.get(),
+                    valid_fraction: self.valid_fraction.get(),
+                    split_seed: self.split_seed.get(),
+                    from_scratch: self.from_scratch.get(),
+                    dataset: self.dataset_id.get(),
+                };
+                spawn_local(async move {
+                    let item = Item {
+                        id: SETTINGS_ID.into(),
+                        kind: Kind::Settings,
+                        name: "studio settings".into(),
+                        saved_ms: js_sys::Date::now(),
+                        size: 0,
+                        json: serde_json::to_string(&settings).unwrap_or_default(),
+                    };
+                    if let Err(e) = store::put(&item, &[]).await {
+                        self.storage_error.set(Some(e));
+                    }
+                });
+            });
+        });
+    }
+
+    /// Shows `items` as the saved work, and offers the checkpoint when no run is going on.
+    fn show_saved(self, items: Vec<Item>) {
+        let idle = !matches!(self.run.get_untracked(), RunState::Running { .. });
+        let offer = items
+            .iter()
+            .find(|i| i.kind == Kind::Checkpoint)
+            .filter(|_| idle)
+            .and_then(|i| serde_json::from_str::<CheckpointMeta>(&i.json).ok());
+        self.resume_offer.set(offer.map(Arc::new));
+        self.saved.set(items);
+        spawn_local(async move { self.usage.set(store::estimate().await) });
+    }
+
+    /// Re-reads the saved work.
+    pub fn refresh_saved(self) {
+        spawn_local(async move {
+            match store::list().await {
+                Ok(items) => self.show_saved(items),
+                Err(e) => self.storage_error.set(Some(e)),
+            }
+        });
+    }
+
+    /// Saves a training file that has just been opened; it is reopened after a reload.
+    pub(super) fn save_dataset(self, name: String, bytes: Vec<u8>, rows: usize) {
+        let id = format!("dataset:{}", store::fingerprint(&bytes));
+        self.dataset_id.set(Some(id.clone()));
+        spawn_local(async move {
+            let item = Item {
+                id,
+                kind: Kind::Dataset,
+                name,
+                saved_ms: js_sys::Date::now(),
+                size: bytes.len() as u64,
+                json: serde_json::to_string(&SavedDataset { rows }).unwrap_or_default(),
+            };
+            match store::put(&item, &[&bytes]).await {
+                Ok(()) => self.storage_error.set(None),
+                Err(e) => self.storage_error.set(Some(e)),
+            }
+            self.refresh_saved();
+        });
+    }
+
+    /// Opens a saved training file.
+    pub fn open_dataset(self, state: AppState, item: Item) {
+        spawn_local(async move {
+            match store::bytes(&item.id).await {
+                Ok(mut parts) if !parts.is_empty() => self.set_file(state, item.name.clone(), parts.swap_remove(0), false),
+                Ok(_) => self.storage_error.set(Some(format!("“{}” has no bytes saved", item.name))),
+                Err(e) => self.storage_error.set(Some(e)),
+            }
+        });
+    }
+
+    /// Has the worker save the classifier it just trained, with the run's record and curves.
+    pub(super) fn save_run(self, record: &mut RunRecord, summary: &RunSummary) {
+        let saved_ms = js_sys::Date::now();
+        let id = format!("run:{saved_ms:.0}");
+        record.saved_id = Some(id.clone());
+        let run = SavedRun {
+            record: record.clone(),
+            summary: summary.clone(),
+            steps: thin(self.steps.get_untracked()),
+            evals: self.evals.get_untracked(),
+        };
+        let item = Item {
+            id,
+            kind: Kind::Run,
+            name: format!("{} · {} · {:.1}%", record.model, record.recipe, record.accuracy * 100.0),
+            saved_ms,
+            size: 0,
+            json: serde_json::to_string(&run).unwrap_or_default(),
+        };
+        self.send(&ToWorker::SaveRun { item: Box::new(item) }, &[]);
+    }
+
+    /// Brings a saved run back: its classifier into the worker, its results on the page.
+    pub fn open_run(self, item: Item) {
+        if matches!(self.run.get_untracked(), RunState::Running { .. }) {
+            self.notice.set(Some(Err("a run is in progress: wait for it or cancel it before opening a saved one".into())));
+            return;
+        }
+        spawn_local(async move {
+            let run = match serde_json::from_str::<SavedRun>(&item.json) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.storage_error.set(Some(format!("“{}” is unreadable: {e}", item.name)));
+                    return;
+                }
+            };
+            match store::bytes(&item.id).await {
+                Ok(mut parts) if !parts.is_empty() => {
+                    self.import(vec![("classifier.zip".into(), parts.swap_remove(0))]);
+                    self.steps.set(run.steps);
+                    self.evals.set(run.evals);
+                    self.live.set(Live { step: run.summary.steps, total_steps: run.summary.steps, ..Live::default() });
+                    self.summary.set(Some(Arc::new(run.summary)));
+                    self.run.set(RunState::Finished);
+                    self.notice.set(Some(Ok(format!("Opened the saved run “{}”.", item.name))));
+                }
+                Ok(_) => self.storage_error.set(Some(format!("“{}” has no classifier saved", item.name))),
+                Err(e) => self.storage_error.set(Some(e)),
+            }
+        });
+    }
+
+    /// Deletes a saved item (a run also leaves the runs table).
+    pub fn delete_saved(self, item: Item) {
+        spawn_local(async move {
+            match store::delete(&item.id).await {
+                Ok(()) => {
+                    if item.kind == Kind::Run {
+                        self.history.update(|h| h.retain(|r| r.saved_id.as_deref() != Some(item.id.as_str())));
+                    }
+                    if self.dataset_id.get_untracked().as_deref() == Some(item.id.as_str()) {
+                        self.dataset_id.set(None);
+                    }
+                    self.storage_error.set(None);
+                }
+                Err(e) => self.storage_error.set(Some(e)),
+            }
+            self.refresh_saved();
+        });
+    }
+
+    /// Continues the interrupted run from its checkpoint, on the backend chosen now.
+    pub fn resume(self, state: AppState) -> Result<(), String> {
+        let meta = self.resume_offer.get_untracked().ok_or("there is no checkpoint to resume")?;
+        let engine = state.engine().ok_or("the model is still loading")?;
+        if engine.model_id != meta.base_model {
+            return Err(format!(
+                "This run was trained from {}, and the page has {} loaded: pick {} in the model list, then resume.",
+                meta.base_model, engine.model_id, meta.base_model
+            ));
+        }
+        self.send_base(state)?;
+        let run = self.run_id.get_value() + 1;
+        self.run_id.set_value(run);
+        self.steps.set(meta.steps.clone());
+        self.evals.set(meta.evals.clone());
+        self.live.set(Live { step: meta.step, total_steps: meta.total_steps, ..Live::default() });
+        self.summary.set(None);
+        self.run.set(RunState::Running { paused: false });
+        self.starting.set_value(Some(RunRecord {
+            model: meta.base_model.clone(),
+            from_scratch: meta.request.from_scratch,
+            recipe: format!("{} (resumed)", recipe(&meta.request.config)),
+            accuracy: 0.0,
+            macro_f1: 0.0,
+            steps: 0,
+            seconds: 0.0,
+            device: String::new(),
+            cancelled: false,
+            saved_id: None,
+        }));
+        self.checkpoint_note.set(Some(Ok(format!(
+            "Resumed from the checkpoint at step {} of {}{}.",
+            meta.step,
+            meta.total_steps,
+            if meta.with_optimizer { "" } else { "; the weights, schedule and data order continue, AdamW's moment estimates start afresh" }
+        ))));
+        self.resume_offer.set(None);
+        self.send(&ToWorker::ResumeRun { run, backend: self.backend.get_untracked() }, &[]);
+        Ok(())
+    }
+
+    /// Forgets the interrupted run's checkpoint.
+    pub fn discard_checkpoint(self) {
+        self.resume_offer.set(None);
+        spawn_local(async move {
+            if let Err(e) = store::delete(CHECKPOINT_ID).await {
+                self.storage_error.set(Some(e));
+            }
+            self.refresh_saved();
+        });
+    }
+}
