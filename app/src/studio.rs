@@ -183,6 +183,24 @@ pub struct RunRecord {
     pub saved_id: Option<String>,
 }
 
+impl RunRecord {
+    /// The record of a run that starts now; its results are filled in when it ends.
+    pub fn starting(model: String, from_scratch: bool, recipe: String) -> Self {
+        Self {
+            model,
+            from_scratch,
+            recipe,
+            accuracy: 0.0,
+            macro_f1: 0.0,
+            steps: 0,
+            seconds: 0.0,
+            device: String::new(),
+            cancelled: false,
+            saved_id: None,
+        }
+    }
+}
+
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
 pub fn recipe(c: &FineTuneConfig) -> String {
     match c.mode {
@@ -573,18 +591,7 @@ impl Studio {
             restarts: self.restarts.get_untracked(),
             from_scratch: self.from_scratch.get_untracked(),
         };
-        self.starting.set_value(Some(RunRecord {
-            model: engine.model_id.clone(),
-            from_scratch: request.from_scratch,
-            recipe: recipe(&request.config),
-            accuracy: 0.0,
-            macro_f1: 0.0,
-            steps: 0,
-            seconds: 0.0,
-            device: String::new(),
-            cancelled: false,
-            saved_id: None,
-        }));
+        self.starting.set_value(Some(RunRecord::starting(engine.model_id.clone(), request.from_scratch, recipe(&request.config))));
         // A new run's first checkpoint replaces an older run's.
         self.resume_offer.set(None);
         self.checkpoint_note.set(None);

@@ -277,18 +277,11 @@ impl Studio {
         self.live.set(Live { step: meta.step, total_steps: meta.total_steps, ..Live::default() });
         self.summary.set(None);
         self.run.set(RunState::Running { paused: false });
-        self.starting.set_value(Some(RunRecord {
-            model: meta.base_model.clone(),
-            from_scratch: meta.request.from_scratch,
-            recipe: format!("{} (resumed)", recipe(&meta.request.config)),
-            accuracy: 0.0,
-            macro_f1: 0.0,
-            steps: 0,
-            seconds: 0.0,
-            device: String::new(),
-            cancelled: false,
-            saved_id: None,
-        }));
+        self.starting.set_value(Some(RunRecord::starting(
+            meta.base_model.clone(),
+            meta.request.from_scratch,
+            format!("{} (resumed)", recipe(&meta.request.config)),
+        )));
         self.checkpoint_note.set(Some(Ok(format!(
             "Resumed from the checkpoint at step {} of {}{}.",
             meta.step,
