@@ -17,7 +17,7 @@ use bertbench_core::model::BertModelConfig;
 use bertbench_core::config::{BertConfig, Preset};
 use bertbench_core::pretrain::{self, BertForPreTraining, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{EvalReport, Event, FineTuner, Phase, Snapshot, StepPoint, encode_examples, predict};
+use bertbench_core::train::{EvalReport, Event, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples, predict};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -160,7 +160,10 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             let current = STATE.with(|s| s.borrow().current.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let id = item.id.clone();
-                let zip = current.ok_or_else(|| "there is no classifier to save".to_string()).and_then(|c| export_zip(&c, &item.name));
+                let zip = match current {
+                    Some(c) => host_zip(&c, &item.name).await,
+                    None => Err("there is no classifier to save".to_string()),
+                };
                 let saved = match zip {
                     Ok(zip) => {
                         let item = Item { size: zip.len() as u64, ..*item };
@@ -204,31 +207,43 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         }
         ToWorker::Export { name } => {
             let current = STATE.with(|s| s.borrow().current.clone());
-            match current.ok_or_else(|| "there is no classifier to export yet".to_string()).and_then(|c| export_zip(&c, &name)) {
-                Ok(zip) => post(&FromWorker::Exported { file_name: format!("{name}.zip") }, &[&zip]),
-                Err(message) => post(&FromWorker::Error { message }, &[]),
-            }
+            wasm_bindgen_futures::spawn_local(async move {
+                let zip = match current {
+                    Some(c) => host_zip(&c, &name).await,
+                    None => Err("there is no classifier to export yet".to_string()),
+                };
+                match zip {
+                    Ok(zip) => post(&FromWorker::Exported { file_name: format!("{name}.zip") }, &[&zip]),
+                    Err(message) => post(&FromWorker::Error { message }, &[]),
+                }
+            });
         }
         ToWorker::Encoder => {
             let current = STATE.with(|s| s.borrow().current.clone());
-            let out = current.ok_or_else(|| "there is no fine-tuned model yet: train or import one first".to_string()).and_then(|c| {
-                let weights = checkpoint::save_weights(&c.loaded.model.bert).map_err(|e| e.to_string())?;
-                Ok((c.loaded.config.to_hf_json(), weights, c))
-            });
-            match out {
-                Ok((config, weights, c)) => {
-                    let mut files: Vec<&[u8]> = vec![&config, &weights];
-                    files.extend(c.tokenizer_json.as_deref());
-                    files.extend(c.vocab_txt.as_deref());
-                    let message = FromWorker::Encoder {
-                        labels: c.loaded.meta.labels.clone(),
-                        tokenizer_json: c.tokenizer_json.is_some(),
-                        vocab_txt: c.vocab_txt.is_some(),
-                    };
-                    post(&message, &files);
+            wasm_bindgen_futures::spawn_local(async move {
+                let out = match current {
+                    None => Err("there is no fine-tuned model yet: train or import one first".to_string()),
+                    // Copied to the CPU first: saving reads tensors synchronously (not possible on WebGPU).
+                    Some(c) => match copy_to(c.loaded.model.bert.clone(), &Device::flex()).await {
+                        Ok(bert) => checkpoint::save_weights(&bert).map(|w| (c.loaded.config.to_hf_json(), w, c)).map_err(|e| e.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    },
+                };
+                match out {
+                    Ok((config, weights, c)) => {
+                        let mut files: Vec<&[u8]> = vec![&config, &weights];
+                        files.extend(c.tokenizer_json.as_deref());
+                        files.extend(c.vocab_txt.as_deref());
+                        let message = FromWorker::Encoder {
+                            labels: c.loaded.meta.labels.clone(),
+                            tokenizer_json: c.tokenizer_json.is_some(),
+                            vocab_txt: c.vocab_txt.is_some(),
+                        };
+                        post(&message, &files);
+                    }
+                    Err(message) => post(&FromWorker::Error { message }, &[]),
                 }
-                Err(message) => post(&FromWorker::Error { message }, &[]),
-            }
+            });
         }
         ToWorker::Pretrain(request) => {
             let run = request.run;
@@ -629,6 +644,20 @@ impl Job {
         };
         Ok((summary, current))
     }
+}
+
+/// The classifier as a zip, its weights first copied to the CPU with an asynchronous read: the
+/// export reads tensors synchronously, which WebGPU in a browser cannot do.
+async fn host_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {
+    let cpu = Device::flex();
+    let model = copy_to(current.loaded.model.clone(), &cpu).await.map_err(|e| e.to_string())?;
+    let on_host = Current {
+        loaded: LoadedClassifier { model, ..current.loaded.clone() },
+        device: cpu,
+        tokenizer_json: current.tokenizer_json.clone(),
+        vocab_txt: current.vocab_txt.clone(),
+    };
+    export_zip(&on_host, name)
 }
 
 fn export_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {

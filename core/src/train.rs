@@ -30,7 +30,7 @@ use crate::rng::Rng;
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
 mod snapshot;
-pub use snapshot::{Snapshot, TrainState};
+pub use snapshot::{Snapshot, TrainState, copy_to};
 
 /// What trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

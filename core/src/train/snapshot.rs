@@ -211,6 +211,13 @@ fn restore_module<M: Module>(module: M, bytes: &[u8], device: &Device) -> Result
     }
 }
 
+/// `module` with every parameter copied to `device`, read back with one asynchronous read (so
+/// it works from WebGPU in the browser, where a synchronous read panics). Parameter ids are kept.
+pub async fn copy_to<M: Module>(module: M, device: &Device) -> Result<M> {
+    let bytes = module_bytes(&module).await?;
+    restore_module(module, &bytes, device)
+}
+
 fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
