@@ -7,11 +7,13 @@
 //! - `setup`: only the installs and downloads.
 //! - `dist`: build the app into `dist/` without serving.
 //! - `fixtures`: regenerate the parity fixtures with PyTorch (developers only).
-//! - `precache`: Trunk's post-build hook: writes the offline service worker with this build's
+//! - `precache`: Trunk's post-build hook: pins the page's inline loader script in its
+//!   Content-Security-Policy by hash, then writes the offline service worker with this build's
 //!   file list and version.
 //!
 //! Tools and caches live in `$BERTBENCH_CACHE` (default `~/.cache/bertbench`), outside the
-//! checkout, so a second run reuses them. Uses only `std`, so it builds in seconds.
+//! checkout, so a second run reuses them. Uses `std` and two small hashing crates, so it builds in
+//! seconds.
 
 use std::env;
 use std::fs;
@@ -232,6 +234,7 @@ fn serve() -> Result {
 /// whenever any file does, so browsers install the new version and drop the old cache.
 fn precache() -> Result {
     let staging = PathBuf::from(env::var("TRUNK_STAGING_DIR").map_err(|_| "precache runs as Trunk's post-build hook (TRUNK_STAGING_DIR unset)")?);
+    pin_inline_scripts(&staging.join("index.html"))?;
     let mut files = Vec::new();
     let mut stack = vec![staging.clone()];
     while let Some(dir) = stack.pop() {
@@ -267,6 +270,45 @@ fn precache() -> Result {
     let sw = format!("{}{line}{}", &template[..start], &template[end..]);
     fs::write(staging.join("sw.js"), sw).map_err(|e| e.to_string())?;
     eprintln!("sw.js: version {hash:016x}, {} files, {:.1} MB to cache for offline use", files.len() + 1, bytes as f64 / 1e6);
+    Ok(())
+}
+
+/// The page's Content-Security-Policy (www/index.html) allows no inline script. Trunk writes one,
+/// the module that loads the wasm, so this adds its SHA-256 to `script-src`: that script runs, and
+/// no other inline script or `eval` can. Refuses a policy that still says 'unsafe-inline' for
+/// scripts, or a build with an inline script but no policy to pin it in.
+fn pin_inline_scripts(index: &Path) -> Result {
+    use base64::Engine;
+    use sha2::Digest;
+
+    let html = fs::read_to_string(index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let mut hashes = Vec::new();
+    let mut rest = html.as_str();
+    while let Some(open) = rest.find("<script") {
+        let after = &rest[open..];
+        let tag_end = after.find('>').ok_or("index.html: unterminated <script> tag")?;
+        let body = &after[tag_end + 1..];
+        let close = body.find("</script>").ok_or("index.html: <script> without </script>")?;
+        if !after[..tag_end].contains("src=") {
+            let digest = sha2::Sha256::digest(body[..close].as_bytes());
+            hashes.push(format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(digest)));
+        }
+        rest = &body[close..];
+    }
+    if hashes.is_empty() {
+        return Ok(());
+    }
+    let no_policy = "index.html has an inline script but no Content-Security-Policy with a script-src to pin it in";
+    let policy = html.find("http-equiv=\"Content-Security-Policy\"").ok_or(no_policy)?;
+    let at = policy + html[policy..].find("script-src").ok_or(no_policy)?;
+    let end = at + html[at..].find([';', '"']).ok_or("index.html: unterminated script-src")?;
+    let directive = &html[at..end];
+    if directive.contains("'unsafe-inline'") || directive.contains("'unsafe-eval'") {
+        return Err(format!("index.html: `{directive}` must not allow inline scripts or eval"));
+    }
+    let pinned = format!("{directive} {}", hashes.join(" "));
+    fs::write(index, format!("{}{pinned}{}", &html[..at], &html[end..])).map_err(|e| e.to_string())?;
+    eprintln!("index.html: {} inline script(s) pinned in the Content-Security-Policy", hashes.len());
     Ok(())
 }
 
