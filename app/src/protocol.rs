@@ -229,7 +229,9 @@ pub enum FromWorker {
     /// The run ended; the kept classifier is now the current one.
     Finished { run: u32, summary: Box<RunSummary> },
     /// The run failed; the message says why. Any classifier from before is still there.
-    Failed { run: u32, message: String },
+    /// `gpu_lost`: it ran on WebGPU and the device failed (lost, or its process crashed), so the
+    /// page goes on on the CPU from the run's last checkpoint.
+    Failed { run: u32, message: String, gpu_lost: bool },
     /// Probabilities for request `request`, one row per text.
     Predictions { request: u32, labels: Vec<String>, probs: Vec<Vec<f32>> },
     /// The export: one zip in `bytes`.

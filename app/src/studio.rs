@@ -151,6 +151,8 @@ pub struct Studio {
     pub resume_offer: RwSignal<Option<Arc<CheckpointMeta>>>,
     /// The run's last checkpoint, in words (or why it failed).
     pub checkpoint_note: RwSignal<Option<Result<String, String>>>,
+    /// The last run that saved a checkpoint (the checkpoint in the store is its).
+    checkpointed: StoredValue<Option<u32>>,
     /// Whether the saved settings have been read (before that, nothing is written).
     settings_ready: StoredValue<bool>,
     /// The saved training file last opened.
@@ -265,6 +267,7 @@ impl Studio {
             storage_error: RwSignal::new(None),
             resume_offer: RwSignal::new(None),
             checkpoint_note: RwSignal::new(None),
+            checkpointed: StoredValue::new(None),
             settings_ready: StoredValue::new(false),
             dataset_id: RwSignal::new(None),
         };
@@ -350,12 +353,14 @@ impl Studio {
                 self.live.update(|l| l.evaluating = None);
                 self.run.set(RunState::Finished);
             }
-            FromWorker::Failed { run, message } if run == current => {
+            FromWorker::Failed { run, message, gpu_lost: true } if run == current => self.fall_back_to_cpu(run, message),
+            FromWorker::Failed { run, message, .. } if run == current => {
                 self.run.set(RunState::Failed(message));
                 // A checkpoint of the failed run, if any, is offered for resuming (on the CPU, say).
                 self.refresh_saved();
             }
             FromWorker::Checkpointed { run, step, epoch } if run == current => {
+                self.checkpointed.set_value(Some(run));
                 self.checkpoint_note.set(Some(Ok(format!(
                     "Checkpoint saved in this browser at step {step} ({epoch} epoch{} of this stage done): a reload can resume from here.",
                     if epoch == 1 { "" } else { "s" }

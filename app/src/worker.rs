@@ -57,6 +57,8 @@ struct State {
     run: Option<u32>,
     paused: Rc<Cell<bool>>,
     cancelled: Rc<Cell<bool>>,
+    /// The run in progress ran on WebGPU and the device failed under it.
+    gpu_lost: bool,
 }
 
 thread_local! {
@@ -101,7 +103,7 @@ pub fn start() {
         let message = format!("the training worker hit an internal error and stopped: {info}. Reload the page.");
         // The run in progress (if any) ends here: say so, so the page does not wait for it.
         if let Some(run) = STATE.try_with(|s| s.try_borrow().ok().and_then(|s| s.run)).ok().flatten() {
-            post(&FromWorker::Failed { run, message: message.clone() }, &[]);
+            post(&FromWorker::Failed { run, message: message.clone(), gpu_lost: false }, &[]);
         }
         post(&FromWorker::Error { message }, &[]);
     }));
@@ -130,7 +132,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         ToWorker::Train(request) => {
             let run = request.run;
             let Some((paused, cancelled)) = begin_run(run) else {
-                post(&FromWorker::Failed { run, message: BUSY.into() }, &[]);
+                post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
                 return;
             };
             wasm_bindgen_futures::spawn_local(async move {
@@ -140,7 +142,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         }
         ToWorker::ResumeRun { run, backend } => {
             let Some((paused, cancelled)) = begin_run(run) else {
-                post(&FromWorker::Failed { run, message: BUSY.into() }, &[]);
+                post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
                 return;
             };
             wasm_bindgen_futures::spawn_local(async move {
@@ -342,9 +344,16 @@ async fn finish_run(run: u32, result: Result<(RunSummary, Current), String>) {
             let _ = store::delete(CHECKPOINT_ID).await;
             post(&FromWorker::Finished { run, summary: Box::new(summary) }, &[]);
         }
-        Err(message) => post(&FromWorker::Failed { run, message }, &[]),
+        Err(message) => {
+            let gpu_lost = STATE.with(|s| s.borrow().gpu_lost);
+            post(&FromWorker::Failed { run, message, gpu_lost }, &[]);
+        }
     }
-    STATE.with(|s| s.borrow_mut().run = None);
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.run = None;
+        s.gpu_lost = false;
+    });
 }
 
 /// A run's state read back from a checkpoint: the current restart's snapshot and the best
@@ -410,6 +419,15 @@ impl Job {
 
     fn send(&self, event: TrainEvent) {
         post(&FromWorker::Event { run: self.request.run, event }, &[]);
+    }
+
+    /// The message for a training error; notes a failed WebGPU device, so the page can go on
+    /// on the CPU.
+    fn failure(&self, e: bertbench_core::Error) -> String {
+        if self.request.backend == Backend::WebGpu && matches!(e, bertbench_core::Error::Device(_)) {
+            STATE.with(|s| s.borrow_mut().gpu_lost = true);
+        }
+        e.to_string()
     }
 
     /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
@@ -481,7 +499,7 @@ impl Job {
                 return Ok(true);
             }
             let before = (tuner.progress().phase, tuner.epochs_done());
-            let event = match tuner.advance().await.map_err(|e| e.to_string())? {
+            let event = match tuner.advance().await.map_err(|e| self.failure(e))? {
                 Event::Finished => return Ok(false),
                 Event::Features { done, total } => TrainEvent::Features { done, total },
                 Event::PhaseStarted { phase, steps } => {

@@ -105,7 +105,7 @@ test('a run interrupted by closing the browser resumes from its checkpoint; sett
   await useModel(page, 'bert-tiny');
   await page.getByTestId('resume-button').click();
   await waitFor(page, 'train-progress', MINUTE, problems);
-  assert.match(await page.getByTestId('checkpoint-note').textContent(), new RegExp(`Resumed from the checkpoint at step ${step} of ${total}`));
+  assert.match(await page.getByTestId('checkpoint-note').textContent(), new RegExp(`Resumed on the CPU from the checkpoint at step ${step} of ${total}`));
   await waitFor(page, 'train-done', 10 * MINUTE, problems);
   const done = await page.getByTestId('train-done').textContent();
   assert.match(done, new RegExp(`after ${total} steps`), done);

@@ -270,6 +270,41 @@ impl Studio {
             ));
         }
         self.send_base(state)?;
+        self.continue_from(&meta, None);
+        Ok(())
+    }
+
+    /// Training on WebGPU stopped because the device failed: goes on on the CPU from the run's
+    /// last checkpoint, or, with none yet, sets the CPU for the next start and says so.
+    pub(super) fn fall_back_to_cpu(self, run: u32, message: String) {
+        self.backend.set(Backend::Cpu);
+        // wgpu's message repeats itself in "Caused by:" chains; the first part says it.
+        let reason = message.split(" Caused by").next().unwrap_or(&message).trim_end();
+        let lost = format!("The GPU failed during training ({reason}).");
+        if self.checkpointed.get_value() != Some(run) {
+            self.run.set(RunState::Failed(format!("{lost} There was no checkpoint yet; training is now set to the CPU: press Train to start again.")));
+            self.refresh_saved();
+            return;
+        }
+        spawn_local(async move {
+            let meta = match store::get(CHECKPOINT_ID).await {
+                Ok(Some(item)) => serde_json::from_str::<CheckpointMeta>(&item.json).map_err(|e| e.to_string()),
+                Ok(None) => Err("it is no longer saved".to_string()),
+                Err(e) => Err(e),
+            };
+            match meta {
+                Ok(meta) => self.continue_from(&meta, Some(lost)),
+                Err(e) => {
+                    self.run.set(RunState::Failed(format!("{lost} Its checkpoint could not be read back ({e}); training is now set to the CPU.")));
+                    self.refresh_saved();
+                }
+            }
+        });
+    }
+
+    /// Starts a new run from the saved checkpoint `meta` on the studio's backend; `why` prefixes
+    /// the note (the reason for an automatic resume).
+    fn continue_from(self, meta: &CheckpointMeta, why: Option<String>) {
         let run = self.run_id.get_value() + 1;
         self.run_id.set_value(run);
         self.steps.set(meta.steps.clone());
@@ -282,15 +317,19 @@ impl Studio {
             meta.request.from_scratch,
             format!("{} (resumed)", recipe(&meta.request.config)),
         )));
+        let on = match self.backend.get_untracked() {
+            Backend::Cpu => "on the CPU",
+            Backend::WebGpu => "on WebGPU",
+        };
         self.checkpoint_note.set(Some(Ok(format!(
-            "Resumed from the checkpoint at step {} of {}{}.",
+            "{}Resumed {on} from the checkpoint at step {} of {}{}.",
+            why.map(|w| w + " ").unwrap_or_default(),
             meta.step,
             meta.total_steps,
             if meta.with_optimizer { "" } else { "; the weights, schedule and data order continue, AdamW's moment estimates start afresh" }
         ))));
         self.resume_offer.set(None);
         self.send(&ToWorker::ResumeRun { run, backend: self.backend.get_untracked() }, &[]);
-        Ok(())
     }
 
     /// Forgets the interrupted run's checkpoint.
