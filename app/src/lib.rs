@@ -2,6 +2,7 @@
 //! training worker, hands over to `worker.rs`; see `app.rs`.
 
 mod app;
+mod bench;
 mod engine;
 mod explore;
 mod lab;

@@ -7,7 +7,7 @@
 //!     one mean-pooled (or [CLS]) vector per text, as JSON lines
 //! bertbench check-device
 //!     the tiny-model comparison of wgpu against the CPU that the page runs
-//! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32]
+//! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32] [--max-len 512]
 //!     embedding throughput on the first N sentences of a TSV (first column), as a table
 //! bertbench finetune --model DIR --train FILE [--valid FILE] [--mode head|full|ftu]
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
@@ -25,6 +25,10 @@
 //!     class probabilities from an exported classifier folder, as a JSON array
 //!     (`scripts/check_classifier_with_transformers.py` reads it)
 //! ```
+//!
+//! `--backend`: `cpu` is burn's `flex` backend (SIMD, all cores; it replaces the deprecated
+//! ndarray backend), `wgpu` any GPU through Vulkan/Metal/DX12 (or Mesa's lavapipe on a CPU), and
+//! `cuda` an NVIDIA GPU when built with `--features cuda`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -144,7 +148,11 @@ fn device(name: &str) -> Result<Device> {
     match name {
         "cpu" => Ok(Device::flex()),
         "wgpu" => Device::wgpu_options().init().map_err(|e| format!("no wgpu device: {e}")),
-        other => Err(format!("unknown backend {other}; use cpu or wgpu")),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Device::cuda(0)),
+        #[cfg(not(feature = "cuda"))]
+        "cuda" => Err("this bertbench was built without CUDA: build it with `--features cuda`".into()),
+        other => Err(format!("unknown backend {other}; use cpu, wgpu or cuda")),
     }
 }
 
@@ -168,8 +176,11 @@ fn bench(args: &[String]) -> Result {
     let texts: Vec<String> = data.lines().skip(1).filter_map(|l| l.split('\t').next()).take(n).map(String::from).collect();
 
     let start = Instant::now();
-    let bert = load_dir(Path::new(args.require("model")?), &device)?;
+    let mut bert = load_dir(Path::new(args.require("model")?), &device)?;
     let load = start.elapsed().as_secs_f64();
+    if let Some(max_len) = args.get("max-len") {
+        bert.tokenizer = bert.tokenizer.with_max_len(max_len.parse().map_err(|_| "--max-len must be a number")?);
+    }
     let options = EmbedOptions { batch_size: batch, ..Default::default() };
     // One warm-up batch (kernel compilation on wgpu), then the timed run.
     pollster::block_on(bert.embed(&texts[..batch.min(texts.len())], options, &device)).map_err(|e| e.to_string())?;

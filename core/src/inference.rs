@@ -62,13 +62,17 @@ impl Bert {
             .collect()
     }
 
-    /// Embeds texts, `options.batch_size` at a time.
+    /// Embeds texts, `options.batch_size` at a time. Texts are batched in order of length, so
+    /// each batch pads to a length close to its texts' own (a text's vector does not depend on
+    /// its batch: padding is masked); vectors come back in the order of `texts`.
     pub async fn embed(&self, texts: &[String], options: EmbedOptions, device: &Device) -> Result<SentenceEmbeddings> {
         let encoded = self.encode_all(texts)?;
-        let mut vectors = Vec::with_capacity(texts.len());
+        let order = by_length(&encoded);
+        let mut vectors = vec![Vec::new(); texts.len()];
         let hidden = self.config.hidden_size;
-        for chunk in encoded.chunks(options.batch_size.max(1)) {
-            let batch = Batch::from_encoded(chunk, self.tokenizer.pad_id);
+        for indices in order.chunks(options.batch_size.max(1)) {
+            let chunk: Vec<Encoded> = indices.iter().map(|&i| encoded[i].clone()).collect();
+            let batch = Batch::from_encoded(&chunk, self.tokenizer.pad_id);
             let input = BertInput::from_batch(&batch, device);
             let mask = input.attention_mask.clone();
             let out = self.model.forward(input, ForwardOptions::default());
@@ -80,8 +84,40 @@ impl Bert {
             if flat.iter().any(|x| !x.is_finite()) {
                 return Err(Error::Device("the model produced NaN or infinite values".into()));
             }
-            vectors.extend(flat.chunks(hidden).map(<[f32]>::to_vec));
+            for (&i, v) in indices.iter().zip(flat.chunks(hidden)) {
+                vectors[i] = v.to_vec();
+            }
         }
         Ok(SentenceEmbeddings { encoded, vectors })
+    }
+}
+
+/// Positions of `encoded`, shortest first (a stable sort: equal lengths keep their order).
+fn by_length(encoded: &[Encoded]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..encoded.len()).collect();
+    order.sort_by_key(|&i| encoded[i].tokens.len());
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::tests::tiny_bert;
+
+    #[test]
+    fn batches_by_length_and_returns_vectors_in_input_order() {
+        let (bert, device) = tiny_bert();
+        let texts: Vec<String> = ["the river bank . the money . a loan", "money", "the river bank", "a loan"].map(String::from).to_vec();
+        let options = EmbedOptions { batch_size: 2, ..Default::default() };
+        let together = pollster::block_on(bert.embed(&texts, options, &device)).unwrap();
+        let encoded = bert.encode_all(&texts).unwrap();
+        let order = by_length(&encoded);
+        assert_eq!(order, vec![1, 3, 2, 0]);
+        for (i, text) in texts.iter().enumerate() {
+            let alone = pollster::block_on(bert.embed(std::slice::from_ref(text), options, &device)).unwrap();
+            let diff = alone.vectors[0].iter().zip(&together.vectors[i]).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+            assert!(diff < 1e-5, "text {i}: {diff}");
+            assert_eq!(together.encoded[i].tokens.len(), encoded[i].tokens.len());
+        }
     }
 }

@@ -295,7 +295,7 @@ impl Bert {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::checkpoint::CheckpointFiles;
     use crate::config::Preset;

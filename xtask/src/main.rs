@@ -6,6 +6,9 @@
 //!   Mesa's lavapipe, and the end-to-end tests in headless Chromium (WebGPU and CPU fallback).
 //! - `setup`: only the installs and downloads.
 //! - `dist`: build the app into `dist/` without serving.
+//! - `bench`: the performance harness (`bench/run.mjs`): bertbench against transformers.js in
+//!   the same headless Chromium and against PyTorch on the same machine; prints tables. Installs
+//!   PyTorch, transformers and the ONNX exporter from PyPI and transformers.js from npm if missing.
 //! - `fixtures`: regenerate the parity fixtures with PyTorch (developers only).
 //! - `precache`: Trunk's post-build hook: pins the page's inline loader script in its
 //!   Content-Security-Policy by hash, then writes the offline service worker with this build's
@@ -40,7 +43,8 @@ fn main() -> ExitCode {
         Some("test") => setup(true).and_then(|_| test()),
         Some("fixtures") => fixtures(),
         Some("precache") => precache(),
-        _ => Err("usage: cargo xtask <serve | test | setup | dist | fixtures | precache>".into()),
+        Some("bench") => setup(true).and_then(|_| bench(&args[1..])),
+        _ => Err("usage: cargo xtask <serve | test | setup | dist | bench | fixtures | precache>".into()),
     };
     match result {
         Ok(()) => {
@@ -334,6 +338,23 @@ fn test() -> Result {
     let e2e = root().join("tests/e2e");
     run_in(&e2e, "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
     run_in(&e2e, "node", &["--test", "--test-concurrency=1", "--test-reporter=spec"], &[])
+}
+
+fn bench(extra: &[String]) -> Result {
+    let python_modules = "import torch, transformers, onnx, onnxscript";
+    if !Command::new("python3").args(["-c", python_modules]).status().map(|s| s.success()).unwrap_or(false) {
+        step("PyTorch, transformers and the ONNX exporter (PyPI)");
+        run("python3", &["-m", "pip", "install", "--quiet", "torch", "transformers", "onnx", "onnxscript"])?;
+    }
+    write_model_index()?;
+    build_app()?;
+    step("transformers.js and ONNX Runtime Web (npm; their install scripts only fetch native Node builds, not needed)");
+    run_in(&root().join("tests/e2e"), "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
+    run_in(&root().join("bench"), "npm", &["ci", "--no-audit", "--no-fund", "--ignore-scripts"], &[])?;
+    step("benchmark: bertbench vs transformers.js (Chromium) and PyTorch (native)");
+    let mut args = vec!["bench/run.mjs"];
+    args.extend(extra.iter().map(String::as_str));
+    run_in(&root(), "node", &args, &[])
 }
 
 fn fixtures() -> Result {

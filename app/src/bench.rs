@@ -1,0 +1,101 @@
+//! Entry points for the benchmark harness (`bench/run.mjs`), not used by the page itself.
+//!
+//! The harness calls these from JavaScript (`window.wasmBindings.BenchModel`) in the page it
+//! loaded, so it times the same engine a click runs, on the same backend, without the UI's own
+//! work around it. Timing stays in JavaScript; these only compute and return results.
+
+use bertbench_core::burn::prelude::Device;
+use bertbench_core::checkpoint::{self, Bert};
+use bertbench_core::data::Example;
+use bertbench_core::inference::EmbedOptions;
+use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, encode_examples};
+use wasm_bindgen::prelude::*;
+
+use crate::engine;
+use crate::widgets::now_ms;
+
+/// A model loaded for benchmarking.
+#[wasm_bindgen]
+pub struct BenchModel {
+    model_id: String,
+    bert: Bert,
+    device: Device,
+    backend: String,
+}
+
+#[wasm_bindgen]
+impl BenchModel {
+    /// Downloads `models/<model_id>` from the page's origin and loads it on `backend` ("cpu" or
+    /// "webgpu"); texts are cut to `max_len` tokens.
+    pub async fn load(model_id: String, backend: String, max_len: usize) -> Result<BenchModel, JsError> {
+        let device = device(&backend).await?;
+        let files = engine::download(&model_id, |_, _, _| {}).await.map_err(|e| JsError::new(&e))?;
+        let mut bert = checkpoint::load(files, &device).map_err(|e| JsError::new(&e.to_string()))?;
+        bert.tokenizer = bert.tokenizer.with_max_len(max_len);
+        Ok(BenchModel { model_id, bert, device, backend })
+    }
+
+    /// Mean-pooled last-layer vectors (not normalised), `batch` texts per forward pass, each
+    /// batch padded to its longest text: `texts.len() × hidden_size`, flat.
+    pub async fn embed(&self, texts: Vec<String>, batch: usize) -> Result<Vec<f32>, JsError> {
+        let options = EmbedOptions { batch_size: batch, ..Default::default() };
+        let out = self.bert.embed(&texts, options, &self.device).await.map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(out.vectors.concat())
+    }
+
+    /// Full fine-tuning (mean pooling + a linear head, AdamW, the studio's defaults) of a fresh
+    /// copy of the model on `texts` with `labels`, for `steps` steps of `batch`: each step's
+    /// wall time in ms, the read-back of its loss included.
+    pub async fn train_steps(&self, texts: Vec<String>, labels: Vec<String>, batch: usize, steps: usize) -> Result<Vec<f64>, JsError> {
+        let err = |e: bertbench_core::Error| JsError::new(&e.to_string());
+        let examples: Vec<Example> = texts
+            .into_iter()
+            .zip(labels)
+            .enumerate()
+            .map(|(i, (text, label))| Example { line: i + 2, text, text_pair: None, label })
+            .collect();
+        let mut names: Vec<String> = examples.iter().map(|e| e.label.clone()).collect();
+        names.sort();
+        names.dedup();
+        let ad = self.device.clone().autodiff();
+        let files = engine::download(&self.model_id, |_, _, _| {}).await.map_err(|e| JsError::new(&e))?;
+        let bert = checkpoint::load(files, &ad).map_err(err)?;
+        let train = encode_examples(&self.bert.tokenizer, &examples, &names).map_err(err)?;
+        let config = FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(batch).with_epochs(1_000);
+        let max_len = self.bert.tokenizer.max_len();
+        let mut tuner = FineTuner::new(bert.model, self.bert.tokenizer.pad_id, max_len, names, train.clone(), train, config, &ad).map_err(err)?;
+        let mut times = Vec::with_capacity(steps);
+        let mut last = now_ms();
+        while times.len() < steps {
+            match tuner.advance().await.map_err(err)? {
+                Event::Step(_) => times.push(now_ms() - last),
+                Event::Finished => break,
+                _ => {}
+            }
+            last = now_ms();
+        }
+        Ok(times)
+    }
+
+    /// "cpu" or "webgpu".
+    #[wasm_bindgen(getter)]
+    pub fn backend(&self) -> String {
+        self.backend.clone()
+    }
+
+    /// The WebGPU adapter's name, or "CPU".
+    pub async fn device_name(&self) -> String {
+        match self.backend.as_str() {
+            "webgpu" => engine::gpu().await.map(|g| g.adapter).unwrap_or_default(),
+            _ => "CPU".into(),
+        }
+    }
+}
+
+async fn device(backend: &str) -> Result<Device, JsError> {
+    match backend {
+        "cpu" => Ok(Device::flex()),
+        "webgpu" => engine::gpu().await.map(|g| g.device).map_err(|e| JsError::new(&e)),
+        other => Err(JsError::new(&format!("unknown backend {other}; use cpu or webgpu"))),
+    }
+}

@@ -1,0 +1,301 @@
+// The performance harness (issue 6): bertbench against transformers.js (ONNX Runtime Web) in the
+// same headless Chromium, and against PyTorch on the same machine, in one run. Prints Markdown
+// tables; asserts nothing about time, but exits non-zero if the two systems' embeddings disagree.
+//
+//   cargo xtask bench [-- --sentences 256 --webgpu-sentences 32 --webgpu-train --skip startup,...]
+//
+// Sections (all by default; `--skip` takes a comma list of these, `native` and `webgpu`):
+//   inference  256 sentences of ../shared/data/sst2_dev.tsv, batch 32, max length 64,
+//              all-MiniLM-L6-v2 fp32: ours (BenchModel in the real page) vs transformers.js on the
+//              CPU (wasm) and on WebGPU; cosine of every mean-pooled vector > 0.9999 first.
+//   finetune   full fine-tuning step time, batch 16, length 64: browser CPU (and WebGPU with
+//              --webgpu-train), native `bertbench finetune`, PyTorch on 2 threads.
+//   startup    navigation to "model ready", cold and from the service worker's cache; wasm size.
+//   memory     peak renderer memory (VmHWM) of a tab fine-tuning MiniLM at batch 16.
+// On a software WebGPU adapter (SwiftShader, ~1 GFLOP/s) the WebGPU rows use --webgpu-sentences.
+import { createServer } from 'node:http';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_FLAGS, ROOT, DIST } from '../tests/e2e/harness.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (name, fallback) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : fallback);
+const N = Number(opt('sentences', 256));
+const N_WEBGPU = Number(opt('webgpu-sentences', 32));
+const BATCH = 32;
+const MAX_LEN = 64;
+const TRAIN_BATCH = 16;
+const SKIP = new Set(opt('skip', '').split(',').filter(Boolean));
+const MODEL = 'all-MiniLM-L6-v2';
+const MODEL_DIR = join(ROOT, 'public', 'models', MODEL);
+const DATA = join(ROOT, '..', 'shared', 'data');
+const CACHE = process.env.BERTBENCH_CACHE ?? join(process.env.HOME, '.cache', 'bertbench');
+const ONNX_DIR = join(CACHE, 'bench', 'onnx-models');
+const MINUTE = 60_000;
+
+const tsv = (name) => readFileSync(join(DATA, name), 'utf8').split('\n').slice(1).filter(Boolean).map((l) => l.split('\t'));
+const dev = tsv('sst2_dev.tsv');
+const sentences = dev.slice(0, N).map((r) => r[0]);
+const train = tsv('sst2_train_2k.tsv').slice(0, 512);
+
+// ---------------------------------------------------------------------------------------------
+// The ONNX file for transformers.js: exported from the page's own safetensors.
+
+if (!existsSync(join(ONNX_DIR, MODEL, 'onnx', 'model.onnx'))) {
+  console.error(`exporting ${MODEL} to ONNX with PyTorch (scripts/export_onnx.py)…`);
+  execFileSync('python3', [join(ROOT, 'scripts', 'export_onnx.py'), MODEL_DIR, join(ONNX_DIR, MODEL)], { stdio: 'inherit' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// One static server: the built page at /, transformers.js and ONNX Runtime Web, the ONNX model.
+
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css', '.svg': 'image/svg+xml', '.webmanifest': 'application/manifest+json' };
+const MOUNTS = [
+  ['/tjs.html', join(ROOT, 'bench', 'tjs.html')],
+  ['/tjs/', join(ROOT, 'bench', 'node_modules', '@huggingface', 'transformers', 'dist')],
+  ['/ort/', join(ROOT, 'bench', 'node_modules', 'onnxruntime-web', 'dist')],
+  ['/onnx-models/', ONNX_DIR],
+  ['/', DIST],
+];
+const server = createServer(async (req, res) => {
+  const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+  const [prefix, dir] = MOUNTS.find(([p]) => path === p || (p.endsWith('/') && path.startsWith(p)));
+  let file = path === prefix && !prefix.endsWith('/') ? dir : normalize(join(dir, path.slice(prefix.length)));
+  try {
+    if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
+    const body = await readFile(file);
+    res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'content-length': body.length });
+    res.end(body);
+  } catch {
+    res.writeHead(404).end();
+  }
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const ORIGIN = `http://127.0.0.1:${server.address().port}`;
+
+async function browser(webgpu) {
+  const b = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_FLAGS, ...(webgpu ? ['--enable-unsafe-webgpu'] : [])] });
+  const page = await b.newPage();
+  page.setDefaultTimeout(30 * MINUTE);
+  return { b, page };
+}
+
+/** The real page, idle after its start-up work, with its wasm bindings on `window`. */
+async function oursPage(webgpu) {
+  const { b, page } = await browser(webgpu);
+  await page.goto(`${ORIGIN}/?backend=${webgpu ? 'webgpu' : 'cpu'}`);
+  await page.getByTestId('embedding').waitFor({ timeout: 30 * MINUTE });
+  return { b, page };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const rows = { inference: [], finetune: [], startup: [], memory: [] };
+const notes = [];
+const add = (section, row) => {
+  rows[section].push(row);
+  console.error(`${section}: ${row.join(' | ')}`);
+};
+let failed = false;
+
+// ---------------------------------------------------------------------------------------------
+// Inference
+
+async function oursEmbed(webgpu, texts) {
+  const { b, page } = await oursPage(webgpu);
+  const out = await page.evaluate(async ({ texts, batch, maxLen, backend, model }) => {
+    const t0 = performance.now();
+    const m = await window.wasmBindings.BenchModel.load(model, backend, maxLen);
+    const load = performance.now() - t0;
+    await m.embed(texts.slice(0, batch), batch); // warm-up (and shader compilation on WebGPU)
+    const times = [];
+    let vectors;
+    for (let r = 0; r < 2; r++) {
+      const t = performance.now();
+      vectors = await m.embed(texts, batch);
+      times.push(performance.now() - t);
+    }
+    return { load, times, vectors: Array.from(vectors), device: await m.device_name() };
+  }, { texts, batch: BATCH, maxLen: MAX_LEN, backend: webgpu ? 'webgpu' : 'cpu', model: MODEL });
+  out.version = b.version();
+  await b.close();
+  return out;
+}
+
+async function tjsEmbed(webgpu, texts) {
+  const { b, page } = await browser(webgpu);
+  await page.goto(`${ORIGIN}/tjs.html`);
+  await page.waitForFunction(() => window.tjs);
+  const out = await page.evaluate(async ({ texts, batch, maxLen, device, model }) => {
+    const { AutoTokenizer, AutoModel } = window.tjs;
+    const t0 = performance.now();
+    const tok = await AutoTokenizer.from_pretrained(model);
+    const net = await AutoModel.from_pretrained(model, { device, dtype: 'fp32' });
+    const load = performance.now() - t0;
+    // Mean pooling over the attention mask, as bertbench's `embed` does.
+    const embed = async (all) => {
+      const out = [];
+      for (let i = 0; i < all.length; i += batch) {
+        const inputs = tok(all.slice(i, i + batch), { padding: true, truncation: true, max_length: maxLen });
+        const { last_hidden_state: h } = await net(inputs);
+        const [n, len, hidden] = h.dims;
+        const mask = inputs.attention_mask.data;
+        for (let s = 0; s < n; s++) {
+          const v = new Float64Array(hidden);
+          let count = 0;
+          for (let t = 0; t < len; t++) {
+            if (!mask[s * len + t]) continue;
+            count++;
+            const at = (s * len + t) * hidden;
+            for (let k = 0; k < hidden; k++) v[k] += h.data[at + k];
+          }
+          for (let k = 0; k < hidden; k++) out.push(v[k] / count);
+        }
+      }
+      return out;
+    };
+    await embed(texts.slice(0, batch));
+    const times = [];
+    let vectors;
+    for (let r = 0; r < 2; r++) {
+      const t = performance.now();
+      vectors = await embed(texts);
+      times.push(performance.now() - t);
+    }
+    return { load, times, vectors };
+  }, { texts, batch: BATCH, maxLen: MAX_LEN, device: webgpu ? 'webgpu' : 'wasm', model: MODEL });
+  await b.close();
+  return out;
+}
+
+function agreement(a, b, hidden = 384) {
+  let worst = 1;
+  for (let i = 0; i < a.length / hidden; i++) {
+    let dot = 0, na = 0, nb = 0;
+    for (let k = i * hidden; k < (i + 1) * hidden; k++) { dot += a[k] * b[k]; na += a[k] * a[k]; nb += b[k] * b[k]; }
+    worst = Math.min(worst, dot / Math.sqrt(na * nb));
+  }
+  return worst;
+}
+
+if (!SKIP.has('inference')) {
+  for (const webgpu of SKIP.has('webgpu') ? [false] : [false, true]) {
+    let texts = sentences;
+    const ours = await oursEmbed(webgpu, webgpu ? sentences.slice(0, BATCH) : sentences);
+    if (webgpu && /swiftshader|software|cpu/i.test(ours.device)) {
+      texts = sentences.slice(0, N_WEBGPU);
+      notes.push(`WebGPU here is ${ours.device}, a software adapter: WebGPU rows embed ${texts.length} sentences, not ${N}.`);
+    }
+    const o = webgpu && texts.length !== BATCH ? await oursEmbed(true, texts) : ours;
+    const t = await tjsEmbed(webgpu, texts);
+    const cos = agreement(o.vectors, t.vectors);
+    const where = webgpu ? `WebGPU (${o.device})` : 'CPU (wasm, 1 thread)';
+    console.error(`${where}: min cosine ours vs transformers.js over ${texts.length} sentences ${cos.toFixed(6)}`);
+    if (!(cos > 0.9999)) {
+      failed = true;
+      console.error(`DISAGREE: ours and transformers.js embeddings differ on ${where} (min cosine ${cos})`);
+    }
+    const rate = (ms) => texts.length / (Math.min(...ms) / 1000);
+    add('inference', [where, texts.length, rate(o.times).toFixed(1), rate(t.times).toFixed(1), (rate(o.times) / rate(t.times)).toFixed(2), cos.toFixed(6), `${(o.load / 1000).toFixed(1)} s / ${(t.load / 1000).toFixed(1)} s`]);
+    rows.chromium = o.version;
+  }
+}
+if (!SKIP.has('inference') && !SKIP.has('native')) {
+  const native = execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'bench', '--model', MODEL_DIR, '--data', join(DATA, 'sst2_dev.tsv'), '--n', String(N), '--batch', String(BATCH), '--max-len', String(MAX_LEN)], { cwd: ROOT, encoding: 'utf8' });
+  const perSec = Number(native.trim().split('\n').pop().split('|').at(-2));
+  add('inference', ['native CPU (`bertbench bench`)', N, perSec.toFixed(1), '', '', '', '']);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fine-tuning step time
+
+async function browserSteps(webgpu, steps) {
+  const { b, page } = await oursPage(webgpu);
+  const times = await page.evaluate(async ({ texts, labels, batch, maxLen, backend, model, steps }) => {
+    const m = await window.wasmBindings.BenchModel.load(model, backend, maxLen);
+    return Array.from(await m.train_steps(texts, labels, batch, steps));
+  }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: MAX_LEN, backend: webgpu ? 'webgpu' : 'cpu', model: MODEL, steps });
+  const peak = peakRendererKb();
+  await b.close();
+  return { times, peak };
+}
+
+/** The largest peak resident size (VmHWM) of any Chromium renderer process now running. */
+function peakRendererKb() {
+  let peak = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('chromium') || !cmd.includes('--type=renderer')) continue;
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (hwm) peak = Math.max(peak, Number(hwm[1]));
+    } catch { /* gone */ }
+  }
+  return peak;
+}
+
+if (!SKIP.has('finetune')) {
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const cpu = await browserSteps(false, 5);
+  const browserCpu = mean(cpu.times.slice(2)) / 1000;
+  add('memory', ['browser CPU, full fine-tuning MiniLM, batch 16, length 64', `${(cpu.peak / 1024).toFixed(0)} MB`]);
+  let browserGpu = null;
+  if (argv.includes('--webgpu-train')) {
+    const gpu = await browserSteps(true, 3);
+    browserGpu = mean(gpu.times.slice(1)) / 1000;
+  }
+  const native = SKIP.has('native') ? null : execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'finetune', '--model', MODEL_DIR, '--train', join(DATA, 'sst2_train_2k.tsv'), '--valid', join(DATA, 'sst2_dev.tsv'), '--mode', 'full', '--batch', String(TRAIN_BATCH), '--max-len', String(MAX_LEN), '--max-steps', '5'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const nativeStep = native && Number(/mean step time ([\d.]+) s/.exec(native)[1]);
+  const torch = execFileSync('python3', [join(ROOT, 'scripts', 'bench_pytorch_finetune.py'), MODEL_DIR, join(DATA, 'sst2_train_2k.tsv'), join(DATA, 'sst2_dev.tsv'), '--steps', '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const torchStep = Number(/([\d.]+) s mean/.exec(torch)[1]);
+  const ratio = (s) => `${(s / torchStep).toFixed(1)}×`;
+  add('finetune', ['browser CPU (wasm, 1 thread)', browserCpu.toFixed(2), ratio(browserCpu)]);
+  if (browserGpu !== null) add('finetune', ['browser WebGPU', browserGpu.toFixed(2), ratio(browserGpu)]);
+  if (native) add('finetune', ['native CPU (`bertbench finetune`, 2 threads)', nativeStep.toFixed(2), ratio(nativeStep)]);
+  add('finetune', [`PyTorch ${/PyTorch (\S+)/.exec(torch)[1]}, 2 threads`, torchStep.toFixed(2), '1.0×']);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start-up and size
+
+if (!SKIP.has('startup')) {
+  const { b, page } = await browser(false);
+  let t = Date.now();
+  await page.goto(`${ORIGIN}/`);
+  await page.getByTestId('model-facts').waitFor();
+  const cold = (Date.now() - t) / 1000;
+  await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline');
+  const cached = [];
+  for (let i = 0; i < 3; i++) {
+    t = Date.now();
+    await page.reload();
+    await page.getByTestId('model-facts').waitFor();
+    cached.push((Date.now() - t) / 1000);
+  }
+  await b.close();
+  add('startup', ['navigation → model ready, cold (empty profile)', `${cold.toFixed(2)} s`]);
+  add('startup', ['navigation → model ready, from cache (service worker), median of 3', `${median(cached).toFixed(2)} s`]);
+  const wasm = (await readdir(DIST)).find((f) => f.endsWith('_bg.wasm'));
+  const bytes = await readFile(join(DIST, wasm));
+  add('startup', ['wasm, raw / gzip -9', `${(bytes.length / 1e6).toFixed(1)} MB / ${(gzipSync(bytes, { level: 9 }).length / 1e6).toFixed(1)} MB`]);
+}
+
+server.close();
+
+// ---------------------------------------------------------------------------------------------
+
+const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+const table = (head, body) => body.length ? [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n') + '\n' : '';
+console.log(`Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${spawnSync('nproc').stdout.toString().trim()} cores), Chromium ${rows.chromium ?? ''}, \`node bench/run.mjs ${argv.join(' ')}\`\n`);
+console.log(table(['inference (MiniLM, batch 32, length ≤ 64)', 'sentences', 'ours sentences/s', 'transformers.js sentences/s', 'ours / transformers.js', 'min cosine', 'load ours / transformers.js'], rows.inference));
+console.log(table(['fine-tune step (MiniLM, batch 16, length 64)', 'seconds/step', 'vs PyTorch'], rows.finetune));
+console.log(table(['start-up', ''], rows.startup));
+console.log(table(['memory', 'peak'], rows.memory));
+for (const n of notes) console.log(`- ${n}`);
+if (failed) {
+  console.error('the two systems disagree: see above');
+  process.exit(1);
+}
