@@ -5,7 +5,7 @@
 //! work around it. Timing stays in JavaScript; these only compute and return results.
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::checkpoint::{self, Bert};
+use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
 use bertbench_core::data::Example;
 use bertbench_core::inference::EmbedOptions;
 use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, encode_examples};
@@ -17,7 +17,8 @@ use crate::widgets::now_ms;
 /// A model loaded for benchmarking.
 #[wasm_bindgen]
 pub struct BenchModel {
-    model_id: String,
+    /// The downloaded checkpoint, kept for `train_steps`' fresh copy.
+    files: CheckpointFiles,
     bert: Bert,
     device: Device,
     backend: String,
@@ -30,9 +31,9 @@ impl BenchModel {
     pub async fn load(model_id: String, backend: String, max_len: usize) -> Result<BenchModel, JsError> {
         let device = device(&backend).await?;
         let files = engine::download(&model_id, |_, _, _| {}).await.map_err(|e| JsError::new(&e))?;
-        let mut bert = checkpoint::load(files, &device).map_err(|e| JsError::new(&e.to_string()))?;
+        let mut bert = checkpoint::load(files.clone(), &device).map_err(|e| JsError::new(&e.to_string()))?;
         bert.tokenizer = bert.tokenizer.with_max_len(max_len);
-        Ok(BenchModel { model_id, bert, device, backend })
+        Ok(BenchModel { files, bert, device, backend })
     }
 
     /// Mean-pooled last-layer vectors (not normalised), `batch` texts per forward pass, each
@@ -58,8 +59,7 @@ impl BenchModel {
         names.sort();
         names.dedup();
         let ad = self.device.clone().autodiff();
-        let files = engine::download(&self.model_id, |_, _, _| {}).await.map_err(|e| JsError::new(&e))?;
-        let bert = checkpoint::load(files, &ad).map_err(err)?;
+        let bert = checkpoint::load(self.files.clone(), &ad).map_err(err)?;
         let train = encode_examples(&self.bert.tokenizer, &examples, &names).map_err(err)?;
         let config = FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(batch).with_epochs(1_000);
         let max_len = self.bert.tokenizer.max_len();
