@@ -102,14 +102,7 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
     let with_pooler = names.iter().any(|n| strip(n).starts_with("pooler."));
 
     let mut model = BertModelConfig::new(config.clone()).with_with_pooler(with_pooler).init(device);
-    let adapter = PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32));
-    let mut store = SafetensorsStore::from_bytes(Some(weights))
-        .with_from_adapter(adapter)
-        .with_key_remapping(r"^bert\.", "")
-        .with_key_remapping(r"\.LayerNorm\.", ".layer_norm.")
-        .with_key_remapping(r"\.attention\.self\.", ".attention.self_attn.")
-        .allow_partial(true)
-        .validate(false);
+    let mut store = hf_store(weights).with_key_remapping(r"^bert\.", "");
     let result = model
         .load_from(&mut store)
         .map_err(|e| Error::Weights(e.to_string()))?;
@@ -136,6 +129,18 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
         num_params: model.num_params(),
     };
     Ok((model, report))
+}
+
+/// A store reading Hugging Face `model.safetensors` bytes into this crate's modules: linear
+/// weights transposed, half precision widened, `LayerNorm`/`self` renamed (see the table above).
+/// Partial: the caller checks what was missing or unused.
+pub(crate) fn hf_store(weights: Vec<u8>) -> SafetensorsStore {
+    SafetensorsStore::from_bytes(Some(weights))
+        .with_from_adapter(PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32)))
+        .with_key_remapping(r"\.LayerNorm\.", ".layer_norm.")
+        .with_key_remapping(r"\.attention\.self\.", ".attention.self_attn.")
+        .allow_partial(true)
+        .validate(false)
 }
 
 /// The tensor names of a safetensors file, checking the whole file is readable first.

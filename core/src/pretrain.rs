@@ -7,9 +7,11 @@ use burn::nn::Linear;
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use burn::tensor::TensorData;
+use burn_store::ModuleSnapshot;
 use serde::{Deserialize, Serialize};
 
 use crate::attention::linear;
+use crate::checkpoint::{Bert, CheckpointFiles, hf_store};
 use crate::config::BertConfig;
 use crate::error::Error;
 use crate::heads::{ClassificationHead, MlmHead, MlmHeadConfig};
@@ -397,6 +399,29 @@ pub fn export(
     Ok(files)
 }
 
+/// A model saved by [`export`] (a `BertForMaskedLM` or `BertForPreTraining` folder), heads
+/// included, with its tokenizer and configuration: what the lab reopens from the browser's
+/// storage. An encoder-only checkpoint is refused (it has no MLM head to fill masks with).
+pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPreTraining, BertTokenizer, BertConfig)> {
+    let weights = files.weights.clone();
+    let Bert { config, model: bert, tokenizer, report } = crate::checkpoint::load(files, device)?;
+    let has = |name: &str| report.skipped.iter().any(|n| n == name);
+    if !has("cls.predictions.bias") {
+        return Err(Error::MissingTensors(vec!["cls.predictions.bias (the checkpoint has no masked-language-model head)".into()]));
+    }
+    let pair = has("cls.seq_relationship.weight");
+    let mut model = BertForPreTraining::new(bert, &config, pair, device);
+    let mut store = hf_store(weights).with_key_remapping(r"^cls\.", "");
+    let result = model.cls.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    if !result.errors.is_empty() {
+        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("cls.{e}")).collect()));
+    }
+    if !result.missing.is_empty() {
+        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| format!("cls.{p}")).collect()));
+    }
+    Ok((model, tokenizer, config))
+}
+
 /// Top-`k` predictions for every `[MASK]` in `text` (written literally as `[MASK]`).
 pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, text: &str, k: usize, device: &Device) -> crate::Result<Vec<MaskFill>> {
     let encoded = tokenizer.encode(text)?;
@@ -440,6 +465,7 @@ impl Pretrainer {
 mod tests {
     use super::*;
     use crate::config::Preset;
+    use burn::module::Param;
 
     /// A vocabulary of whole words: the specials, then `words`.
     fn tokenizer(words: &[&str]) -> BertTokenizer {
@@ -518,5 +544,52 @@ mod tests {
         let after = bert.model.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default()).last_hidden_state;
         let diff = (before - after).abs().max().into_scalar::<f32>();
         assert!(diff < 1e-6, "{diff}");
+    }
+
+    #[test]
+    fn an_exported_pretrained_model_loads_back_with_its_heads() {
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b", "c", "d"]);
+        let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
+        let vocab_txt = vocab.join("\n").into_bytes();
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
+        for pair in [false, true] {
+            let mut model = BertForPreTraining::from_scratch(&config, pair, &device);
+            // A non-zero output bias, so the test sees whether the head's own weights came back.
+            model.cls.predictions.bias = Param::from_tensor(Tensor::random([tok.vocab_size()], burn::tensor::Distribution::Normal(0.0, 1.0), &device));
+            let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+            let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
+            let checkpoint = CheckpointFiles { config_json: get("config.json").unwrap(), weights: get("model.safetensors").unwrap(), tokenizer_json: None, vocab_txt: get("vocab.txt") };
+            let (loaded, loaded_tok, loaded_config) = load(checkpoint, &device).unwrap();
+            assert_eq!(loaded.cls.seq_relationship.is_some(), pair);
+            assert_eq!(loaded_config.hidden_size, config.hidden_size);
+            let batch = Batch::from_encoded(&[loaded_tok.encode("a [MASK] c d").unwrap()], loaded_tok.pad_id);
+            let picked = || Tensor::<1, Int>::from_data(TensorData::new(vec![2i64, 3], [2]), &device);
+            let (before, before_pair) = model.forward(BertInput::from_batch(&batch, &device), picked());
+            let (after, after_pair) = loaded.forward(BertInput::from_batch(&batch, &device), picked());
+            let diff = (before - after).abs().max().into_scalar::<f32>();
+            assert!(diff < 1e-6, "MLM logits differ by {diff}");
+            if pair {
+                let diff = (before_pair.unwrap() - after_pair.unwrap()).abs().max().into_scalar::<f32>();
+                assert!(diff < 1e-6, "pair logits differ by {diff}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_encoder_without_an_mlm_head_is_refused_by_the_lab_loader() {
+        let device = Device::flex();
+        let tok = tokenizer(&["a"]);
+        let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16);
+        let bert = BertModelConfig::new(config.clone()).init(&device);
+        let checkpoint = CheckpointFiles {
+            config_json: config.to_hf_json(),
+            weights: crate::checkpoint::save_weights(&bert).unwrap(),
+            tokenizer_json: None,
+            vocab_txt: Some(vocab.join("\n").into_bytes()),
+        };
+        let err = load(checkpoint, &device).unwrap_err();
+        assert!(err.to_string().contains("masked-language-model head"), "{err}");
     }
 }
