@@ -6,6 +6,7 @@ use bertbench_core::config::BertConfig;
 use bertbench_core::masking::{MaskingConfig, PairTask};
 use bertbench_core::pretrain::{MaskFill, PretrainConfig, PretrainStep, ShownToken};
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::app::AppState;
 use crate::protocol::{Backend, LabEvent, LabRequest, LabVocab, ToWorker};
@@ -59,6 +60,10 @@ pub struct Lab {
     pub probe_results: RwSignal<Vec<(usize, Vec<(String, Vec<MaskFill>)>)>>,
     /// Whether a trained lab model exists in the worker.
     pub has_model: RwSignal<bool>,
+    /// What saving the finished model (or opening a saved one) came to.
+    pub storage_note: RwSignal<Option<Result<String, String>>>,
+    /// The item the finished model is being saved as.
+    pub(crate) saving: StoredValue<Option<String>>,
     /// Training speed in work units per second ([`work_per_token`] × tokens), CPU then WebGPU:
     /// measured defaults until a run here measures this machine.
     pub rates: RwSignal<[(f64, bool); 2]>,
@@ -114,6 +119,8 @@ impl Lab {
             steps: RwSignal::new(Vec::new()),
             probe_results: RwSignal::new(Vec::new()),
             has_model: RwSignal::new(false),
+            storage_note: RwSignal::new(None),
+            saving: StoredValue::new(None),
             rates: RwSignal::new(DEFAULT_RATES),
             planned: StoredValue::new(None),
             // Apart from the studio's run ids, so the worker's Paused replies are not confused.
@@ -164,6 +171,7 @@ impl Lab {
         self.vocab_info.set(None);
         self.ready.set(None);
         self.run.set(LabRun::Running { paused: false });
+        self.storage_note.set(None);
         self.planned.set_value(model_config.map(|c| {
             let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * work_per_token(&c) * config.epochs as f64;
             (self.backend.get_untracked(), work)
@@ -218,6 +226,97 @@ impl Lab {
     pub fn on_failed(self, run: u32, message: String) {
         if run == self.run_id.get_value() {
             self.run.set(LabRun::Failed(message));
+        }
+    }
+}
+
+/// At most this many steps are kept with a saved lab model (evenly thinned, the last kept).
+const MAX_SAVED_STEPS: usize = 2000;
+
+/// A lab model as saved: the JSON of its item. The bytes are its files in
+/// [`LAB_FILES`](crate::protocol::LAB_FILES) order, then the corpus (kept out of the JSON, which
+/// every listing reads).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedLab {
+    pub corpus_name: String,
+    pub vocab: LabVocab,
+    pub preset: String,
+    pub continue_pretrained: bool,
+    pub config: PretrainConfig,
+    pub probes: String,
+    pub probe_every: usize,
+    pub backend: Backend,
+    pub vocab_info: Option<(usize, bool, Vec<String>)>,
+    pub ready: Option<(usize, usize)>,
+    pub preview: Vec<Vec<ShownToken>>,
+    /// Every step (thinned beyond [`MAX_SAVED_STEPS`]).
+    pub steps: Vec<PretrainStep>,
+    pub probe_results: Vec<(usize, Vec<(String, Vec<MaskFill>)>)>,
+    pub cancelled: bool,
+    /// Steps done.
+    pub done: usize,
+    pub seconds: f64,
+}
+
+impl Lab {
+    /// The finished run as saved (`cancelled`, `done` steps in `seconds`).
+    pub fn to_saved(self, cancelled: bool, done: usize, seconds: f64) -> SavedLab {
+        let mut steps = self.steps.get_untracked();
+        if steps.len() > MAX_SAVED_STEPS {
+            let every = steps.len().div_ceil(MAX_SAVED_STEPS);
+            let last = steps.len() - 1;
+            steps = steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect();
+        }
+        SavedLab {
+            corpus_name: self.corpus_name.get_untracked(),
+            vocab: self.vocab.get_untracked(),
+            preset: self.preset.get_untracked(),
+            continue_pretrained: self.continue_pretrained.get_untracked(),
+            config: self.config.get_untracked(),
+            probes: self.probes.get_untracked(),
+            probe_every: self.probe_every.get_untracked(),
+            backend: self.backend.get_untracked(),
+            vocab_info: self.vocab_info.get_untracked(),
+            ready: self.ready.get_untracked(),
+            preview: self.preview.get_untracked(),
+            steps,
+            probe_results: self.probe_results.get_untracked(),
+            cancelled,
+            done,
+            seconds,
+        }
+    }
+
+    /// Shows a saved run (its corpus, settings, curves and probes) as a new, finished lab run;
+    /// the model itself is usable once the worker says [`LabOpened`](crate::protocol::FromWorker::LabOpened).
+    /// Returns the new run's id.
+    pub fn show_saved(self, saved: SavedLab, corpus: String) -> u32 {
+        let run = self.run_id.get_value() + 1;
+        self.run_id.set_value(run);
+        self.planned.set_value(None);
+        self.has_model.set(false);
+        self.corpus.set(corpus);
+        self.corpus_name.set(saved.corpus_name);
+        self.vocab.set(saved.vocab);
+        self.preset.set(saved.preset);
+        self.continue_pretrained.set(saved.continue_pretrained);
+        self.config.set(saved.config);
+        self.probes.set(saved.probes);
+        self.probe_every.set(saved.probe_every);
+        self.backend.set(saved.backend);
+        self.vocab_info.set(saved.vocab_info);
+        self.ready.set(saved.ready);
+        self.preview.set(saved.preview);
+        self.steps.set(saved.steps);
+        self.probe_results.set(saved.probe_results);
+        self.run.set(LabRun::Finished { cancelled: saved.cancelled, steps: saved.done, seconds: saved.seconds });
+        run
+    }
+
+    /// The worker holds the saved model opened as run `run`.
+    pub fn on_opened(self, run: u32) {
+        if run == self.run_id.get_value() {
+            self.has_model.set(true);
         }
     }
 }

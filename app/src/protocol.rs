@@ -80,7 +80,16 @@ pub enum ToWorker {
     ResumeRun { run: u32, backend: Backend },
     /// Save the current classifier (a zip of its folder) as the bytes of `item`, in one write.
     SaveRun { item: Box<Item> },
+    /// Save the lab's model as the bytes of `item`: its files in [`LAB_FILES`] order, then the
+    /// corpus sent in `bytes`.
+    SaveLab { item: Box<Item> },
+    /// Make the saved lab model in `bytes` ([`LAB_FILES`] order) the lab's model, for lab run
+    /// `run` (the reply is [`FromWorker::LabOpened`] or [`FromWorker::LabFailed`]).
+    OpenLab { run: u32 },
 }
+
+/// The files of a saved lab model, in the order of its item's bytes (an absent one is empty).
+pub const LAB_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
 
 /// The key of the one saved checkpoint: the run in progress.
 pub const CHECKPOINT_ID: &str = "checkpoint";
@@ -251,13 +260,15 @@ pub enum FromWorker {
     Filled { request: u32, fills: Vec<MaskFill> },
     /// The lab's model as files: `names[i]` is `bytes[i]`.
     LabExported { names: Vec<String> },
+    /// A saved lab model is the lab's model now (lab run `run`).
+    LabOpened { run: u32 },
     /// Run `run` saved a checkpoint after `step` steps (`epoch` epochs of its stage).
     Checkpointed { run: u32, step: usize, epoch: usize },
     /// Run `run` could not save its checkpoint (it goes on training).
     CheckpointFailed { run: u32, message: String },
-    /// The run item `id` is saved.
+    /// The run (or lab model) item `id` is saved.
     Saved { id: String },
-    /// The run item `id` could not be saved.
+    /// The run (or lab model) item `id` could not be saved.
     SaveFailed { id: String, message: String },
     /// A request other than training failed.
     Error { message: String },

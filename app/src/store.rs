@@ -1,6 +1,6 @@
 //! Saved work, in the browser's IndexedDB: uploaded datasets, finished runs (curves, metrics and
-//! the trained classifier), the studio's settings and the checkpoint of a run in progress
-//! survive a reload and a browser restart.
+//! the trained classifier), the studio's settings, the checkpoint of a run in progress and the
+//! MLM lab's models (with their curves and probes) survive a reload and a browser restart.
 //!
 //! Two object stores: `items` holds small records ([`Item`], listed together), `blobs` the bytes
 //! of each item (read only when it is opened). An item and its bytes are written in one
@@ -30,6 +30,9 @@ pub enum Kind {
     Settings,
     /// The last checkpoint of the run in progress; its bytes are the snapshot's files.
     Checkpoint,
+    /// A model pretrained in the MLM lab, with its run (`lab::SavedLab`); its bytes are the
+    /// Hugging Face files in [`LAB_FILES`](crate::protocol::LAB_FILES) order (empty when absent).
+    LabModel,
 }
 
 /// One saved thing, without its bytes.

@@ -322,7 +322,13 @@ impl Studio {
             FromWorker::Paused { run, paused } if run == current => self.run.set(RunState::Running { paused }),
             FromWorker::Paused { run, paused } if run == self.lab.run_id.get_value() => self.lab.run.set(LabRun::Running { paused }),
             FromWorker::Lab { run, event } => self.lab.on_event(run, event),
-            FromWorker::LabFinished { run, cancelled, steps, seconds } => self.lab.on_finished(run, cancelled, steps, seconds),
+            FromWorker::LabFinished { run, cancelled, steps, seconds } => {
+                self.lab.on_finished(run, cancelled, steps, seconds);
+                if run == self.lab.run_id.get_value() && steps > 0 {
+                    self.save_lab(cancelled, steps, seconds);
+                }
+            }
+            FromWorker::LabOpened { run } => self.lab.on_opened(run),
             FromWorker::LabFailed { run, message } => self.lab.on_failed(run, message),
             FromWorker::Filled { request, fills } => {
                 if let Some((r, reply)) = self.fill_reply.try_update_value(Option::take).flatten() {
@@ -371,11 +377,17 @@ impl Studio {
                 self.checkpoint_note.set(Some(Err(format!("No checkpoint: {message} Training goes on."))));
             }
             FromWorker::Checkpointed { .. } | FromWorker::CheckpointFailed { .. } => {}
-            FromWorker::Saved { .. } => {
+            FromWorker::Saved { id } => {
+                if self.lab.saving.get_value().as_deref() == Some(id.as_str()) {
+                    self.lab.storage_note.set(Some(Ok("Saved in this browser, with its curves and probes: reopen it from the list below after a reload.".into())));
+                }
                 self.storage_error.set(None);
                 self.refresh_saved();
             }
             FromWorker::SaveFailed { id, message } => {
+                if self.lab.saving.get_value().as_deref() == Some(id.as_str()) {
+                    self.lab.storage_note.set(Some(Err(message.clone())));
+                }
                 self.history.update(|h| {
                     for r in h.iter_mut().filter(|r| r.saved_id.as_deref() == Some(id.as_str())) {
                         r.saved_id = None;

@@ -25,7 +25,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{
-    Backend, CHECKPOINT_ID, CheckpointMeta, FromWorker, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent,
+    Backend, CHECKPOINT_ID, CheckpointMeta, FromWorker, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent,
     TrainRequest, decode, encode,
 };
 use crate::store::{self, Item, Kind};
@@ -290,6 +290,46 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                     post(&FromWorker::LabExported { names }, &bytes);
                 }
                 Err(message) => post(&FromWorker::Error { message }, &[]),
+            }
+        }
+        ToWorker::SaveLab { item } => {
+            let lab = STATE.with(|s| s.borrow().lab.clone());
+            let corpus = bytes.into_iter().next().unwrap_or_default();
+            wasm_bindgen_futures::spawn_local(async move {
+                let id = item.id.clone();
+                let files = lab.ok_or_else(|| "there is no lab model to save".to_string()).and_then(|lab| {
+                    pretrain::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
+                });
+                let saved = match files {
+                    Ok(files) => {
+                        // The files in LAB_FILES order (an absent one empty), then the corpus.
+                        let parts: Vec<&[u8]> = LAB_FILES
+                            .iter()
+                            .map(|name| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice()).unwrap_or(&[]))
+                            .chain([corpus.as_slice()])
+                            .collect();
+                        let item = Item { size: parts.iter().map(|p| p.len() as u64).sum(), ..*item };
+                        store::put(&item, &parts).await
+                    }
+                    Err(e) => Err(e),
+                };
+                match saved {
+                    Ok(()) => post(&FromWorker::Saved { id }, &[]),
+                    Err(message) => post(&FromWorker::SaveFailed { id, message }, &[]),
+                }
+            });
+        }
+        ToWorker::OpenLab { run } => {
+            if STATE.with(|s| s.borrow().run.is_some()) {
+                post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
+                return;
+            }
+            match open_lab(bytes) {
+                Ok(lab) => {
+                    STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
+                    post(&FromWorker::LabOpened { run }, &[]);
+                }
+                Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
             }
         }
         ToWorker::Import { names } => match import(names, bytes) {
@@ -753,6 +793,22 @@ async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(String, Vec<
 
 /// Runs an MLM-lab request to its end or until cancelled; returns the model and whether it was
 /// cancelled, and the steps done.
+/// A saved lab model (its files in [`LAB_FILES`] order), on the CPU.
+fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
+    if parts.len() != LAB_FILES.len() {
+        return Err(format!("the saved lab model has {} files instead of {}", parts.len(), LAB_FILES.len()));
+    }
+    let some = |b: Vec<u8>| (!b.is_empty()).then_some(b);
+    let vocab_txt = some(parts.pop().unwrap_or_default());
+    let tokenizer_json = some(parts.pop().unwrap_or_default());
+    let weights = parts.pop().unwrap_or_default();
+    let config_json = parts.pop().unwrap_or_default();
+    let files = CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() };
+    let device = Device::flex();
+    let (model, tokenizer, config) = pretrain::load(files, &device).map_err(|e| format!("the saved lab model cannot be read: {e}"))?;
+    Ok(LabModel { model, tokenizer, config, device, tokenizer_json, vocab_txt })
+}
+
 async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool>) -> Result<(LabModel, bool, usize), String> {
     let run = request.run;
     let send = |event: LabEvent| post(&FromWorker::Lab { run, event }, &[]);
@@ -818,13 +874,15 @@ async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool
         }
     }
     let steps = trainer.progress().0;
-    let lab = LabModel {
-        model: bertbench_core::burn::module::Module::valid(trainer.model()),
-        tokenizer: trainer.tokenizer().clone(),
-        config,
-        device,
-        tokenizer_json,
-        vocab_txt,
-    };
+    let mut model = bertbench_core::burn::module::Module::valid(trainer.model());
+    let mut device = device;
+    if request.backend == Backend::WebGpu {
+        // Kept on the CPU: export and saving read the weights synchronously, which WebGPU cannot
+        // do in the browser, and fill-mask on a tiny model is quick there.
+        let cpu = Device::flex();
+        model = copy_to(model, &cpu).await.map_err(|e| e.to_string())?;
+        device = cpu;
+    }
+    let lab = LabModel { model, tokenizer: trainer.tokenizer().clone(), config, device, tokenizer_json, vocab_txt };
     Ok((lab, was_cancelled, steps))
 }

@@ -172,6 +172,52 @@ test('in the browser too, BERT-tiny learns a deterministic pattern and fills it 
   }
 });
 
+test('the lab model survives a reload: reopened with its corpus, curves and probes, it fills the same; then deleted', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  // The pattern run of the test before was saved when it finished.
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('[data-testid=lab-storage-note]')?.textContent ?? ''), null, { timeout: MINUTE });
+  const progress = await page.getByTestId('lab-progress').textContent();
+  const probes = await page.locator('[data-testid=lab-probe]').allTextContents();
+  const name = (await page.getByTestId('lab-saved-name').first().textContent()).trim();
+  assert.match(name, /^bert-tiny · pairs\.txt · 200 steps · MLM loss [\d.]+$/);
+
+  await page.reload();
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  await page.getByTestId('tab-lab').click();
+  const row = page.getByTestId('lab-saved-item').filter({ hasText: name });
+  await row.waitFor({ timeout: MINUTE });
+  const saved = await page.getByTestId('lab-saved-item').count();
+  // Nothing of the run is on the page before it is opened.
+  assert.equal(await page.getByTestId('lab-fill').count(), 0);
+  await row.getByTestId('lab-open-saved').click();
+  await page.getByTestId('lab-fill').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lab-storage-note').textContent(), /Opened the saved lab model/);
+  assert.match(await page.getByTestId('lab-done').textContent(), /Finished after 200 steps/);
+  assert.match(await page.getByTestId('lab-corpus').textContent(), /pairs\.txt: 256 lines/);
+  assert.equal(await page.getByTestId('lab-progress').textContent(), progress);
+  assert.deepEqual(await page.locator('[data-testid=lab-probe]').allTextContents(), probes);
+  assert.ok((await page.locator('[data-testid=lab-loss] polyline').first().getAttribute('points')).split(' ').length >= 200, 'a loss point per step');
+  // The reopened model is the trained one: it still completes every pair top-1.
+  for (const [a, b] of [['sun', 'hot'], ['lemon', 'sour'], ['fire', 'bright']]) {
+    await page.getByTestId('lab-fill-input').fill(`night dark ${a} [MASK] sun hot`);
+    const old = await page.getByTestId('lab-fill-result').count() ? await page.getByTestId('lab-fill-result').textContent() : '';
+    await page.getByTestId('lab-fill').click();
+    await page.waitForFunction((o) => {
+      const now = document.querySelector('[data-testid=lab-fill-result]')?.textContent;
+      return now && now !== o;
+    }, old, { timeout: MINUTE }).catch(() => {});
+    const top = (await page.getByTestId('lab-fill-result').textContent()).trim().split(' ')[0];
+    assert.equal(top, b, `after reopening: night dark ${a} [MASK] sun hot → ${await page.getByTestId('lab-fill-result').textContent()}`);
+  }
+  await screenshot(page, 'lab-reopened');
+
+  await row.getByTestId('lab-delete-saved').click();
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=lab-saved-item]').length === n - 1, saved, { timeout: MINUTE });
+  assert.equal(await page.getByTestId('lab-saved-item').filter({ hasText: name }).count(), 0);
+  // The model stays usable in this tab after its saved copy is gone.
+  assert.equal(await page.getByTestId('lab-fill').count(), 1);
+});
+
 test('nothing left the page', async () => {
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
   assert.deepEqual(chrome.problems, []);

@@ -14,6 +14,8 @@ use web_sys::HtmlInputElement;
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::engine::Engine;
 use crate::lab::{LabRun, checkpoint_from};
+use crate::panels::saved::{ago, size};
+use crate::store::{Item, Kind};
 use crate::protocol::{Backend, LabVocab};
 use crate::studio::{Studio, download, file_list, read_files};
 use crate::widgets::{LineChart, ProgressBar, Series, duration, human_count};
@@ -37,6 +39,44 @@ fn zip_folder(name: &str, files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String
         zip.write_all(bytes).map_err(|e| e.to_string())?;
     }
     Ok(zip.finish().map_err(|e| e.to_string())?.into_inner())
+}
+
+/// The lab models saved in this browser (newest first): open one to see its run again and use
+/// its model, or delete it.
+#[component]
+fn SavedLabModels() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let items = move || studio.saved.get().into_iter().filter(|i| i.kind == Kind::LabModel).collect::<Vec<Item>>();
+    move || {
+        let items = items();
+        (!items.is_empty()).then(|| {
+            let rows = items
+                .into_iter()
+                .map(|item| {
+                    let (open_item, delete_item) = (item.clone(), item.clone());
+                    view! {
+                        <tr data-testid="lab-saved-item">
+                            <td data-testid="lab-saved-name">{item.name.clone()}</td>
+                            <td>{size(item.size)}</td>
+                            <td>{ago(item.saved_ms)}</td>
+                            <td>
+                                <button class="secondary small" data-testid="lab-open-saved" on:click=move |_| studio.open_lab(state, open_item.clone())>"Open"</button>
+                                " "
+                                <button class="secondary small" data-testid="lab-delete-saved" on:click=move |_| studio.delete_saved(delete_item.clone())>"Delete"</button>
+                            </td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <details class="small" data-testid="lab-saved" open=true>
+                    <summary>"Lab models saved in this browser"</summary>
+                    <table class="plain small">{rows}</table>
+                </details>
+            }
+        })
+    }
 }
 
 /// Corpus, model, training, probes, fill-mask and hand-over.
@@ -270,6 +310,11 @@ pub fn LabPanel() -> impl IntoView {
         <section class="card" data-testid="lab-panel">
             <h2>"MLM lab: pretrain a tiny BERT"</h2>
             <p class="hint">"BERT learns language by guessing hidden words. Pick a corpus, build a vocabulary, and train a small model here in the page; the probe sentences show its guesses improve."</p>
+            <SavedLabModels />
+            {move || lab.storage_note.get().map(|m| match m {
+                Ok(t) => view! { <p class="banner ok small" data-testid="lab-storage-note">{t}</p> }.into_any(),
+                Err(t) => view! { <p class="banner err small" data-testid="lab-storage-note">{t}</p> }.into_any(),
+            })}
             <h3>"1 · Corpus"</h3>
             <div class="row">
                 <button class="secondary" data-testid="lab-builtin" on:click=move |_| { lab.corpus.set(CORPUS.to_string()); lab.corpus_name.set("the built-in corpus".into()); }>"Built-in corpus"</button>

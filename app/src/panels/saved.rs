@@ -8,7 +8,10 @@ use crate::store::{Item, Kind};
 use crate::studio::Studio;
 use crate::widgets::duration;
 
-fn size(bytes: u64) -> String {
+/// What the list shows (settings and the checkpoint have their own places).
+const LISTED: [Kind; 3] = [Kind::Dataset, Kind::Run, Kind::LabModel];
+
+pub(crate) fn size(bytes: u64) -> String {
     match bytes {
         0 => "–".into(),
         b if b < 1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
@@ -17,7 +20,7 @@ fn size(bytes: u64) -> String {
 }
 
 /// "3 min ago", from a saved time in ms since the epoch.
-fn ago(saved_ms: f64) -> String {
+pub(crate) fn ago(saved_ms: f64) -> String {
     let seconds = ((js_sys::Date::now() - saved_ms) / 1000.0).max(0.0);
     format!("{} ago", duration(seconds))
 }
@@ -72,12 +75,17 @@ pub fn SavedPanel() -> impl IntoView {
             .saved
             .get()
             .into_iter()
-            .filter(|i| matches!(i.kind, Kind::Dataset | Kind::Run))
+            .filter(|i| LISTED.contains(&i.kind))
             .map(|item: Item| {
-                let kind = if item.kind == Kind::Dataset { "training file" } else { "run + classifier" };
+                let kind = match item.kind {
+                    Kind::Dataset => "training file",
+                    Kind::LabModel => "MLM lab model",
+                    _ => "run + classifier",
+                };
                 let (open_item, delete_item) = (item.clone(), item.clone());
                 let open = move |_| match open_item.kind {
                     Kind::Dataset => studio.open_dataset(state, open_item.clone()),
+                    Kind::LabModel => studio.open_lab(state, open_item.clone()),
                     _ => studio.open_run(open_item.clone()),
                 };
                 view! {
@@ -100,7 +108,7 @@ pub fn SavedPanel() -> impl IntoView {
         <section class="card" data-testid="saved-panel">
             <h2>"5 · Saved in this browser"</h2>
             <p class="hint">
-                "Training files you open and every run you finish (its curves, metrics and classifier) are kept here, on this computer only, "
+                "Training files you open, every run you finish (its curves, metrics and classifier) and every MLM lab model are kept here, on this computer only, "
                 "and survive a reload or a browser restart. A run in progress saves a checkpoint at the end of each epoch (and every two minutes)."
             </p>
             <p class="small" data-testid="storage-usage">
@@ -110,7 +118,7 @@ pub fn SavedPanel() -> impl IntoView {
                 }}
             </p>
             {move || studio.storage_error.get().map(|e| view! { <p class="banner err small" data-testid="storage-error">{e}</p> })}
-            {move || if studio.saved.with(|s| s.iter().any(|i| matches!(i.kind, Kind::Dataset | Kind::Run))) {
+            {move || if studio.saved.with(|s| s.iter().any(|i| LISTED.contains(&i.kind))) {
                 view! {
                     <table class="plain small" data-testid="saved-list">
                         <tr><th>"what"</th><th>"name"</th><th>"size"</th><th>"saved"</th><th></th></tr>

@@ -7,6 +7,9 @@
 //!   opening one brings its classifier and results back.
 //! - The run in progress: checkpoints written by the worker (`worker.rs`); after a reload, the
 //!   page offers to resume from the last one.
+//! - A finished (or stopped) MLM-lab run: its model, written by the worker, with its curves,
+//!   probes, settings and corpus. Opening one shows the run again in the lab and makes its model
+//!   the lab's model (fill-mask, explore, fine-tune).
 
 use std::sync::Arc;
 
@@ -16,8 +19,9 @@ use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
 use super::{Live, RunRecord, RunState, Studio, recipe};
-use crate::app::AppState;
-use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, RunSummary, ToWorker};
+use crate::app::{AppState, Tab};
+use crate::lab::{LabRun, SavedLab};
+use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, RunSummary, ToWorker};
 use crate::store::{self, Item, Kind};
 
 const SETTINGS_ID: &str = "settings";
@@ -237,6 +241,58 @@ impl Studio {
                 Ok(_) => self.storage_error.set(Some(format!("“{}” has no classifier saved", item.name))),
                 Err(e) => self.storage_error.set(Some(e)),
             }
+        });
+    }
+
+    /// Has the worker save the lab's model, just finished, with its run (curves, probes, corpus
+    /// and settings).
+    pub(crate) fn save_lab(self, cancelled: bool, done: usize, seconds: f64) {
+        let saved = self.lab.to_saved(cancelled, done, seconds);
+        let saved_ms = js_sys::Date::now();
+        let id = format!("lab:{saved_ms:.0}");
+        let model = if saved.continue_pretrained { "continued pretraining".to_string() } else { saved.preset.clone() };
+        let loss = saved.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
+        let item = Item {
+            id: id.clone(),
+            kind: Kind::LabModel,
+            name: format!("{model} · {} · {done} steps{loss}", saved.corpus_name),
+            saved_ms,
+            size: 0,
+            json: serde_json::to_string(&saved).unwrap_or_default(),
+        };
+        self.lab.saving.set_value(Some(id));
+        let corpus = self.lab.corpus.get_untracked();
+        self.send(&ToWorker::SaveLab { item: Box::new(item) }, &[corpus.as_bytes()]);
+    }
+
+    /// Brings a saved lab model back: its run on the lab page, the model into the worker.
+    pub fn open_lab(self, state: AppState, item: Item) {
+        let lab = self.lab;
+        if matches!(lab.run.get_untracked(), LabRun::Running { .. }) || matches!(self.run.get_untracked(), RunState::Running { .. }) {
+            lab.storage_note.set(Some(Err("a run is in progress: wait for it or cancel it before opening a saved lab model".into())));
+            state.show(Tab::Lab);
+            return;
+        }
+        spawn_local(async move {
+            let saved = match serde_json::from_str::<SavedLab>(&item.json) {
+                Ok(s) => s,
+                Err(e) => {
+                    lab.storage_note.set(Some(Err(format!("“{}” is unreadable: {e}", item.name))));
+                    return;
+                }
+            };
+            match store::bytes(&item.id).await {
+                Ok(mut parts) if parts.len() == LAB_FILES.len() + 1 => {
+                    let corpus = String::from_utf8(parts.pop().unwrap_or_default()).unwrap_or_default();
+                    let run = lab.show_saved(saved, corpus);
+                    let files: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                    self.send(&ToWorker::OpenLab { run }, &files);
+                    lab.storage_note.set(Some(Ok(format!("Opened the saved lab model “{}”.", item.name))));
+                }
+                Ok(_) => lab.storage_note.set(Some(Err(format!("“{}” is incomplete: some of its files are missing", item.name)))),
+                Err(e) => lab.storage_note.set(Some(Err(e))),
+            }
+            state.show(Tab::Lab);
         });
     }
 
