@@ -266,21 +266,38 @@ if (!SKIP.has('finetune')) {
 
 if (!SKIP.has('startup')) {
   const { b, page } = await browser(false);
+  // "Model ready" is the frame that first shows the loaded model: the page marks it
+  // (`bertbench:ready`, ms since navigation start), so the polling of the test driver and the
+  // explorer's first computations after it do not count.
+  const phases = [];
+  const ready = async () => {
+    await page.waitForFunction(() => performance.getEntriesByName('bertbench:ready').length > 0, null, { polling: 100 });
+    const marks = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name.replace('bertbench:', ''), m.startTime / 1000])));
+    phases.push(marks);
+    return marks.ready;
+  };
+  // Also as the test driver sees it (navigation until Playwright finds the model's facts):
+  // that adds its polling and whatever the page computes right after.
   let t = Date.now();
   await page.goto(`${ORIGIN}/`);
+  const cold = await ready();
   await page.getByTestId('model-facts').waitFor();
-  const cold = (Date.now() - t) / 1000;
+  const coldSeen = (Date.now() - t) / 1000;
   await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline');
   const cached = [];
-  for (let i = 0; i < 3; i++) {
+  const cachedSeen = [];
+  for (let i = 0; i < 5; i++) {
     t = Date.now();
     await page.reload();
+    cached.push(await ready());
     await page.getByTestId('model-facts').waitFor();
-    cached.push((Date.now() - t) / 1000);
+    cachedSeen.push((Date.now() - t) / 1000);
   }
   await b.close();
-  add('startup', ['navigation → model ready, cold (empty profile)', `${cold.toFixed(2)} s`]);
-  add('startup', ['navigation → model ready, from cache (service worker), median of 3', `${median(cached).toFixed(2)} s`]);
+  add('startup', ['navigation → model ready, cold (empty profile)', `${cold.toFixed(2)} s (driver saw it at ${coldSeen.toFixed(2)} s)`]);
+  add('startup', ['navigation → model ready, from cache (service worker), median of 5', `${median(cached).toFixed(2)} s (driver: ${median(cachedSeen).toFixed(2)} s)`]);
+  const at = (name) => median(phases.slice(1).map((p) => p[name])).toFixed(2);
+  notes.push(`Cached start-up phases (median, seconds since navigation): wasm running ${at('load')}, model files read ${at('downloaded')}, model built ${at('built')}, first frame showing it ${at('ready')}.`);
   const wasm = (await readdir(DIST)).find((f) => f.endsWith('_bg.wasm'));
   const bytes = await readFile(join(DIST, wasm));
   add('startup', ['wasm, raw / gzip -9', `${(bytes.length / 1e6).toFixed(1)} MB / ${(gzipSync(bytes, { level: 9 }).length / 1e6).toFixed(1)} MB`]);

@@ -14,6 +14,7 @@ use crate::panels::{
     ResumeBanner, SavedPanel, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
 };
 use crate::studio::Studio;
+use crate::widgets::{mark, mark_next_frame};
 
 /// How far loading the model has got.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,6 +129,7 @@ fn query_param(name: &str) -> Option<String> {
 /// Downloads `model_id` and loads it, on WebGPU if the browser has an adapter and `prefer`
 /// allows, else on the CPU. Keeps the previous model if anything fails.
 pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) {
+    mark("load");
     state.load.set(LoadState::Starting);
     let gpu = if prefer == BackendKind::WebGpu { Some(engine::gpu().await) } else { None };
     match &gpu {
@@ -156,23 +158,32 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
             return;
         }
     };
+    mark("downloaded");
     let (device, kind) = match gpu {
         Some(Ok(g)) => (g.device, BackendKind::WebGpu),
         _ => (Device::flex(), BackendKind::Cpu),
     };
     state.load.set(LoadState::Building(format!("Building the model on the {}", kind.label())));
     yield_to_browser().await;
-    match Engine::build(&model_id, files.clone(), device, kind) {
-        Ok(engine) => state.set_engine(engine),
-        Err(e) if kind == BackendKind::WebGpu => {
+    match Engine::try_build(&model_id, files, device, kind) {
+        Ok(engine) => {
+            mark("built");
+            state.set_engine(engine);
+            // The benchmark's "model ready": the frame that shows the loaded model.
+            mark_next_frame("ready");
+        }
+        Err((e, files)) if kind == BackendKind::WebGpu => {
             // The GPU refused (out of memory, lost device): the CPU still works.
             state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
             match Engine::build(&model_id, files, Device::flex(), BackendKind::Cpu) {
-                Ok(engine) => state.set_engine(engine),
+                Ok(engine) => {
+                    state.set_engine(engine);
+                    mark_next_frame("ready");
+                }
                 Err(e) => failed(e.to_string()),
             }
         }
-        Err(e) => failed(e.to_string()),
+        Err((e, _)) => failed(e),
     }
     // The adapter is checked once per page; a later model load on it does not repeat the check.
     let checked = matches!(state.check.get_untracked(), CheckState::Done(_) | CheckState::Running);

@@ -129,11 +129,16 @@ async fn adapter_description() -> Option<String> {
 /// Downloads a model's files from `models/<id>/`.
 pub async fn download(model_id: &str, mut progress: impl FnMut(&str, u64, Option<u64>)) -> Result<CheckpointFiles, String> {
     let base = format!("models/{model_id}");
-    let config_json = fetch_bytes(&format!("{base}/config.json"), |_, _| {}).await?;
-    let tokenizer_json = fetch_optional(&format!("{base}/tokenizer.json")).await?;
+    // Side by side: the small files arrive while the weights stream (errors in file order).
+    let urls = ["config.json", "tokenizer.json", "model.safetensors"].map(|f| format!("{base}/{f}"));
+    let (config_json, tokenizer_json, weights) = futures::join!(
+        fetch_bytes(&urls[0], |_, _| {}),
+        fetch_optional(&urls[1]),
+        fetch_bytes(&urls[2], |got, total| progress("model.safetensors", got, total)),
+    );
+    let (config_json, tokenizer_json) = (config_json?, tokenizer_json?);
     let vocab_txt = if tokenizer_json.is_none() { fetch_optional(&format!("{base}/vocab.txt")).await? } else { None };
-    let weights = fetch_bytes(&format!("{base}/model.safetensors"), |got, total| progress("model.safetensors", got, total)).await?;
-    Ok(CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt })
+    Ok(CheckpointFiles { config_json, weights: weights?, tokenizer_json, vocab_txt })
 }
 
 /// A model loaded on a device.
@@ -153,7 +158,15 @@ pub struct Engine {
 impl Engine {
     /// Loads `files` onto `device`.
     pub fn build(model_id: &str, files: CheckpointFiles, device: Device, backend: BackendKind) -> Result<Self, String> {
-        let bert = checkpoint::load(files.clone(), &device).map_err(|e| e.to_string())?;
-        Ok(Self { model_id: model_id.to_string(), files, bert, device, backend })
+        Self::try_build(model_id, files, device, backend).map_err(|(e, _)| e)
+    }
+
+    /// [`Engine::build`], giving the files back when it fails (to try another device without
+    /// keeping a second copy of the weights meanwhile).
+    pub fn try_build(model_id: &str, files: CheckpointFiles, device: Device, backend: BackendKind) -> Result<Self, (String, CheckpointFiles)> {
+        match checkpoint::load(files.clone(), &device) {
+            Ok(bert) => Ok(Self { model_id: model_id.to_string(), files, bert, device, backend }),
+            Err(e) => Err((e.to_string(), files)),
+        }
     }
 }

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 use crate::app::AppState;
 use crate::engine::Engine;
-use crate::fetch::{fetch_bytes, sleep_ms, yield_to_browser};
+use crate::fetch::{after_paint, fetch_bytes, sleep_ms, yield_to_browser};
 use crate::studio::Studio;
 
 /// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
@@ -20,6 +20,8 @@ pub const BATCH: usize = 8;
 /// Waits until no other computation holds the model, then holds it (`busy`). `None` when no
 /// model is loaded. The caller must call [`release`] when done, on every path.
 pub async fn claim(state: AppState) -> Option<Rc<Engine>> {
+    // Let the page show what just changed (a model that is ready, a "working" state) first.
+    after_paint().await;
     loop {
         let engine = state.engine()?;
         if !state.busy.get_untracked() {

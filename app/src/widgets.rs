@@ -63,6 +63,24 @@ pub fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// A `performance.mark` named `bertbench:{name}`, for the benchmark's start-up phases (and the
+/// DevTools timeline).
+pub fn mark(name: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(p) = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok().and_then(|p| p.dyn_into::<web_sys::Performance>().ok()) {
+        let _ = p.mark(&format!("bertbench:{name}"));
+    }
+}
+
+/// [`mark`] at the start of the next frame, the one that paints what the page shows now.
+pub fn mark_next_frame(name: &str) {
+    use wasm_bindgen::JsCast;
+    let name = name.to_string();
+    let Some(window) = web_sys::window() else { return };
+    let callback = wasm_bindgen::closure::Closure::once_into_js(move || mark(&name));
+    let _ = window.request_animation_frame(callback.unchecked_ref());
+}
+
 /// One line of a [`LineChart`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
