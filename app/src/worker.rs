@@ -473,10 +473,9 @@ impl Job {
     /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
     async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, Vec<u8>)], started: f64) {
         let run = self.request.run;
-        // AdamW's moments are left out in the browser: burn reads its optimizer record back
-        // onto the default device (wgpu), which a worker without WebGPU cannot start. A resumed
-        // run starts them afresh (natively, `core` saves and restores them exactly).
-        let with_optimizer = false;
+        // AdamW's moments are kept (read asynchronously, so on WebGPU too): a resumed run takes
+        // the same steps as the uninterrupted one would have.
+        let with_optimizer = true;
         let snapshot = match tuner.snapshot(with_optimizer).await {
             Ok(s) => s,
             Err(e) => {

@@ -4,7 +4,7 @@
 //! Vocabulary logits are computed only at the picked positions (see [`MlmHead::forward`]).
 
 use burn::nn::Linear;
-use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use burn_store::ModuleSnapshot;
@@ -21,7 +21,7 @@ use crate::metrics::softmax;
 use crate::model::{BertInput, BertModel, BertModelConfig, BertPooler, ForwardOptions};
 use crate::rng::Rng;
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
-use crate::train::{adamw, clip_grad_norm, linear_schedule};
+use crate::train::{AdamW, adamw, clip_grad_norm, linear_schedule};
 
 /// The pretraining heads (`cls` in a `BertForPreTraining` checkpoint).
 #[derive(Module, Debug)]
@@ -163,7 +163,7 @@ pub struct Pretrainer {
     step: usize,
     total_steps: usize,
     rng: Rng,
-    optim: ModuleOptimizer,
+    optim: AdamW,
     device: Device,
 }
 

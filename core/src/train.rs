@@ -12,8 +12,8 @@
 //! yields to its event loop between calls, which is what makes progress bars, pause and cancel
 //! possible on a single thread; the command line simply loops.
 
-use burn::module::{ModuleVisitor, Param, ParamGroup};
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::module::{ModuleVisitor, Param};
+use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,9 @@ use crate::model::{BertInput, BertModel};
 use crate::rng::Rng;
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
+mod adamw;
 mod snapshot;
+pub use adamw::AdamW;
 pub use snapshot::{Snapshot, TrainState, copy_to};
 
 /// What trains.
@@ -246,7 +248,7 @@ pub struct FineTuner {
     feature_done: usize,
     train_features: Option<Tensor<2>>,
     valid_features: Option<Tensor<2>>,
-    optim: Option<ModuleOptimizer>,
+    optim: Option<AdamW>,
     order: Vec<usize>,
     cursor: usize,
     epoch: usize,
@@ -288,10 +290,8 @@ pub fn linear_schedule(step: usize, total: usize, warmup: usize, peak: f64) -> f
 }
 
 /// AdamW as transformers' Trainer sets it up: ε = 1e-8, no decay on biases and LayerNorm.
-pub(crate) fn adamw(weight_decay: f64) -> ModuleOptimizer {
-    let decayed = AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(weight_decay as f32);
-    let plain = AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.0);
-    decayed.init().with_group(ParamGroup::from_any_predicates(vec!["bias", "layer_norm"]), plain.build(), None)
+pub(crate) fn adamw(weight_decay: f64) -> AdamW {
+    AdamW::new(weight_decay)
 }
 
 /// Sums the squares of every gradient of `module`'s parameters.

@@ -1,7 +1,7 @@
 // Saved work survives the tab: a training file, the settings, finished runs (with their
 // classifier) and the checkpoint of a run in progress are in IndexedDB. The test closes the
 // browser in the middle of a run, starts it again on the same profile, resumes from the
-// checkpoint and finishes; then it opens the saved run, deletes it, and fills the storage quota
+// checkpoint and finishes, with the classifier the uninterrupted run makes; then it opens the saved run, deletes it, and fills the storage quota
 // to see a clean "not saved" with nothing half-written. Every request of the session stays on
 // the page's origin.
 import { test, before, after } from 'node:test';
@@ -49,6 +49,27 @@ async function waitFor(page, testid, timeout, problems = []) {
   }
 }
 
+/** Opens the training file, sets the run (full fine-tuning, batch 4, 40 epochs) and starts it. */
+async function startRun(page) {
+  await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv()) });
+  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
+  await page.selectOption('[data-testid=train-mode]', 'full');
+  await page.locator('[data-testid=studio-train] details summary').click();
+  for (const [id, value] of [['batch-size', '4'], ['epochs', '40'], ['eval-every', '0']]) {
+    await page.getByTestId(id).fill(value);
+    await page.getByTestId(id).dispatchEvent('change');
+  }
+  await page.getByTestId('train-start').click();
+}
+
+/** The current classifier's probabilities for `text`, at full precision. */
+async function predict(page, text) {
+  await page.getByTestId('predict-text').fill(text);
+  await page.getByTestId('predict-button').click();
+  await page.getByTestId('prob').first().waitFor({ timeout: MINUTE });
+  return page.getByTestId('prob').evaluateAll((els) => els.map((e) => Number(e.dataset.value)));
+}
+
 async function useModel(page, name) {
   await page.selectOption('#model-select', name);
   await page.waitForFunction((n) => document.querySelector('[data-testid=model-facts]')?.textContent.includes(n), name, { timeout: 2 * MINUTE });
@@ -66,15 +87,7 @@ after(async () => {
 test('a run interrupted by closing the browser resumes from its checkpoint; settings and data come back', { timeout: 20 * MINUTE }, async () => {
   let { context, page, problems } = await open(profile);
   await useModel(page, 'bert-tiny');
-  await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv()) });
-  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
-  await page.selectOption('[data-testid=train-mode]', 'full');
-  await page.locator('[data-testid=studio-train] details summary').click();
-  for (const [id, value] of [['batch-size', '4'], ['epochs', '40'], ['eval-every', '0']]) {
-    await page.getByTestId(id).fill(value);
-    await page.getByTestId(id).dispatchEvent('change');
-  }
-  await page.getByTestId('train-start').click();
+  await startRun(page);
   // The first epoch's end writes a checkpoint.
   await page.getByTestId('checkpoint-note').waitFor({ timeout: 5 * MINUTE });
   const note = await page.getByTestId('checkpoint-note').textContent();
@@ -114,8 +127,25 @@ test('a run interrupted by closing the browser resumes from its checkpoint; sett
   await page.waitForFunction(() => document.querySelector('[data-testid=saved-item][data-kind=run]'), null, { timeout: 2 * MINUTE });
   assert.match(await page.getByTestId('storage-usage').textContent(), /Storage used by this page: [\d.]+ [MG]B of [\d.]+ [MG]B/);
   await screenshot(page, 'persistence-finished');
+  const resumed = await predict(page, 'a joyful story');
   assert.deepEqual(problems, []);
   await context.close();
+
+  // The checkpoint kept AdamW's moments too, so the resumed run is the run that was never
+  // interrupted: the same run in a fresh profile, straight through, ends with the same classifier.
+  const fresh = await mkdtemp(join(tmpdir(), 'bertbench-profile-'));
+  try {
+    ({ context, page, problems } = await open(fresh));
+    await useModel(page, 'bert-tiny');
+    await startRun(page);
+    await waitFor(page, 'train-done', 10 * MINUTE, problems);
+    const straight = await predict(page, 'a joyful story');
+    assert.ok(Math.abs(straight[0] - resumed[0]) < 1e-5, `resumed run ${resumed}, uninterrupted run ${straight}`);
+    assert.deepEqual(problems, []);
+    await context.close();
+  } finally {
+    await rm(fresh, { recursive: true, force: true });
+  }
 });
 
 test('after a restart: the saved run opens with its classifier, and a deleted one stays deleted', { timeout: 10 * MINUTE }, async () => {

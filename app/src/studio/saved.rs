@@ -382,7 +382,11 @@ impl Studio {
             why.map(|w| w + " ").unwrap_or_default(),
             meta.step,
             meta.total_steps,
-            if meta.with_optimizer { "" } else { "; the weights, schedule and data order continue, AdamW's moment estimates start afresh" }
+            if meta.with_optimizer {
+                "; weights, AdamW's moments, schedule, data order and dropout all continue, so the run takes the steps it would have taken"
+            } else {
+                "; the weights, schedule and data order continue, AdamW's moment estimates start afresh"
+            }
         ))));
         self.resume_offer.set(None);
         self.send(&ToWorker::ResumeRun { run, backend: self.backend.get_untracked() }, &[]);

@@ -6,15 +6,15 @@
 //! same masks too: a run resumed from a snapshot takes exactly the steps the uninterrupted run
 //! would have (on the same backend).
 //!
-//! Weights are read back with one asynchronous read (safe on WebGPU). AdamW's state can only be
-//! read synchronously (burn's optimizer record), so a caller on WebGPU leaves it out and the
-//! resumed run starts its moments afresh ([`TrainState::with_optimizer`] says which).
+//! Weights are read back with one asynchronous read, AdamW's moments with one per tensor
+//! ([`AdamW::state_bytes`](super::AdamW::state_bytes)): both are safe on WebGPU in the browser.
+//! A caller may still leave the moments out (they double a full fine-tuning checkpoint); the
+//! resumed run then starts them afresh ([`TrainState::with_optimizer`] says which).
 
 use std::collections::HashMap;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::prelude::*;
-use burn::tensor::Bytes;
 use safetensors::tensor::{Dtype, TensorView};
 use serde::{Deserialize, Serialize};
 
@@ -75,7 +75,7 @@ pub struct Snapshot {
 const STATE: &str = "state.json";
 const MODEL: &str = "model.safetensors";
 const BEST: &str = "best.safetensors";
-const OPTIMIZER: &str = "optimizer.bpk";
+const OPTIMIZER: &str = "optimizer.safetensors";
 const FEATURES: &str = "features.f32";
 
 impl Snapshot {
@@ -234,8 +234,8 @@ impl FineTuner {
         self.epoch
     }
 
-    /// The run as it stands. `with_optimizer` adds AdamW's moments, which burn reads back
-    /// synchronously: leave it out on WebGPU in the browser.
+    /// The run as it stands. `with_optimizer` adds AdamW's moments (two values per trained
+    /// weight).
     pub async fn snapshot(&self, with_optimizer: bool) -> Result<Snapshot> {
         if !self.can_snapshot() {
             return Err(Error::Training("a checkpoint is taken between two optimizer steps".into()));
@@ -246,7 +246,7 @@ impl FineTuner {
             None => None,
         };
         let optimizer = match (&self.optim, with_optimizer) {
-            (Some(o), true) => Some(o.into_bytes().map_err(|e| Error::Training(format!("could not save the optimizer: {e:?}")))?.to_vec()),
+            (Some(o), true) => Some(o.state_bytes().await?),
             _ => None,
         };
         let features = match (&self.train_features, &self.valid_features) {
@@ -294,13 +294,11 @@ impl FineTuner {
             (None, _) => None,
             (Some(_), None) => return Err(Error::Training("the checkpoint is incomplete: the best weights are missing".into())),
         };
-        let optim = adamw(self.config.weight_decay);
-        self.optim = Some(match snapshot.optimizer {
-            Some(bytes) => optim
-                .from_bytes(Bytes::from_bytes_vec(bytes))
-                .map_err(|e| Error::Training(format!("the checkpoint's optimizer state is unreadable: {e:?}")))?,
-            None => optim,
-        });
+        let mut optim = adamw(self.config.weight_decay);
+        if let Some(bytes) = snapshot.optimizer {
+            optim.load_state(&bytes, &device.clone().inner())?;
+        }
+        self.optim = Some(optim);
         if s.phase == Phase::Head {
             let bytes = snapshot.features.ok_or_else(|| Error::Training("the checkpoint is incomplete: the cached features are missing".into()))?;
             let values: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();

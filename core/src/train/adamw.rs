@@ -1,0 +1,277 @@
+//! AdamW whose state a browser checkpoint can keep.
+//!
+//! The update is burn's `AdamW` (decoupled weight decay, bias-corrected moments, the same
+//! operations in the same order: a unit test holds the two to the same weights), set up as
+//! transformers' `Trainer` does: ε = 1e-8 and no decay on biases and LayerNorm. What differs is
+//! the state: burn's optimizer record is read back synchronously and loaded onto the default
+//! device, which the browser cannot do on WebGPU, nor on the CPU in a worker without WebGPU.
+//! Here the moments are read with asynchronous reads ([`AdamW::state_bytes`]) and restored onto
+//! a given device ([`AdamW::load_state`]), so a run resumed from a checkpoint in the browser
+//! continues exactly as a native one does.
+
+use std::collections::HashMap;
+
+use burn::module::{Module, ModuleMapper, Param, ParamId};
+use burn::optim::GradientsParams;
+use burn::prelude::*;
+use safetensors::tensor::{Dtype, TensorView};
+
+use crate::error::{Error, Result};
+use crate::inference::read_f32;
+
+/// Path parts of parameters that are not decayed.
+const NO_DECAY: [&str; 2] = ["bias", "layer_norm"];
+
+/// One parameter's state: steps taken, first and second moments (flat, `[numel]`).
+#[derive(Clone)]
+struct Moments {
+    time: usize,
+    first: Tensor<1>,
+    second: Tensor<1>,
+}
+
+/// AdamW over a module's parameters, keyed by parameter id.
+#[derive(Clone)]
+pub struct AdamW {
+    beta_1: f32,
+    beta_2: f32,
+    epsilon: f32,
+    weight_decay: f32,
+    state: HashMap<ParamId, Moments>,
+}
+
+impl AdamW {
+    /// β = (0.9, 0.999), ε = 1e-8, `weight_decay` on every parameter but biases and LayerNorm.
+    pub fn new(weight_decay: f64) -> Self {
+        Self { beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay: weight_decay as f32, state: HashMap::new() }
+    }
+
+    /// One update of every parameter of `module` that has a gradient in `grads`, at learning
+    /// rate `lr`.
+    pub fn step<M: Module>(&mut self, lr: f64, module: M, mut grads: GradientsParams) -> M {
+        let mut mapper = Step { optim: self, lr, grads: &mut grads, path: Vec::new() };
+        module.map(&mut mapper)
+    }
+
+    /// Parameters with a state.
+    pub fn len(&self) -> usize {
+        self.state.len()
+    }
+
+    /// Whether no step has been taken.
+    pub fn is_empty(&self) -> bool {
+        self.state.is_empty()
+    }
+
+    /// The moments as safetensors bytes (`{id}.m` and `{id}.v`, the step counts in the
+    /// metadata), read with one asynchronous read per tensor: safe on WebGPU in the browser.
+    pub async fn state_bytes(&self) -> Result<Vec<u8>> {
+        let mut ids: Vec<&ParamId> = self.state.keys().collect();
+        ids.sort_by_key(|id| id.val());
+        let mut data = Vec::with_capacity(ids.len() * 2);
+        let mut metadata = HashMap::new();
+        for id in ids {
+            let m = &self.state[id];
+            metadata.insert(id.val().to_string(), m.time.to_string());
+            for (suffix, t) in [("m", &m.first), ("v", &m.second)] {
+                let values = read_f32(t.clone()).await?;
+                let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                data.push((format!("{}.{suffix}", id.val()), values.len(), bytes));
+            }
+        }
+        let views = data
+            .iter()
+            .map(|(name, n, bytes)| Ok((name.clone(), TensorView::new(Dtype::F32, vec![*n], bytes)?)))
+            .collect::<std::result::Result<Vec<_>, safetensors::SafeTensorError>>()
+            .map_err(|e| Error::Training(format!("could not save the optimizer: {e}")))?;
+        safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Training(format!("could not save the optimizer: {e}")))
+    }
+
+    /// Replaces the state with the one [`AdamW::state_bytes`] wrote, on `device` (where the
+    /// gradients will be: the inner device of an autodiff one).
+    pub fn load_state(&mut self, bytes: &[u8], device: &Device) -> Result<()> {
+        let bad = |e: String| Error::Training(format!("the checkpoint's optimizer state is unreadable: {e}"));
+        let file = safetensors::SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
+        let (_, meta) = safetensors::SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
+        let read = |name: &str| -> Result<Tensor<1>> {
+            let view = file.tensor(name).map_err(|e| bad(e.to_string()))?;
+            if view.dtype() != Dtype::F32 || view.shape().len() != 1 {
+                return Err(bad(format!("{name} is not a flat f32 tensor")));
+            }
+            let values: Vec<f32> = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            let n = values.len();
+            Ok(Tensor::from_data(TensorData::new(values, [n]), device))
+        };
+        let mut state = HashMap::new();
+        for (id, time) in meta.metadata().clone().unwrap_or_default() {
+            let key: u64 = id.parse().map_err(|_| bad(format!("“{id}” is not a parameter id")))?;
+            let time: usize = time.parse().map_err(|_| bad(format!("“{time}” is not a step count")))?;
+            let (first, second) = (read(&format!("{id}.m"))?, read(&format!("{id}.v"))?);
+            if first.dims() != second.dims() {
+                return Err(bad(format!("the moments of parameter {id} differ in size")));
+            }
+            state.insert(ParamId::from(key), Moments { time, first, second });
+        }
+        self.state = state;
+        Ok(())
+    }
+
+    /// The new value of a parameter `tensor` (any rank, flattened) with gradient `grad`.
+    fn update(&mut self, id: ParamId, decay: bool, lr: f64, tensor: Tensor<1>, grad: Tensor<1>) -> Tensor<1> {
+        let (b1, b2) = (self.beta_1, self.beta_2);
+        let moments = match self.state.remove(&id) {
+            Some(Moments { time, first, second }) if first.dims() == grad.dims() => Moments {
+                time: time + 1,
+                first: first.mul_scalar(b1).add(grad.clone().mul_scalar(1.0 - b1)),
+                second: second.mul_scalar(b2).add(grad.square().mul_scalar(1.0 - b2)),
+            },
+            _ => Moments { time: 1, first: grad.clone().mul_scalar(1.0 - b1), second: grad.square().mul_scalar(1.0 - b2) },
+        };
+        let time = moments.time as i32;
+        let correction_2 = (1.0 - b2.powi(time)).sqrt();
+        let factor = correction_2 / (1.0 - b1.powi(time));
+        let delta = moments.first.clone().mul_scalar(factor).div(moments.second.clone().sqrt().add_scalar(self.epsilon * correction_2));
+        self.state.insert(id, moments);
+        let decay_rate = if decay { lr * f64::from(self.weight_decay) } else { 0.0 };
+        let decayed = if decay_rate == 0.0 { tensor } else { tensor.mul_scalar(1.0 - decay_rate) };
+        decayed - delta.mul_scalar(lr)
+    }
+}
+
+/// Updates each parameter that has a gradient, knowing its path (for the no-decay group).
+struct Step<'a> {
+    optim: &'a mut AdamW,
+    lr: f64,
+    grads: &'a mut GradientsParams,
+    path: Vec<String>,
+}
+
+impl ModuleMapper for Step<'_> {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.push(name.to_string());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.pop();
+    }
+
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let (id, tensor, mapper) = param.consume();
+        let Some(grad) = self.grads.remove::<D>(id) else {
+            return Param::from_mapped_value(id, tensor, mapper);
+        };
+        let require_grad = tensor.is_require_grad();
+        let dims = tensor.dims();
+        let n = dims.iter().product::<usize>();
+        let decay = !self.path.iter().any(|p| NO_DECAY.iter().any(|n| p.contains(n)));
+        let updated = self.optim.update(id, decay, self.lr, tensor.inner().reshape([n]), grad.reshape([n]));
+        let mut tensor = Tensor::from_inner(updated.reshape(dims));
+        if require_grad {
+            tensor = tensor.require_grad();
+        }
+        Param::from_mapped_value(id, tensor, mapper)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+    use crate::model::{BertModel, BertModelConfig};
+    use burn::module::ModuleVisitor;
+
+    fn model(device: &Device) -> BertModel {
+        BertModelConfig::new(Preset::Tiny.config(40).with_max_position_embeddings(16).without_dropout()).init(device)
+    }
+
+    /// Made-up gradients for every parameter, the same for the same `step` (a real backward
+    /// pass sums in a thread-dependent order, and Adam's normalisation magnifies the last bit of
+    /// near-zero gradients). Some entries are exactly zero, as for unused embedding rows.
+    fn grads(model: &BertModel, step: usize, device: &Device) -> GradientsParams {
+        struct Fill {
+            grads: GradientsParams,
+            step: usize,
+            index: usize,
+            device: Device,
+        }
+        impl ModuleVisitor for Fill {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                let dims = param.val().dims();
+                let n: usize = dims.iter().product();
+                let values: Vec<f32> = (0..n)
+                    .map(|i| if i % 5 == 3 { 0.0 } else { ((i * 31 + self.index * 7 + self.step * 13) as f32 * 0.37).sin() * 0.1 })
+                    .collect();
+                self.grads.register(param.id, Tensor::<D>::from_data(TensorData::new(values, dims), &self.device));
+                self.index += 1;
+            }
+        }
+        let mut fill = Fill { grads: GradientsParams::new(), step, index: 0, device: device.clone().inner() };
+        model.visit(&mut fill);
+        fill.grads
+    }
+
+    fn max_diff(a: &BertModel, b: &BertModel) -> f32 {
+        let flat = |m: &BertModel| crate::checkpoint::save_weights(m).unwrap();
+        let (fa, fb) = (flat(a), flat(b));
+        let (sa, sb) = (safetensors::SafeTensors::deserialize(&fa).unwrap(), safetensors::SafeTensors::deserialize(&fb).unwrap());
+        let mut worst = 0f32;
+        for name in sa.names() {
+            let (x, y) = (sa.tensor(name).unwrap(), sb.tensor(name).unwrap());
+            for (p, q) in x.data().chunks_exact(4).zip(y.data().chunks_exact(4)) {
+                let (p, q) = (f32::from_le_bytes(p.try_into().unwrap()), f32::from_le_bytes(q.try_into().unwrap()));
+                worst = worst.max((p - q).abs());
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn matches_burns_adamw_with_the_same_groups() {
+        let device = Device::flex().autodiff();
+        let start = model(&device);
+        let mut ours = AdamW::new(0.01);
+        let decayed = burn::optim::AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.01);
+        let plain = burn::optim::AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.0);
+        let mut burns = decayed.init().with_group(burn::module::ParamGroup::from_any_predicates(vec!["bias", "layer_norm"]), plain.build(), None);
+        let (mut a, mut b) = (start.clone(), start.clone());
+        for (step, lr) in [1e-2, 5e-3, 2e-2, 1e-3, 1e-2].into_iter().enumerate() {
+            a = ours.step(lr, a.clone(), grads(&a, step, &device));
+            b = burns.step(lr, b.clone(), grads(&b, step, &device));
+        }
+        assert!(max_diff(&a, &start) > 1e-3, "the steps changed nothing");
+        let diff = max_diff(&a, &b);
+        assert!(diff < 1e-6, "ours and burn's AdamW differ by {diff}");
+        // The no-decay group matters: decaying everything lands elsewhere.
+        let mut all = burn::optim::AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.01).init();
+        let mut c = start.clone();
+        for (step, lr) in [1e-2, 5e-3, 2e-2, 1e-3, 1e-2].into_iter().enumerate() {
+            c = all.step(lr, c.clone(), grads(&c, step, &device));
+        }
+        assert!(max_diff(&a, &c) > 1e-5);
+    }
+
+    #[test]
+    fn a_restored_state_continues_as_the_uninterrupted_run() {
+        let device = Device::flex().autodiff();
+        let mut optim = AdamW::new(0.01);
+        let mut m = model(&device);
+        for step in 0..2 {
+            m = optim.step(1e-2, m.clone(), grads(&m, step, &device));
+        }
+        let bytes = pollster::block_on(optim.state_bytes()).unwrap();
+        let mut restored = AdamW::new(0.01);
+        restored.load_state(&bytes, &device.clone().inner()).unwrap();
+        assert_eq!(restored.len(), optim.len());
+        let (mut a, mut b, mut c) = (m.clone(), m.clone(), m.clone());
+        let mut fresh = AdamW::new(0.01);
+        for step in 2..4 {
+            a = optim.step(1e-2, a.clone(), grads(&a, step, &device));
+            b = restored.step(1e-2, b.clone(), grads(&b, step, &device));
+            c = fresh.step(1e-2, c.clone(), grads(&c, step, &device));
+        }
+        assert_eq!(max_diff(&a, &b), 0.0);
+        // Without the moments the run goes elsewhere: the state matters.
+        assert!(max_diff(&a, &c) > 1e-4);
+        assert!(restored.load_state(&bytes[..bytes.len() / 2], &device.clone().inner()).is_err());
+    }
+}
