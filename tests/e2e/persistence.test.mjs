@@ -14,6 +14,8 @@ import { serve, launch, offOriginRequests, screenshot, CHROMIUM_FLAGS } from './
 
 const MINUTE = 60_000;
 let server, profile;
+// Every browser opened, closed at the end even when a test fails half-way.
+const contexts = [];
 const requested = [];
 
 const WORDS = {
@@ -28,6 +30,7 @@ async function open(dir) {
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1200, height: 900 },
   });
+  contexts.push(context);
   const page = context.pages()[0] ?? await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -80,6 +83,7 @@ before(async () => {
   profile = await mkdtemp(join(tmpdir(), 'bertbench-profile-'));
 });
 after(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
   await server?.close();
   if (profile) await rm(profile, { recursive: true, force: true });
 });
