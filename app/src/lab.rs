@@ -230,6 +230,68 @@ impl Lab {
     }
 }
 
+/// The built-in corpus (`scripts/make_mlm_corpus.py`), in the wasm so it works offline.
+pub const BUILTIN_CORPUS: &str = include_str!("../../public/examples/corpus.txt");
+
+/// How the built-in corpus is named on the page.
+pub const BUILTIN_NAME: &str = "the built-in corpus";
+
+/// The lab's settings and corpus choice as saved (the JSON of a [`Kind::LabSettings`] item; its
+/// bytes are the corpus, unless it is the built-in one).
+///
+/// [`Kind::LabSettings`]: crate::store::Kind::LabSettings
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabSettings {
+    pub corpus_name: String,
+    pub vocab: LabVocab,
+    pub preset: String,
+    pub continue_pretrained: bool,
+    pub config: PretrainConfig,
+    pub probes: String,
+    pub probe_every: usize,
+    pub backend: Backend,
+}
+
+impl Lab {
+    /// The settings as they are (tracked: an effect reading them reruns on every change).
+    pub fn settings(self) -> LabSettings {
+        LabSettings {
+            corpus_name: self.corpus_name.get(),
+            vocab: self.vocab.get(),
+            preset: self.preset.get(),
+            continue_pretrained: self.continue_pretrained.get(),
+            config: self.config.get(),
+            probes: self.probes.get(),
+            probe_every: self.probe_every.get(),
+            backend: self.backend.get(),
+        }
+    }
+
+    /// Puts saved settings back, with the saved corpus (`None`: the built-in one).
+    pub fn apply_settings(self, s: LabSettings, corpus: Option<String>) {
+        match corpus.filter(|_| s.corpus_name != BUILTIN_NAME) {
+            Some(text) => {
+                self.corpus.set(text);
+                self.corpus_name.set(s.corpus_name);
+            }
+            None => self.use_builtin(),
+        }
+        self.vocab.set(s.vocab);
+        self.preset.set(s.preset);
+        self.continue_pretrained.set(s.continue_pretrained);
+        self.config.set(s.config);
+        self.probes.set(s.probes);
+        self.probe_every.set(s.probe_every);
+        self.backend.set(s.backend);
+    }
+
+    /// Switches to the built-in corpus.
+    pub fn use_builtin(self) {
+        self.corpus.set(BUILTIN_CORPUS.to_string());
+        self.corpus_name.set(BUILTIN_NAME.into());
+    }
+}
+
 /// At most this many steps are kept with a saved lab model (evenly thinned, the last kept).
 const MAX_SAVED_STEPS: usize = 2000;
 

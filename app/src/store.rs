@@ -33,6 +33,9 @@ pub enum Kind {
     /// A model pretrained in the MLM lab, with its run (`lab::SavedLab`); its bytes are the
     /// Hugging Face files in [`LAB_FILES`](crate::protocol::LAB_FILES) order (empty when absent).
     LabModel,
+    /// The MLM lab's settings (`lab::LabSettings`); its bytes are the lab's corpus unless it is
+    /// the built-in one.
+    LabSettings,
 }
 
 /// One saved thing, without its bytes.

@@ -88,7 +88,8 @@ export function maxAbsDiff(a, b) {
 /** Types `text` as sentence A, clicks Embed, and returns the vector the page shows. */
 export async function embedSentence(page, text, timeout) {
   await page.getByTestId('sentence-a').fill(text);
-  await page.getByTestId('embed-button').click();
+  // The button waits while the page computes other views (slow on a software WebGPU adapter).
+  await page.getByTestId('embed-button').click({ timeout });
   const values = page.getByTestId('embedding-values');
   await page.waitForFunction(
     (t) => document.querySelector('[data-testid=embedding] p')?.textContent.includes(`“${t}”`),

@@ -14,6 +14,18 @@ before(async () => {
   await chrome.page.goto(server.origin + '/#lab');
   await chrome.page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
 });
+/** The lab model's top fills for `text`, as the page shows them (waits for a new answer). */
+async function fill(page, text) {
+  await page.getByTestId('lab-fill-input').fill(text);
+  const before = await page.getByTestId('lab-fill-result').count() ? await page.getByTestId('lab-fill-result').textContent() : '';
+  await page.getByTestId('lab-fill').click();
+  await page.waitForFunction((old) => {
+    const now = document.querySelector('[data-testid=lab-fill-result]')?.textContent;
+    return now && now !== old;
+  }, before, { timeout: MINUTE }).catch(() => {});
+  return (await page.getByTestId('lab-fill-result').textContent()).trim();
+}
+
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 
 test('pretraining in the worker: vocabulary, masking shown, loss falls, probes answer', { timeout: 12 * MINUTE }, async () => {
@@ -160,19 +172,12 @@ test('in the browser too, BERT-tiny learns a deterministic pattern and fills it 
   const mean = Number((await page.getByTestId('lab-progress').textContent()).match(/mean of the last 20 steps ([\d.]+)/)[1]);
   assert.ok(mean < 0.6, `MLM loss over the last 20 steps: ${mean}`);
   for (const [a, b] of pairs) {
-    await page.getByTestId('lab-fill-input').fill(`night dark ${a} [MASK] sun hot`);
-    const before = await page.getByTestId('lab-fill-result').count() ? await page.getByTestId('lab-fill-result').textContent() : '';
-    await page.getByTestId('lab-fill').click();
-    await page.waitForFunction((old) => {
-      const now = document.querySelector('[data-testid=lab-fill-result]')?.textContent;
-      return now && now !== old;
-    }, before, { timeout: MINUTE }).catch(() => {});
-    const top = (await page.getByTestId('lab-fill-result').textContent()).trim().split(' ')[0];
-    assert.equal(top, b, `night dark ${a} [MASK] sun hot → ${await page.getByTestId('lab-fill-result').textContent()}`);
+    const fills = await fill(page, `night dark ${a} [MASK] sun hot`);
+    assert.equal(fills.split(' ')[0], b, `night dark ${a} [MASK] sun hot → ${fills}`);
   }
 });
 
-test('the lab model survives a reload: reopened with its corpus, curves and probes, it fills the same; then deleted', { timeout: 5 * MINUTE }, async () => {
+test('the lab survives a reload: its settings and corpus come back, and its model reopens with its curves and probes and fills the same; then deleted', { timeout: 5 * MINUTE }, async () => {
   const { page } = chrome;
   // The pattern run of the test before was saved when it finished.
   await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('[data-testid=lab-storage-note]')?.textContent ?? ''), null, { timeout: MINUTE });
@@ -187,6 +192,11 @@ test('the lab model survives a reload: reopened with its corpus, curves and prob
   const row = page.getByTestId('lab-saved-item').filter({ hasText: name });
   await row.waitFor({ timeout: MINUTE });
   const saved = await page.getByTestId('lab-saved-item').count();
+  // The lab's settings and its uploaded corpus came back by themselves.
+  await page.waitForFunction(() => document.querySelector('[data-testid=lab-corpus]')?.textContent.includes('pairs.txt: 256 lines'), null, { timeout: MINUTE });
+  assert.equal(await page.getByTestId('lab-epochs').inputValue(), '25');
+  assert.equal(await page.getByTestId('lab-lr').inputValue(), '0.002');
+  assert.equal(await page.getByTestId('lab-probes-input').inputValue(), 'night dark sun [MASK] snow cold.');
   // Nothing of the run is on the page before it is opened.
   assert.equal(await page.getByTestId('lab-fill').count(), 0);
   await row.getByTestId('lab-open-saved').click();
@@ -199,15 +209,8 @@ test('the lab model survives a reload: reopened with its corpus, curves and prob
   assert.ok((await page.locator('[data-testid=lab-loss] polyline').first().getAttribute('points')).split(' ').length >= 200, 'a loss point per step');
   // The reopened model is the trained one: it still completes every pair top-1.
   for (const [a, b] of [['sun', 'hot'], ['lemon', 'sour'], ['fire', 'bright']]) {
-    await page.getByTestId('lab-fill-input').fill(`night dark ${a} [MASK] sun hot`);
-    const old = await page.getByTestId('lab-fill-result').count() ? await page.getByTestId('lab-fill-result').textContent() : '';
-    await page.getByTestId('lab-fill').click();
-    await page.waitForFunction((o) => {
-      const now = document.querySelector('[data-testid=lab-fill-result]')?.textContent;
-      return now && now !== o;
-    }, old, { timeout: MINUTE }).catch(() => {});
-    const top = (await page.getByTestId('lab-fill-result').textContent()).trim().split(' ')[0];
-    assert.equal(top, b, `after reopening: night dark ${a} [MASK] sun hot → ${await page.getByTestId('lab-fill-result').textContent()}`);
+    const fills = await fill(page, `night dark ${a} [MASK] sun hot`);
+    assert.equal(fills.split(' ')[0], b, `after reopening: night dark ${a} [MASK] sun hot → ${fills}`);
   }
   await screenshot(page, 'lab-reopened');
 

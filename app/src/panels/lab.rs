@@ -20,8 +20,6 @@ use crate::protocol::{Backend, LabVocab};
 use crate::studio::{Studio, download, file_list, read_files};
 use crate::widgets::{LineChart, ProgressBar, Series, duration, human_count};
 
-/// The built-in corpus (`scripts/make_mlm_corpus.py`), in the wasm so it works offline.
-const CORPUS: &str = include_str!("../../../public/examples/corpus.txt");
 
 fn fills_view(fills: &[MaskFill]) -> impl IntoView + use<> {
     let parts: Vec<String> = fills
@@ -86,8 +84,7 @@ pub fn LabPanel() -> impl IntoView {
     let studio = expect_context::<Studio>();
     let lab = studio.lab;
     if lab.corpus.get_untracked().is_empty() {
-        lab.corpus.set(CORPUS.to_string());
-        lab.corpus_name.set("the built-in corpus".into());
+        lab.use_builtin();
     }
     let message = RwSignal::new(None::<Result<String, String>>);
     let fill_text = RwSignal::new("the duck [MASK] in the pond.".to_string());
@@ -317,7 +314,7 @@ pub fn LabPanel() -> impl IntoView {
             })}
             <h3>"1 · Corpus"</h3>
             <div class="row">
-                <button class="secondary" data-testid="lab-builtin" on:click=move |_| { lab.corpus.set(CORPUS.to_string()); lab.corpus_name.set("the built-in corpus".into()); }>"Built-in corpus"</button>
+                <button class="secondary" data-testid="lab-builtin" on:click=move |_| lab.use_builtin()>"Built-in corpus"</button>
                 <label class="filebutton small">"Upload a .txt file"<input type="file" accept=".txt,text/plain" data-testid="lab-file" on:change=upload /></label>
                 <span class="small muted" data-testid="lab-corpus">{move || {
                     let lines = lab.corpus.with(|c| c.lines().filter(|l| !l.trim().is_empty()).count());

@@ -20,11 +20,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{Live, RunRecord, RunState, Studio, recipe};
 use crate::app::{AppState, Tab};
-use crate::lab::{LabRun, SavedLab};
+use crate::lab::{BUILTIN_NAME, LabRun, LabSettings, SavedLab};
 use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, RunSummary, ToWorker};
 use crate::store::{self, Item, Kind};
 
 const SETTINGS_ID: &str = "settings";
+const LAB_SETTINGS_ID: &str = "lab-settings";
 
 /// At most this many training-loss points are kept with a saved run (evenly thinned).
 const MAX_SAVED_STEPS: usize = 2000;
@@ -103,11 +104,40 @@ impl Studio {
                         .collect();
                     runs.reverse();
                     self.history.set(runs);
+                    if let Some(item) = items.iter().find(|i| i.kind == Kind::LabSettings) {
+                        if let Ok(s) = serde_json::from_str::<LabSettings>(&item.json) {
+                            let corpus = if item.size > 0 {
+                                store::bytes(&item.id).await.ok().and_then(|mut p| p.pop()).and_then(|b| String::from_utf8(b).ok())
+                            } else {
+                                None
+                            };
+                            self.lab.apply_settings(s, corpus);
+                        }
+                    }
                     self.show_saved(items);
                 }
                 Err(e) => self.storage_error.set(Some(e)),
             }
             self.settings_ready.set_value(true);
+            // The lab's settings and its corpus (unless built in), likewise.
+            Effect::new(move |_| {
+                let settings = self.lab.settings();
+                let corpus = self.lab.corpus.with(|c| if settings.corpus_name == BUILTIN_NAME { String::new() } else { c.clone() });
+                spawn_local(async move {
+                    let item = Item {
+                        id: LAB_SETTINGS_ID.into(),
+                        kind: Kind::LabSettings,
+                        name: "lab settings".into(),
+                        saved_ms: js_sys::Date::now(),
+                        size: corpus.len() as u64,
+                        json: serde_json::to_string(&settings).unwrap_or_default(),
+                    };
+                    let bytes: &[&[u8]] = if corpus.is_empty() { &[] } else { &[corpus.as_bytes()] };
+                    if let Err(e) = store::put(&item, bytes).await {
+                        self.lab.storage_note.set(Some(Err(e)));
+                    }
+                });
+            });
             // Write the settings read back (or the defaults) once, and on every change after.
             Effect::new(move |_| {
                 let settings = Settings {
