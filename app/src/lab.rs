@@ -300,14 +300,9 @@ const MAX_SAVED_STEPS: usize = 2000;
 /// every listing reads).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SavedLab {
-    pub corpus_name: String,
-    pub vocab: LabVocab,
-    pub preset: String,
-    pub continue_pretrained: bool,
-    pub config: PretrainConfig,
-    pub probes: String,
-    pub probe_every: usize,
-    pub backend: Backend,
+    /// Corpus name and settings of the run.
+    #[serde(flatten)]
+    pub settings: LabSettings,
     pub vocab_info: Option<(usize, bool, Vec<String>)>,
     pub ready: Option<(usize, usize)>,
     pub preview: Vec<Vec<ShownToken>>,
@@ -330,14 +325,7 @@ impl Lab {
             steps = steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect();
         }
         SavedLab {
-            corpus_name: self.corpus_name.get_untracked(),
-            vocab: self.vocab.get_untracked(),
-            preset: self.preset.get_untracked(),
-            continue_pretrained: self.continue_pretrained.get_untracked(),
-            config: self.config.get_untracked(),
-            probes: self.probes.get_untracked(),
-            probe_every: self.probe_every.get_untracked(),
-            backend: self.backend.get_untracked(),
+            settings: untrack(|| self.settings()),
             vocab_info: self.vocab_info.get_untracked(),
             ready: self.ready.get_untracked(),
             preview: self.preview.get_untracked(),
@@ -357,15 +345,7 @@ impl Lab {
         self.run_id.set_value(run);
         self.planned.set_value(None);
         self.has_model.set(false);
-        self.corpus.set(corpus);
-        self.corpus_name.set(saved.corpus_name);
-        self.vocab.set(saved.vocab);
-        self.preset.set(saved.preset);
-        self.continue_pretrained.set(saved.continue_pretrained);
-        self.config.set(saved.config);
-        self.probes.set(saved.probes);
-        self.probe_every.set(saved.probe_every);
-        self.backend.set(saved.backend);
+        self.apply_settings(saved.settings, Some(corpus));
         self.vocab_info.set(saved.vocab_info);
         self.ready.set(saved.ready);
         self.preview.set(saved.preview);

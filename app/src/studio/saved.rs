@@ -280,12 +280,12 @@ impl Studio {
         let saved = self.lab.to_saved(cancelled, done, seconds);
         let saved_ms = js_sys::Date::now();
         let id = format!("lab:{saved_ms:.0}");
-        let model = if saved.continue_pretrained { "continued pretraining".to_string() } else { saved.preset.clone() };
+        let model = if saved.settings.continue_pretrained { "continued pretraining".to_string() } else { saved.settings.preset.clone() };
         let loss = saved.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
         let item = Item {
             id: id.clone(),
             kind: Kind::LabModel,
-            name: format!("{model} · {} · {done} steps{loss}", saved.corpus_name),
+            name: format!("{model} · {} · {done} steps{loss}", saved.settings.corpus_name),
             saved_ms,
             size: 0,
             json: serde_json::to_string(&saved).unwrap_or_default(),
