@@ -95,8 +95,8 @@ pub async fn yield_to_browser() {
 }
 
 /// Waits until the browser has painted the page as it is now: a `setTimeout` queued from a
-/// `requestAnimationFrame` callback runs after that frame. Where there are no frames (a
-/// worker, a hidden tab), the next task instead.
+/// `requestAnimationFrame` callback runs after that frame. In a hidden tab (no frames) it waits
+/// for the next task only; where there is no `requestAnimationFrame` (a worker), not at all.
 pub async fn after_paint() {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let global = js_sys::global();
