@@ -29,7 +29,8 @@ pub enum Backend {
 pub struct TrainRequest {
     /// Id the worker's replies carry.
     pub run: u32,
-    /// Hyper-parameters.
+    /// Hyper-parameters (a checkpoint saved before a field existed gets its default).
+    #[serde(deserialize_with = "bertbench_core::train::config_with_defaults")]
     pub config: FineTuneConfig,
     /// Label names in id order.
     pub labels: Vec<String>,

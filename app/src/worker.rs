@@ -13,6 +13,7 @@ use bertbench_core::burn::prelude::{Device, Tensor};
 use bertbench_core::checkpoint::{self, CheckpointFiles};
 use bertbench_core::classifier::{self, HEAD_FILE, LoadedClassifier};
 use bertbench_core::metrics::argmax;
+use bertbench_core::inference::by_length;
 use bertbench_core::model::BertModelConfig;
 use bertbench_core::config::{BertConfig, Preset};
 use bertbench_core::pretrain::{self, BertForPreTraining, Pretrainer};
@@ -362,11 +363,15 @@ async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) ->
             .map_err(|e| if texts.len() > 1 { format!("row {}: {e}", i + 1) } else { e.to_string() })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut out = Vec::with_capacity(encoded.len());
+    // Shortest first across the whole file, so each batch pads to about its own length.
+    let mut out = vec![Vec::new(); encoded.len()];
     let mut last_yield = now_ms();
-    for chunk in encoded.chunks(32) {
-        let probs = predict(&current.loaded.model, chunk, tok.pad_id, 32, &current.device).await.map_err(|e| e.to_string())?;
-        out.extend(probs);
+    for indices in by_length(&encoded).chunks(32) {
+        let chunk: Vec<_> = indices.iter().map(|&i| encoded[i].clone()).collect();
+        let probs = predict(&current.loaded.model, &chunk, tok.pad_id, 32, &current.device).await.map_err(|e| e.to_string())?;
+        for (&i, p) in indices.iter().zip(probs) {
+            out[i] = p;
+        }
         if now_ms() - last_yield > 30.0 {
             sleep_ms(0).await;
             last_yield = now_ms();

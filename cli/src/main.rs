@@ -12,7 +12,7 @@
 //! bertbench finetune --model DIR --train FILE [--valid FILE] [--mode head|full|ftu]
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 1e-3] [--head-epochs 10]
-//!     [--seed 42] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
+//!     [--seed 42] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
 //!     the page's fine-tuning run, natively: evaluations and timings as a table, and the
 //!     classifier exported as a Hugging Face folder with --out; --max-steps N stops after N
 //!     steps and prints the mean step time (after 2 warm-up steps), for benchmarks
@@ -268,7 +268,8 @@ fn finetune(args: &[String]) -> Result {
         .with_epochs(parse(&args, "epochs", defaults.epochs)?)
         .with_head_learning_rate(parse(&args, "head-lr", defaults.head_learning_rate)?)
         .with_head_epochs(parse(&args, "head-epochs", defaults.head_epochs)?)
-        .with_seed(parse(&args, "seed", defaults.seed)?);
+        .with_seed(parse(&args, "seed", defaults.seed)?)
+        .with_group_by_length(parse(&args, "group-by-length", defaults.group_by_length)?);
     let max_len: usize = parse(&args, "max-len", 64)?;
     let max_steps: usize = parse(&args, "max-steps", usize::MAX)?;
 

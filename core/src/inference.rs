@@ -93,7 +93,9 @@ impl Bert {
 }
 
 /// Positions of `encoded`, shortest first (a stable sort: equal lengths keep their order).
-fn by_length(encoded: &[Encoded]) -> Vec<usize> {
+/// Batching texts in this order pads each batch to about its own length, not its longest
+/// random member's.
+pub fn by_length(encoded: &[Encoded]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..encoded.len()).collect();
     order.sort_by_key(|&i| encoded[i].tokens.len());
     order

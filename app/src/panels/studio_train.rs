@@ -214,6 +214,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     {number_field(studio, "dropout before the head", "dropout", |c| c.dropout, |c, v| c.dropout = v.min(0.9), "0.05")}
                     {number_field(studio, "seed", "seed", |c| c.seed as f64, |c, v| c.seed = v as u64, "1")}
                     {number_field(studio, "evaluate every N steps (0 = each epoch)", "eval-every", |c| c.eval_every as f64, |c, v| c.eval_every = v as usize, "1")}
+                    <label class="small field-inline" title="Full fine-tuning puts texts of similar length in the same batch (as transformers' group_by_length), so batches pad less and epochs take less time">
+                        <input type="checkbox" data-testid="group-by-length" prop:checked=move || studio.config.with(|c| c.group_by_length) prop:disabled=running
+                            on:change=move |ev| studio.config.update(|c| c.group_by_length = event_target_checked(&ev)) />
+                        " batch texts of similar length together (faster full fine-tuning)"
+                    </label>
                     <label class="small field-inline">"max tokens per example"
                         <input type="number" class="num" data-testid="max-len" prop:value=move || studio.max_len.get().to_string()
                             on:change=move |ev| {

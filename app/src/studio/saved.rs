@@ -33,6 +33,7 @@ const MAX_SAVED_STEPS: usize = 2000;
 /// The studio's settings as saved.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Settings {
+    #[serde(deserialize_with = "bertbench_core::train::config_with_defaults")]
     config: FineTuneConfig,
     max_len: usize,
     restarts: usize,
