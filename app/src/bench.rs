@@ -48,24 +48,10 @@ impl BenchModel {
     /// copy of the model on `texts` with `labels`, for `steps` steps of `batch`: each step's
     /// wall time in ms, the read-back of its loss included.
     pub async fn train_steps(&self, texts: Vec<String>, labels: Vec<String>, batch: usize, steps: usize) -> Result<Vec<f64>, JsError> {
-        let err = |e: bertbench_core::Error| JsError::new(&e.to_string());
-        let examples: Vec<Example> = texts
-            .into_iter()
-            .zip(labels)
-            .enumerate()
-            .map(|(i, (text, label))| Example { line: i + 2, text, text_pair: None, label })
-            .collect();
-        let mut names: Vec<String> = examples.iter().map(|e| e.label.clone()).collect();
-        names.sort();
-        names.dedup();
-        let ad = self.device.clone().autodiff();
-        let bert = checkpoint::load(self.files.clone(), &ad).map_err(err)?;
-        let train = encode_examples(&self.bert.tokenizer, &examples, &names).map_err(err)?;
         // Random batches, as the PyTorch side takes them (grouping by length would make our
         // steps shorter than its steps, not faster).
         let config = FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(batch).with_epochs(1_000).with_group_by_length(false);
-        let max_len = self.bert.tokenizer.max_len();
-        let mut tuner = FineTuner::new(bert.model, self.bert.tokenizer.pad_id, max_len, names, train.clone(), train, config, &ad).map_err(err)?;
+        let mut tuner = self.tuner(texts, labels, 0, config)?;
         let mut times = Vec::with_capacity(steps);
         let mut last = now_ms();
         while times.len() < steps {
@@ -77,6 +63,22 @@ impl BenchModel {
             last = now_ms();
         }
         Ok(times)
+    }
+
+    /// One epoch of full fine-tuning (the studio's defaults, `batch` texts a step) of a fresh
+    /// copy of the model on all but the last `held_out` texts, then its evaluation on those,
+    /// with batches grouped by length or not: the steps taken. The harness times the call.
+    pub async fn train_epoch(&self, texts: Vec<String>, labels: Vec<String>, held_out: usize, batch: usize, group: bool) -> Result<usize, JsError> {
+        let config = FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(batch).with_epochs(1).with_group_by_length(group);
+        let mut tuner = self.tuner(texts, labels, held_out, config)?;
+        let mut steps = 0;
+        loop {
+            match tuner.advance().await.map_err(err)? {
+                Event::Step(_) => steps += 1,
+                Event::Finished => return Ok(steps),
+                _ => {}
+            }
+        }
     }
 
     /// "cpu" or "webgpu".
@@ -92,6 +94,33 @@ impl BenchModel {
             _ => "CPU".into(),
         }
     }
+}
+
+impl BenchModel {
+    /// A fine-tuning run of a fresh copy of the model: the last `held_out` texts validate (all
+    /// of them, as well as training, when `held_out` is 0).
+    fn tuner(&self, texts: Vec<String>, labels: Vec<String>, held_out: usize, config: FineTuneConfig) -> Result<FineTuner, JsError> {
+        let examples: Vec<Example> = texts
+            .into_iter()
+            .zip(labels)
+            .enumerate()
+            .map(|(i, (text, label))| Example { line: i + 2, text, text_pair: None, label })
+            .collect();
+        let mut names: Vec<String> = examples.iter().map(|e| e.label.clone()).collect();
+        names.sort();
+        names.dedup();
+        let ad = self.device.clone().autodiff();
+        let bert = checkpoint::load(self.files.clone(), &ad).map_err(err)?;
+        let encoded = encode_examples(&self.bert.tokenizer, &examples, &names).map_err(err)?;
+        let split = encoded.len().saturating_sub(held_out);
+        let (train, valid) = if held_out == 0 { (encoded.clone(), encoded) } else { (encoded[..split].to_vec(), encoded[split..].to_vec()) };
+        let max_len = self.bert.tokenizer.max_len();
+        FineTuner::new(bert.model, self.bert.tokenizer.pad_id, max_len, names, train, valid, config, &ad).map_err(err)
+    }
+}
+
+fn err(e: bertbench_core::Error) -> JsError {
+    JsError::new(&e.to_string())
 }
 
 async fn device(backend: &str) -> Result<Device, JsError> {
