@@ -12,8 +12,9 @@
 //              --webgpu-train), native `bertbench finetune`, PyTorch on 2 threads.
 //   startup    navigation to "model ready", cold and from the service worker's cache; wasm size.
 //   memory     peak renderer memory (VmHWM) of a tab fine-tuning MiniLM at batch 16.
-//   batching   one epoch of full fine-tuning (native) with random batches and with batches
-//              grouped by length (the studio's default), on 400 sentences of sst2_dev.tsv.
+//   batching   one epoch of full fine-tuning with random batches and with batches grouped by
+//              length (the studio's default), on 400 sentences of sst2_dev.tsv, in the page
+//              (CPU) and natively.
 // On a software WebGPU adapter (SwiftShader, ~1 GFLOP/s) the WebGPU rows use --webgpu-sentences.
 import { createServer } from 'node:http';
 import { execFileSync, spawnSync } from 'node:child_process';

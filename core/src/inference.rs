@@ -96,8 +96,13 @@ impl Bert {
 /// Batching texts in this order pads each batch to about its own length, not its longest
 /// random member's.
 pub fn by_length(encoded: &[Encoded]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..encoded.len()).collect();
-    order.sort_by_key(|&i| encoded[i].tokens.len());
+    shortest_first(&encoded.iter().map(|e| e.tokens.len()).collect::<Vec<_>>())
+}
+
+/// Positions of `lengths`, shortest first (a stable sort).
+pub(crate) fn shortest_first(lengths: &[usize]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| lengths[i]);
     order
 }
 

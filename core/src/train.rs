@@ -23,7 +23,7 @@ use crate::data::Example;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
 use crate::error::Error;
 use crate::heads::{ClassificationHead, ClassificationHeadConfig};
-use crate::inference::{by_length, read_f32};
+use crate::inference::{by_length, read_f32, shortest_first};
 use crate::metrics::{Metrics, argmax, softmax};
 use crate::model::{BertInput, BertModel};
 use crate::rng::Rng;
@@ -433,9 +433,9 @@ impl FineTuner {
         let total_steps = per_epoch * (head_epochs + full_epochs);
         let phase = if config.mode == TrainMode::Full { Phase::Full } else { Phase::Features };
         let rng = Rng::new(config.seed);
-        let encoded: Vec<Encoded> = train.iter().chain(&valid).map(|t| t.encoded.clone()).collect();
-        let feature_order = by_length(&encoded);
-        let valid_order = by_length(&encoded[train.len()..]);
+        let lengths: Vec<usize> = train.iter().chain(&valid).map(|t| t.encoded.tokens.len()).collect();
+        let feature_order = shortest_first(&lengths);
+        let valid_order = shortest_first(&lengths[train.len()..]);
         let mut tuner = Self {
             labels,
             max_len,
