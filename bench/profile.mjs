@@ -1,6 +1,6 @@
 // Where a fine-tuning step spends its time in the browser: Chromium's sampling profiler (CDP
 // `Profiler`) around full fine-tuning steps of all-MiniLM-L6-v2 on the CPU fallback (batch 16,
-// length 64, sst2_train_2k), in the real page through `BenchModel`. Prints self time per wasm
+// length 64: `fullLengthTexts`, so every batch is [16, 64]), in the real page through `BenchModel`. Prints self time per wasm
 // function (the wasm keeps its name section), heaviest first.
 //
 //   cargo xtask dist && node bench/profile.mjs [--steps 2] [--top 40] [--backend cpu|webgpu]
@@ -9,11 +9,11 @@
 // public/models/all-MiniLM-L6-v2 (`cargo xtask setup`).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { join, normalize, extname, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { fullLengthTexts } from './texts.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
@@ -33,7 +33,7 @@ const server = createServer(async (req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-const rows = readFileSync(join(ROOT, '..', 'shared', 'data', 'sst2_train_2k.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
+const rows = fullLengthTexts();
 const webgpu = opts.backend === 'webgpu';
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',

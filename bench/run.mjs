@@ -8,8 +8,9 @@
 //   inference  256 sentences of ../shared/data/sst2_dev.tsv, batch 32, max length 64,
 //              all-MiniLM-L6-v2 fp32: ours (BenchModel in the real page) vs transformers.js on the
 //              CPU (wasm) and on WebGPU; cosine of every mean-pooled vector > 0.9999 first.
-//   finetune   full fine-tuning step time, batch 16, length 64: browser CPU (and WebGPU with
-//              --webgpu-train), native `bertbench finetune`, PyTorch on 2 threads.
+//   finetune   full fine-tuning step time, batch 16, length 64 (texts of joined sentences that
+//              fill all 64 tokens, so every batch is [16, 64] on every side): browser CPU (and
+//              WebGPU with --webgpu-train), native `bertbench finetune`, PyTorch on 2 threads.
 //   startup    navigation to "model ready", cold and from the service worker's cache; wasm size.
 //   memory     peak renderer memory (VmHWM) of a tab fine-tuning MiniLM at batch 16.
 //   batching   one epoch of full fine-tuning with random batches and with batches grouped by
@@ -25,6 +26,7 @@ import { extname, join, normalize } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_FLAGS, ROOT, DIST } from '../tests/e2e/harness.mjs';
+import { DATA, fullLengthTexts, tsv } from './texts.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : fallback);
@@ -36,15 +38,17 @@ const TRAIN_BATCH = 16;
 const SKIP = new Set(opt('skip', '').split(',').filter(Boolean));
 const MODEL = 'all-MiniLM-L6-v2';
 const MODEL_DIR = join(ROOT, 'public', 'models', MODEL);
-const DATA = join(ROOT, '..', 'shared', 'data');
 const CACHE = process.env.BERTBENCH_CACHE ?? join(process.env.HOME, '.cache', 'bertbench');
 const ONNX_DIR = join(CACHE, 'bench', 'onnx-models');
 const MINUTE = 60_000;
 
-const tsv = (name) => readFileSync(join(DATA, name), 'utf8').split('\n').slice(1).filter(Boolean).map((l) => l.split('\t'));
 const dev = tsv('sst2_dev.tsv');
 const sentences = dev.slice(0, N).map((r) => r[0]);
-const train = tsv('sst2_train_2k.tsv').slice(0, 512);
+const train = fullLengthTexts();
+const tempDir = mkdtempSync(join(tmpdir(), 'bertbench-bench-'));
+const trainFile = join(tempDir, 'train_64.tsv');
+writeFileSync(trainFile, ['sentence\tlabel', ...train.map((r) => r.join('\t'))].join('\n') + '\n');
+process.on('exit', () => rmSync(tempDir, { recursive: true, force: true }));
 
 // ---------------------------------------------------------------------------------------------
 // The ONNX file for transformers.js: exported from the page's own safetensors.
@@ -254,9 +258,9 @@ if (!SKIP.has('finetune')) {
     const gpu = await browserSteps(true, 3);
     browserGpu = mean(gpu.times.slice(1)) / 1000;
   }
-  const native = SKIP.has('native') ? null : execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'finetune', '--model', MODEL_DIR, '--train', join(DATA, 'sst2_train_2k.tsv'), '--valid', join(DATA, 'sst2_dev.tsv'), '--mode', 'full', '--batch', String(TRAIN_BATCH), '--max-len', String(MAX_LEN), '--group-by-length', 'false', '--max-steps', '5'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const native = SKIP.has('native') ? null : execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'finetune', '--model', MODEL_DIR, '--train', trainFile, '--valid', join(DATA, 'sst2_dev.tsv'), '--mode', 'full', '--batch', String(TRAIN_BATCH), '--max-len', String(MAX_LEN), '--group-by-length', 'false', '--max-steps', '5'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const nativeStep = native && Number(/mean step time ([\d.]+) s/.exec(native)[1]);
-  const torch = execFileSync('python3', [join(ROOT, 'scripts', 'bench_pytorch_finetune.py'), MODEL_DIR, join(DATA, 'sst2_train_2k.tsv'), join(DATA, 'sst2_dev.tsv'), '--steps', '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const torch = execFileSync('python3', [join(ROOT, 'scripts', 'bench_pytorch_finetune.py'), MODEL_DIR, trainFile, join(DATA, 'sst2_dev.tsv'), '--steps', '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const torchStep = Number(/([\d.]+) s mean/.exec(torch)[1]);
   const ratio = (s) => `${(s / torchStep).toFixed(1)}×`;
   add('finetune', ['browser CPU (wasm, 1 thread)', browserCpu.toFixed(2), ratio(browserCpu)]);
@@ -348,7 +352,7 @@ server.close();
 
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 const table = (head, body) => body.length ? [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n') + '\n' : '';
-console.log(`Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${spawnSync('nproc').stdout.toString().trim()} cores), Chromium ${rows.chromium ?? ''}, \`node bench/run.mjs ${argv.join(' ')}\`\n`);
+console.log(`Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${spawnSync('nproc').stdout.toString().trim()} cores), ${spawnSync('/usr/bin/chromium', ['--version']).stdout?.toString().match(/Chromium [\d.]+/)?.[0] ?? 'Chromium (version unknown)'}, \`node bench/run.mjs ${argv.join(' ')}\`\n`);
 console.log(table(['inference (MiniLM, batch 32, length ≤ 64)', 'sentences', 'ours sentences/s', 'transformers.js sentences/s', 'ours / transformers.js', 'min cosine', 'load ours / transformers.js'], rows.inference));
 console.log(table(['fine-tune step (MiniLM, batch 16, length 64)', 'seconds/step', 'vs PyTorch'], rows.finetune));
 console.log(table(['start-up', ''], rows.startup));
