@@ -45,10 +45,14 @@ const MINUTE = 60_000;
 const dev = tsv('sst2_dev.tsv');
 const sentences = dev.slice(0, N).map((r) => r[0]);
 const train = fullLengthTexts();
+// Data files for the native CLI and PyTorch, in a folder removed when the harness exits.
 const tempDir = mkdtempSync(join(tmpdir(), 'bertbench-bench-'));
-const trainFile = join(tempDir, 'train_64.tsv');
-writeFileSync(trainFile, ['sentence\tlabel', ...train.map((r) => r.join('\t'))].join('\n') + '\n');
 process.on('exit', () => rmSync(tempDir, { recursive: true, force: true }));
+const writeTsv = (name, rows) => {
+  writeFileSync(join(tempDir, name), ['sentence\tlabel', ...rows.map((r) => r.join('\t'))].join('\n') + '\n');
+  return join(tempDir, name);
+};
+const trainFile = writeTsv('train_64.tsv', train);
 
 // ---------------------------------------------------------------------------------------------
 // The ONNX file for transformers.js: exported from the page's own safetensors.
@@ -330,18 +334,12 @@ if (!SKIP.has('batching')) {
   await b.close();
   add('batching', [`one epoch of full fine-tuning, 400 sentences (${random.steps} steps of ${TRAIN_BATCH}) + evaluation on 100, browser CPU (wasm)`, `${random.seconds.toFixed(1)} s`, `${grouped.seconds.toFixed(1)} s`, `${(random.seconds / grouped.seconds).toFixed(2)}×`]);
   if (!SKIP.has('native')) {
-    const dir = mkdtempSync(join(tmpdir(), 'bertbench-bench-'));
-    const write = (name, part) => {
-      writeFileSync(join(dir, name), ['sentence\tlabel', ...part.map((r) => r.join('\t'))].join('\n') + '\n');
-      return join(dir, name);
-    };
-    const [trainFile, validFile] = [write('train.tsv', rows500.slice(0, 400)), write('valid.tsv', rows500.slice(400))];
+    const [trainFile, validFile] = [writeTsv('train.tsv', rows500.slice(0, 400)), writeTsv('valid.tsv', rows500.slice(400))];
     const native = (group) => {
       const out = execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'finetune', '--model', MODEL_DIR, '--train', trainFile, '--valid', validFile, '--mode', 'full', '--epochs', '1', '--batch', String(TRAIN_BATCH), '--max-len', String(MAX_LEN), '--group-by-length', String(group)], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
       return Number(/total ([\d.]+) s/.exec(out)[1]);
     };
     const [r, g] = [native(false), native(true)];
-    rmSync(dir, { recursive: true, force: true });
     add('batching', ['the same, native CPU (`bertbench finetune`)', `${r.toFixed(1)} s`, `${g.toFixed(1)} s`, `${(r / g).toFixed(2)}×`]);
   }
 }
