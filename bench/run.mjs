@@ -68,6 +68,7 @@ if (!existsSync(join(ONNX_DIR, MODEL, 'onnx', 'model.onnx'))) {
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css', '.svg': 'image/svg+xml', '.webmanifest': 'application/manifest+json' };
 const MOUNTS = [
   ['/tjs.html', join(ROOT, 'bench', 'tjs.html')],
+  ['/bench-worker.mjs', join(ROOT, 'bench', 'worker.mjs')],
   ['/tjs/', join(ROOT, 'bench', 'node_modules', '@huggingface', 'transformers', 'dist')],
   ['/ort/', join(ROOT, 'bench', 'node_modules', 'onnxruntime-web', 'dist')],
   ['/onnx-models/', ONNX_DIR],
@@ -80,7 +81,12 @@ const server = createServer(async (req, res) => {
   try {
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
     const body = await readFile(file);
-    res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'content-length': body.length });
+    // Our page is cross-origin isolated, as its hosts should serve it (Trunk.toml), so the
+    // training worker gets threads; the transformers.js page is not, so ONNX Runtime Web keeps
+    // the one thread our page's inference has.
+    const isolation = prefix === '/' || prefix === '/bench-worker.mjs'
+      ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
+    res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'content-length': body.length, ...isolation });
     res.end(body);
   } catch {
     res.writeHead(404).end();
@@ -238,6 +244,31 @@ async function browserSteps(webgpu, steps) {
   return { times, peak };
 }
 
+/** Fine-tuning steps in a worker running the threaded build on `threads` threads, started from
+ * the real page (cross-origin isolated here): the studio's CPU path. */
+async function threadedSteps(steps) {
+  const { b, page } = await oursPage(false);
+  const result = await page.evaluate(async (data) => {
+    if (!self.crossOriginIsolated) return { error: 'the page is not cross-origin isolated' };
+    const meta = document.querySelector('meta[name=bertbench-threads]');
+    if (!meta) return { error: 'this build has no threaded bundle' };
+    data.threaded = new URL(meta.content, document.baseURI).href;
+    data.threads = navigator.hardwareConcurrency;
+    const worker = new Worker('/bench-worker.mjs', { type: 'module' });
+    const reply = await new Promise((resolve) => {
+      worker.addEventListener('message', (e) => { if (e.data && (e.data.times || e.data.error)) resolve(e.data); });
+      worker.addEventListener('error', (e) => resolve({ error: e.message }));
+      worker.postMessage(data);
+    });
+    worker.terminate();
+    return { ...reply, threads: data.threads };
+  }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: MAX_LEN, model: MODEL, steps });
+  const peak = peakRendererKb();
+  await b.close();
+  if (result.error) throw new Error(`threaded fine-tuning in a worker failed: ${result.error}`);
+  return { times: result.times, threads: result.threads, peak };
+}
+
 /** The largest peak resident size (VmHWM) of any Chromium renderer process now running. */
 function peakRendererKb() {
   let peak = 0;
@@ -256,7 +287,10 @@ if (!SKIP.has('finetune')) {
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const cpu = await browserSteps(false, 5);
   const browserCpu = mean(cpu.times.slice(2)) / 1000;
-  add('memory', ['browser CPU, full fine-tuning MiniLM, batch 16, length 64', `${(cpu.peak / 1024).toFixed(0)} MB`]);
+  add('memory', ['browser CPU, full fine-tuning MiniLM, batch 16, length 64 (page, 1 thread)', `${(cpu.peak / 1024).toFixed(0)} MB`]);
+  const threaded = await threadedSteps(5);
+  const browserThreaded = mean(threaded.times.slice(2)) / 1000;
+  add('memory', [`browser CPU, the same in the training worker (${threaded.threads} threads)`, `${(threaded.peak / 1024).toFixed(0)} MB`]);
   let browserGpu = null;
   if (argv.includes('--webgpu-train')) {
     const gpu = await browserSteps(true, 3);
@@ -267,7 +301,8 @@ if (!SKIP.has('finetune')) {
   const torch = execFileSync('python3', [join(ROOT, 'scripts', 'bench_pytorch_finetune.py'), MODEL_DIR, trainFile, join(DATA, 'sst2_dev.tsv'), '--steps', '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const torchStep = Number(/([\d.]+) s mean/.exec(torch)[1]);
   const ratio = (s) => `${(s / torchStep).toFixed(1)}×`;
-  add('finetune', ['browser CPU (wasm, 1 thread)', browserCpu.toFixed(2), ratio(browserCpu)]);
+  add('finetune', ['browser CPU (wasm, 1 thread, page)', browserCpu.toFixed(2), ratio(browserCpu)]);
+  add('finetune', [`browser CPU (wasm, ${threaded.threads} threads, training worker)`, browserThreaded.toFixed(2), ratio(browserThreaded)]);
   if (browserGpu !== null) add('finetune', ['browser WebGPU', browserGpu.toFixed(2), ratio(browserGpu)]);
   if (native) add('finetune', ['native CPU (`bertbench finetune`, 2 threads)', nativeStep.toFixed(2), ratio(nativeStep)]);
   add('finetune', [`PyTorch ${/PyTorch ([^\s,]+)/.exec(torch)[1]}, 2 threads`, torchStep.toFixed(2), '1.0×']);

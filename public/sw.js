@@ -55,8 +55,23 @@ self.addEventListener("message", (event) => {
   }
 });
 
+// Cross-origin isolation: the threaded training worker needs a SharedArrayBuffer, which a page
+// only gets with these two headers. A host that sends them needs nothing more; for one that
+// cannot (a plain static host), every response this worker serves carries them, so from the
+// second visit on (the first one installs this worker) the page is isolated all the same. Every
+// file the page loads is its own origin's, so `require-corp` blocks nothing it uses.
+function isolated(response) {
+  if (!response || response.type === "opaque" || response.type === "error" || response.status === 0) return response;
+  if (response.headers.get("Cross-Origin-Embedder-Policy")) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Cross-Origin-Opener-Policy", "same-origin");
+  headers.set("Cross-Origin-Embedder-Policy", "require-corp");
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
 // Same-origin GETs: the page itself network-first (so an update is seen at once when online),
-// everything else cache-first; anything not cached goes to the network as usual.
+// everything else cache-first; anything not cached goes to the network as usual. All of it
+// cross-origin isolated (above).
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
@@ -64,16 +79,16 @@ self.addEventListener("fetch", (event) => {
   if (request.mode === "navigate") {
     event.respondWith((async () => {
       try {
-        return await fetch(request);
+        return isolated(await fetch(request));
       } catch (e) {
         const cache = await caches.open(CACHE);
-        return (await cache.match("./")) || (await cache.match("index.html")) || Response.error();
+        return isolated((await cache.match("./")) || (await cache.match("index.html")) || Response.error());
       }
     })());
     return;
   }
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
-    return (await cache.match(request, { ignoreSearch: true })) || fetch(request);
+    return isolated((await cache.match(request, { ignoreSearch: true })) || (await fetch(request)));
   })());
 });

@@ -1,11 +1,53 @@
 // The training worker's bootstrap. The page posts the URLs of its own wasm-bindgen bundle (the
-// ones Trunk hashed into index.html); this imports the same bundle here, and the Rust `start` function
-// sees there is no window and starts the worker loop (app/src/worker.rs), which answers "Ready".
-self.addEventListener("message", async (event) => {
-  const { js, wasm } = event.data;
+// ones Trunk hashed into index.html) and, when the build has one, of the threaded bundle (the
+// same crate built with wasm atomics; `cargo xtask` writes its URL into index.html). This imports
+// one of them here; the Rust `start` function sees there is no window and installs the worker
+// loop (app/src/worker.rs), and `worker_ready` tells the page it can send work.
+//
+// Threads need a cross-origin isolated page (shared memory is a SharedArrayBuffer): the host's
+// COOP/COEP headers, or the service worker's from the second visit on. The threaded build has no
+// WebGPU (wgpu's WebGPU types cannot be shared between threads), so where the browser offers a
+// WebGPU adapter the worker keeps the single-thread build, which trains on either. Without
+// isolation, or if the threaded bundle fails to start, it runs the single-thread bundle too, and
+// says why.
+async function webgpuAdapter() {
   try {
-    const bindings = await import(js);
-    await bindings.default({ module_or_path: wasm });
+    return Boolean(self.navigator.gpu && (await self.navigator.gpu.requestAdapter()));
+  } catch {
+    return false;
+  }
+}
+
+self.addEventListener("message", async (event) => {
+  const { js, wasm, threaded } = event.data;
+  let bindings = null;
+  let note = "";
+  try {
+    if (threaded && self.crossOriginIsolated && (await webgpuAdapter())) {
+      note = "one thread: this browser offers WebGPU, which only the single-thread build can drive";
+    } else if (threaded && self.crossOriginIsolated) {
+      try {
+        bindings = await import(threaded);
+        await bindings.default();
+      } catch (e) {
+        bindings = null;
+        note = `the threaded build did not start (${e}), so training uses one thread`;
+      }
+      if (bindings) {
+        try {
+          await bindings.initThreadPool(Math.max(1, navigator.hardwareConcurrency || 1));
+        } catch (e) {
+          note = `the thread pool did not start (${e}), so training uses one thread`;
+        }
+      }
+    } else if (threaded) {
+      note = "one thread: the page is not cross-origin isolated (see the README's hosting notes)";
+    }
+    if (!bindings) {
+      bindings = await import(js);
+      await bindings.default({ module_or_path: wasm });
+    }
+    bindings.worker_ready(note);
   } catch (e) {
     const message = `the training worker could not start: ${e}`;
     self.postMessage({ json: JSON.stringify({ Error: { message } }), bytes: [] });

@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 
 use bertbench_core::burn::prelude::Device;
+#[cfg(feature = "webgpu")]
 use bertbench_core::burn::tensor::wgpu::wgpu;
 use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
 
@@ -79,6 +80,13 @@ pub async fn gpu() -> Result<Gpu, String> {
     let has_api = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())
         .map(|n| js_sys::Reflect::has(&n, &"gpu".into()).unwrap_or(false))
         .unwrap_or(false);
+    #[cfg(not(feature = "webgpu"))]
+    let result = if !has_api {
+        Err("this browser has no WebGPU".to_string())
+    } else {
+        Err("this worker runs the threaded CPU build, which has no WebGPU".to_string())
+    };
+    #[cfg(feature = "webgpu")]
     let result = if !has_api {
         Err("this browser has no WebGPU".to_string())
     } else {
@@ -100,6 +108,7 @@ pub async fn gpu() -> Result<Gpu, String> {
     result
 }
 
+#[cfg(feature = "webgpu")]
 fn describe_gpu_error(raw: &str) -> String {
     if raw.contains("No adapter") || raw.contains("no adapters") {
         "the browser has WebGPU but offers no adapter (no supported GPU, or WebGPU is disabled)".to_string()
@@ -110,6 +119,7 @@ fn describe_gpu_error(raw: &str) -> String {
 
 /// What the browser says about its adapter (`GPUAdapterInfo`): the description, or vendor and
 /// architecture. wgpu's own adapter info has no name in browsers.
+#[cfg(feature = "webgpu")]
 async fn adapter_description() -> Option<String> {
     use js_sys::{Function, Promise, Reflect};
     use wasm_bindgen::JsCast;

@@ -15,6 +15,11 @@ mod studio;
 mod widgets;
 mod worker;
 
+// The threaded build's `initThreadPool` (JavaScript), which `worker.js` calls to start rayon's
+// pool; re-exported so the crate is linked and its export kept.
+#[cfg(feature = "threads")]
+pub use wasm_bindgen_rayon::init_thread_pool;
+
 /// A panic leaves the wasm instance unusable; say so in the page instead of leaving a tab that
 /// silently stops answering.
 fn show_fatal(message: &str) {

@@ -228,8 +228,10 @@ pub struct RunSummary {
 /// Worker → page.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum FromWorker {
-    /// The worker's wasm is running and listening.
-    Ready,
+    /// The worker's wasm is running and listening, computing on `threads` threads (more than
+    /// one only in the threaded build, in a cross-origin isolated page); `note` says why it has
+    /// one thread when more were wanted, or is empty.
+    Ready { threads: usize, note: String },
     /// The base checkpoint is loaded.
     BaseSet { model_id: String },
     /// Progress of run `run`.

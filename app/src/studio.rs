@@ -90,6 +90,9 @@ pub struct Studio {
     worker: StoredValue<Option<Worker>, LocalStorage>,
     /// The worker answered `Ready`.
     pub worker_ready: RwSignal<bool>,
+    /// The threads the worker computes on (rayon's pool in the threaded build), and why only
+    /// one when that is not the build's choice (empty otherwise).
+    pub threads: RwSignal<(usize, String)>,
     base_sent: StoredValue<Option<String>>,
     /// The training file.
     pub upload: RwSignal<Option<Upload>>,
@@ -227,12 +230,23 @@ fn bundle_urls() -> Option<(String, String)> {
     Some((href("link[rel=modulepreload]")?, href("link[rel=preload][as=fetch]")?))
 }
 
+/// The URL of the threaded build's bundle (the `bertbench-threads` meta tag that `cargo xtask`
+/// writes into index.html), if this build has one.
+fn threaded_bundle_url() -> Option<String> {
+    let document = web_sys::window()?.document()?;
+    let meta = document.query_selector("meta[name=bertbench-threads]").ok()??;
+    let path = meta.get_attribute("content")?;
+    let base = document.base_uri().ok()??;
+    Some(web_sys::Url::new_with_base(&path, &base).ok()?.href())
+}
+
 impl Studio {
     /// Creates the state and starts the worker.
     pub fn new() -> Self {
         let studio = Self {
             worker: StoredValue::new_local(None),
             worker_ready: RwSignal::new(false),
+            threads: RwSignal::new((1, String::new())),
             base_sent: StoredValue::new(None),
             upload: RwSignal::new(None),
             valid_upload: RwSignal::new(None),
@@ -300,6 +314,9 @@ impl Studio {
         let init = js_sys::Object::new();
         js_sys::Reflect::set(&init, &"js".into(), &js.into()).ok();
         js_sys::Reflect::set(&init, &"wasm".into(), &wasm.into()).ok();
+        if let Some(threaded) = threaded_bundle_url() {
+            js_sys::Reflect::set(&init, &"threaded".into(), &threaded.into()).ok();
+        }
         worker.post_message(&init).ok();
         self.worker.set_value(Some(worker));
     }
@@ -316,7 +333,10 @@ impl Studio {
     fn receive(self, message: FromWorker, bytes: Vec<Vec<u8>>) {
         let current = self.run_id.get_value();
         match message {
-            FromWorker::Ready => self.worker_ready.set(true),
+            FromWorker::Ready { threads, note } => {
+                self.threads.set((threads, note));
+                self.worker_ready.set(true);
+            }
             FromWorker::BaseSet { .. } => {}
             FromWorker::Event { run, event } if run == current => self.on_event(event),
             FromWorker::Paused { run, paused } if run == current => self.run.set(RunState::Running { paused }),

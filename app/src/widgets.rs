@@ -168,8 +168,13 @@ pub fn LineChart(
         }.into_any()
     };
     let legend = move || series.get().into_iter().map(|s| view! { <span><i style:background=s.color></i>{s.name}</span> }).collect_view();
+    // Each series' y values as JSON, for the tests to read the numbers rather than the drawing.
+    let values = move || {
+        let ys: Vec<Vec<f64>> = series.get().iter().map(|s| s.points.iter().map(|p| p.1).collect()).collect();
+        serde_json::to_string(&ys).unwrap_or_default()
+    };
     view! {
-        <figure class="chart" data-testid=testid>
+        <figure class="chart" data-testid=testid data-values=values>
             <svg viewBox=format!("0 0 {W} {H}") role="img">
                 {body}
                 <text x=(W + L) / 2.0 y=H - 4.0 text-anchor="middle" class="axis-label">{x_label.clone()}</text>

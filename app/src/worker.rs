@@ -114,7 +114,27 @@ pub fn start() {
     });
     scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
     handler.forget();
-    post(&FromWorker::Ready, &[]);
+}
+
+/// How many threads burn's CPU backend computes on here: rayon's pool (started by `worker.js`
+/// through `initThreadPool`) in the threaded build, else this one.
+pub fn threads() -> usize {
+    #[cfg(feature = "threads")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "threads"))]
+    {
+        1
+    }
+}
+
+/// Called by `worker.js` once the thread pool (if any) is up: tells the page the worker is
+/// ready. Not before: a job must not reach burn before rayon's pool exists, or rayon would build
+/// its own one-thread pool and `initThreadPool` could no longer replace it.
+#[wasm_bindgen]
+pub fn worker_ready(note: String) {
+    post(&FromWorker::Ready { threads: threads(), note }, &[]);
 }
 
 fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
@@ -583,7 +603,10 @@ impl Job {
         let started = now_ms();
         let (_, files) = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
         let (device, device_name) = match self.request.backend {
-            Backend::Cpu => (Device::flex(), "CPU".to_string()),
+            Backend::Cpu => (Device::flex(), match threads() {
+                1 => "CPU".to_string(),
+                n => format!("CPU · {n} threads"),
+            }),
             Backend::WebGpu => {
                 let gpu = engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?;
                 (gpu.device, format!("WebGPU · {}", gpu.adapter))

@@ -18,16 +18,22 @@ const MIME = {
   '.webmanifest': 'application/manifest+json',
 };
 
-/** Serves dist/ on a free loopback port. `faults` maps a URL path to a replacement response
- * (`{ status, body, type }`); it is read per request, so a test may change it on the way. */
-export async function serve({ faults = {} } = {}) {
+/** The headers that make a page cross-origin isolated (`Trunk.toml` sends them too). */
+export const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
+
+/** Serves dist/ on a free loopback port, with the cross-origin isolation headers unless
+ * `isolated` is false (a host that does not send them). `faults` maps a URL path to a
+ * replacement response (`{ status, body, type }`); it is read per request, so a test may change
+ * it on the way. */
+export async function serve({ faults = {}, isolated = true } = {}) {
+  const extra = isolated ? ISOLATION : {};
   const requests = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://localhost');
     requests.push(url.pathname);
     const fault = faults[url.pathname];
     if (fault) {
-      res.writeHead(fault.status ?? 200, { 'content-type': fault.type ?? 'application/octet-stream' });
+      res.writeHead(fault.status ?? 200, { 'content-type': fault.type ?? 'application/octet-stream', ...extra });
       res.end(fault.body ?? '');
       return;
     }
@@ -36,7 +42,7 @@ export async function serve({ faults = {} } = {}) {
     try {
       if ((await stat(path)).isDirectory()) path = join(path, 'index.html');
       const body = await readFile(path);
-      res.writeHead(200, { 'content-type': MIME[extname(path)] ?? 'application/octet-stream', 'content-length': body.length });
+      res.writeHead(200, { 'content-type': MIME[extname(path)] ?? 'application/octet-stream', 'content-length': body.length, ...extra });
       res.end(body);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');

@@ -43,8 +43,9 @@ fn main() -> ExitCode {
         Some("test") => setup(true).and_then(|_| test()),
         Some("fixtures") => fixtures(),
         Some("precache") => precache(),
+        Some("post-build") => post_build(),
         Some("bench") => setup(true).and_then(|_| bench(&args[1..])),
-        _ => Err("usage: cargo xtask <serve | test | setup | dist | bench | fixtures | precache>".into()),
+        _ => Err("usage: cargo xtask <serve | test | setup | dist | bench | fixtures | precache | post-build>".into()),
     };
     match result {
         Ok(()) => {
@@ -133,6 +134,11 @@ fn setup(for_tests: bool) -> Result {
     step("Rust target wasm32-unknown-unknown");
     if !output("rustup", &["target", "list", "--installed"]).unwrap_or_default().contains("wasm32-unknown-unknown") {
         run("rustup", &["target", "add", "wasm32-unknown-unknown"])?;
+    }
+    // The threaded build (`build_threads`) rebuilds the standard library with atomics.
+    step("Rust component rust-src (for the threaded wasm's -Z build-std)");
+    if !output("rustup", &["component", "list", "--installed"]).unwrap_or_default().lines().any(|l| l.starts_with("rust-src")) {
+        run("rustup", &["component", "add", "rust-src"])?;
     }
     if for_tests {
         apt_packages()?;
@@ -233,7 +239,77 @@ fn serve() -> Result {
     run("trunk", &trunk_args("serve"))
 }
 
-/// Trunk's post-build hook (see `Trunk.toml`): lists every file of the build in its staging
+/// Trunk's post-build hook (see `Trunk.toml`): the threaded build, then `precache`.
+fn post_build() -> Result {
+    let staging = PathBuf::from(env::var("TRUNK_STAGING_DIR").map_err(|_| "post-build runs as Trunk's post-build hook (TRUNK_STAGING_DIR unset)")?);
+    build_threads(&staging)?;
+    precache()
+}
+
+/// The rustc flags of every crate of the threaded build: atomics and bulk memory, and the same
+/// SIMD as the main build.
+const THREADS_RUSTFLAGS: &str = "-C target-feature=+atomics,+bulk-memory,+simd128";
+
+/// wasm-ld's flags for the final link of the threaded build: a shared memory that JavaScript
+/// creates and hands to every thread, room for 4 GiB (a shared memory must declare its maximum,
+/// and 1 GiB, the usual choice, is less than fine-tuning MiniLM takes), and the thread-local
+/// storage symbols wasm-bindgen's thread support looks for.
+const THREADS_LINK_ARGS: [&str; 7] = [
+    "--shared-memory",
+    "--import-memory",
+    "--max-memory=4294967296",
+    "--export=__wasm_init_tls",
+    "--export=__tls_size",
+    "--export=__tls_align",
+    "--export=__tls_base",
+];
+
+/// Builds the app crate a second time with wasm threads (feature `threads`: burn's CPU backend
+/// on rayon, whose pool wasm-bindgen-rayon starts in Web Workers sharing the memory) into
+/// `<staging>/threads-<hash>/`, and names it in index.html's `bertbench-threads` meta tag. Only
+/// the training worker loads it, and only in a cross-origin isolated page (`public/worker.js`);
+/// the page itself keeps the single-thread build, which needs no isolation. The standard library
+/// must be rebuilt with atomics (`-Z build-std`, allowed on stable by `RUSTC_BOOTSTRAP`), in a
+/// target dir of its own so the two builds' flags do not invalidate each other.
+fn build_threads(staging: &Path) -> Result {
+    step("the training worker's threaded wasm (atomics, -Z build-std)");
+    let target = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    let target = PathBuf::from(format!("{}-threads", target.display()));
+    let target_str = target.display().to_string();
+    let mut args = vec![
+        "rustc", "--release", "--locked", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
+        "--no-default-features", "--features", "threads", "-Z", "build-std=panic_abort,std", "--",
+    ];
+    let link_args: Vec<String> = THREADS_LINK_ARGS.iter().map(|a| format!("link-arg={a}")).collect();
+    for a in &link_args {
+        args.extend(["-C", a.as_str()]);
+    }
+    run_in(&root(), "cargo", &args, &[("RUSTC_BOOTSTRAP", "1"), ("RUSTFLAGS", THREADS_RUSTFLAGS), ("CARGO_TARGET_DIR", &target_str)])?;
+    let wasm = target.join("wasm32-unknown-unknown/release/bertbench_app.wasm");
+    let bytes = fs::read(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
+    let dir = format!("threads-{:016x}", fnv1a(0xcbf2_9ce4_8422_2325, &bytes));
+    let out = staging.join(&dir);
+    let _ = fs::remove_dir_all(&out);
+    let (wasm_str, out_str) = (wasm.display().to_string(), out.display().to_string());
+    run("wasm-bindgen", &["--target", "web", "--no-typescript", "--out-name", "bertbench-app", "--out-dir", &out_str, &wasm_str])?;
+    let index = staging.join("index.html");
+    let html = fs::read_to_string(&index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let at = html.find("</head>").ok_or("index.html has no </head>")?;
+    let meta = format!("<meta name=\"bertbench-threads\" content=\"{dir}/bertbench-app.js\" />\n  ");
+    fs::write(&index, format!("{}{meta}{}", &html[..at], &html[at..])).map_err(|e| e.to_string())?;
+    eprintln!("threaded build in {dir}/ ({:.1} MB wasm)", bytes.len() as f64 / 1e6);
+    Ok(())
+}
+
+/// FNV-1a: std only, and fast enough for the ~100 MB of a build.
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Part of Trunk's post-build hook (see `Trunk.toml`): lists every file of the build in its staging
 /// directory and writes `sw.js` from `public/sw.js` with that list and a version that changes
 /// whenever any file does, so browsers install the new version and drop the old cache.
 fn precache() -> Result {
@@ -255,15 +331,13 @@ fn precache() -> Result {
         }
     }
     files.sort();
-    // FNV-1a over names and contents: std only, and fast enough for the ~100 MB of a build.
+    // FNV-1a over names and contents.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut bytes = 0u64;
     for f in &files {
         let content = fs::read(staging.join(f)).map_err(|e| format!("{f}: {e}"))?;
         bytes += content.len() as u64;
-        for b in f.as_bytes().iter().chain(&content) {
-            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
+        hash = fnv1a(fnv1a(hash, f.as_bytes()), &content);
     }
     let quoted: Vec<String> = std::iter::once("./".to_string()).chain(files.iter().cloned()).map(|f| format!("{f:?}")).collect();
     let line = format!("const PRECACHE = {{ version: \"{hash:016x}\", files: [{}] }};", quoted.join(", "));

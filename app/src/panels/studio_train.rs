@@ -238,7 +238,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     </label>
                     <label class="small field-inline">"train on"
                         <select data-testid="train-backend" on:change=move |ev| studio.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
-                            <option value="cpu" selected=move || studio.backend.get() == Backend::Cpu>"CPU (WebAssembly)"</option>
+                            <option value="cpu" data-testid="train-cpu" selected=move || studio.backend.get() == Backend::Cpu>{move || cpu_label(studio)}</option>
                             <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || studio.backend.get() == Backend::WebGpu>
                                 {move || if gpu_ok() { "WebGPU".to_string() } else { "WebGPU (not available or failed its check)".to_string() }}
                             </option>
@@ -260,6 +260,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     _ => ().into_any(),
                 }}
                 {move || (!studio.worker_ready.get()).then(|| view! { <span class="small muted">"starting the training worker…"</span> })}
+                {move || {
+                    let note = studio.threads.with(|(_, note)| note.clone());
+                    (studio.worker_ready.get() && !note.is_empty() && studio.backend.get() == Backend::Cpu)
+                        .then(|| view! { <span class="small muted" data-testid="threads-note">{note}</span> })
+                }}
                 {move || (state.backend.get().active == Some(BackendKind::WebGpu) && studio.backend.get() == Backend::Cpu).then(|| view! {
                     <span class="small muted">"Training runs on the CPU in a background worker; the page stays usable."</span>
                 })}
@@ -287,5 +292,13 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 </div>
             })}
         </section>
+    }
+}
+
+/// "CPU (WebAssembly)", with the worker's thread count when it has more than one.
+pub fn cpu_label(studio: Studio) -> String {
+    match studio.threads.get().0 {
+        1 => "CPU (WebAssembly)".to_string(),
+        n => format!("CPU (WebAssembly, {n} threads)"),
     }
 }

@@ -1,0 +1,87 @@
+// Threads in the training worker: the same full fine-tuning run on the default model, once in a
+// cross-origin isolated page (the worker runs the threaded build on every core) and once in a
+// page that is not (one thread, and the studio says why). Both must learn the same thing: the
+// threads only split the matrix products, so the loss curves agree to float rounding.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, offOriginRequests, screenshot } from './harness.mjs';
+
+const MINUTE = 60_000;
+const runs = {};
+const open = [];
+after(async () => { for (const close of open) await close(); });
+
+/** One run in a fresh browser: the CPU option's label, the note, the result, the loss curve. */
+async function train(isolated) {
+  const server = await serve({ isolated });
+  const chrome = await launch({ webgpu: false });
+  open.push(async () => { await chrome.browser.close(); await server.close(); });
+  const { page } = chrome;
+  await page.goto(server.origin + '/#studio');
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  await page.getByTestId('use-example').click();
+  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
+  await page.waitForFunction(() => !document.querySelector('[data-testid=train-start]')?.disabled, null, { timeout: 2 * MINUTE });
+  await page.locator('details:has([data-testid=train-backend]) > summary').click();
+  await page.selectOption('[data-testid=train-mode]', 'full');
+  const result = {
+    isolated: await page.evaluate(() => self.crossOriginIsolated),
+    cores: await page.evaluate(() => navigator.hardwareConcurrency),
+    label: (await page.getByTestId('train-cpu').textContent()).trim(),
+    note: (await page.getByTestId('threads-note').count()) ? await page.getByTestId('threads-note').textContent() : '',
+  };
+  const t = Date.now();
+  await page.getByTestId('train-start').click();
+  await page.getByTestId('train-done').waitFor({ timeout: 15 * MINUTE });
+  result.seconds = (Date.now() - t) / 1000;
+  result.done = await page.getByTestId('train-done').textContent();
+  result.losses = JSON.parse(await page.getByTestId('loss-chart').getAttribute('data-values'));
+  await screenshot(page, `threads-${isolated ? 'isolated' : 'not-isolated'}`);
+  result.problems = chrome.problems;
+  result.offOrigin = offOriginRequests(chrome.requestedUrls, server.origin);
+  console.log(JSON.stringify({ ...result, losses: undefined }));
+  return result;
+}
+
+test('cross-origin isolated: the training worker fine-tunes on every core and says so', { timeout: 20 * MINUTE }, async (t) => {
+  runs.threads = await train(true);
+  const r = runs.threads;
+  assert.equal(r.isolated, true, 'the COOP/COEP headers isolate the page');
+  if (r.cores < 2) {
+    t.skip('this machine has one core: nothing to spread over');
+    return;
+  }
+  assert.equal(r.label, `CPU (WebAssembly, ${r.cores} threads)`);
+  assert.equal(r.note, '');
+  assert.match(r.done, new RegExp(`on the CPU · ${r.cores} threads:`));
+});
+
+test('not isolated: one thread, a note that says why, and the same training', { timeout: 20 * MINUTE }, async () => {
+  runs.single = await train(false);
+  const r = runs.single;
+  assert.equal(r.isolated, false);
+  assert.equal(r.label, 'CPU (WebAssembly)');
+  assert.match(r.note, /one thread: the page is not cross-origin isolated/);
+  assert.match(r.done, /on the CPU: validation accuracy/);
+});
+
+test('threads change the speed, not the result: the same losses and metrics', () => {
+  const [a, b] = [runs.threads, runs.single];
+  assert.ok(a && b, 'both runs finished');
+  const metrics = (done) => /validation accuracy ([\d.]+)%, macro-F1 ([\d.]+)/.exec(done).slice(1).map(Number);
+  assert.deepEqual(metrics(a.done), metrics(b.done));
+  assert.equal(a.losses.length, b.losses.length);
+  a.losses.forEach((series, i) => {
+    assert.equal(series.length, b.losses[i].length, `series ${i}: as many points`);
+    assert.ok(series.length > 0);
+    series.forEach((y, j) => assert.ok(Math.abs(y - b.losses[i][j]) <= 1e-4 * Math.max(1, Math.abs(y)), `series ${i}, point ${j}: ${y} vs ${b.losses[i][j]}`));
+  });
+  console.log(`full fine-tuning on the example: ${a.seconds.toFixed(1)} s with threads, ${b.seconds.toFixed(1)} s on one`);
+});
+
+test('nothing left the page and nothing went wrong, in either page', () => {
+  for (const r of [runs.threads, runs.single]) {
+    assert.deepEqual(r.offOrigin, []);
+    assert.deepEqual(r.problems, []);
+  }
+});
