@@ -235,13 +235,14 @@ if (!SKIP.has('inference') && !SKIP.has('native')) {
 
 async function browserSteps(webgpu, steps) {
   const { b, page } = await oursPage(webgpu);
-  const times = await page.evaluate(async ({ texts, labels, batch, maxLen, backend, model, steps }) => {
+  const { times, wasmBytes } = await page.evaluate(async ({ texts, labels, batch, maxLen, backend, model, steps }) => {
     const m = await window.wasmBindings.BenchModel.load(model, backend, maxLen);
-    return Array.from(await m.train_steps(texts, labels, batch, steps));
+    const times = Array.from(await m.train_steps(texts, labels, batch, steps));
+    return { times, wasmBytes: window.wasmBindings.wasm_memory_bytes() };
   }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: MAX_LEN, backend: webgpu ? 'webgpu' : 'cpu', model: MODEL, steps });
   const peak = peakRendererKb();
   await b.close();
-  return { times, peak };
+  return { times, peak, wasmBytes };
 }
 
 /** Fine-tuning steps in a worker running the threaded build on `threads` threads, started from
@@ -266,7 +267,7 @@ async function threadedSteps(steps) {
   const peak = peakRendererKb();
   await b.close();
   if (result.error) throw new Error(`threaded fine-tuning in a worker failed: ${result.error}`);
-  return { times: result.times, threads: result.threads, peak };
+  return { times: result.times, threads: result.threads, peak, wasmBytes: result.wasmBytes };
 }
 
 /** The largest peak resident size (VmHWM) of any Chromium renderer process now running. */
@@ -287,10 +288,11 @@ if (!SKIP.has('finetune')) {
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const cpu = await browserSteps(false, 5);
   const browserCpu = mean(cpu.times.slice(2)) / 1000;
-  add('memory', ['browser CPU, full fine-tuning MiniLM, batch 16, length 64 (page, 1 thread)', `${(cpu.peak / 1024).toFixed(0)} MB`]);
+  const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+  add('memory', ['browser CPU, full fine-tuning MiniLM, batch 16, length 64 (page, 1 thread)', mb(cpu.peak * 1024), mb(cpu.wasmBytes)]);
   const threaded = await threadedSteps(5);
   const browserThreaded = mean(threaded.times.slice(2)) / 1000;
-  add('memory', [`browser CPU, the same in the training worker (${threaded.threads} threads)`, `${(threaded.peak / 1024).toFixed(0)} MB`]);
+  add('memory', [`browser CPU, the same in a worker (${threaded.threads} threads)`, mb(threaded.peak * 1024), mb(threaded.wasmBytes)]);
   let browserGpu = null;
   if (argv.includes('--webgpu-train')) {
     const gpu = await browserSteps(true, 3);
@@ -389,7 +391,7 @@ console.log(`Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${spaw
 console.log(table(['inference (MiniLM, batch 32, length ≤ 64)', 'sentences', 'ours sentences/s', 'transformers.js sentences/s', 'ours / transformers.js', 'min cosine', 'load ours / transformers.js'], rows.inference));
 console.log(table(['fine-tune step (MiniLM, batch 16, length 64)', 'seconds/step', 'vs PyTorch'], rows.finetune));
 console.log(table(['start-up', ''], rows.startup));
-console.log(table(['memory', 'peak'], rows.memory));
+console.log(table(['memory', 'peak renderer memory (VmHWM)', "training instance's wasm memory"], rows.memory));
 console.log(table(['batching', 'random batches', 'grouped by length', 'speed-up'], rows.batching));
 for (const n of notes) console.log(`- ${n}`);
 if (failed) {

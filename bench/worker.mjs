@@ -8,7 +8,7 @@ self.addEventListener('message', async ({ data }) => {
     await bindings.initThreadPool(data.threads);
     const model = await bindings.BenchModel.load(data.model, 'cpu', data.maxLen);
     const times = Array.from(await model.train_steps(data.texts, data.labels, data.batch, data.steps));
-    self.postMessage({ times });
+    self.postMessage({ times, wasmBytes: bindings.wasm_memory_bytes() });
   } catch (e) {
     self.postMessage({ error: String((e && e.stack) || e) });
   }

@@ -41,7 +41,7 @@ self.addEventListener("message", async (event) => {
         }
       }
     } else if (threaded) {
-      note = "one thread: the page is not cross-origin isolated (see the README's hosting notes)";
+      note = "Training uses one thread: this page is not cross-origin isolated yet. Reload it once it works offline (its service worker isolates it), or serve it with the COOP/COEP headers (README, “Hosting”).";
     }
     if (!bindings) {
       bindings = await import(js);

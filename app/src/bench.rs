@@ -96,6 +96,20 @@ impl BenchModel {
     }
 }
 
+/// The size of this wasm instance's linear memory in bytes: the most its allocator has ever
+/// held, since a wasm memory only grows.
+#[wasm_bindgen]
+pub fn wasm_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        (core::arch::wasm32::memory_size(0) * 65_536) as f64
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0.0
+    }
+}
+
 impl BenchModel {
     /// A fine-tuning run of a fresh copy of the model: the last `held_out` texts validate (all
     /// of them, as well as training, when `held_out` is 0).

@@ -72,9 +72,11 @@ export async function launch({ webgpu }) {
   return { browser, page, problems, requestedUrls: offOrigin };
 }
 
-/** Every URL the page asked for is on `origin`. */
+/** The URLs the page asked for that are not on `origin`: `data:` URLs and the origin's own
+ * `blob:` URLs (in-memory objects, such as the scripts of the training worker's thread pool) are
+ * not requests to anywhere. */
 export function offOriginRequests(urls, origin) {
-  return urls.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:') && !u.startsWith('blob:'));
+  return urls.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:') && !u.startsWith(`blob:${origin}/`));
 }
 
 export async function screenshot(page, name) {

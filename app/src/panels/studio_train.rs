@@ -295,10 +295,10 @@ pub fn StudioTrainPanel() -> impl IntoView {
     }
 }
 
-/// "CPU (WebAssembly)", with the worker's thread count when it has more than one.
+/// "CPU (WebAssembly)", or with the worker's thread count when it has more than one.
 pub fn cpu_label(studio: Studio) -> String {
     match studio.threads.get().0 {
         1 => "CPU (WebAssembly)".to_string(),
-        n => format!("CPU (WebAssembly, {n} threads)"),
+        n => format!("CPU · {n} threads"),
     }
 }
