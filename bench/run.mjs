@@ -270,6 +270,31 @@ async function threadedSteps(steps) {
   return { times: result.times, threads: result.threads, peak, wasmBytes: result.wasmBytes };
 }
 
+/** The product itself: the studio fine-tunes MiniLM (full, batch 16, length 64, random batches,
+ * one epoch of the full-length texts with 20% held out) in its own training worker, as a user
+ * would start it. The peak memory of the tab while it does: the issue's memory target. */
+async function studioRun() {
+  const { b, page } = await oursPage(false);
+  await page.getByTestId('tab-studio').click();
+  await page.getByTestId('data-file').setInputFiles({ name: 'train_64.tsv', mimeType: 'text/tab-separated-values', buffer: readFileSync(trainFile) });
+  await page.getByTestId('validation-report').waitFor();
+  await page.locator('details:has([data-testid=train-backend]) > summary').click();
+  await page.selectOption('[data-testid=train-mode]', 'full');
+  for (const [id, value] of [['batch-size', String(TRAIN_BATCH)], ['epochs', '1'], ['max-len', String(MAX_LEN)]]) {
+    await page.getByTestId(id).fill(value);
+    await page.getByTestId(id).dispatchEvent('change');
+  }
+  if (await page.getByTestId('group-by-length').isChecked()) await page.getByTestId('group-by-length').uncheck();
+  await page.waitForFunction(() => !document.querySelector('[data-testid=train-start]')?.disabled);
+  const label = (await page.getByTestId('train-cpu').textContent()).trim();
+  await page.getByTestId('train-start').click();
+  await page.getByTestId('train-done').waitFor({ timeout: 30 * MINUTE });
+  const done = await page.getByTestId('train-done').textContent();
+  const peak = peakRendererKb();
+  await b.close();
+  return { label, done, peak };
+}
+
 /** The largest peak resident size (VmHWM) of any Chromium renderer process now running. */
 function peakRendererKb() {
   let peak = 0;
@@ -293,6 +318,8 @@ if (!SKIP.has('finetune')) {
   const threaded = await threadedSteps(5);
   const browserThreaded = mean(threaded.times.slice(2)) / 1000;
   add('memory', [`browser CPU, the same in a worker (${threaded.threads} threads)`, mb(threaded.peak * 1024), mb(threaded.wasmBytes)]);
+  const studio = await studioRun();
+  add('memory', [`the studio: full fine-tuning in its training worker (${studio.label}), one epoch: ${/after (\d+ steps in \S+)/.exec(studio.done)[1]}`, mb(studio.peak * 1024), '']);
   let browserGpu = null;
   if (argv.includes('--webgpu-train')) {
     const gpu = await browserSteps(true, 3);
