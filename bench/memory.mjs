@@ -1,0 +1,86 @@
+// Where the tab's memory goes while the studio fine-tunes: Chromium's own breakdown per context
+// (`performance.measureUserAgentSpecificMemory()`, which needs the cross-origin isolated page)
+// and the renderer's resident size, with the page idle on the studio and again after the studio
+// has fully fine-tuned MiniLM on the full-length texts (batch 16, length 64, one epoch) in its
+// training worker.
+//
+//   cargo xtask dist && node bench/memory.mjs
+//
+// Needs bench/node_modules (playwright-core) and the model (`cargo xtask setup`).
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, normalize, extname, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { fullLengthTexts } from './texts.mjs';
+
+const DIST = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
+const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css' };
+const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
+const server = createServer(async (req, res) => {
+  let file = normalize(join(DIST, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
+  try {
+    if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
+    const body = await readFile(file);
+    res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', ...ISOLATION }).end(body);
+  } catch {
+    res.writeHead(404).end();
+  }
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  // Measure at once instead of at the next garbage collection.
+  args: ['--no-sandbox', '--disable-gpu-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--enable-blink-features=ForceEagerMeasureMemory'],
+});
+const page = await browser.newPage();
+page.setDefaultTimeout(30 * 60_000);
+
+const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+function renderers() {
+  const out = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)[1]) * 1024;
+      out.push(`renderer ${pid}: resident ${mb(kb('VmRSS'))}, peak ${mb(kb('VmHWM'))}`);
+    } catch { /* gone */ }
+  }
+  return out;
+}
+async function report(when) {
+  const breakdown = await page.evaluate(async () => {
+    const m = await performance.measureUserAgentSpecificMemory();
+    return m.breakdown.filter((b) => b.bytes > 2 ** 20).map((b) => ({
+      bytes: b.bytes, where: b.attribution.map((a) => `${a.scope} ${new URL(a.url).pathname}`).join(', ') || b.types.join(', '),
+    }));
+  });
+  console.log(`\n${when}`);
+  for (const line of renderers()) console.log(`  ${line}`);
+  for (const b of breakdown) console.log(`  ${mb(b.bytes).padStart(8)}  ${b.where}`);
+}
+
+await page.goto(`${origin}/#studio`);
+await page.getByTestId('model-facts').waitFor();
+await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline');
+await report('the studio, idle, model loaded');
+const tsv = ['sentence\tlabel', ...fullLengthTexts().map((r) => r.join('\t'))].join('\n') + '\n';
+await page.getByTestId('data-file').setInputFiles({ name: 'train_64.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(tsv) });
+await page.getByTestId('validation-report').waitFor();
+await page.locator('details:has([data-testid=train-backend]) > summary').click();
+await page.selectOption('[data-testid=train-mode]', 'full');
+for (const [id, value] of [['batch-size', '16'], ['epochs', '1'], ['max-len', '64']]) {
+  await page.getByTestId(id).fill(value);
+  await page.getByTestId(id).dispatchEvent('change');
+}
+if (await page.getByTestId('group-by-length').isChecked()) await page.getByTestId('group-by-length').uncheck();
+await page.getByTestId('train-start').click();
+await page.getByTestId('train-done').waitFor();
+await report(`after: ${await page.getByTestId('train-done').textContent()}`);
+await browser.close();
+server.close();
