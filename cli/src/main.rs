@@ -13,6 +13,7 @@
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 1e-3] [--head-epochs 10]
 //!     [--seed 42] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
+//!     [--gradient-checkpointing true|false]
 //!     the page's fine-tuning run, natively: evaluations and timings as a table, and the
 //!     classifier exported as a Hugging Face folder with --out; --max-steps N stops after N
 //!     steps and prints the mean step time (after 2 warm-up steps), for benchmarks
@@ -239,7 +240,12 @@ fn dataset(path: &str) -> Result<data::Dataset> {
 fn finetune(args: &[String]) -> Result {
     let args = Args::parse(args)?;
     let backend = args.get("backend").unwrap_or("cpu");
-    let device = device(backend)?.autodiff();
+    let mut device = device(backend)?.autodiff();
+    // burn's gradient checkpointing: memory-bound operations are recomputed in the backward pass
+    // instead of kept, for less memory at some speed.
+    if parse(&args, "gradient-checkpointing", false)? {
+        device = device.gradient_checkpointing();
+    }
     let mode = match args.get("mode").unwrap_or("head") {
         "head" => TrainMode::HeadOnly,
         "full" => TrainMode::Full,
@@ -297,19 +303,22 @@ fn finetune(args: &[String]) -> Result {
     let mut rows = Vec::new();
     let mut feature_secs = 0.0;
     let mut step_times = Vec::new();
+    let mut step_losses = Vec::new();
     let mut last_step = Instant::now();
     loop {
         let event = pollster::block_on(tuner.advance()).map_err(|e| e.to_string())?;
-        if let Event::Step(_) = event {
+        if let Event::Step(point) = &event {
             step_times.push(last_step.elapsed().as_secs_f64());
+            step_losses.push(format!("{:.6}", point.loss));
             if step_times.len() >= max_steps {
                 let timed = &step_times[2.min(step_times.len() - 1)..];
                 println!(
-                    "{}: mean step time {:.3} s over {} steps (after 2 warm-up steps), batch {}, max length {max_len}, native {backend}",
+                    "{}: mean step time {:.3} s over {} steps (after 2 warm-up steps), batch {}, max length {max_len}, native {backend}; losses {}",
                     mode.label(),
                     timed.iter().sum::<f64>() / timed.len() as f64,
                     timed.len(),
-                    tuner.config().batch_size
+                    tuner.config().batch_size,
+                    step_losses.join(" ")
                 );
                 return Ok(());
             }

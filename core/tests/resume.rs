@@ -39,7 +39,11 @@ fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
 
 /// A fresh tuner whose encoder starts from the random weights of `init_seed`.
 fn tuner(mode: TrainMode, init_seed: u64) -> FineTuner {
-    let device = Device::flex().autodiff();
+    tuner_on(Device::flex().autodiff(), mode, init_seed)
+}
+
+/// The same on `device` (an autodiff device, with gradient checkpointing or not).
+fn tuner_on(device: Device, mode: TrainMode, init_seed: u64) -> FineTuner {
     device.seed(init_seed);
     let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
     let bert = BertModelConfig::new(config).init(&device);
@@ -129,4 +133,21 @@ fn without_the_optimizer_state_the_run_still_resumes() {
     let (rest, _) = finish(&mut resumed);
     assert_eq!(rest.len(), 10 - 6);
     assert!(rest.iter().all(|l| l.is_finite()));
+}
+
+#[test]
+fn gradient_checkpointing_takes_the_same_steps() {
+    // burn's gradient checkpointing recomputes memory-bound operations in the backward pass;
+    // dropout and all, the run must not change. It also checks that AdamW's updates keep the
+    // device's strategy: a parameter with the default one made the second step's forward pass
+    // panic ("strategy mismatch").
+    let _guard = DEVICE_RNG.lock().unwrap_or_else(|e| e.into_inner());
+    let (want_losses, want_probs) = finish(&mut tuner(TrainMode::Full, 1));
+    let (losses, probs) = finish(&mut tuner_on(Device::flex().autodiff().gradient_checkpointing(), TrainMode::Full, 1));
+    assert_eq!(losses.len(), want_losses.len());
+    for (i, (a, b)) in losses.iter().zip(&want_losses).enumerate() {
+        assert!((a - b).abs() <= 1e-5, "step {}: loss {a} with checkpointing vs {b} without", i + 1);
+    }
+    let diff = probs.iter().zip(&want_probs).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(diff <= 1e-5, "the final classifiers' probabilities differ by {diff}");
 }

@@ -161,11 +161,17 @@ impl ModuleMapper for Step<'_> {
             return Param::from_mapped_value(id, tensor, mapper);
         };
         let require_grad = tensor.is_require_grad();
+        // `from_inner` gives the default strategy; the parameter keeps its device's (gradient
+        // checkpointing or not), or the next forward pass would mix two strategies.
+        let strategy = tensor.gradient_checkpointing_strategy();
         let dims = tensor.dims();
         let n = dims.iter().product::<usize>();
         let decay = !self.path.iter().any(|p| NO_DECAY.iter().any(|n| p.contains(n)));
         let updated = self.optim.update(id, decay, self.lr, tensor.inner().reshape([n]), grad.reshape([n]));
         let mut tensor = Tensor::from_inner(updated.reshape(dims));
+        if let Some(strategy) = strategy {
+            tensor = tensor.with_gradient_checkpointing_strategy(strategy);
+        }
         if require_grad {
             tensor = tensor.require_grad();
         }
