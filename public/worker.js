@@ -24,20 +24,20 @@ self.addEventListener("message", async (event) => {
   let note = "";
   try {
     if (threaded && self.crossOriginIsolated && (await webgpuAdapter())) {
-      note = "one thread: this browser offers WebGPU, which only the single-thread build can drive";
+      note = "Training on the CPU uses one thread here: this browser offers WebGPU, which only the single-thread build can drive (train on WebGPU to use the GPU).";
     } else if (threaded && self.crossOriginIsolated) {
       try {
         bindings = await import(threaded);
         await bindings.default();
       } catch (e) {
         bindings = null;
-        note = `the threaded build did not start (${e}), so training uses one thread`;
+        note = `Training uses one thread: the threaded build did not start (${e}).`;
       }
       if (bindings) {
         try {
           await bindings.initThreadPool(Math.max(1, navigator.hardwareConcurrency || 1));
         } catch (e) {
-          note = `the thread pool did not start (${e}), so training uses one thread`;
+          note = `Training uses one thread: the thread pool did not start (${e}).`;
         }
       }
     } else if (threaded) {
