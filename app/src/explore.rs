@@ -37,6 +37,30 @@ pub fn release(state: AppState) {
     state.busy.set(false);
 }
 
+/// Numbers a panel's requests so that only the newest one's answer is shown. Requests wait in
+/// [`claim`] in no particular order, so an older one (the automatic run after a model loads)
+/// can get the model after a newer one (the user's click) and would otherwise overwrite its
+/// answer with one for inputs the user has since changed.
+#[derive(Clone, Copy)]
+pub struct Latest(StoredValue<u64>);
+
+impl Latest {
+    pub fn new() -> Self {
+        Self(StoredValue::new(0))
+    }
+
+    /// A new request, newer than every earlier one.
+    pub fn next(self) -> u64 {
+        self.0.update_value(|n| *n += 1);
+        self.0.get_value()
+    }
+
+    /// Whether no request was made after `ticket`.
+    pub fn is(self, ticket: u64) -> bool {
+        self.0.get_value() == ticket
+    }
+}
+
 /// Tokenizes every text; the error names the first text that fails.
 pub fn encode_all(engine: &Engine, texts: &[String]) -> Result<Vec<Encoded>, String> {
     texts

@@ -99,9 +99,19 @@ export async function embedSentence(page, text, timeout) {
   // The button waits while the page computes other views (slow on a software WebGPU adapter).
   await page.getByTestId('embed-button').click({ timeout });
   const values = page.getByTestId('embedding-values');
-  await page.waitForFunction(
-    (t) => document.querySelector('[data-testid=embedding] p')?.textContent.includes(`“${t}”`),
-    text, { timeout },
-  );
+  try {
+    await page.waitForFunction(
+      (t) => document.querySelector('[data-testid=embedding] p')?.textContent.includes(`“${t}”`),
+      text, { timeout },
+    );
+  } catch (e) {
+    // Say what the page shows instead, so a failure can be told apart from a slow adapter.
+    const shown = await page.evaluate(() => ({
+      embedding: document.querySelector('[data-testid=embedding-panel]')?.innerText,
+      backend: document.querySelector('[data-testid=backend]')?.textContent,
+      buttonDisabled: document.querySelector('[data-testid=embed-button]')?.disabled,
+    }));
+    throw new Error(`${e.message}\nthe page shows: ${JSON.stringify(shown)}`);
+  }
   return JSON.parse(await values.textContent());
 }

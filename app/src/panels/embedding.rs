@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{claim, release};
+use crate::explore::{Latest, claim, release};
 use crate::widgets::{diverging, now_ms};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -26,17 +26,28 @@ pub fn EmbeddingPanel() -> impl IntoView {
     let pooling = RwSignal::new(Pooling::Mean);
     let normalize = RwSignal::new(false);
     let result = RwSignal::new(None::<Result<Embedded, String>>);
+    let latest = Latest::new();
 
     let run = move || {
         // Read the inputs now (what the user clicked with), then wait for the model's turn.
         let text = state.sentence_a.get_untracked();
         let (pooling, normalized) = (pooling.get_untracked(), normalize.get_untracked());
+        let ticket = latest.next();
         spawn_local(async move {
             let Some(engine) = claim(state).await else { return };
+            if !latest.is(ticket) {
+                // A newer request (with the inputs as they are now) has replaced this one.
+                release(state);
+                return;
+            }
             let start = now_ms();
             let options = EmbedOptions { pooling, normalize: normalized, ..Default::default() };
             let out = engine.bert.embed(std::slice::from_ref(&text), options, &engine.device).await;
             let millis = now_ms() - start;
+            release(state);
+            if !latest.is(ticket) {
+                return;
+            }
             result.set(Some(out.map_err(|e| e.to_string()).map(|mut e| Embedded {
                 text,
                 vector: e.vectors.remove(0),
@@ -45,7 +56,6 @@ pub fn EmbeddingPanel() -> impl IntoView {
                 pooling,
                 normalized,
             })));
-            release(state);
         });
     };
     // Embed once whenever a model (re)loads.

@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{OTHER, PALETTE, claim, each_states, encode_all, highlighted, labeled_data, release};
+use crate::explore::{Latest, OTHER, PALETTE, claim, each_states, encode_all, highlighted, labeled_data, release};
 use crate::fetch::yield_to_browser;
 use crate::studio::{Studio, download};
 use crate::widgets::{LineChart, Series, now_ms};
@@ -170,6 +170,7 @@ pub fn MapPanel() -> impl IntoView {
     let hovered = RwSignal::new(None::<usize>);
     let selected = RwSignal::new(None::<usize>);
     let ticket = StoredValue::new(0u32);
+    let requests = Latest::new();
 
     let pick_source = move |v: String| {
         let s = match v.as_str() {
@@ -196,6 +197,7 @@ pub fn MapPanel() -> impl IntoView {
     let embed = move || {
         error.set(None);
         cancel.set(false);
+        let request = requests.next();
         spawn_local(async move {
             // Gather the texts first (the dataset may need fetching).
             let (texts, labels): (Vec<String>, Vec<Option<String>>) = match source.get_untracked() {
@@ -227,6 +229,11 @@ pub fn MapPanel() -> impl IntoView {
                 return;
             }
             let Some(engine) = claim(state).await else { return };
+            if !requests.is(request) {
+                // A newer request (with the settings as they are now) has replaced this one.
+                release(state);
+                return;
+            }
             let start = now_ms();
             let result = async {
                 let encoded = encode_all(&engine, &texts)?;
