@@ -4,7 +4,7 @@
 // has fully fine-tuned MiniLM on the full-length texts (batch 16, length 64, one epoch) in its
 // training worker.
 //
-//   cargo xtask dist && node bench/memory.mjs
+//   cargo xtask dist && node bench/memory.mjs [--from-explorer]
 //
 // Needs bench/node_modules (playwright-core) and the model (`cargo xtask setup`).
 import { createServer } from 'node:http';
@@ -60,13 +60,19 @@ async function report(when) {
       bytes: b.bytes, where: b.attribution.map((a) => `${a.scope} ${new URL(a.url).pathname}`).join(', ') || b.types.join(', '),
     }));
   });
+  const pageWasm = await page.evaluate(() => window.wasmBindings.wasm_memory_bytes());
   console.log(`\n${when}`);
+  console.log(`  the page's wasm memory: ${mb(pageWasm)}`);
   for (const line of renderers()) console.log(`  ${line}`);
   for (const b of breakdown) console.log(`  ${mb(b.bytes).padStart(8)}  ${b.where}`);
 }
 
-await page.goto(`${origin}/#studio`);
+// `--from-explorer`: open the page on the explorer (its default view), which computes its views
+// for the model, and go to the studio as soon as the model is ready, as a user might.
+const fromExplorer = process.argv.includes('--from-explorer');
+await page.goto(fromExplorer ? `${origin}/` : `${origin}/#studio`);
 await page.getByTestId('model-facts').waitFor();
+if (fromExplorer) await page.getByTestId('tab-studio').click();
 await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline');
 await report('the studio, idle, model loaded');
 const tsv = ['sentence\tlabel', ...fullLengthTexts().map((r) => r.join('\t'))].join('\n') + '\n';

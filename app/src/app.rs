@@ -210,7 +210,8 @@ pub async fn switch_backend(state: AppState, to: BackendKind) {
     };
     state.load.set(LoadState::Building(format!("Moving the model to the {}", to.label())));
     yield_to_browser().await;
-    match Engine::build(&current.model_id, current.files.clone(), device, to) {
+    let built = current.files().and_then(|files| Engine::build(&current.model_id, files, device, to));
+    match built {
         Ok(engine) => state.set_engine(engine),
         Err(e) => {
             state.backend.update(|b| b.gpu_note = Some(format!("could not move to the {}: {e}", to.label())));

@@ -155,8 +155,12 @@ pub async fn download(model_id: &str, mut progress: impl FnMut(&str, u64, Option
 pub struct Engine {
     /// Directory name under `models/`.
     pub model_id: String,
-    /// The checkpoint bytes, kept to re-load on another device.
-    pub files: CheckpointFiles,
+    /// `config.json` and the tokenizer's files; `weights` is empty (see [`Engine::files`]).
+    small_files: CheckpointFiles,
+    /// The weights' bytes, kept only for a model on WebGPU: if the GPU is lost, they are what
+    /// the model moves to the CPU from. A model on the CPU writes them from its tensors when
+    /// they are needed, so the page does not hold the weights twice (90 MB for MiniLM).
+    gpu_weights: Option<Vec<u8>>,
     /// The model.
     pub bert: Bert,
     /// Where it runs.
@@ -171,12 +175,32 @@ impl Engine {
         Self::try_build(model_id, files, device, backend).map_err(|(e, _)| e)
     }
 
-    /// [`Engine::build`], giving the files back when it fails (to try another device without
-    /// keeping a second copy of the weights meanwhile).
+    /// [`Engine::build`], giving the files back when it fails on WebGPU (to try the CPU without
+    /// keeping a second copy of the weights meanwhile). On the CPU the weights' bytes go into
+    /// the model and are not copied first: a failure there gives back the small files only.
     pub fn try_build(model_id: &str, files: CheckpointFiles, device: Device, backend: BackendKind) -> Result<Self, (String, CheckpointFiles)> {
-        match checkpoint::load(files.clone(), &device) {
-            Ok(bert) => Ok(Self { model_id: model_id.to_string(), files, bert, device, backend }),
-            Err(e) => Err((e.to_string(), files)),
+        let CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt } = files;
+        let small_files = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
+        let engine = |bert, gpu_weights| Self { model_id: model_id.to_string(), small_files: small_files.clone(), gpu_weights, bert, device: device.clone(), backend };
+        match backend {
+            BackendKind::WebGpu => match checkpoint::load(CheckpointFiles { weights: weights.clone(), ..small_files.clone() }, &device) {
+                Ok(bert) => Ok(engine(bert, Some(weights))),
+                Err(e) => Err((e.to_string(), CheckpointFiles { weights, ..small_files.clone() })),
+            },
+            BackendKind::Cpu => match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
+                Ok(bert) => Ok(engine(bert, None)),
+                Err(e) => Err((e.to_string(), small_files.clone())),
+            },
         }
+    }
+
+    /// The model as checkpoint files (to load it on another device, or in the training
+    /// worker): on the CPU the weights are written from the model's tensors.
+    pub fn files(&self) -> Result<CheckpointFiles, String> {
+        let weights = match &self.gpu_weights {
+            Some(w) => w.clone(),
+            None => checkpoint::save_weights(&self.bert.model).map_err(|e| format!("the model's weights could not be written: {e}"))?,
+        };
+        Ok(CheckpointFiles { weights, ..self.small_files.clone() })
     }
 }

@@ -640,7 +640,7 @@ impl Studio {
     pub fn send_base(self, state: AppState) -> Result<(), String> {
         let engine = state.engine().ok_or("the model is still loading")?;
         if self.base_sent.get_value().as_deref() != Some(engine.model_id.as_str()) {
-            let f = &engine.files;
+            let f = engine.files()?;
             let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
             if let Some(t) = &f.tokenizer_json {
                 parts.push(t);

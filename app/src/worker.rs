@@ -1,7 +1,7 @@
 //! The training worker: the same wasm as the page, started in a dedicated Web Worker by
 //! `worker.js`, so fine-tuning and batch prediction never block the page.
 //!
-//! It holds the base checkpoint, the run in progress and the current classifier (trained or
+//! It holds the base model, the run in progress and the current classifier (trained or
 //! imported), and answers [`ToWorker`] messages with [`FromWorker`] ones. Training yields to the
 //! worker's event loop every few tens of milliseconds so that Pause and Cancel arrive.
 
@@ -10,7 +10,7 @@ use std::io::{Cursor, Read, Write};
 use std::rc::Rc;
 
 use bertbench_core::burn::prelude::{Device, Tensor};
-use bertbench_core::checkpoint::{self, CheckpointFiles};
+use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
 use bertbench_core::classifier::{self, HEAD_FILE, LoadedClassifier};
 use bertbench_core::metrics::argmax;
 use bertbench_core::inference::by_length;
@@ -50,9 +50,34 @@ struct LabModel {
     vocab_txt: Option<Vec<u8>>,
 }
 
+/// The pretrained model runs start from, loaded once (when the page sends it) on the CPU. A run
+/// on the CPU starts from these very tensors (modules are immutable values, so sharing them costs
+/// no memory); a run on WebGPU copies them to the GPU. The checkpoint's bytes are not kept: a
+/// second copy of the weights (and the copies made by loading them again) would add about 180 MB
+/// for MiniLM to every run's peak.
+struct Base {
+    id: String,
+    bert: Bert,
+    tokenizer_json: Option<Vec<u8>>,
+    vocab_txt: Option<Vec<u8>>,
+}
+
+impl Base {
+    /// The base model on `device` (an autodiff device, for training).
+    async fn on(&self, device: &Device, backend: Backend) -> Result<Bert, String> {
+        match backend {
+            Backend::Cpu => Ok(self.bert.clone()),
+            Backend::WebGpu => {
+                let model = copy_to(self.bert.model.clone(), device).await.map_err(|e| e.to_string())?;
+                Ok(Bert { model, ..self.bert.clone() })
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
-    base: Option<(String, CheckpointFiles)>,
+    base: Option<Rc<Base>>,
     current: Option<Rc<Current>>,
     lab: Option<Rc<LabModel>>,
     run: Option<u32>,
@@ -147,8 +172,17 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 tokenizer_json: if tokenizer_json { it.next() } else { None },
                 vocab_txt: if vocab_txt { it.next() } else { None },
             };
-            STATE.with(|s| s.borrow_mut().base = Some((model_id.clone(), files)));
-            post(&FromWorker::BaseSet { model_id }, &[]);
+            let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+            // The old base goes first, so that two models' weights are never held at once.
+            STATE.with(|s| s.borrow_mut().base = None);
+            match checkpoint::load(files, &Device::flex().autodiff()) {
+                Ok(bert) => {
+                    let base = Base { id: model_id.clone(), bert, tokenizer_json, vocab_txt };
+                    STATE.with(|s| s.borrow_mut().base = Some(Rc::new(base)));
+                    post(&FromWorker::BaseSet { model_id }, &[]);
+                }
+                Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
+            }
         }
         ToWorker::Train(request) => {
             let run = request.run;
@@ -432,7 +466,7 @@ struct Resume {
 async fn load_checkpoint() -> Result<(CheckpointMeta, Resume), String> {
     let item = store::get(CHECKPOINT_ID).await?.ok_or("there is no saved checkpoint to resume")?;
     let meta: CheckpointMeta = serde_json::from_str(&item.json).map_err(|e| format!("the checkpoint is unreadable: {e}"))?;
-    let base = STATE.with(|s| s.borrow().base.as_ref().map(|(id, _)| id.clone()));
+    let base = STATE.with(|s| s.borrow().base.as_ref().map(|b| b.id.clone()));
     if base.as_deref() != Some(meta.base_model.as_str()) {
         return Err(format!("the checkpoint was trained from {}; load that model first", meta.base_model));
     }
@@ -514,7 +548,7 @@ impl Job {
         let (steps, evals) = self.log.borrow().clone();
         let meta = CheckpointMeta {
             request: self.request.clone(),
-            base_model: STATE.with(|s| s.borrow().base.as_ref().map(|(id, _)| id.clone())).unwrap_or_default(),
+            base_model: STATE.with(|s| s.borrow().base.as_ref().map(|b| b.id.clone())).unwrap_or_default(),
             restart,
             files: files.iter().map(|(n, _)| n.clone()).collect(),
             kept_files: kept.iter().map(|(n, _)| n.clone()).collect(),
@@ -601,7 +635,7 @@ impl Job {
 
     async fn execute(mut self) -> Result<(RunSummary, Current), String> {
         let started = now_ms();
-        let (_, files) = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
+        let base = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
         let (device, device_name) = match self.request.backend {
             Backend::Cpu => (Device::flex(), match threads() {
                 1 => "CPU".to_string(),
@@ -614,7 +648,7 @@ impl Job {
         };
         *self.device_name.borrow_mut() = device_name.clone();
         let ad = device.clone().autodiff();
-        let bert = checkpoint::load(files.clone(), &ad).map_err(|e| e.to_string())?;
+        let bert = base.on(&ad, self.request.backend).await?;
         let max_len = self.request.max_len.clamp(8, bert.config.max_position_embeddings);
         let tokenizer = bert.tokenizer.with_max_len(max_len);
         let train = encode_examples(&tokenizer, &self.request.train, &self.request.labels).map_err(|e| e.to_string())?;
@@ -724,8 +758,8 @@ impl Job {
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
             device,
-            tokenizer_json: files.tokenizer_json.clone(),
-            vocab_txt: files.vocab_txt.clone(),
+            tokenizer_json: base.tokenizer_json.clone(),
+            vocab_txt: base.vocab_txt.clone(),
         };
         Ok((summary, current))
     }
@@ -846,13 +880,13 @@ async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool
     let ad = device.clone().autodiff();
     let max_len = request.config.max_len;
     let pair = request.config.pair_task.is_some();
-    let base = STATE.with(|s| s.borrow().base.clone()).map(|(_, f)| f);
+    let base = STATE.with(|s| s.borrow().base.clone());
     let (model, tokenizer, config, tokenizer_json, vocab_txt) = if request.continue_pretrained {
-        let files = base.ok_or("the pretrained model is not loaded in the worker yet")?;
-        let bert = checkpoint::load(files.clone(), &ad).map_err(|e| e.to_string())?;
+        let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
+        let bert = base.on(&ad, request.backend).await?;
         send(LabEvent::Vocab { size: bert.tokenizer.vocab_size(), trained: false, sample: vocab_sample(&bert.tokenizer, 40) });
         let model = BertForPreTraining::new(bert.model, &bert.config, pair, &ad);
-        (model, bert.tokenizer, bert.config, files.tokenizer_json, files.vocab_txt)
+        (model, bert.tokenizer, bert.config, base.tokenizer_json.clone(), base.vocab_txt.clone())
     } else {
         let (tokenizer, tokenizer_json, vocab_txt) = match request.vocab {
             LabVocab::Train(size) => {
@@ -860,14 +894,9 @@ async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool
                 (tok, None, Some(vocab))
             }
             LabVocab::Pretrained => {
-                let files = base.ok_or("the pretrained model is not loaded in the worker yet")?;
-                let tok = match (&files.tokenizer_json, &files.vocab_txt) {
-                    (Some(json), _) => BertTokenizer::from_tokenizer_json(json, max_len),
-                    (None, Some(vocab)) => BertTokenizer::from_vocab_txt(vocab, true, max_len),
-                    (None, None) => return Err("the pretrained model has no tokenizer files".into()),
-                }
-                .map_err(|e| e.to_string())?;
-                (tok, files.tokenizer_json, files.vocab_txt)
+                let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
+                let tok = base.bert.tokenizer.with_max_len(max_len);
+                (tok, base.tokenizer_json.clone(), base.vocab_txt.clone())
             }
         };
         send(LabEvent::Vocab { size: tokenizer.vocab_size(), trained: matches!(request.vocab, LabVocab::Train(_)), sample: vocab_sample(&tokenizer, 40) });
