@@ -181,16 +181,10 @@ impl Engine {
     pub fn try_build(model_id: &str, files: CheckpointFiles, device: Device, backend: BackendKind) -> Result<Self, (String, CheckpointFiles)> {
         let CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt } = files;
         let small_files = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
-        let engine = |bert, gpu_weights| Self { model_id: model_id.to_string(), small_files: small_files.clone(), gpu_weights, bert, device: device.clone(), backend };
-        match backend {
-            BackendKind::WebGpu => match checkpoint::load(CheckpointFiles { weights: weights.clone(), ..small_files.clone() }, &device) {
-                Ok(bert) => Ok(engine(bert, Some(weights))),
-                Err(e) => Err((e.to_string(), CheckpointFiles { weights, ..small_files.clone() })),
-            },
-            BackendKind::Cpu => match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
-                Ok(bert) => Ok(engine(bert, None)),
-                Err(e) => Err((e.to_string(), small_files.clone())),
-            },
+        let gpu_weights = (backend == BackendKind::WebGpu).then(|| weights.clone());
+        match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
+            Ok(bert) => Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, device, backend }),
+            Err(e) => Err((e.to_string(), CheckpointFiles { weights: gpu_weights.unwrap_or_default(), ..small_files })),
         }
     }
 
