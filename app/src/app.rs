@@ -90,6 +90,12 @@ impl AppState {
         self.engine.with_value(|e| e.clone())
     }
 
+    /// A model is loaded (reactive).
+    pub fn has_model(&self) -> bool {
+        self.generation.get();
+        self.engine().is_some()
+    }
+
     /// A model is loaded and nothing is computing (reactive).
     pub fn idle(&self) -> bool {
         self.generation.get();

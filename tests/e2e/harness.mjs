@@ -96,7 +96,8 @@ export function maxAbsDiff(a, b) {
 /** Types `text` as sentence A, clicks Embed, and returns the vector the page shows. */
 export async function embedSentence(page, text, timeout) {
   await page.getByTestId('sentence-a').fill(text);
-  // The button waits while the page computes other views (slow on a software WebGPU adapter).
+  // A click while the page computes other views waits for the model's turn (slow on a software
+  // WebGPU adapter); `timeout` covers that wait.
   await page.getByTestId('embed-button').click({ timeout });
   const values = page.getByTestId('embedding-values');
   try {

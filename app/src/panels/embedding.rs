@@ -111,8 +111,10 @@ pub fn EmbeddingPanel() -> impl IntoView {
                     <option value="pooler">"[CLS] through the pooler (tanh)"</option>
                 </select>
                 <label class="small"><input type="checkbox" on:change=move |ev| normalize.set(event_target_checked(&ev)) />" unit length"</label>
+                // Enabled while other views compute: a click waits for the model's turn (and the
+                // newest request wins), so none is lost to a button that turned disabled under it.
                 <button data-testid="embed-button" on:click=move |_| run()
-                    prop:disabled=move || !state.idle()>
+                    prop:disabled=move || !state.has_model()>
                     "Embed sentence A"
                 </button>
                 <Show when=move || state.busy.get()><span class="small muted">"computing…"</span></Show>
