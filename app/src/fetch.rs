@@ -30,7 +30,7 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
     if let Some(response) = from_cache(url).await {
         if let Ok(promise) = response.array_buffer() {
             if let Ok(buffer) = JsFuture::from(promise).await {
-                let bytes = Uint8Array::new(&buffer).to_vec();
+                let bytes = crate::js_bytes::take(&Uint8Array::new(&buffer));
                 progress(bytes.len() as u64, Some(bytes.len() as u64));
                 return Ok(bytes);
             }

@@ -7,6 +7,7 @@ mod engine;
 mod explore;
 mod lab;
 mod fetch;
+mod js_bytes;
 mod panels;
 mod protocol;
 mod pwa;

@@ -303,7 +303,7 @@ pub fn decode<T: for<'de> Deserialize<'de>>(data: &JsValue) -> Result<(T, Vec<Ve
     let bytes = Reflect::get(data, &"bytes".into())
         .ok()
         .and_then(|b| b.dyn_into::<Array>().ok())
-        .map(|list| list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()).map(|a| a.to_vec()).collect())
+        .map(|list| list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()).map(|a| crate::js_bytes::take(&a)).collect())
         .unwrap_or_default();
     Ok((message, bytes))
 }

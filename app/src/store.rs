@@ -131,6 +131,10 @@ pub async fn put(item: &Item, bytes: &[&[u8]]) -> Result<(), String> {
     }
     .await;
     db.close();
+    // The database keeps its own copy (it cloned `list` in `put`).
+    for array in list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()) {
+        crate::js_bytes::release(&array.buffer());
+    }
     match result {
         Ok(()) => Ok(()),
         Err(e) => Err(write_error(&what, e).await),
@@ -170,7 +174,7 @@ pub async fn bytes(id: &str) -> Result<Vec<Vec<u8>>, String> {
             .await
             .map_err(|e| e.to_string())?;
         let list = value.and_then(|v| v.dyn_into::<Array>().ok()).ok_or("its bytes are missing")?;
-        Ok::<_, String>(list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()).map(|a| a.to_vec()).collect())
+        Ok::<_, String>(list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()).map(|a| crate::js_bytes::take(&a)).collect())
     }
     .await;
     db.close();

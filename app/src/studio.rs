@@ -777,7 +777,7 @@ pub async fn read_files(files: Vec<web_sys::File>) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for file in files {
         if let Ok(buffer) = wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-            out.push((file.name(), js_sys::Uint8Array::new(&buffer).to_vec()));
+            out.push((file.name(), crate::js_bytes::take(&js_sys::Uint8Array::new(&buffer))));
         }
     }
     out
