@@ -110,12 +110,12 @@ async fn write_error(what: &str, error: String) -> String {
 /// Saves `item` and its bytes together (replacing an item with the same id), or neither.
 pub async fn put(item: &Item, bytes: &[&[u8]]) -> Result<(), String> {
     let what = format!("“{}”", item.name);
-    let db = open().await?;
-    let json = serde_json::to_string(item).map_err(|e| e.to_string())?;
     let list = Array::new();
     for b in bytes {
-        list.push(&Uint8Array::from(*b));
+        list.push(&blob_of(b).map_err(|e| format!("{what} was not saved: {e}"))?.into());
     }
+    let db = open().await?;
+    let json = serde_json::to_string(item).map_err(|e| e.to_string())?;
     let result = async {
         let tx = db.transaction(&[ITEMS, BLOBS], TransactionMode::ReadWrite).map_err(|e| e.to_string())?;
         let key = JsValue::from(item.id.as_str());
@@ -131,14 +131,44 @@ pub async fn put(item: &Item, bytes: &[&[u8]]) -> Result<(), String> {
     }
     .await;
     db.close();
-    // The database keeps its own copy (it cloned `list` in `put`).
-    for array in list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()) {
-        crate::js_bytes::release(&array.buffer());
-    }
     match result {
         Ok(()) => Ok(()),
         Err(e) => Err(write_error(&what, e).await),
     }
+}
+
+/// Pieces of a [`Blob`] are copied out of wasm memory this many bytes at a time.
+const BLOB_PIECE: usize = 8 << 20;
+
+/// `bytes` as a [`Blob`], built piece by piece, each piece's JS copy freed as soon as the blob
+/// holds it. Stored in IndexedDB, a blob is a handle on bytes the browser keeps (on disk in a
+/// normal profile): writing a 270 MB checkpoint this way never holds a full JS copy of it, nor
+/// a structured-clone copy of that, in the tab's memory.
+fn blob_of(bytes: &[u8]) -> Result<web_sys::Blob, String> {
+    let pieces = Array::new();
+    for chunk in bytes.chunks(BLOB_PIECE) {
+        let array = Uint8Array::new_from_slice(chunk);
+        let piece = web_sys::Blob::new_with_u8_array_sequence(&Array::of1(&array)).map_err(js_message)?;
+        crate::js_bytes::release(&array.buffer());
+        pieces.push(&piece);
+    }
+    web_sys::Blob::new_with_blob_sequence(&pieces).map_err(js_message)
+}
+
+/// A JS error's message.
+fn js_message(e: JsValue) -> String {
+    Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// One stored part: a [`Blob`] (written by [`put`]) or, from versions before it, a
+/// `Uint8Array`.
+async fn read_part(value: JsValue) -> Result<Vec<u8>, String> {
+    if let Some(array) = value.dyn_ref::<Uint8Array>() {
+        return Ok(crate::js_bytes::take(array));
+    }
+    let blob: web_sys::Blob = value.dyn_into().map_err(|_| "a stored part is neither bytes nor a blob".to_string())?;
+    let buffer = JsFuture::from(blob.array_buffer()).await.map_err(js_message)?;
+    Ok(crate::js_bytes::take(&Uint8Array::new(&buffer)))
 }
 
 /// Every saved item, newest first.
@@ -174,7 +204,11 @@ pub async fn bytes(id: &str) -> Result<Vec<Vec<u8>>, String> {
             .await
             .map_err(|e| e.to_string())?;
         let list = value.and_then(|v| v.dyn_into::<Array>().ok()).ok_or("its bytes are missing")?;
-        Ok::<_, String>(list.iter().filter_map(|v| v.dyn_into::<Uint8Array>().ok()).map(|a| crate::js_bytes::take(&a)).collect())
+        let mut out = Vec::with_capacity(list.length() as usize);
+        for value in list.iter() {
+            out.push(read_part(value).await?);
+        }
+        Ok::<_, String>(out)
     }
     .await;
     db.close();

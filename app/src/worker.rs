@@ -765,10 +765,14 @@ impl Job {
     }
 }
 
-/// The classifier as a zip, its weights first copied to the CPU with an asynchronous read: the
-/// export reads tensors synchronously, which WebGPU in a browser cannot do.
+/// The classifier as a zip. Weights on WebGPU are first copied to the CPU with an asynchronous
+/// read: the export reads tensors synchronously, which WebGPU in a browser cannot do.
 async fn host_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {
     let cpu = Device::flex();
+    if current.device == cpu {
+        // Already in memory: no copy of the weights.
+        return export_zip(current, name);
+    }
     let model = copy_to(current.loaded.model.clone(), &cpu).await.map_err(|e| e.to_string())?;
     let on_host = Current {
         loaded: LoadedClassifier { model, ..current.loaded.clone() },
@@ -788,7 +792,9 @@ fn export_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {
         current.vocab_txt.as_deref(),
     )
     .map_err(|e| e.to_string())?;
-    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    // Sized up front: growing by doubling would hold a half-size and a full-size copy at once.
+    let size = files.iter().map(|(name, bytes)| bytes.len() + 2 * name.len() + 256).sum::<usize>() + 1024;
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::with_capacity(size)));
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     for (file, bytes) in files {
         zip.start_file(format!("{name}/{file}"), options).map_err(|e| e.to_string())?;

@@ -158,6 +158,24 @@ test('after a restart: the saved run opens with its classifier, and a deleted on
   assert.match(await page.getByTestId('run-history').textContent(), /bert-tiny.*full fine-tuning.*resumed/s);
   const run = page.locator('[data-testid=saved-item][data-kind=run]');
   assert.equal(await run.count(), 1);
+  // This version stores an item's bytes as Blobs (the tab never holds a second copy of them);
+  // earlier ones stored Uint8Arrays. Rewrite the saved run the old way: it must open all the same.
+  const stored = await page.evaluate(async () => {
+    const done = (r) => new Promise((ok, fail) => { r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+    const db = await done(indexedDB.open('bertbench'));
+    const items = db.transaction('items').objectStore('items');
+    const [keys, values] = [await done(items.getAllKeys()), await done(items.getAll())];
+    const id = keys[values.findIndex((v) => JSON.parse(v).kind === 'Run')];
+    const parts = await done(db.transaction('blobs').objectStore('blobs').get(id));
+    const old = await Promise.all(parts.map(async (p) => new Uint8Array(await p.arrayBuffer())));
+    const tx = db.transaction('blobs', 'readwrite');
+    tx.objectStore('blobs').put(old, id);
+    await new Promise((ok, fail) => { tx.oncomplete = ok; tx.onerror = () => fail(tx.error); });
+    db.close();
+    return { kinds: parts.map((p) => p.constructor.name), bytes: old.map((a) => a.length) };
+  });
+  assert.deepEqual(stored.kinds, ['Blob'], 'a run is saved as one Blob (its zip)');
+  assert.ok(stored.bytes[0] > 1_000_000, `the zip holds the classifier: ${stored.bytes[0]} bytes`);
   await run.getByTestId('open-saved').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=classifier-info]')?.textContent.includes('positive'), null, { timeout: 2 * MINUTE });
   assert.ok(await page.locator('[data-testid=loss-chart] polyline').count() >= 1, 'the saved curves are drawn');
