@@ -4,7 +4,10 @@
 // has fully fine-tuned MiniLM on the full-length texts (batch 16, length 64, one epoch) in its
 // training worker.
 //
-//   cargo xtask dist && node bench/memory.mjs [--from-explorer]
+//   cargo xtask dist && node bench/memory.mjs [--from-explorer] [--query '?backend=cpu' --wait-embedding]
+//
+// `--query Q` opens the explorer at `/Q` (as `--from-explorer` does at `/`); `--wait-embedding`
+// lets the explorer's embedding view finish first: with both, the flow of bench/run.mjs.
 //
 // Needs bench/node_modules (playwright-core) and the model (`cargo xtask setup`).
 import { createServer } from 'node:http';
@@ -54,6 +57,9 @@ function renderers() {
   return out;
 }
 async function report(when) {
+  // Read before the breakdown: with ForceEagerMeasureMemory, measuring collects garbage in every
+  // context of the process (the service worker's too), which a tab left alone may not do.
+  const before = renderers();
   const breakdown = await page.evaluate(async () => {
     const m = await performance.measureUserAgentSpecificMemory();
     return m.breakdown.filter((b) => b.bytes > 2 ** 20).map((b) => ({
@@ -63,15 +69,17 @@ async function report(when) {
   const pageWasm = await page.evaluate(() => window.wasmBindings.wasm_memory_bytes());
   console.log(`\n${when}`);
   console.log(`  the page's wasm memory: ${mb(pageWasm)}`);
-  for (const line of renderers()) console.log(`  ${line}`);
+  for (const line of before) console.log(`  ${line}`);
   for (const b of breakdown) console.log(`  ${mb(b.bytes).padStart(8)}  ${b.where}`);
 }
 
 // `--from-explorer`: open the page on the explorer (its default view), which computes its views
 // for the model, and go to the studio as soon as the model is ready, as a user might.
-const fromExplorer = process.argv.includes('--from-explorer');
-await page.goto(fromExplorer ? `${origin}/` : `${origin}/#studio`);
+const fromExplorer = process.argv.includes('--from-explorer') || process.argv.includes('--query');
+const query = process.argv.includes('--query') ? process.argv[process.argv.indexOf('--query') + 1] : '';
+await page.goto(fromExplorer ? `${origin}/${query}` : `${origin}/#studio`);
 await page.getByTestId('model-facts').waitFor();
+if (process.argv.includes('--wait-embedding')) await page.getByTestId('embedding').waitFor();
 if (fromExplorer) await page.getByTestId('tab-studio').click();
 await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline');
 await report('the studio, idle, model loaded');
@@ -87,6 +95,8 @@ for (const [id, value] of [['batch-size', '16'], ['epochs', '1'], ['max-len', '6
 if (await page.getByTestId('group-by-length').isChecked()) await page.getByTestId('group-by-length').uncheck();
 await page.getByTestId('train-start').click();
 await page.getByTestId('train-done').waitFor();
+// The page then saves the run (in IndexedDB, from the worker): part of the run's cost.
+await page.locator('[data-testid=saved-item][data-kind=run]').waitFor();
 await report(`after: ${await page.getByTestId('train-done').textContent()}`);
 await browser.close();
 server.close();

@@ -290,6 +290,8 @@ async function studioRun() {
   await page.getByTestId('train-start').click();
   await page.getByTestId('train-done').waitFor({ timeout: 30 * MINUTE });
   const done = await page.getByTestId('train-done').textContent();
+  // The page then saves the run (in IndexedDB, from the worker): part of the run's cost.
+  await page.locator('[data-testid=saved-item][data-kind=run]').waitFor({ timeout: 5 * MINUTE });
   const peak = peakRendererKb();
   await b.close();
   return { label, done, peak };
