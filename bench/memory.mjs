@@ -4,7 +4,7 @@
 // has fully fine-tuned MiniLM on the full-length texts (batch 16, length 64, one epoch) in its
 // training worker.
 //
-//   cargo xtask dist && node bench/memory.mjs [--from-explorer] [--query '?backend=cpu' --wait-embedding]
+//   cargo xtask dist && node bench/memory.mjs [--from-explorer] [--query '?backend=cpu' --wait-embedding] [--epochs 1] [--timeline]
 //
 // `--query Q` opens the explorer at `/Q` (as `--from-explorer` does at `/`); `--wait-embedding`
 // lets the explorer's embedding view finish first: with both, the flow of bench/run.mjs.
@@ -88,15 +88,22 @@ await page.getByTestId('data-file').setInputFiles({ name: 'train_64.tsv', mimeTy
 await page.getByTestId('validation-report').waitFor();
 await page.locator('details:has([data-testid=train-backend]) > summary').click();
 await page.selectOption('[data-testid=train-mode]', 'full');
-for (const [id, value] of [['batch-size', '16'], ['epochs', '1'], ['max-len', '64']]) {
+const epochs = process.argv.includes('--epochs') ? process.argv[process.argv.indexOf('--epochs') + 1] : '1';
+for (const [id, value] of [['batch-size', '16'], ['epochs', epochs], ['max-len', '64']]) {
   await page.getByTestId(id).fill(value);
   await page.getByTestId(id).dispatchEvent('change');
 }
 if (await page.getByTestId('group-by-length').isChecked()) await page.getByTestId('group-by-length').uncheck();
+// The renderer's resident size every half second while it trains: what moves the peak, and when.
+const timeline = [];
+const t0 = Date.now();
+const sampler = setInterval(() => timeline.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${renderers().map((l) => l.replace(/^renderer \d+: /, '')).join(' | ')}`), 500);
 await page.getByTestId('train-start').click();
 await page.getByTestId('train-done').waitFor();
 // The page then saves the run (in IndexedDB, from the worker): part of the run's cost.
 await page.locator('[data-testid=saved-item][data-kind=run]').waitFor();
+clearInterval(sampler);
+if (process.argv.includes('--timeline')) console.log(`\ntimeline (from the click on Start)\n  ${timeline.join('\n  ')}`);
 await report(`after: ${await page.getByTestId('train-done').textContent()}`);
 await browser.close();
 server.close();

@@ -172,7 +172,8 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
     state.load.set(LoadState::Building(format!("Building the model on the {}", kind.label())));
     yield_to_browser().await;
     match Engine::try_build(&model_id, files, device, kind) {
-        Ok(engine) => {
+        Ok(mut engine) => {
+            engine.downloaded = true;
             mark("built");
             state.set_engine(engine);
             // The benchmark's "model ready": the frame that shows the loaded model.
@@ -182,7 +183,8 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
             // The GPU refused (out of memory, lost device): the CPU still works.
             state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
             match Engine::build(&model_id, files, Device::flex(), BackendKind::Cpu) {
-                Ok(engine) => {
+                Ok(mut engine) => {
+                    engine.downloaded = true;
                     state.set_engine(engine);
                     mark_next_frame("ready");
                 }
@@ -216,7 +218,10 @@ pub async fn switch_backend(state: AppState, to: BackendKind) {
     };
     state.load.set(LoadState::Building(format!("Moving the model to the {}", to.label())));
     yield_to_browser().await;
-    let built = current.files().and_then(|files| Engine::build(&current.model_id, files, device, to));
+    let built = current.files().and_then(|files| Engine::build(&current.model_id, files, device, to)).map(|mut e| {
+        e.downloaded = current.downloaded;
+        e
+    });
     match built {
         Ok(engine) => state.set_engine(engine),
         Err(e) => {

@@ -167,6 +167,9 @@ pub struct Engine {
     pub device: Device,
     /// Which backend that is.
     pub backend: BackendKind,
+    /// Whether it is one of the page's own models, read from `models/<model_id>/` (the
+    /// training worker can read it there too), rather than one trained or opened in the page.
+    pub downloaded: bool,
 }
 
 impl Engine {
@@ -183,7 +186,7 @@ impl Engine {
         let small_files = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
         let gpu_weights = (backend == BackendKind::WebGpu).then(|| weights.clone());
         match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
-            Ok(bert) => Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, device, backend }),
+            Ok(bert) => Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, device, backend, downloaded: false }),
             Err(e) => Err((e.to_string(), CheckpointFiles { weights: gpu_weights.unwrap_or_default(), ..small_files })),
         }
     }

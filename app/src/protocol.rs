@@ -53,7 +53,10 @@ pub struct TrainRequest {
 pub enum ToWorker {
     /// The base checkpoint follows in `bytes`: config.json, model.safetensors, then
     /// tokenizer.json and/or vocab.txt as flagged.
-    SetBase { model_id: String, tokenizer_json: bool, vocab_txt: bool },
+    /// With `download`, no bytes: the worker reads the model's files from `models/<model_id>/`
+    /// itself (from the offline cache), so the page need not write 90 MB of weights from its
+    /// tensors to send them.
+    SetBase { model_id: String, download: bool, tokenizer_json: bool, vocab_txt: bool },
     /// Start a run.
     Train(Box<TrainRequest>),
     /// Pause the run after its current unit of work.

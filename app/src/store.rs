@@ -109,11 +109,14 @@ async fn write_error(what: &str, error: String) -> String {
 
 /// Saves `item` and its bytes together (replacing an item with the same id), or neither.
 pub async fn put(item: &Item, bytes: &[&[u8]]) -> Result<(), String> {
+    let blobs = bytes.iter().map(|b| blob_of(b)).collect::<Result<Vec<_>, _>>().map_err(|e| format!("“{}” was not saved: {e}", item.name))?;
+    put_blobs(item, &blobs).await
+}
+
+/// [`put`] for bytes already in [`Blob`](web_sys::Blob)s (see [`blob_of`]).
+pub async fn put_blobs(item: &Item, blobs: &[web_sys::Blob]) -> Result<(), String> {
     let what = format!("“{}”", item.name);
-    let list = Array::new();
-    for b in bytes {
-        list.push(&blob_of(b).map_err(|e| format!("{what} was not saved: {e}"))?.into());
-    }
+    let list: Array = blobs.iter().collect();
     let db = open().await?;
     let json = serde_json::to_string(item).map_err(|e| e.to_string())?;
     let result = async {
@@ -144,7 +147,7 @@ const BLOB_PIECE: usize = 8 << 20;
 /// holds it. Stored in IndexedDB, a blob is a handle on bytes the browser keeps (on disk in a
 /// normal profile): writing a 270 MB checkpoint this way never holds a full JS copy of it, nor
 /// a structured-clone copy of that, in the tab's memory.
-fn blob_of(bytes: &[u8]) -> Result<web_sys::Blob, String> {
+pub fn blob_of(bytes: &[u8]) -> Result<web_sys::Blob, String> {
     let pieces = Array::new();
     for chunk in bytes.chunks(BLOB_PIECE) {
         let array = Uint8Array::new_from_slice(chunk);

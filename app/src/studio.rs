@@ -639,7 +639,10 @@ impl Studio {
     /// Sends the page's model to the worker as the base checkpoint, unless it has it already.
     pub fn send_base(self, state: AppState) -> Result<(), String> {
         let engine = state.engine().ok_or("the model is still loading")?;
-        if self.base_sent.get_value().as_deref() != Some(engine.model_id.as_str()) {
+        if self.base_sent.get_value().as_deref() != Some(engine.model_id.as_str()) && engine.downloaded {
+            self.send(&ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]);
+            self.base_sent.set_value(Some(engine.model_id.clone()));
+        } else if self.base_sent.get_value().as_deref() != Some(engine.model_id.as_str()) {
             let f = engine.files()?;
             let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
             if let Some(t) = &f.tokenizer_json {
@@ -651,6 +654,7 @@ impl Studio {
             self.send(
                 &ToWorker::SetBase {
                     model_id: engine.model_id.clone(),
+                    download: false,
                     tokenizer_json: f.tokenizer_json.is_some(),
                     vocab_txt: f.vocab_txt.is_some(),
                 },

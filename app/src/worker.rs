@@ -21,7 +21,7 @@ use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{EvalReport, Event, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples, predict};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::engine;
 use crate::fetch::sleep_ms;
@@ -78,6 +78,10 @@ impl Base {
 #[derive(Default)]
 struct State {
     base: Option<Rc<Base>>,
+    /// A base model is being downloaded (see [`base_model`]).
+    base_pending: bool,
+    /// Counts `SetBase` requests: a download overtaken by a newer request is dropped.
+    base_generation: u32,
     current: Option<Rc<Current>>,
     lab: Option<Rc<LabModel>>,
     run: Option<u32>,
@@ -162,26 +166,59 @@ pub fn worker_ready(note: String) {
     post(&FromWorker::Ready { threads: threads(), note }, &[]);
 }
 
+/// Loads `files` as the base model runs start from.
+fn set_base(model_id: String, files: CheckpointFiles) {
+    let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+    match checkpoint::load(files, &Device::flex().autodiff()) {
+        Ok(bert) => {
+            let base = Base { id: model_id.clone(), bert, tokenizer_json, vocab_txt };
+            STATE.with(|s| s.borrow_mut().base = Some(Rc::new(base)));
+            post(&FromWorker::BaseSet { model_id }, &[]);
+        }
+        Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
+    }
+}
+
+/// The base model, once the download of one the page asked for has finished.
+async fn base_model() -> Option<Rc<Base>> {
+    while STATE.with(|s| s.borrow().base_pending) {
+        sleep_ms(20).await;
+    }
+    STATE.with(|s| s.borrow().base.clone())
+}
+
 fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
     match message {
-        ToWorker::SetBase { model_id, tokenizer_json, vocab_txt } => {
-            let mut it = bytes.into_iter();
-            let files = CheckpointFiles {
-                config_json: it.next().unwrap_or_default(),
-                weights: it.next().unwrap_or_default(),
-                tokenizer_json: if tokenizer_json { it.next() } else { None },
-                vocab_txt: if vocab_txt { it.next() } else { None },
-            };
-            let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+        ToWorker::SetBase { model_id, download, tokenizer_json, vocab_txt } => {
             // The old base goes first, so that two models' weights are never held at once.
-            STATE.with(|s| s.borrow_mut().base = None);
-            match checkpoint::load(files, &Device::flex().autodiff()) {
-                Ok(bert) => {
-                    let base = Base { id: model_id.clone(), bert, tokenizer_json, vocab_txt };
-                    STATE.with(|s| s.borrow_mut().base = Some(Rc::new(base)));
-                    post(&FromWorker::BaseSet { model_id }, &[]);
-                }
-                Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
+            let generation = STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.base = None;
+                s.base_generation += 1;
+                s.base_pending = download;
+                s.base_generation
+            });
+            if download {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let files = engine::download(&model_id, |_, _, _| {}).await;
+                    if STATE.with(|s| s.borrow().base_generation) != generation {
+                        return;
+                    }
+                    match files {
+                        Ok(files) => set_base(model_id, files),
+                        Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
+                    }
+                    STATE.with(|s| s.borrow_mut().base_pending = false);
+                });
+            } else {
+                let mut it = bytes.into_iter();
+                let files = CheckpointFiles {
+                    config_json: it.next().unwrap_or_default(),
+                    weights: it.next().unwrap_or_default(),
+                    tokenizer_json: if tokenizer_json { it.next() } else { None },
+                    vocab_txt: if vocab_txt { it.next() } else { None },
+                };
+                set_base(model_id, files);
             }
         }
         ToWorker::Train(request) => {
@@ -434,6 +471,24 @@ async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) ->
     Ok(out)
 }
 
+/// `tuner`'s snapshot as Blobs, each file turned into one as soon as it is written: the worker
+/// holds one file of it at a time, not the whole checkpoint (360 MB for MiniLM with AdamW's
+/// moments and the best weights).
+async fn snapshot_blobs(tuner: &FineTuner, with_optimizer: bool) -> Result<Vec<(String, Blob)>, String> {
+    let mut files = Vec::new();
+    let mut failed = None;
+    tuner
+        .snapshot_files(with_optimizer, |name, bytes| match store::blob_of(&bytes) {
+            Ok(blob) => files.push((name.to_string(), blob)),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    failed.map_or(Ok(files), Err)
+}
+
 /// Ends run `run`: keeps its classifier, forgets its checkpoint (unless it failed: then the
 /// checkpoint stays, to resume from), and tells the page.
 async fn finish_run(run: u32, result: Result<(RunSummary, Current), String>) {
@@ -466,7 +521,7 @@ struct Resume {
 async fn load_checkpoint() -> Result<(CheckpointMeta, Resume), String> {
     let item = store::get(CHECKPOINT_ID).await?.ok_or("there is no saved checkpoint to resume")?;
     let meta: CheckpointMeta = serde_json::from_str(&item.json).map_err(|e| format!("the checkpoint is unreadable: {e}"))?;
-    let base = STATE.with(|s| s.borrow().base.as_ref().map(|b| b.id.clone()));
+    let base = base_model().await.map(|b| b.id.clone());
     if base.as_deref() != Some(meta.base_model.as_str()) {
         return Err(format!("the checkpoint was trained from {}; load that model first", meta.base_model));
     }
@@ -530,21 +585,20 @@ impl Job {
     }
 
     /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
-    async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, Vec<u8>)], started: f64) {
+    async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, Blob)], started: f64) {
         let run = self.request.run;
         // AdamW's moments are kept (read asynchronously, so on WebGPU too): a resumed run takes
         // the same steps as the uninterrupted one would have.
         let with_optimizer = true;
-        let snapshot = match tuner.snapshot(with_optimizer).await {
-            Ok(s) => s,
-            Err(e) => {
-                post(&FromWorker::CheckpointFailed { run, message: e.to_string() }, &[]);
+        let files = match snapshot_blobs(tuner, with_optimizer).await {
+            Ok(f) => f,
+            Err(message) => {
+                post(&FromWorker::CheckpointFailed { run, message }, &[]);
                 return;
             }
         };
         let progress = tuner.progress();
         let epoch = tuner.epochs_done();
-        let files = snapshot.into_files();
         let (steps, evals) = self.log.borrow().clone();
         let meta = CheckpointMeta {
             request: self.request.clone(),
@@ -562,16 +616,16 @@ impl Job {
             steps,
             evals,
         };
-        let bytes: Vec<&[u8]> = files.iter().chain(kept).map(|(_, b)| b.as_slice()).collect();
+        let blobs: Vec<Blob> = files.iter().chain(kept).map(|(_, b)| b.clone()).collect();
         let item = Item {
             id: CHECKPOINT_ID.into(),
             kind: Kind::Checkpoint,
             name: format!("checkpoint of the run in progress (step {})", progress.step),
             saved_ms: js_sys::Date::now(),
-            size: bytes.iter().map(|b| b.len() as u64).sum(),
+            size: blobs.iter().map(|b| b.size() as u64).sum(),
             json: serde_json::to_string(&meta).unwrap_or_default(),
         };
-        match store::put(&item, &bytes).await {
+        match store::put_blobs(&item, &blobs).await {
             Ok(()) => post(&FromWorker::Checkpointed { run, step: progress.step, epoch }, &[]),
             Err(message) => post(&FromWorker::CheckpointFailed { run, message }, &[]),
         }
@@ -585,7 +639,7 @@ impl Job {
         tuner: &mut FineTuner,
         cached: &mut Option<(Tensor<2>, Tensor<2>)>,
         restart: usize,
-        kept: &[(String, Vec<u8>)],
+        kept: &[(String, Blob)],
         started: f64,
     ) -> Result<bool, String> {
         let mut last_yield = now_ms();
@@ -635,7 +689,7 @@ impl Job {
 
     async fn execute(mut self) -> Result<(RunSummary, Current), String> {
         let started = now_ms();
-        let base = STATE.with(|s| s.borrow().base.clone()).ok_or("no model is loaded in the worker yet")?;
+        let base = base_model().await.ok_or("no model is loaded in the worker yet")?;
         let (device, device_name) = match self.request.backend {
             Backend::Cpu => (Device::flex(), match threads() {
                 1 => "CPU".to_string(),
@@ -655,8 +709,9 @@ impl Job {
         let valid = encode_examples(&tokenizer, &self.request.valid, &self.request.labels).map_err(|e| e.to_string())?;
         let config = bert.config.clone();
         let mut kept: Option<FineTuner> = None;
-        // The best finished restart, as checkpoint files (written once, saved with every checkpoint).
-        let mut kept_files: Vec<(String, Vec<u8>)> = Vec::new();
+        // The best finished restart, as checkpoint files (written once, saved with every
+        // checkpoint), in Blobs: out of wasm memory.
+        let mut kept_files: Vec<(String, Blob)> = Vec::new();
         let mut cancelled = false;
         // Frozen features are the same for every seed: computed once, reused by restarts.
         let mut cached = None;
@@ -686,7 +741,7 @@ impl Job {
                 Some(r) => {
                     if let Some(k) = r.kept {
                         let k_seed = k.state.seed;
-                        kept_files = k.clone().into_files();
+                        kept_files = k.clone().into_files().into_iter().map(|(n, b)| store::blob_of(&b).map(|blob| (n, blob))).collect::<Result<_, _>>()?;
                         kept = Some(fresh(k_seed)?.restore(k).map_err(|e| e.to_string())?);
                     }
                     tuner = tuner.restore(r.current).map_err(|e| e.to_string())?;
@@ -709,7 +764,7 @@ impl Job {
             };
             if better {
                 if index + 1 < restarts && !cancelled {
-                    kept_files = tuner.snapshot(false).await.map(|s| s.into_files()).unwrap_or_default();
+                    kept_files = snapshot_blobs(&tuner, false).await.unwrap_or_default();
                 }
                 kept = Some(tuner);
             }
@@ -886,7 +941,7 @@ async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool
     let ad = device.clone().autodiff();
     let max_len = request.config.max_len;
     let pair = request.config.pair_task.is_some();
-    let base = STATE.with(|s| s.borrow().base.clone());
+    let base = base_model().await;
     let (model, tokenizer, config, tokenizer_json, vocab_txt) = if request.continue_pretrained {
         let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
         let bert = base.on(&ad, request.backend).await?;

@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use burn::module::{Module, ModuleMapper, Param, ParamId};
 use burn::optim::GradientsParams;
 use burn::prelude::*;
-use safetensors::tensor::{Dtype, TensorView};
+use safetensors::tensor::Dtype;
+
+use super::snapshot::F32View;
 
 use crate::error::{Error, Result};
 use crate::inference::read_f32;
@@ -74,16 +76,10 @@ impl AdamW {
             let m = &self.state[id];
             metadata.insert(id.val().to_string(), m.time.to_string());
             for (suffix, t) in [("m", &m.first), ("v", &m.second)] {
-                let values = read_f32(t.clone()).await?;
-                let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-                data.push((format!("{}.{suffix}", id.val()), values.len(), bytes));
+                data.push((format!("{}.{suffix}", id.val()), read_f32(t.clone()).await?));
             }
         }
-        let views = data
-            .iter()
-            .map(|(name, n, bytes)| Ok((name.clone(), TensorView::new(Dtype::F32, vec![*n], bytes)?)))
-            .collect::<std::result::Result<Vec<_>, safetensors::SafeTensorError>>()
-            .map_err(|e| Error::Training(format!("could not save the optimizer: {e}")))?;
+        let views = data.iter().map(|(name, values)| (name.clone(), F32View { shape: vec![values.len()], values }));
         safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Training(format!("could not save the optimizer: {e}")))
     }
 
