@@ -309,6 +309,9 @@ struct Best {
     model: BertClassifier,
     metrics: Metrics,
     probs: Vec<Vec<f32>>,
+    /// The step its weights are from, where known: while no optimizer step has followed, they
+    /// are the weights in training (a snapshot then leaves them out).
+    step: Option<usize>,
 }
 
 impl std::fmt::Debug for FineTuner {
@@ -702,7 +705,7 @@ impl FineTuner {
         let best = self.best.as_ref().is_none_or(|b| metrics.accuracy > b.metrics.accuracy);
         if best {
             let probs = state.logits.chunks(k).map(softmax).collect();
-            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), probs });
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), probs, step: Some(self.step) });
         }
         let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
         let report = EvalReport {
