@@ -386,20 +386,24 @@ mod tests {
     // That a resumed run takes exactly the uninterrupted run's steps is tested in
     // tests/resume.rs, a process of its own: burn's device generator is shared by every thread.
 
-    #[test]
-    fn best_weights_equal_to_the_current_ones_are_left_out_and_restored() {
+    /// A fresh full fine-tuning run of a tiny random BERT on toy data (40 training examples,
+    /// batches of 8, 16 validation examples).
+    fn toy_tuner(epochs: usize, seed: u64) -> FineTuner {
         let device = Device::flex().autodiff();
         let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
-        let tuner = || {
-            let cfg = FineTuneConfig::new()
-                .with_mode(TrainMode::Full)
-                .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })
-                .with_batch_size(8)
-                .with_epochs(2)
-                .with_seed(9);
-            let bert = BertModelConfig::new(config.clone()).init(&device);
-            FineTuner::new(bert, 0, 16, vec!["neg".into(), "pos".into()], toy(40, 1), toy(16, 2), cfg, &device).unwrap()
-        };
+        let cfg = FineTuneConfig::new()
+            .with_mode(TrainMode::Full)
+            .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })
+            .with_batch_size(8)
+            .with_epochs(epochs)
+            .with_seed(seed);
+        let bert = BertModelConfig::new(config).init(&device);
+        FineTuner::new(bert, 0, 16, vec!["neg".into(), "pos".into()], toy(40, 1), toy(16, 2), cfg, &device).unwrap()
+    }
+
+    #[test]
+    fn best_weights_equal_to_the_current_ones_are_left_out_and_restored() {
+        let tuner = || toy_tuner(2, 9);
         // The weights' values (the files' JSON headers order their metadata at random).
         let values = |m: &BertClassifier| {
             let mut collect = Collect::default();
@@ -426,18 +430,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_of_another_run_is_refused() {
-        let device = Device::flex().autodiff();
-        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
-        let tuner = || {
-            let cfg = FineTuneConfig::new()
-                .with_mode(TrainMode::Full)
-                .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })
-                .with_batch_size(8)
-                .with_epochs(1)
-                .with_seed(5);
-            let bert = BertModelConfig::new(config.clone()).init(&device);
-            FineTuner::new(bert, 0, 16, vec!["neg".into(), "pos".into()], toy(40, 1), toy(16, 2), cfg, &device).unwrap()
-        };
+        let tuner = || toy_tuner(1, 5);
         let mut first = tuner();
         while !matches!(pollster::block_on(first.advance()).unwrap(), Event::Step(_)) {}
         let snapshot = pollster::block_on(first.snapshot(true)).unwrap();
