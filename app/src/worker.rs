@@ -57,6 +57,8 @@ struct LabModel {
 /// for MiniLM to every run's peak.
 struct Base {
     id: String,
+    /// One of the page's own models (`models/<id>/`), which the worker can read again.
+    downloadable: bool,
     bert: Bert,
     tokenizer_json: Option<Vec<u8>>,
     vocab_txt: Option<Vec<u8>>,
@@ -78,7 +80,10 @@ impl Base {
 #[derive(Default)]
 struct State {
     base: Option<Rc<Base>>,
-    /// A base model is being downloaded (see [`base_model`]).
+    /// The page's own model that is the base but not in memory: asked for and not read yet,
+    /// or let go of during a run (see [`base_model`]).
+    base_to_read: Option<String>,
+    /// A base model is being read (see [`base_model`]).
     base_pending: bool,
     /// Counts `SetBase` requests: a download overtaken by a newer request is dropped.
     base_generation: u32,
@@ -167,11 +172,11 @@ pub fn worker_ready(note: String) {
 }
 
 /// Loads `files` as the base model runs start from.
-fn set_base(model_id: String, files: CheckpointFiles) {
+fn set_base(model_id: String, files: CheckpointFiles, downloadable: bool) {
     let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
     match checkpoint::load(files, &Device::flex().autodiff()) {
         Ok(bert) => {
-            let base = Base { id: model_id.clone(), bert, tokenizer_json, vocab_txt };
+            let base = Base { id: model_id.clone(), downloadable, bert, tokenizer_json, vocab_txt };
             STATE.with(|s| s.borrow_mut().base = Some(Rc::new(base)));
             post(&FromWorker::BaseSet { model_id }, &[]);
         }
@@ -179,36 +184,47 @@ fn set_base(model_id: String, files: CheckpointFiles) {
     }
 }
 
-/// The base model, once the download of one the page asked for has finished.
+/// The base model; one of the page's own models is read from `models/<id>/` (the offline
+/// cache) when it is not in memory.
 async fn base_model() -> Option<Rc<Base>> {
-    while STATE.with(|s| s.borrow().base_pending) {
-        sleep_ms(20).await;
+    loop {
+        while STATE.with(|s| s.borrow().base_pending) {
+            sleep_ms(20).await;
+        }
+        let (base, to_read, generation) = STATE.with(|s| {
+            let s = s.borrow();
+            (s.base.clone(), s.base_to_read.clone(), s.base_generation)
+        });
+        let Some(model_id) = to_read.filter(|_| base.is_none()) else { return base };
+        STATE.with(|s| s.borrow_mut().base_pending = true);
+        let files = engine::download(&model_id, |_, _, _| {}).await;
+        // A newer SetBase overtook this one: its own state stands.
+        if STATE.with(|s| s.borrow().base_generation) == generation {
+            STATE.with(|s| s.borrow_mut().base_to_read = None);
+            match files {
+                Ok(files) => set_base(model_id, files, true),
+                Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
+            }
+            STATE.with(|s| s.borrow_mut().base_pending = false);
+        }
     }
-    STATE.with(|s| s.borrow().base.clone())
 }
 
 fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
     match message {
         ToWorker::SetBase { model_id, download, tokenizer_json, vocab_txt } => {
             // The old base goes first, so that two models' weights are never held at once.
-            let generation = STATE.with(|s| {
+            STATE.with(|s| {
                 let mut s = s.borrow_mut();
                 s.base = None;
                 s.base_generation += 1;
-                s.base_pending = download;
-                s.base_generation
+                s.base_pending = false;
+                s.base_to_read = download.then(|| model_id.clone());
             });
             if download {
-                wasm_bindgen_futures::spawn_local(async move {
-                    let files = engine::download(&model_id, |_, _, _| {}).await;
-                    if STATE.with(|s| s.borrow().base_generation) != generation {
-                        return;
-                    }
-                    match files {
-                        Ok(files) => set_base(model_id, files),
-                        Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
-                    }
-                    STATE.with(|s| s.borrow_mut().base_pending = false);
+                // Read when a run first needs it (`base_model`).
+                wasm_bindgen_futures::spawn_local(async {
+                    base_model().await;
                 });
             } else {
                 let mut it = bytes.into_iter();
@@ -218,7 +234,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                     tokenizer_json: if tokenizer_json { it.next() } else { None },
                     vocab_txt: if vocab_txt { it.next() } else { None },
                 };
-                set_base(model_id, files);
+                set_base(model_id, files, false);
             }
         }
         ToWorker::Train(request) => {
@@ -551,6 +567,8 @@ struct Job {
     /// Seconds trained before a resume.
     seconds_before: f64,
     device_name: RefCell<String>,
+    /// The base model's id, for the checkpoint (the worker may let go of the base itself).
+    base_id: RefCell<String>,
 }
 
 impl Job {
@@ -568,6 +586,7 @@ impl Job {
             last_checkpoint: Cell::new(None),
             seconds_before,
             device_name: RefCell::new(String::new()),
+            base_id: RefCell::new(String::new()),
         }
     }
 
@@ -602,7 +621,7 @@ impl Job {
         let (steps, evals) = self.log.borrow().clone();
         let meta = CheckpointMeta {
             request: self.request.clone(),
-            base_model: STATE.with(|s| s.borrow().base.as_ref().map(|b| b.id.clone())).unwrap_or_default(),
+            base_model: self.base_id.borrow().clone(),
             restart,
             files: files.iter().map(|(n, _)| n.clone()).collect(),
             kept_files: kept.iter().map(|(n, _)| n.clone()).collect(),
@@ -702,12 +721,29 @@ impl Job {
         };
         *self.device_name.borrow_mut() = device_name.clone();
         let ad = device.clone().autodiff();
-        let bert = base.on(&ad, self.request.backend).await?;
-        let max_len = self.request.max_len.clamp(8, bert.config.max_position_embeddings);
-        let tokenizer = bert.tokenizer.with_max_len(max_len);
+        let Bert { model: base_weights, config, tokenizer, .. } = base.on(&ad, self.request.backend).await?;
+        let restarts = self.request.restarts.max(1);
+        // One run from one of the page's own models: the worker lets go of the base while it
+        // trains (the run starts from its very tensors, the only copy then, 90 MB less for
+        // MiniLM) and reads it again from the offline cache when it next needs it.
+        let let_go = base.downloadable && restarts == 1;
+        *self.base_id.borrow_mut() = base.id.clone();
+        let (tokenizer_json, vocab_txt) = (base.tokenizer_json.clone(), base.vocab_txt.clone());
+        if let_go {
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.base = None;
+                s.base_to_read = Some(base.id.clone());
+            });
+        }
+        drop(base);
+        let has_pooler = base_weights.pooler.is_some();
+        // A run from random weights never needs the base's.
+        let base_weights = RefCell::new(Some(base_weights).filter(|_| !self.request.from_scratch));
+        let max_len = self.request.max_len.clamp(8, config.max_position_embeddings);
+        let tokenizer = tokenizer.with_max_len(max_len);
         let train = encode_examples(&tokenizer, &self.request.train, &self.request.labels).map_err(|e| e.to_string())?;
         let valid = encode_examples(&tokenizer, &self.request.valid, &self.request.labels).map_err(|e| e.to_string())?;
-        let config = bert.config.clone();
         let mut kept: Option<FineTuner> = None;
         // The best finished restart, as checkpoint files (written once, saved with every
         // checkpoint), in Blobs: out of wasm memory.
@@ -715,15 +751,16 @@ impl Job {
         let mut cancelled = false;
         // Frozen features are the same for every seed: computed once, reused by restarts.
         let mut cached = None;
-        let restarts = self.request.restarts.max(1);
         let fresh = |seed: u64| {
             let run_config = self.request.config.clone().with_seed(seed);
             // Every restart starts from the pretrained weights (modules are immutable values), or
             // from fresh random ones for the baseline.
             let start = if self.request.from_scratch {
-                BertModelConfig::new(config.clone()).with_with_pooler(bert.model.pooler.is_some()).init(&ad)
+                BertModelConfig::new(config.clone()).with_with_pooler(has_pooler).init(&ad)
+            } else if let_go {
+                base_weights.borrow_mut().take().ok_or("the base model's weights were already used")?
             } else {
-                bert.model.clone()
+                base_weights.borrow().clone().ok_or("the base model's weights were already used")?
             };
             FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
                 .map_err(|e| e.to_string())
@@ -813,8 +850,8 @@ impl Job {
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
             device,
-            tokenizer_json: base.tokenizer_json.clone(),
-            vocab_txt: base.vocab_txt.clone(),
+            tokenizer_json,
+            vocab_txt,
         };
         Ok((summary, current))
     }
