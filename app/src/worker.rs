@@ -50,9 +50,11 @@ struct LabModel {
     vocab_txt: Option<Vec<u8>>,
 }
 
-/// The pretrained model runs start from, loaded once (when the page sends it) on the CPU. A run
-/// on the CPU starts from these very tensors (modules are immutable values, so sharing them costs
-/// no memory); a run on WebGPU copies them to the GPU. The checkpoint's bytes are not kept: a
+/// The pretrained model runs start from, loaded once on the CPU (from the page's bytes, or read
+/// from `models/<id>/` by [`base_model`]). A run on the CPU starts from these very tensors
+/// (modules are immutable values, so sharing them costs no memory); a run on WebGPU copies them
+/// to the GPU. A run of one restart from a `downloadable` base lets go of it while it trains
+/// (`Job::execute`), and [`base_model`] reads it again when next needed. The checkpoint's bytes are not kept: a
 /// second copy of the weights (and the copies made by loading them again) would add about 180 MB
 /// for MiniLM to every run's peak.
 struct Base {
