@@ -778,6 +778,15 @@ mod tests {
     use crate::model::BertModelConfig;
     use crate::pooling::Pooling;
 
+    /// Held by every test here (and in `snapshot.rs`) that initialises or trains a model: burn's
+    /// device generator (weight initialisation, dropout) is shared by all the threads the tests
+    /// run on, so one test's seeding or draws would change another's run.
+    static DEVICE_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    pub(super) fn device_rng() -> std::sync::MutexGuard<'static, ()> {
+        DEVICE_RNG.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     #[test]
     fn schedule_warms_up_then_decays_to_zero() {
         let lr: Vec<f64> = (0..10).map(|s| linear_schedule(s, 10, 2, 1.0)).collect();
@@ -842,6 +851,7 @@ mod tests {
     }
 
     fn run(mode: TrainMode, spec: FeatureSpec) -> (Vec<EvalReport>, Vec<StepPoint>, FineTuner) {
+        let _rng = device_rng();
         let device = Device::flex().autodiff();
         device.seed(1);
         let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
@@ -905,6 +915,7 @@ mod tests {
 
     #[test]
     fn head_only_never_changes_the_encoder() {
+        let _rng = device_rng();
         let device = Device::flex().autodiff();
         let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
         let bert = BertModelConfig::new(config).init(&device);
@@ -921,6 +932,7 @@ mod tests {
 
     #[test]
     fn a_diverging_run_stops_with_a_message_before_the_bad_update() {
+        let _rng = device_rng();
         let device = Device::flex().autodiff();
         let bert = BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
         // An absurd learning rate: the first update blows the head up, the next loss is not finite.
@@ -970,6 +982,7 @@ mod tests {
 
     #[test]
     fn full_fine_tuning_batches_by_length_only_when_asked() {
+        let _rng = device_rng();
         let device = Device::flex().autodiff();
         let bert = || BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
         let longest = |group: bool| {
@@ -985,6 +998,7 @@ mod tests {
 
     #[test]
     fn cached_features_do_not_depend_on_the_batch_order() {
+        let _rng = device_rng();
         let device = Device::flex().autodiff();
         let bert = BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
         let reference = bert.valid();

@@ -375,7 +375,7 @@ impl FineTuner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::toy;
+    use super::super::tests::{device_rng, toy};
     use super::*;
     use crate::classifier::FeatureSpec;
     use crate::config::Preset;
@@ -403,6 +403,7 @@ mod tests {
 
     #[test]
     fn best_weights_equal_to_the_current_ones_are_left_out_and_restored() {
+        let _rng = device_rng();
         let tuner = || toy_tuner(2, 9);
         // The weights' values (the files' JSON headers order their metadata at random).
         let values = |m: &BertClassifier| {
@@ -430,6 +431,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_of_another_run_is_refused() {
+        let _rng = device_rng();
         let tuner = || toy_tuner(1, 5);
         let mut first = tuner();
         while !matches!(pollster::block_on(first.advance()).unwrap(), Event::Step(_)) {}
