@@ -9,6 +9,7 @@ use burn::prelude::*;
 use burn::tensor::activation::softmax;
 
 use crate::config::BertConfig;
+use crate::dropout;
 
 /// Added to the scores of positions a query may not see. Large enough that `exp` underflows to
 /// exactly zero in f32, small enough that a row with every key masked stays finite.
@@ -122,7 +123,7 @@ impl BertSelfAttention {
 
         let scores = q.matmul(k.swap_dims(2, 3)) / (self.head_dim as f64).sqrt() + mask;
         let probs = softmax(scores, 3);
-        let context = self.dropout.forward(probs.clone()).matmul(v);
+        let context = dropout::forward(&self.dropout, probs.clone()).matmul(v);
         let context = context.swap_dims(1, 2).reshape([batch, seq, width]);
         (context, probs)
     }
@@ -154,7 +155,7 @@ impl BertSelfOutput {
     /// - `context`: `[batch, seq, d_in]`; `residual`: `[batch, seq, hidden]`
     /// - output: `[batch, seq, hidden]`
     pub fn forward(&self, context: Tensor<3>, residual: Tensor<3>) -> Tensor<3> {
-        let projected = self.dropout.forward(self.dense.forward(context));
+        let projected = dropout::forward(&self.dropout, self.dense.forward(context));
         self.layer_norm.forward(projected + residual)
     }
 }

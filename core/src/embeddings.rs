@@ -4,6 +4,7 @@ use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer, 
 use burn::prelude::*;
 
 use crate::config::BertConfig;
+use crate::dropout;
 
 /// Configuration of [`BertEmbeddings`].
 #[derive(Config, Debug)]
@@ -100,7 +101,7 @@ impl BertEmbeddings {
     pub fn forward(&self, input_ids: Tensor<2, Int>, token_type_ids: Tensor<2, Int>) -> Tensor<3> {
         let parts = self.parts(input_ids, token_type_ids);
         let summed = parts.token + parts.segment + parts.position;
-        self.dropout.forward(self.layer_norm.forward(summed))
+        dropout::forward(&self.dropout, self.layer_norm.forward(summed))
     }
 
     /// The three embeddings before they are summed and normalised.

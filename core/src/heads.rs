@@ -7,6 +7,7 @@ use burn::prelude::*;
 use burn::tensor::activation::{gelu, gelu_approximate, relu};
 
 use crate::attention::linear;
+use crate::dropout;
 use crate::config::HiddenAct;
 
 /// Configuration of [`ClassificationHead`].
@@ -49,7 +50,7 @@ impl ClassificationHead {
     /// - `pooled`: `[batch, hidden]`
     /// - output: logits `[batch, num_labels]`
     pub fn forward(&self, pooled: Tensor<2>) -> Tensor<2> {
-        self.classifier.forward(self.dropout.forward(pooled))
+        self.classifier.forward(dropout::forward(&self.dropout, pooled))
     }
 
     /// Mean cross-entropy of `logits` against integer `labels`.

@@ -5,6 +5,7 @@
 //!
 //! - [`config`]: hyper-parameters from `config.json`, size presets, parameter counts
 //! - [`embeddings`]: token + segment + position embeddings
+//! - [`dropout`]: dropout with masks from a per-thread seeded generator, for split batches
 //! - [`attention`]: multi-head self-attention returning its weights; padding and causal masks
 //! - [`encoder`]: the layer stack
 //! - [`model`]: `BertModel` = embeddings → encoder → pooler
@@ -38,6 +39,7 @@ pub mod classifier;
 pub mod config;
 pub mod data;
 pub mod device_check;
+pub mod dropout;
 pub mod embeddings;
 pub mod encoder;
 pub mod error;

@@ -12,7 +12,7 @@
 //! yields to its event loop between calls, which is what makes progress bars, pause and cancel
 //! possible on a single thread; the command line simply loops.
 
-use burn::module::{ModuleVisitor, Param};
+use burn::module::{ModuleMapper, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classifier::{BertClassifier, ClassifierMeta, FeatureSpec, features};
 use crate::data::Example;
+use crate::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
 use crate::error::Error;
 use crate::heads::{ClassificationHead, ClassificationHeadConfig};
@@ -384,6 +385,92 @@ pub fn clip_grad_norm<M: Module>(module: &M, grads: &mut GradientsParams, max_no
     norm
 }
 
+/// Forward and backward pass of one batch on the CPU, as two halves that run side by side where
+/// this build has threads (natively, and in the browser's threaded build), one after the other
+/// where it has one. Either way the arithmetic is the same, so a run gives the same losses on one
+/// thread or several.
+///
+/// Threads already share each matrix product, but the rest of a step (element-wise kernels,
+/// dropout, allocation) runs on the thread that asks for it; two halves spread that too. Each
+/// half runs on its own copy of the model's parameter handles (the same values, new autodiff
+/// leaves, so the two graphs stay apart), draws its dropout masks from its own seed
+/// ([`dropout::with_seeded_masks`]), and weighs its mean loss by its share of the batch, so the
+/// summed gradients are those of the whole batch's mean loss.
+///
+/// Returns the batch's mean loss `[1]`, its logits `[batch, num_labels]` (both without
+/// autodiff) and the gradients.
+fn halves_step(
+    model: &BertClassifier,
+    rows: &[Encoded],
+    labels: &[usize],
+    pad_id: u32,
+    device: &Device,
+    seed: u64,
+) -> crate::Result<(Tensor<1>, Tensor<2>, GradientsParams)> {
+    let n = rows.len();
+    let half = n.div_ceil(2);
+    let part = |replica: BertClassifier, rows: &[Encoded], labels: &[usize], which: u64| {
+        dropout::with_seeded_masks(seed ^ which.wrapping_mul(0xD1B5_4A32_D192_ED03), || -> crate::Result<_> {
+            let batch = Batch::from_encoded(rows, pad_id);
+            let logits = replica.forward(BertInput::from_batch(&batch, device))?;
+            let loss = ClassificationHead::loss(logits.clone(), labels_tensor(labels, device)).mul_scalar(rows.len() as f64 / n as f64);
+            let grads = GradientsParams::from_grads(loss.backward(), &replica);
+            Ok((loss.inner(), logits.inner(), grads))
+        })
+    };
+    let (a, b) = (model.clone().map(&mut FreshLeaves), model.clone().map(&mut FreshLeaves));
+    let (first, second) = join(|| part(a, &rows[..half], &labels[..half], 1), || part(b, &rows[half..], &labels[half..], 2));
+    let ((loss_a, logits_a, mut grads), (loss_b, logits_b, from)) = (first?, second?);
+    model.visit(&mut AddGrads { into: &mut grads, from });
+    Ok((loss_a + loss_b, Tensor::cat(vec![logits_a, logits_b], 0), grads))
+}
+
+/// `(a(), b())`, side by side on rayon's threads where this build has them.
+#[cfg(any(not(target_family = "wasm"), feature = "threads"))]
+fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    rayon::join(a, b)
+}
+
+/// `(a(), b())`: the browser's single-thread build.
+#[cfg(all(target_family = "wasm", not(feature = "threads")))]
+fn join<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
+    (a(), b())
+}
+
+/// Gives every trainable parameter a new autodiff leaf over the same values (no copy); the
+/// parameter ids stay, so gradients found through the copy apply to the original.
+struct FreshLeaves;
+
+impl ModuleMapper for FreshLeaves {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        param.map(|t| if t.is_require_grad() { t.detach().require_grad() } else { t })
+    }
+}
+
+/// Adds the gradients of `from` into `into`, parameter by parameter.
+struct AddGrads<'a> {
+    into: &'a mut GradientsParams,
+    from: GradientsParams,
+}
+
+impl ModuleVisitor for AddGrads<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(b) = self.from.remove::<D>(param.id) {
+            let sum = match self.into.remove::<D>(param.id) {
+                Some(a) => a + b,
+                None => b,
+            };
+            self.into.register(param.id, sum);
+        }
+    }
+}
+
 fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int> {
     let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
     Tensor::from_data(TensorData::new(v, [labels.len()]), device)
@@ -610,7 +697,8 @@ impl FineTuner {
         let inner = self.device.clone().inner();
         // Dropout's masks depend only on the run's seed and the step, so a run resumed from a
         // checkpoint draws the same ones as the uninterrupted run.
-        self.device.seed(self.config.seed ^ (self.step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let seed = self.config.seed ^ (self.step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.device.seed(seed);
 
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
@@ -620,19 +708,24 @@ impl FineTuner {
             let loss = ClassificationHead::loss(logits.clone(), targets);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
             let norm = clip_grad_norm(&self.model.head, &mut grads, self.config.max_grad_norm, &inner);
-            (loss, logits, grads, norm)
+            (loss.inner(), logits.inner(), grads, norm)
         } else {
             let rows: Vec<Encoded> = idx.iter().map(|&i| self.train[i].encoded.clone()).collect();
-            let batch = Batch::from_encoded(&rows, self.pad_id);
-            let logits = self.model.forward(BertInput::from_batch(&batch, &self.device))?;
-            let loss = ClassificationHead::loss(logits.clone(), targets);
-            let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
+            let (loss, logits, mut grads) = if inner == Device::flex() && n >= 2 {
+                halves_step(&self.model, &rows, &labels, self.pad_id, &self.device, seed)?
+            } else {
+                let batch = Batch::from_encoded(&rows, self.pad_id);
+                let logits = self.model.forward(BertInput::from_batch(&batch, &self.device))?;
+                let loss = ClassificationHead::loss(logits.clone(), targets);
+                let grads = GradientsParams::from_grads(loss.backward(), &self.model);
+                (loss.inner(), logits.inner(), grads)
+            };
             let norm = clip_grad_norm(&self.model, &mut grads, self.config.max_grad_norm, &inner);
             (loss, logits, grads, norm)
         };
 
         // One read-back per step: loss, gradient norm and logits together.
-        let summary = Tensor::cat(vec![loss.inner(), norm, logits.inner().reshape([n * k])], 0);
+        let summary = Tensor::cat(vec![loss, norm, logits.reshape([n * k])], 0);
         let values = read_f32(summary).await?;
         let (loss, grad_norm) = (values[0], values[1]);
         if !loss.is_finite() || !grad_norm.is_finite() {
@@ -889,6 +982,89 @@ mod tests {
         assert!(last.metrics.accuracy >= 0.9, "validation accuracy {}", last.metrics.accuracy);
         assert!(last.train_loss < steps[0].loss * 0.5, "loss {} → {}", steps[0].loss, last.train_loss);
         assert!(tuner.best_accuracy().unwrap() >= last.metrics.accuracy);
+    }
+
+    /// A tiny classifier on `device`, with or without dropout.
+    fn classifier(dropout: bool, device: &Device) -> BertClassifier {
+        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let config = if dropout { config } else { config.without_dropout() };
+        let width = config.hidden_size;
+        let bert = BertModelConfig::new(config).init(device);
+        let head = ClassificationHeadConfig::new(width, 2).with_dropout(if dropout { 0.1 } else { 0.0 }).init(device);
+        BertClassifier { bert, head, spec: FeatureSpec::default() }
+    }
+
+    /// The gradient of `grads` for each of `model`'s parameters, flattened, in visiting order
+    /// (none for a parameter the loss does not reach, such as an unused pooler).
+    fn flat_grads(model: &BertClassifier, grads: &GradientsParams) -> Vec<Option<Vec<f32>>> {
+        struct Read<'a>(&'a GradientsParams, Vec<Option<Vec<f32>>>);
+        impl ModuleVisitor for Read<'_> {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                self.1.push(self.0.get::<D>(param.id).map(|g| g.into_data().try_to_vec().unwrap()));
+            }
+        }
+        let mut read = Read(grads, Vec::new());
+        model.visit(&mut read);
+        read.1
+    }
+
+    #[test]
+    fn two_halves_give_the_whole_batchs_loss_logits_and_gradients() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        device.seed(5);
+        let model = classifier(false, &device);
+        // Five texts of different lengths: halves of 3 and 2, each padded to its own longest.
+        let data = toy(5, 9);
+        let rows: Vec<Encoded> = data.iter().map(|t| t.encoded.clone()).collect();
+        let labels: Vec<usize> = data.iter().map(|t| t.label).collect();
+
+        let batch = Batch::from_encoded(&rows, 0);
+        let logits = model.forward(BertInput::from_batch(&batch, &device)).unwrap();
+        let loss = ClassificationHead::loss(logits.clone(), labels_tensor(&labels, &device));
+        let whole = GradientsParams::from_grads(loss.backward(), &model);
+        let (loss_h, logits_h, halves) = halves_step(&model, &rows, &labels, 0, &device, 1).unwrap();
+
+        let close = |a: &[f32], b: &[f32], what: &str| {
+            let scale = a.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
+            for (x, y) in a.iter().zip(b) {
+                assert!((x - y).abs() <= 1e-5 * scale, "{what}: {x} vs {y}");
+            }
+        };
+        close(&loss.into_data().try_to_vec::<f32>().unwrap(), &loss_h.into_data().try_to_vec::<f32>().unwrap(), "loss");
+        close(&logits.into_data().try_to_vec::<f32>().unwrap(), &logits_h.into_data().try_to_vec::<f32>().unwrap(), "logits");
+        let (a, b) = (flat_grads(&model, &whole), flat_grads(&model, &halves));
+        assert_eq!(a.len(), b.len());
+        assert!(a.iter().flatten().count() > 20, "the encoder's and the head's parameters have gradients");
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            match (x, y) {
+                (Some(x), Some(y)) => close(x, y, &format!("gradient {i}")),
+                (None, None) => {}
+                _ => panic!("parameter {i} has a gradient one way only"),
+            }
+        }
+    }
+
+    #[test]
+    fn halves_with_dropout_are_the_same_for_the_same_seed_whatever_the_threads_do() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        device.seed(5);
+        let model = classifier(true, &device);
+        let data = toy(16, 4);
+        let rows: Vec<Encoded> = data.iter().map(|t| t.encoded.clone()).collect();
+        let labels: Vec<usize> = data.iter().map(|t| t.label).collect();
+        let step = |seed| {
+            let (loss, _, grads) = halves_step(&model, &rows, &labels, 0, &device, seed).unwrap();
+            (loss.into_scalar::<f32>(), flat_grads(&model, &grads))
+        };
+        let first = step(11);
+        // Run it again while other threads keep rayon's pool busy, so the halves start in
+        // another order and on other threads.
+        let busy = std::thread::spawn(|| (0..200).map(|i| rayon::join(|| i * 2, || i + 1).0).sum::<usize>());
+        assert_eq!(first, step(11), "same seed, same masks, same gradients");
+        busy.join().unwrap();
+        assert_ne!(first.0, step(12).0, "another seed draws other masks");
     }
 
     #[test]
