@@ -1008,16 +1008,25 @@ mod tests {
         read.1
     }
 
-    #[test]
-    fn two_halves_give_the_whole_batchs_loss_logits_and_gradients() {
-        let _rng = device_rng();
+    /// A seeded tiny classifier and `n` toy texts with their labels; the guard holds the device
+    /// generator for the test.
+    type Setup = (std::sync::MutexGuard<'static, ()>, Device, BertClassifier, Vec<Encoded>, Vec<usize>);
+
+    fn halves_setup(dropout: bool, n: usize, data_seed: u64) -> Setup {
+        let guard = device_rng();
         let device = Device::flex().autodiff();
         device.seed(5);
-        let model = classifier(false, &device);
+        let model = classifier(dropout, &device);
+        let data = toy(n, data_seed);
+        let rows = data.iter().map(|t| t.encoded.clone()).collect();
+        let labels = data.iter().map(|t| t.label).collect();
+        (guard, device, model, rows, labels)
+    }
+
+    #[test]
+    fn two_halves_give_the_whole_batchs_loss_logits_and_gradients() {
         // Five texts of different lengths: halves of 3 and 2, each padded to its own longest.
-        let data = toy(5, 9);
-        let rows: Vec<Encoded> = data.iter().map(|t| t.encoded.clone()).collect();
-        let labels: Vec<usize> = data.iter().map(|t| t.label).collect();
+        let (_rng, device, model, rows, labels) = halves_setup(false, 5, 9);
 
         let batch = Batch::from_encoded(&rows, 0);
         let logits = model.forward(BertInput::from_batch(&batch, &device)).unwrap();
@@ -1047,13 +1056,7 @@ mod tests {
 
     #[test]
     fn halves_with_dropout_are_the_same_for_the_same_seed_whatever_the_threads_do() {
-        let _rng = device_rng();
-        let device = Device::flex().autodiff();
-        device.seed(5);
-        let model = classifier(true, &device);
-        let data = toy(16, 4);
-        let rows: Vec<Encoded> = data.iter().map(|t| t.encoded.clone()).collect();
-        let labels: Vec<usize> = data.iter().map(|t| t.label).collect();
+        let (_rng, device, model, rows, labels) = halves_setup(true, 16, 4);
         let step = |seed| {
             let (loss, _, grads) = halves_step(&model, &rows, &labels, 0, &device, seed).unwrap();
             (loss.into_scalar::<f32>(), flat_grads(&model, &grads))
