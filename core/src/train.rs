@@ -695,8 +695,9 @@ impl FineTuner {
         );
         let targets = labels_tensor(&labels, &self.device);
         let inner = self.device.clone().inner();
-        // Dropout's masks depend only on the run's seed and the step, so a run resumed from a
-        // checkpoint draws the same ones as the uninterrupted run.
+        // Dropout's masks depend only on the run's seed and the step (drawn from the device's
+        // generator, or on the CPU from each half's generator seeded from `seed`), so a run
+        // resumed from a checkpoint draws the same ones as the uninterrupted run.
         let seed = self.config.seed ^ (self.step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         self.device.seed(seed);
 
