@@ -9,6 +9,7 @@ use burn::prelude::*;
 use burn::tensor::activation::softmax;
 
 use crate::config::BertConfig;
+use crate::linear::linear;
 use crate::dropout;
 
 /// Added to the scores of positions a query may not see. Large enough that `exp` underflows to
@@ -62,7 +63,7 @@ pub struct BertSelfAttentionConfig {
     pub initializer_range: f64,
 }
 
-pub(crate) fn linear(d_in: usize, d_out: usize, std: f64, device: &Device) -> Linear {
+pub(crate) fn init_linear(d_in: usize, d_out: usize, std: f64, device: &Device) -> Linear {
     LinearConfig::new(d_in, d_out)
         .with_initializer(Initializer::Normal { mean: 0.0, std })
         .init(device)
@@ -79,9 +80,9 @@ impl BertSelfAttentionConfig {
         let h = self.hidden_size;
         let std = self.initializer_range;
         BertSelfAttention {
-            query: linear(h, h, std, device),
-            key: linear(h, h, std, device),
-            value: linear(h, h, std, device),
+            query: init_linear(h, h, std, device),
+            key: init_linear(h, h, std, device),
+            value: init_linear(h, h, std, device),
             dropout: DropoutConfig::new(self.dropout).init(),
             num_heads: self.num_attention_heads,
             head_dim: h / self.num_attention_heads,
@@ -117,9 +118,9 @@ impl BertSelfAttention {
         let split = |x: Tensor<3>| {
             x.reshape([batch, seq, self.num_heads, self.head_dim]).swap_dims(1, 2)
         };
-        let q = split(self.query.forward(hidden.clone()));
-        let k = split(self.key.forward(hidden.clone()));
-        let v = split(self.value.forward(hidden));
+        let q = split(linear(&self.query, hidden.clone()));
+        let k = split(linear(&self.key, hidden.clone()));
+        let v = split(linear(&self.value, hidden));
 
         let scores = q.matmul(k.swap_dims(2, 3)) / (self.head_dim as f64).sqrt() + mask;
         let probs = softmax(scores, 3);
@@ -145,7 +146,7 @@ impl BertSelfOutput {
     /// A fresh block projecting `d_in` to the model's hidden width.
     pub fn init(d_in: usize, hidden: usize, config: &BertConfig, device: &Device) -> Self {
         Self {
-            dense: linear(d_in, hidden, config.initializer_range, device),
+            dense: init_linear(d_in, hidden, config.initializer_range, device),
             layer_norm: LayerNormConfig::new(hidden).with_epsilon(config.layer_norm_eps).init(device),
             dropout: DropoutConfig::new(config.hidden_dropout_prob).init(),
         }
@@ -155,7 +156,7 @@ impl BertSelfOutput {
     /// - `context`: `[batch, seq, d_in]`; `residual`: `[batch, seq, hidden]`
     /// - output: `[batch, seq, hidden]`
     pub fn forward(&self, context: Tensor<3>, residual: Tensor<3>) -> Tensor<3> {
-        let projected = dropout::forward(&self.dropout, self.dense.forward(context));
+        let projected = dropout::forward(&self.dropout, linear(&self.dense, context));
         self.layer_norm.forward(projected + residual)
     }
 }
@@ -191,7 +192,7 @@ impl BertAttentionConfig {
         BertAttention {
             self_attn: self.self_attention.init(device),
             output: BertSelfOutput {
-                dense: linear(h, h, self.self_attention.initializer_range, device),
+                dense: init_linear(h, h, self.self_attention.initializer_range, device),
                 layer_norm: LayerNormConfig::new(h).with_epsilon(self.layer_norm_eps).init(device),
                 dropout: DropoutConfig::new(self.hidden_dropout).init(),
             },
@@ -284,7 +285,7 @@ mod tests {
         let device = Device::flex();
         let mut attn = BertSelfAttentionConfig::new(2, 1).with_dropout(0.0).init(&device);
         let eye = || {
-            let mut l = linear(2, 2, 0.02, &device);
+            let mut l = init_linear(2, 2, 0.02, &device);
             l.weight = burn::module::Param::from_tensor(Tensor::<2>::eye(2, &device));
             l.bias = Some(burn::module::Param::from_tensor(Tensor::<1>::zeros([2], &device)));
             l

@@ -4,7 +4,8 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::{gelu, gelu_approximate, relu};
 
-use crate::attention::{BertAttention, BertAttentionConfig, BertSelfOutput, linear};
+use crate::attention::{BertAttention, BertAttentionConfig, BertSelfOutput, init_linear};
+use crate::linear::linear;
 use crate::config::{BertConfig, HiddenAct};
 
 /// Feed-forward expansion (`intermediate` in the checkpoint).
@@ -21,7 +22,7 @@ impl BertIntermediate {
     /// - `hidden`: `[batch, seq, hidden]`
     /// - output: `[batch, seq, intermediate]`
     pub fn forward(&self, hidden: Tensor<3>) -> Tensor<3> {
-        let x = self.dense.forward(hidden);
+        let x = linear(&self.dense, hidden);
         match self.act {
             HiddenAct::Gelu => gelu(x),
             HiddenAct::GeluApproximate => gelu_approximate(x),
@@ -72,7 +73,7 @@ impl BertEncoderConfig {
             .map(|_| BertLayer {
                 attention: BertAttentionConfig::from_model(c).init(device),
                 intermediate: BertIntermediate {
-                    dense: linear(c.hidden_size, c.intermediate_size, std, device),
+                    dense: init_linear(c.hidden_size, c.intermediate_size, std, device),
                     act: c.hidden_act,
                 },
                 output: BertSelfOutput::init(c.intermediate_size, c.hidden_size, c, device),

@@ -6,7 +6,8 @@ use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear};
 use burn::prelude::*;
 use burn::tensor::activation::{gelu, gelu_approximate, relu};
 
-use crate::attention::linear;
+use crate::attention::init_linear;
+use crate::linear::{linear, matmul};
 use crate::dropout;
 use crate::config::HiddenAct;
 
@@ -30,7 +31,7 @@ impl ClassificationHeadConfig {
     pub fn init(&self, device: &Device) -> ClassificationHead {
         ClassificationHead {
             dropout: DropoutConfig::new(self.dropout).init(),
-            classifier: linear(self.hidden_size, self.num_labels, self.initializer_range, device),
+            classifier: init_linear(self.hidden_size, self.num_labels, self.initializer_range, device),
         }
     }
 }
@@ -50,7 +51,7 @@ impl ClassificationHead {
     /// - `pooled`: `[batch, hidden]`
     /// - output: logits `[batch, num_labels]`
     pub fn forward(&self, pooled: Tensor<2>) -> Tensor<2> {
-        self.classifier.forward(dropout::forward(&self.dropout, pooled))
+        linear(&self.classifier, dropout::forward(&self.dropout, pooled))
     }
 
     /// Mean cross-entropy of `logits` against integer `labels`.
@@ -87,7 +88,7 @@ impl MlmHeadConfig {
     pub fn init(&self, device: &Device) -> MlmHead {
         MlmHead {
             transform: MlmTransform {
-                dense: linear(self.hidden_size, self.hidden_size, self.initializer_range, device),
+                dense: init_linear(self.hidden_size, self.hidden_size, self.initializer_range, device),
                 layer_norm: LayerNormConfig::new(self.hidden_size).with_epsilon(self.layer_norm_eps).init(device),
                 act: self.hidden_act,
             },
@@ -127,14 +128,14 @@ impl MlmHead {
     /// - `word_embeddings`: `[vocab, hidden]` (the encoder's embedding table)
     /// - output: logits `[picked, vocab]`
     pub fn forward(&self, hidden: Tensor<2>, word_embeddings: Tensor<2>) -> Tensor<2> {
-        let x = self.transform.dense.forward(hidden);
+        let x = linear(&self.transform.dense, hidden);
         let x = match self.transform.act {
             HiddenAct::Gelu => gelu(x),
             HiddenAct::GeluApproximate => gelu_approximate(x),
             HiddenAct::Relu => relu(x),
         };
         let x = self.transform.layer_norm.forward(x);
-        x.matmul(word_embeddings.transpose()) + self.bias.val().unsqueeze::<2>()
+        matmul(x, word_embeddings.transpose()) + self.bias.val().unsqueeze::<2>()
     }
 }
 

@@ -6,6 +6,7 @@
 //! - [`config`]: hyper-parameters from `config.json`, size presets, parameter counts
 //! - [`embeddings`]: token + segment + position embeddings
 //! - [`dropout`]: dropout with masks from a per-thread seeded generator, for split batches
+//! - [`linear`]: dense layers, their matrix product per backend (a SIMD kernel in wasm)
 //! - [`attention`]: multi-head self-attention returning its weights; padding and causal masks
 //! - [`encoder`]: the layer stack
 //! - [`model`]: `BertModel` = embeddings → encoder → pooler
@@ -47,6 +48,7 @@ pub mod examples;
 pub mod heads;
 pub mod inference;
 pub mod inspect;
+pub mod linear;
 pub mod masking;
 pub mod metrics;
 pub mod model;

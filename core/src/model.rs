@@ -4,7 +4,8 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::attention::{AttentionMask, additive_mask, linear};
+use crate::attention::{AttentionMask, additive_mask, init_linear};
+use crate::linear::linear;
 use crate::config::BertConfig;
 use crate::embeddings::{BertEmbeddings, BertEmbeddingsConfig};
 use crate::encoder::{BertEncoder, BertEncoderConfig};
@@ -24,7 +25,7 @@ impl BertPooler {
     pub fn forward(&self, hidden: Tensor<3>) -> Tensor<2> {
         let [batch, _, width] = hidden.dims();
         let cls = hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width]);
-        self.dense.forward(cls).tanh()
+        linear(&self.dense, cls).tanh()
     }
 }
 
@@ -47,7 +48,7 @@ impl BertModelConfig {
             embeddings: BertEmbeddingsConfig::from_model(c).init(device),
             encoder: BertEncoderConfig::new(c.clone()).init(device),
             pooler: self.with_pooler.then(|| BertPooler {
-                dense: linear(c.hidden_size, c.hidden_size, c.initializer_range, device),
+                dense: init_linear(c.hidden_size, c.hidden_size, c.initializer_range, device),
             }),
         }
     }

@@ -10,7 +10,8 @@ use burn::tensor::TensorData;
 use burn_store::ModuleSnapshot;
 use serde::{Deserialize, Serialize};
 
-use crate::attention::linear;
+use crate::attention::init_linear;
+use crate::linear::linear;
 use crate::checkpoint::{Bert, CheckpointFiles, hf_store};
 use crate::config::BertConfig;
 use crate::error::Error;
@@ -46,14 +47,14 @@ impl BertForPreTraining {
     /// task on an encoder without a pooler gets a freshly initialised one.
     pub fn new(mut bert: BertModel, config: &BertConfig, pair_task: bool, device: &Device) -> Self {
         if pair_task && bert.pooler.is_none() {
-            bert.pooler = Some(BertPooler { dense: linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
+            bert.pooler = Some(BertPooler { dense: init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
         }
         let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
             .with_hidden_act(config.hidden_act)
             .with_layer_norm_eps(config.layer_norm_eps)
             .with_initializer_range(config.initializer_range)
             .init(device);
-        let seq_relationship = pair_task.then(|| linear(config.hidden_size, 2, config.initializer_range, device));
+        let seq_relationship = pair_task.then(|| init_linear(config.hidden_size, 2, config.initializer_range, device));
         Self { bert, cls: PretrainingHeads { predictions, seq_relationship } }
     }
 
@@ -75,7 +76,7 @@ impl BertForPreTraining {
         let table = self.bert.embeddings.word_embeddings.weight.val();
         let mlm = self.cls.predictions.forward(rows, table);
         let pair = match (&self.cls.seq_relationship, out.pooler_output) {
-            (Some(head), Some(pooled)) => Some(head.forward(pooled)),
+            (Some(head), Some(pooled)) => Some(linear(head, pooled)),
             _ => None,
         };
         (mlm, pair)

@@ -427,7 +427,7 @@ fn halves_step(
 
 /// `(a(), b())`, side by side on rayon's threads where this build has them.
 #[cfg(any(not(target_family = "wasm"), feature = "threads"))]
-fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -439,7 +439,7 @@ where
 
 /// `(a(), b())`: the browser's single-thread build.
 #[cfg(all(target_family = "wasm", not(feature = "threads")))]
-fn join<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
+pub(crate) fn join<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
     (a(), b())
 }
 

@@ -1,0 +1,218 @@
+//! The model's linear layers, with their matrix product chosen per backend.
+//!
+//! Every dense layer (attention's query, key, value and output, the feed-forward pair, the
+//! pooler and the heads) runs through [`linear`]: `x · W + b` with burn's `Linear` parameters,
+//! its product a burn backend extension ([`MatmulBackend::matmul_2d`]). On burn's CPU backend in
+//! WebAssembly the product is this crate's kernel ([`gemm`]); everywhere else (natively, and on
+//! WebGPU) it is the backend's own matmul. Autodiff gets a hand-written backward pass
+//! (`dx = dy · Wᵀ`, `dW = xᵀ · dy`) whose products go through the same extension, so training
+//! in the browser runs the faster kernel forwards and backwards.
+
+pub mod gemm;
+
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, binary};
+use burn::backend::autodiff::NodeId;
+use burn::backend::ops::FloatTensorOps;
+use burn::backend::tensor::FloatTensor;
+use burn::tensor::DType;
+use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension};
+use burn::nn::Linear;
+use burn::prelude::*;
+
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+use burn::backend::Cube;
+
+/// A 2-D matrix product that a backend may implement its own way.
+#[backend_extension(Flex, Cube: cfg(any(feature = "wgpu", feature = "cuda")), Autodiff)]
+pub trait MatmulBackend: Backend {
+    /// `lhs [m, k] · rhs [k, n]` → `[m, n]`. By default the backend's matmul.
+    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::float_matmul(lhs, rhs)
+    }
+}
+
+/// burn's CPU backend: this crate's kernel in WebAssembly, `gemm` natively (its AVX2/AVX-512
+/// kernels with fused multiply-add are faster there).
+impl MatmulBackend for Flex {
+    #[cfg(target_family = "wasm")]
+    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        flex_matmul(lhs, rhs)
+    }
+}
+
+/// WebGPU, Vulkan, CUDA: the backend's matmul.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+impl MatmulBackend for Cube {}
+
+/// The product's backward pass: `d lhs = d out · rhsᵀ`, `d rhs = lhsᵀ · d out`, both through
+/// the inner backend's [`MatmulBackend::matmul_2d`] (transposes are views on the CPU, which
+/// the kernel reads in place).
+impl<B: Backend + MatmulBackend, C: CheckpointStrategy> MatmulBackend for Autodiff<B, C> {
+    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        #[derive(Debug)]
+        struct Matmul2d;
+
+        impl<B: Backend + MatmulBackend> Backward<B, 2> for Matmul2d {
+            /// The checkpointed operands each gradient needs: `lhs` for `d rhs`, `rhs` for `d lhs`.
+            type State = (Option<NodeId>, Option<NodeId>);
+
+            fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+                let (lhs, rhs) = ops.state;
+                let lhs: Option<FloatTensor<B>> = lhs.map(|id| checkpointer.retrieve_node_output(id));
+                let rhs: Option<FloatTensor<B>> = rhs.map(|id| checkpointer.retrieve_node_output(id));
+                binary::<B, _, _>(
+                    ops.parents,
+                    ops.node,
+                    grads,
+                    |grad| B::matmul_2d(grad, B::float_transpose(rhs.expect("rhs is kept when lhs needs a gradient"))),
+                    |grad| B::matmul_2d(B::float_transpose(lhs.expect("lhs is kept when rhs needs a gradient")), grad),
+                );
+            }
+        }
+
+        let (lhs_tracked, rhs_tracked) = (lhs.is_tracked(), rhs.is_tracked());
+        match Matmul2d.prepare::<C>([lhs.node(), rhs.node()]).compute_bound().stateful() {
+            OpsKind::Tracked(mut prep) => {
+                let lhs_state = rhs_tracked.then(|| prep.checkpoint(&lhs));
+                let rhs_state = lhs_tracked.then(|| prep.checkpoint(&rhs));
+                prep.finish((lhs_state, rhs_state), B::matmul_2d(lhs.into_primitive(), rhs.into_primitive()))
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::matmul_2d(lhs.into_primitive(), rhs.into_primitive())),
+        }
+    }
+}
+
+/// `lhs [m, k] · rhs [k, n]` on burn's CPU backend with [`gemm::matmul`], reading either
+/// operand in place whatever its strides (a transposed view included). Other dtypes go to the
+/// backend's matmul.
+pub fn flex_matmul(lhs: FloatTensor<Flex>, rhs: FloatTensor<Flex>) -> FloatTensor<Flex> {
+    use burn::backend::flex::FlexTensor;
+    if lhs.dtype() != DType::F32 || rhs.dtype() != DType::F32 || lhs.layout().num_dims() != 2 || rhs.layout().num_dims() != 2 {
+        return Flex::float_matmul(lhs, rhs);
+    }
+    fn view(t: &FlexTensor) -> gemm::MatRef<'_> {
+        let layout = t.layout();
+        let (shape, strides) = (layout.shape(), layout.strides());
+        gemm::MatRef {
+            data: t.storage::<f32>(),
+            offset: layout.start_offset(),
+            rows: shape[0],
+            cols: shape[1],
+            row_stride: strides[0],
+            col_stride: strides[1],
+        }
+    }
+    let (a, b) = (view(&lhs), view(&rhs));
+    let (m, n) = (a.rows, b.cols);
+    FlexTensor::from_data(TensorData::new(gemm::matmul(a, b), [m, n]))
+}
+
+/// `x · W + b` for burn's `Linear` (`W` is `[d_in, d_out]`): `x [..., d_in]` → `[..., d_out]`.
+/// The same function as `Linear::forward`, with the product through [`MatmulBackend`].
+pub fn linear<const D: usize>(layer: &Linear, x: Tensor<D>) -> Tensor<D> {
+    let mut dims = x.dims();
+    let weight = layer.weight.val();
+    let [d_in, d_out] = weight.dims();
+    assert_eq!(dims[D - 1], d_in, "linear: input width {} for a {d_in}→{d_out} layer", dims[D - 1]);
+    let rows = dims[..D - 1].iter().product::<usize>();
+    let x = x.reshape([rows, d_in]);
+    let y = matmul(x, weight);
+    let y = match &layer.bias {
+        Some(bias) => y + bias.val().unsqueeze::<2>(),
+        None => y,
+    };
+    dims[D - 1] = d_out;
+    y.reshape(dims)
+}
+
+/// `lhs [m, k] · rhs [k, n]` → `[m, n]` through [`MatmulBackend`] (the MLM decoder's product
+/// with the transposed embedding table, which the CPU kernel reads in place).
+pub fn matmul(lhs: Tensor<2>, rhs: Tensor<2>) -> Tensor<2> {
+    Tensor::from_dispatch(<Dispatch as MatmulBackend>::matmul_2d(lhs.into_dispatch(), rhs.into_dispatch()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::backend::flex::FlexTensor;
+    use burn::module::Param;
+    use burn::tensor::Distribution;
+
+    fn layer(d_in: usize, d_out: usize, device: &Device) -> Linear {
+        Linear {
+            weight: Param::from_tensor(Tensor::random([d_in, d_out], Distribution::Uniform(-1.0, 1.0), device)),
+            bias: Some(Param::from_tensor(Tensor::random([d_out], Distribution::Uniform(-1.0, 1.0), device))),
+        }
+    }
+
+    fn max_diff<const D: usize>(a: Tensor<D>, b: Tensor<D>) -> f32 {
+        (a - b).abs().max().into_scalar()
+    }
+
+    #[test]
+    fn forward_equals_burns_linear() {
+        let device = Device::flex();
+        let l = layer(24, 40, &device);
+        let x = Tensor::<3>::random([3, 7, 24], Distribution::Uniform(-1.0, 1.0), &device);
+        let d = max_diff(linear(&l, x.clone()), l.forward(x));
+        assert!(d < 1e-5, "max abs difference {d}");
+    }
+
+    #[test]
+    fn gradients_equal_burns_linear() {
+        let device = Device::flex().autodiff();
+        let l = layer(24, 40, &device);
+        let x = Tensor::<3>::random([3, 7, 24], Distribution::Uniform(-1.0, 1.0), &device).require_grad();
+        let target = Tensor::<3>::random([3, 7, 40], Distribution::Uniform(-1.0, 1.0), &device);
+        let loss = |y: Tensor<3>| (y - target.clone()).powi_scalar(2).sum();
+
+        let ours = loss(linear(&l, x.clone())).backward();
+        let theirs = loss(l.forward(x.clone())).backward();
+        let grad = |t: &Tensor<3>, g| t.grad(g).unwrap();
+        assert!(max_diff(grad(&x, &ours), grad(&x, &theirs)) < 1e-4, "d x");
+        let (w, b) = (l.weight.val(), l.bias.as_ref().unwrap().val());
+        assert!(max_diff(w.grad(&ours).unwrap(), w.grad(&theirs).unwrap()) < 1e-4, "d W");
+        assert!(max_diff(b.grad(&ours).unwrap(), b.grad(&theirs).unwrap()) < 1e-4, "d b");
+    }
+
+    #[test]
+    fn only_tracked_operands_get_gradients() {
+        // A frozen layer (no gradient on W) still passes one back to x, and a constant input
+        // still gives W its gradient: each needs the other operand kept, and only that one.
+        let device = Device::flex().autodiff();
+        let l = layer(8, 5, &device);
+        let frozen = Linear { weight: Param::from_tensor(l.weight.val().detach()).set_require_grad(false), bias: None };
+        let x = Tensor::<2>::random([4, 8], Distribution::Uniform(-1.0, 1.0), &device).require_grad();
+        let grads = linear(&frozen, x.clone()).sum().backward();
+        assert!(x.grad(&grads).is_some(), "x needs its gradient");
+        assert!(frozen.weight.val().grad(&grads).is_none(), "a frozen W has none");
+
+        let x = Tensor::<2>::random([4, 8], Distribution::Uniform(-1.0, 1.0), &device);
+        let grads = linear(&l, x.clone()).sum().backward();
+        assert!(x.grad(&grads).is_none(), "a constant x has none");
+        assert!(l.weight.val().grad(&grads).is_some(), "W needs its gradient");
+    }
+
+    #[test]
+    fn the_kernel_reads_flex_views_in_place() {
+        // The backward pass hands the kernel transposed views; this is the path wasm builds take.
+        let device = Device::flex();
+        let a = Tensor::<2>::random([33, 70], Distribution::Uniform(-1.0, 1.0), &device);
+        let b = Tensor::<2>::random([41, 70], Distribution::Uniform(-1.0, 1.0), &device);
+        let expected = a.clone().matmul(b.clone().transpose());
+        let flex = |t: Tensor<2>| -> FlexTensor {
+            match t.into_dispatch().kind {
+                burn::backend::DispatchTensorKind::Flex(inner) => inner.float(),
+                _ => unreachable!("a flex tensor"),
+            }
+        };
+        let bt = Flex::float_transpose(flex(b));
+        assert!(!bt.layout().is_contiguous(), "the transpose is a view");
+        let got = flex_matmul(flex(a), bt);
+        let got = Tensor::<2>::from_data(got.into_data(), &device);
+        assert!(max_diff(got, expected) < 1e-4);
+    }
+}

@@ -1,0 +1,388 @@
+//! Single-precision matrix product for the browser's CPU fallback: a packed, blocked GEMM whose
+//! inner kernel is written for WebAssembly's 128-bit SIMD as V8 compiles it.
+//!
+//! burn's CPU backend multiplies with the `gemm` crate, whose wasm kernel keeps a 12×4 tile of
+//! accumulators. With the operands that is 16 vector registers, one more than V8 gives a
+//! function on x86-64, so the tile spills; in Chromium it reaches 25–30 GFLOP/s on one thread
+//! here. This kernel keeps a 4×8 tile (8 accumulators, 2 loads of B, 1 broadcast of A: 11
+//! registers) and broadcasts with `v128.load32_splat`, a load rather than a shuffle, and reaches
+//! 36–41 GFLOP/s on the same shapes (README, Performance). Natively burn's `gemm` (AVX2/AVX-512
+//! with FMA) stays faster, so only wasm builds route products here ([`super::MatmulBackend`]).
+//!
+//! Off wasm the same code runs on four-lane arrays instead of `v128`, with the same operations
+//! in the same order (multiply, then add: no fused multiply-add), so the native unit tests check
+//! the packing, tiling and edge handling that the browser runs, bit for bit.
+
+/// Rows of the register tile.
+const MR: usize = 4;
+/// Columns of the register tile (two vectors of four).
+const NR: usize = 8;
+/// Depth of a block: a 4-row panel of A (4 KiB) and an 8-column panel of B (8 KiB) stay in L1.
+const KC: usize = 256;
+/// Rows of A per packed block (64 KiB at `KC`).
+const MC: usize = 64;
+/// Columns of B per packed block (1 MiB at `KC`).
+const NC: usize = 1024;
+/// Products smaller than this (m·n·k) are not split over threads.
+#[cfg(any(not(target_family = "wasm"), feature = "threads"))]
+const PARALLEL: usize = 1 << 22;
+
+/// A read-only matrix: element `(i, j)` is `data[offset + i·row_stride + j·col_stride]`.
+#[derive(Clone, Copy, Debug)]
+pub struct MatRef<'a> {
+    pub data: &'a [f32],
+    pub offset: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: isize,
+    pub col_stride: isize,
+}
+
+impl<'a> MatRef<'a> {
+    /// A row-major `[rows, cols]` matrix.
+    pub fn row_major(data: &'a [f32], rows: usize, cols: usize) -> Self {
+        assert_eq!(data.len(), rows * cols, "a {rows}×{cols} matrix needs {} values", rows * cols);
+        Self { data, offset: 0, rows, cols, row_stride: cols as isize, col_stride: 1 }
+    }
+
+    /// The same values read as the transpose, without a copy.
+    pub fn t(self) -> Self {
+        Self { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
+    }
+
+    /// Rows `start..start + len`.
+    fn rows(self, start: usize, len: usize) -> Self {
+        let offset = (self.offset as isize + start as isize * self.row_stride) as usize;
+        Self { offset, rows: len, ..self }
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> f32 {
+        self.data[(self.offset as isize + i as isize * self.row_stride + j as isize * self.col_stride) as usize]
+    }
+
+    /// Panics unless every element's index lies in `data`, so [`MatRef::at`] cannot go out of
+    /// bounds (it still checks) and the result is a plain slice panic at worst.
+    fn check(&self) {
+        if self.rows == 0 || self.cols == 0 {
+            return;
+        }
+        let corners = [(0, 0), (self.rows - 1, 0), (0, self.cols - 1), (self.rows - 1, self.cols - 1)];
+        for (i, j) in corners {
+            let idx = self.offset as isize + i as isize * self.row_stride + j as isize * self.col_stride;
+            assert!(idx >= 0 && (idx as usize) < self.data.len(), "matrix view reaches outside its data");
+        }
+    }
+}
+
+/// `a · b` as a row-major `[a.rows, b.cols]` vector.
+pub fn matmul(a: MatRef, b: MatRef) -> Vec<f32> {
+    assert_eq!(a.cols, b.rows, "matmul: {}×{} by {}×{}", a.rows, a.cols, b.rows, b.cols);
+    a.check();
+    b.check();
+    let (m, n) = (a.rows, b.cols);
+    let mut c = vec![0.0; m * n];
+    if m > 0 && n > 0 && a.cols > 0 {
+        matmul_into(a, b, &mut c);
+    }
+    c
+}
+
+/// `c += a · b`, `c` row-major `[a.rows, b.cols]`. Where the build has threads and the product
+/// is large, the rows split once into two halves that rayon may run side by side (each packs
+/// all of `b`; inside a training step's halves the other thread is usually busy, and then the
+/// two run one after the other at the cost of that one extra packing).
+fn matmul_into(a: MatRef, b: MatRef, c: &mut [f32]) {
+    #[cfg(any(not(target_family = "wasm"), feature = "threads"))]
+    if a.rows >= 2 * MR && a.rows * b.cols * a.cols >= PARALLEL {
+        let top = (a.rows / 2).next_multiple_of(MR);
+        let (c_top, c_bottom) = c.split_at_mut(top * b.cols);
+        crate::train::join(|| serial(a.rows(0, top), b, c_top), || serial(a.rows(top, a.rows - top), b, c_bottom));
+        return;
+    }
+    serial(a, b, c);
+}
+
+/// The blocked product on this thread.
+fn serial(a: MatRef, b: MatRef, c: &mut [f32]) {
+    let (m, n, k) = (a.rows, b.cols, a.cols);
+    let mut packed_b = vec![0.0; KC * NC.min(n.next_multiple_of(NR))];
+    let mut packed_a = vec![0.0; KC * MC.min(m.next_multiple_of(MR))];
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            pack_b(b, pc, kc, jc, nc, &mut packed_b);
+            for ic in (0..m).step_by(MC) {
+                let mc = MC.min(m - ic);
+                pack_a(a, ic, mc, pc, kc, &mut packed_a);
+                for jr in (0..nc).step_by(NR) {
+                    let panel_b = &packed_b[jr * kc..(jr + NR) * kc];
+                    for ir in (0..mc).step_by(MR) {
+                        let panel_a = &packed_a[ir * kc..(ir + MR) * kc];
+                        let (rows, cols) = (MR.min(mc - ir), NR.min(nc - jr));
+                        let start = (ic + ir) * n + jc + jr;
+                        tile(kc, panel_a, panel_b, &mut c[start..], n, rows, cols);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Packs rows `i0..i0 + mc`, depth `p0..p0 + kc` of `a` into `MR`-row panels: panel `r` holds,
+/// for each depth `p`, its `MR` rows' values side by side (zeros past the last row).
+#[inline(never)]
+fn pack_a(a: MatRef, i0: usize, mc: usize, p0: usize, kc: usize, out: &mut [f32]) {
+    for (r, panel) in out[..mc.next_multiple_of(MR) * kc].chunks_exact_mut(MR * kc).enumerate() {
+        for lane in 0..MR {
+            let i = r * MR + lane;
+            if i < mc {
+                for p in 0..kc {
+                    panel[p * MR + lane] = a.at(i0 + i, p0 + p);
+                }
+            } else {
+                for p in 0..kc {
+                    panel[p * MR + lane] = 0.0;
+                }
+            }
+        }
+    }
+}
+
+/// Packs depth `p0..p0 + kc`, columns `j0..j0 + nc` of `b` into `NR`-column panels: panel `q`
+/// holds, for each depth `p`, its `NR` columns' values side by side (zeros past the last column).
+#[inline(never)]
+fn pack_b(b: MatRef, p0: usize, kc: usize, j0: usize, nc: usize, out: &mut [f32]) {
+    for (q, panel) in out[..nc.next_multiple_of(NR) * kc].chunks_exact_mut(NR * kc).enumerate() {
+        let cols = NR.min(nc - q * NR);
+        for (p, row) in panel.chunks_exact_mut(NR).enumerate() {
+            if cols == NR && b.col_stride == 1 {
+                let start = (b.offset as isize + (p0 + p) as isize * b.row_stride) as usize + j0 + q * NR;
+                row.copy_from_slice(&b.data[start..start + NR]);
+            } else {
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = if j < cols { b.at(p0 + p, j0 + q * NR + j) } else { 0.0 };
+                }
+            }
+        }
+    }
+}
+
+/// `c[..rows, ..cols] += panel_a · panel_b` over depth `kc`; `c` starts at the tile's first
+/// element and has row stride `ldc`.
+#[inline(always)]
+fn tile(kc: usize, panel_a: &[f32], panel_b: &[f32], c: &mut [f32], ldc: usize, rows: usize, cols: usize) {
+    assert!(panel_a.len() >= kc * MR && panel_b.len() >= kc * NR);
+    // SAFETY: the panels hold `kc` steps of `MR` and `NR` values (asserted above).
+    let acc = unsafe { kernel(kc, panel_a.as_ptr(), panel_b.as_ptr()) };
+    if rows == MR && cols == NR {
+        assert!(c.len() >= (MR - 1) * ldc + NR);
+        for (i, row) in acc.iter().enumerate() {
+            // SAFETY: row `i` of the tile is `c[i·ldc .. i·ldc + 8]`, in bounds (asserted above).
+            unsafe {
+                let p = c.as_mut_ptr().add(i * ldc);
+                lanes::add_store(p, row[0]);
+                lanes::add_store(p.add(4), row[1]);
+            }
+        }
+    } else {
+        for (i, row) in acc.iter().enumerate().take(rows) {
+            let values = [lanes::to_array(row[0]), lanes::to_array(row[1])];
+            for j in 0..cols {
+                c[i * ldc + j] += values[j / 4][j % 4];
+            }
+        }
+    }
+}
+
+/// The register tile: `MR` rows × `NR` columns of `panel_a · panel_b` over depth `kc`.
+///
+/// # Safety
+/// `a` must point to `kc·MR` values and `b` to `kc·NR`.
+#[inline(always)]
+unsafe fn kernel(kc: usize, mut a: *const f32, mut b: *const f32) -> [[lanes::V; 2]; MR] {
+    let mut acc = [[lanes::zero(); 2]; MR];
+    for _ in 0..kc {
+        // SAFETY: step `p` reads `a[p·MR .. p·MR + MR]` and `b[p·NR .. p·NR + NR]`.
+        unsafe {
+            let b0 = lanes::load(b);
+            let b1 = lanes::load(b.add(4));
+            for (i, row) in acc.iter_mut().enumerate() {
+                let ai = lanes::splat(a.add(i));
+                row[0] = lanes::mul_add(row[0], ai, b0);
+                row[1] = lanes::mul_add(row[1], ai, b1);
+            }
+            a = a.add(MR);
+            b = b.add(NR);
+        }
+    }
+    acc
+}
+
+/// WebAssembly SIMD: each helper is one wasm instruction (two for `mul_add`, `add_store`).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod lanes {
+    use core::arch::wasm32::*;
+
+    pub type V = v128;
+
+    #[inline(always)]
+    pub fn zero() -> V {
+        f32x4_splat(0.0)
+    }
+
+    /// # Safety
+    /// `p` must point to 4 readable values.
+    #[inline(always)]
+    pub unsafe fn load(p: *const f32) -> V {
+        unsafe { v128_load(p as *const v128) }
+    }
+
+    /// # Safety
+    /// `p` must point to a readable value.
+    #[inline(always)]
+    pub unsafe fn splat(p: *const f32) -> V {
+        unsafe { v128_load32_splat(p as *const u32) }
+    }
+
+    #[inline(always)]
+    pub fn mul_add(acc: V, a: V, b: V) -> V {
+        f32x4_add(acc, f32x4_mul(a, b))
+    }
+
+    /// # Safety
+    /// `p` must point to 4 writable values.
+    #[inline(always)]
+    pub unsafe fn add_store(p: *mut f32, v: V) {
+        unsafe { v128_store(p as *mut v128, f32x4_add(v128_load(p as *const v128), v)) }
+    }
+
+    #[inline(always)]
+    pub fn to_array(v: V) -> [f32; 4] {
+        [f32x4_extract_lane::<0>(v), f32x4_extract_lane::<1>(v), f32x4_extract_lane::<2>(v), f32x4_extract_lane::<3>(v)]
+    }
+}
+
+/// Anywhere else: the same operations on four-lane arrays.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+mod lanes {
+    pub type V = [f32; 4];
+
+    #[inline(always)]
+    pub fn zero() -> V {
+        [0.0; 4]
+    }
+
+    /// # Safety
+    /// `p` must point to 4 readable values.
+    #[inline(always)]
+    pub unsafe fn load(p: *const f32) -> V {
+        unsafe { p.cast::<[f32; 4]>().read_unaligned() }
+    }
+
+    /// # Safety
+    /// `p` must point to a readable value.
+    #[inline(always)]
+    pub unsafe fn splat(p: *const f32) -> V {
+        [unsafe { p.read() }; 4]
+    }
+
+    #[inline(always)]
+    pub fn mul_add(acc: V, a: V, b: V) -> V {
+        std::array::from_fn(|l| acc[l] + a[l] * b[l])
+    }
+
+    /// # Safety
+    /// `p` must point to 4 writable values.
+    #[inline(always)]
+    pub unsafe fn add_store(p: *mut f32, v: V) {
+        for (l, x) in v.iter().enumerate() {
+            unsafe { *p.add(l) += x };
+        }
+    }
+
+    #[inline(always)]
+    pub fn to_array(v: V) -> [f32; 4] {
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    fn random(n: usize, seed: u64) -> Vec<f32> {
+        let mut rng = Rng::new(seed);
+        (0..n).map(|_| rng.next_f32() * 2.0 - 1.0).collect()
+    }
+
+    /// The product in f64, element by element.
+    fn reference(a: MatRef, b: MatRef) -> Vec<f64> {
+        let mut c = vec![0.0; a.rows * b.cols];
+        for i in 0..a.rows {
+            for j in 0..b.cols {
+                c[i * b.cols + j] = (0..a.cols).map(|p| f64::from(a.at(i, p)) * f64::from(b.at(p, j))).sum();
+            }
+        }
+        c
+    }
+
+    fn assert_close(got: &[f32], want: &[f64], k: usize, what: &str) {
+        assert_eq!(got.len(), want.len(), "{what}: length");
+        // f32 sums of k products of values in [-1, 1]: error grows like sqrt(k)·eps.
+        let tol = 1e-6 * (k as f64).sqrt().max(1.0) * 4.0;
+        for (idx, (&g, &w)) in got.iter().zip(want).enumerate() {
+            assert!((f64::from(g) - w).abs() <= tol, "{what}: element {idx}: {g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn matches_the_reference_on_awkward_shapes() {
+        // Edges of every block size: rows and columns that are not multiples of the tile, depths
+        // that cross a block, products that split over threads.
+        let shapes = [(1, 1, 1), (3, 5, 7), (4, 8, 1), (5, 9, 17), (13, 31, 255), (64, 8, 256), (65, 1025, 257), (130, 70, 600), (257, 129, 513)];
+        for (s, &(m, n, k)) in shapes.iter().enumerate() {
+            let (a, b) = (random(m * k, 2 * s as u64), random(k * n, 2 * s as u64 + 1));
+            let (a, b) = (MatRef::row_major(&a, m, k), MatRef::row_major(&b, k, n));
+            assert_close(&matmul(a, b), &reference(a, b), k, &format!("{m}×{k} · {k}×{n}"));
+        }
+    }
+
+    #[test]
+    fn reads_transposed_and_offset_views() {
+        let (m, n, k) = (37, 45, 300);
+        // a stored as [k, m] and read transposed; b stored as [n, k] and read transposed.
+        let (at, bt) = (random(k * m, 7), random(n * k, 8));
+        let (a, b) = (MatRef::row_major(&at, k, m).t(), MatRef::row_major(&bt, n, k).t());
+        assert_close(&matmul(a, b), &reference(a, b), k, "transposed operands");
+        // A window of a bigger matrix: rows 3.., every other column.
+        let big = random(50 * 2 * k, 9);
+        let window = MatRef { data: &big, offset: 3 * 2 * k, rows: m, cols: k, row_stride: 2 * k as isize, col_stride: 2 };
+        assert_close(&matmul(window, b), &reference(window, b), k, "strided window");
+    }
+
+    #[test]
+    fn the_thread_split_gives_the_same_bits() {
+        // Large enough to split; each output row is summed in the same order either way.
+        let (m, n, k) = (256, 256, 128);
+        let (a, b) = (random(m * k, 11), random(k * n, 12));
+        let (a, b) = (MatRef::row_major(&a, m, k), MatRef::row_major(&b, k, n));
+        let mut serial_c = vec![0.0; m * n];
+        serial(a, b, &mut serial_c);
+        assert_eq!(matmul(a, b), serial_c);
+    }
+
+    #[test]
+    fn empty_and_mismatched_shapes() {
+        let a = random(6, 1);
+        let empty = MatRef::row_major(&[], 0, 3);
+        assert!(matmul(empty, MatRef::row_major(&a, 3, 2)).is_empty());
+        assert_eq!(matmul(MatRef::row_major(&a, 2, 3), MatRef::row_major(&[], 3, 0)), Vec::<f32>::new());
+        // Depth 0: a 2×0 by 0×2 product is a 2×2 matrix of zeros.
+        assert_eq!(matmul(MatRef::row_major(&[], 2, 0), MatRef::row_major(&[], 0, 2)), vec![0.0; 4]);
+        let r = std::panic::catch_unwind(|| matmul(MatRef::row_major(&a, 2, 3), MatRef::row_major(&a, 2, 3)));
+        assert!(r.is_err(), "2×3 by 2×3 must be refused");
+    }
+}
