@@ -56,9 +56,15 @@ impl<'a> MatRef<'a> {
         Self { offset, rows: len, ..self }
     }
 
+    /// Where element `(i, j)` lies in `data`.
+    #[inline(always)]
+    fn index(&self, i: usize, j: usize) -> usize {
+        (self.offset as isize + i as isize * self.row_stride + j as isize * self.col_stride) as usize
+    }
+
     #[inline(always)]
     fn at(&self, i: usize, j: usize) -> f32 {
-        self.data[(self.offset as isize + i as isize * self.row_stride + j as isize * self.col_stride) as usize]
+        self.data[self.index(i, j)]
     }
 
     /// Panics unless every element's index lies in `data`, so [`MatRef::at`] cannot go out of
@@ -105,17 +111,30 @@ fn matmul_into(a: MatRef, b: MatRef, c: &mut [f32]) {
 
 /// The blocked product on this thread.
 fn serial(a: MatRef, b: MatRef, c: &mut [f32]) {
+    thread_local! {
+        /// Packing buffers, kept between products: a step makes hundreds, and allocating (and
+        /// zeroing) a megabyte for each showed in profiles.
+        static PACKED: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    PACKED.with_borrow_mut(|(packed_a, packed_b)| {
+        let (m, n) = (a.rows, b.cols);
+        packed_a.resize(KC * MC.min(m.next_multiple_of(MR)), 0.0);
+        packed_b.resize(KC * NC.min(n.next_multiple_of(NR)), 0.0);
+        blocked(a, b, c, packed_a, packed_b);
+    });
+}
+
+/// [`serial`]'s loops, with its packing buffers.
+fn blocked(a: MatRef, b: MatRef, c: &mut [f32], packed_a: &mut [f32], packed_b: &mut [f32]) {
     let (m, n, k) = (a.rows, b.cols, a.cols);
-    let mut packed_b = vec![0.0; KC * NC.min(n.next_multiple_of(NR))];
-    let mut packed_a = vec![0.0; KC * MC.min(m.next_multiple_of(MR))];
     for jc in (0..n).step_by(NC) {
         let nc = NC.min(n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            pack_b(b, pc, kc, jc, nc, &mut packed_b);
+            pack_b(b, pc, kc, jc, nc, packed_b);
             for ic in (0..m).step_by(MC) {
                 let mc = MC.min(m - ic);
-                pack_a(a, ic, mc, pc, kc, &mut packed_a);
+                pack_a(a, ic, mc, pc, kc, packed_a);
                 for jr in (0..nc).step_by(NR) {
                     let panel_b = &packed_b[jr * kc..(jr + NR) * kc];
                     for ir in (0..mc).step_by(MR) {
@@ -131,19 +150,34 @@ fn serial(a: MatRef, b: MatRef, c: &mut [f32]) {
 }
 
 /// Packs rows `i0..i0 + mc`, depth `p0..p0 + kc` of `a` into `MR`-row panels: panel `r` holds,
-/// for each depth `p`, its `MR` rows' values side by side (zeros past the last row).
+/// for each depth `p`, its `MR` rows' values side by side (zeros past the last row). Reads runs
+/// of contiguous values where `a` is row-major or a transposed row-major matrix.
 #[inline(never)]
 fn pack_a(a: MatRef, i0: usize, mc: usize, p0: usize, kc: usize, out: &mut [f32]) {
     for (r, panel) in out[..mc.next_multiple_of(MR) * kc].chunks_exact_mut(MR * kc).enumerate() {
-        for lane in 0..MR {
-            let i = r * MR + lane;
-            if i < mc {
-                for p in 0..kc {
-                    panel[p * MR + lane] = a.at(i0 + i, p0 + p);
+        let rows = MR.min(mc - r * MR);
+        let first = i0 + r * MR;
+        if rows == MR && a.row_stride == 1 {
+            // A transposed matrix: the panel's MR rows are adjacent in memory at each depth.
+            for (p, step) in panel.chunks_exact_mut(MR).enumerate() {
+                let start = a.index(first, p0 + p);
+                step.copy_from_slice(&a.data[start..start + MR]);
+            }
+        } else if a.col_stride == 1 {
+            for lane in 0..MR {
+                if lane < rows {
+                    let start = a.index(first + lane, p0);
+                    for (step, &v) in panel.chunks_exact_mut(MR).zip(&a.data[start..start + kc]) {
+                        step[lane] = v;
+                    }
+                } else {
+                    panel.chunks_exact_mut(MR).for_each(|step| step[lane] = 0.0);
                 }
-            } else {
-                for p in 0..kc {
-                    panel[p * MR + lane] = 0.0;
+            }
+        } else {
+            for (p, step) in panel.chunks_exact_mut(MR).enumerate() {
+                for (lane, v) in step.iter_mut().enumerate() {
+                    *v = if lane < rows { a.at(first + lane, p0 + p) } else { 0.0 };
                 }
             }
         }
@@ -152,17 +186,33 @@ fn pack_a(a: MatRef, i0: usize, mc: usize, p0: usize, kc: usize, out: &mut [f32]
 
 /// Packs depth `p0..p0 + kc`, columns `j0..j0 + nc` of `b` into `NR`-column panels: panel `q`
 /// holds, for each depth `p`, its `NR` columns' values side by side (zeros past the last column).
+/// Reads runs of contiguous values where `b` is row-major or a transposed row-major matrix.
 #[inline(never)]
 fn pack_b(b: MatRef, p0: usize, kc: usize, j0: usize, nc: usize, out: &mut [f32]) {
     for (q, panel) in out[..nc.next_multiple_of(NR) * kc].chunks_exact_mut(NR * kc).enumerate() {
         let cols = NR.min(nc - q * NR);
-        for (p, row) in panel.chunks_exact_mut(NR).enumerate() {
-            if cols == NR && b.col_stride == 1 {
-                let start = (b.offset as isize + (p0 + p) as isize * b.row_stride) as usize + j0 + q * NR;
-                row.copy_from_slice(&b.data[start..start + NR]);
-            } else {
-                for (j, v) in row.iter_mut().enumerate() {
-                    *v = if j < cols { b.at(p0 + p, j0 + q * NR + j) } else { 0.0 };
+        let first = j0 + q * NR;
+        if cols == NR && b.col_stride == 1 {
+            for (p, step) in panel.chunks_exact_mut(NR).enumerate() {
+                let start = b.index(p0 + p, first);
+                step.copy_from_slice(&b.data[start..start + NR]);
+            }
+        } else if b.row_stride == 1 {
+            // A transposed matrix: each column's depth run is contiguous.
+            for lane in 0..NR {
+                if lane < cols {
+                    let start = b.index(p0, first + lane);
+                    for (step, &v) in panel.chunks_exact_mut(NR).zip(&b.data[start..start + kc]) {
+                        step[lane] = v;
+                    }
+                } else {
+                    panel.chunks_exact_mut(NR).for_each(|step| step[lane] = 0.0);
+                }
+            }
+        } else {
+            for (p, step) in panel.chunks_exact_mut(NR).enumerate() {
+                for (lane, v) in step.iter_mut().enumerate() {
+                    *v = if lane < cols { b.at(p0 + p, first + lane) } else { 0.0 };
                 }
             }
         }
