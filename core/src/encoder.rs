@@ -2,7 +2,9 @@
 
 use burn::nn::Linear;
 use burn::prelude::*;
-use burn::tensor::activation::{gelu, gelu_approximate, relu};
+use burn::tensor::activation::{gelu_approximate, relu};
+
+use crate::activation::gelu;
 
 use crate::attention::{BertAttention, BertAttentionConfig, BertSelfOutput, init_linear};
 use crate::linear::linear;

@@ -4,7 +4,9 @@ use burn::module::Param;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear};
 use burn::prelude::*;
-use burn::tensor::activation::{gelu, gelu_approximate, relu};
+use burn::tensor::activation::{gelu_approximate, relu};
+
+use crate::activation::gelu;
 
 use crate::attention::init_linear;
 use crate::linear::{linear, matmul};

@@ -7,6 +7,7 @@
 //! - [`embeddings`]: token + segment + position embeddings
 //! - [`dropout`]: dropout with masks from a per-thread seeded generator, for split batches
 //! - [`linear`]: dense layers, their matrix product per backend (a SIMD kernel in wasm)
+//! - [`activation`]: GELU, branch-free (SIMD) on the CPU
 //! - [`attention`]: multi-head self-attention returning its weights; padding and causal masks
 //! - [`encoder`]: the layer stack
 //! - [`model`]: `BertModel` = embeddings → encoder → pooler
@@ -34,6 +35,7 @@
 //! The compute device is chosen at run time (`burn::prelude::Device`): `Device::flex()` on the
 //! CPU, a wgpu device for WebGPU/Vulkan/Metal.
 
+pub mod activation;
 pub mod attention;
 pub mod checkpoint;
 pub mod classifier;
