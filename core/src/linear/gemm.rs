@@ -131,10 +131,10 @@ fn blocked(a: MatRef, b: MatRef, c: &mut [f32], packed_a: &mut [f32], packed_b: 
         let nc = NC.min(n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            pack_b(b, pc, kc, jc, nc, packed_b);
+            pack::<NR>(b.t(), jc, nc, pc, kc, packed_b);
             for ic in (0..m).step_by(MC) {
                 let mc = MC.min(m - ic);
-                pack_a(a, ic, mc, pc, kc, packed_a);
+                pack::<MR>(a, ic, mc, pc, kc, packed_a);
                 for jr in (0..nc).step_by(NR) {
                     let panel_b = &packed_b[jr * kc..(jr + NR) * kc];
                     for ir in (0..mc).step_by(MR) {
@@ -149,70 +149,37 @@ fn blocked(a: MatRef, b: MatRef, c: &mut [f32], packed_a: &mut [f32], packed_b: 
     }
 }
 
-/// Packs rows `i0..i0 + mc`, depth `p0..p0 + kc` of `a` into `MR`-row panels: panel `r` holds,
-/// for each depth `p`, its `MR` rows' values side by side (zeros past the last row). Reads runs
-/// of contiguous values where `a` is row-major or a transposed row-major matrix.
+/// Packs rows `i0..i0 + len`, depth (columns) `p0..p0 + kc` of `m` into panels of `W` rows:
+/// panel `r` holds, for each depth `p`, its `W` rows' values side by side (zeros past the last
+/// row). A's panels are `pack::<MR>(a, ..)`; B's are `pack::<NR>(b.t(), ..)`, its columns being
+/// the rows of its transpose. Where a panel's `W` values at one depth are adjacent in memory
+/// (`row_stride == 1`: A read transposed, B row-major) each depth is one copy; where each row's
+/// depth run is (`col_stride == 1`) the rows are copied one by one.
 #[inline(never)]
-fn pack_a(a: MatRef, i0: usize, mc: usize, p0: usize, kc: usize, out: &mut [f32]) {
-    for (r, panel) in out[..mc.next_multiple_of(MR) * kc].chunks_exact_mut(MR * kc).enumerate() {
-        let rows = MR.min(mc - r * MR);
-        let first = i0 + r * MR;
-        if rows == MR && a.row_stride == 1 {
-            // A transposed matrix: the panel's MR rows are adjacent in memory at each depth.
-            for (p, step) in panel.chunks_exact_mut(MR).enumerate() {
-                let start = a.index(first, p0 + p);
-                step.copy_from_slice(&a.data[start..start + MR]);
+fn pack<const W: usize>(m: MatRef, i0: usize, len: usize, p0: usize, kc: usize, out: &mut [f32]) {
+    for (r, panel) in out[..len.next_multiple_of(W) * kc].chunks_exact_mut(W * kc).enumerate() {
+        let rows = W.min(len - r * W);
+        let first = i0 + r * W;
+        if rows == W && m.row_stride == 1 {
+            for (p, step) in panel.chunks_exact_mut(W).enumerate() {
+                let start = m.index(first, p0 + p);
+                step.copy_from_slice(&m.data[start..start + W]);
             }
-        } else if a.col_stride == 1 {
-            for lane in 0..MR {
+        } else if m.col_stride == 1 {
+            for lane in 0..W {
                 if lane < rows {
-                    let start = a.index(first + lane, p0);
-                    for (step, &v) in panel.chunks_exact_mut(MR).zip(&a.data[start..start + kc]) {
+                    let start = m.index(first + lane, p0);
+                    for (step, &v) in panel.chunks_exact_mut(W).zip(&m.data[start..start + kc]) {
                         step[lane] = v;
                     }
                 } else {
-                    panel.chunks_exact_mut(MR).for_each(|step| step[lane] = 0.0);
+                    panel.chunks_exact_mut(W).for_each(|step| step[lane] = 0.0);
                 }
             }
         } else {
-            for (p, step) in panel.chunks_exact_mut(MR).enumerate() {
+            for (p, step) in panel.chunks_exact_mut(W).enumerate() {
                 for (lane, v) in step.iter_mut().enumerate() {
-                    *v = if lane < rows { a.at(first + lane, p0 + p) } else { 0.0 };
-                }
-            }
-        }
-    }
-}
-
-/// Packs depth `p0..p0 + kc`, columns `j0..j0 + nc` of `b` into `NR`-column panels: panel `q`
-/// holds, for each depth `p`, its `NR` columns' values side by side (zeros past the last column).
-/// Reads runs of contiguous values where `b` is row-major or a transposed row-major matrix.
-#[inline(never)]
-fn pack_b(b: MatRef, p0: usize, kc: usize, j0: usize, nc: usize, out: &mut [f32]) {
-    for (q, panel) in out[..nc.next_multiple_of(NR) * kc].chunks_exact_mut(NR * kc).enumerate() {
-        let cols = NR.min(nc - q * NR);
-        let first = j0 + q * NR;
-        if cols == NR && b.col_stride == 1 {
-            for (p, step) in panel.chunks_exact_mut(NR).enumerate() {
-                let start = b.index(p0 + p, first);
-                step.copy_from_slice(&b.data[start..start + NR]);
-            }
-        } else if b.row_stride == 1 {
-            // A transposed matrix: each column's depth run is contiguous.
-            for lane in 0..NR {
-                if lane < cols {
-                    let start = b.index(p0, first + lane);
-                    for (step, &v) in panel.chunks_exact_mut(NR).zip(&b.data[start..start + kc]) {
-                        step[lane] = v;
-                    }
-                } else {
-                    panel.chunks_exact_mut(NR).for_each(|step| step[lane] = 0.0);
-                }
-            }
-        } else {
-            for (p, step) in panel.chunks_exact_mut(NR).enumerate() {
-                for (lane, v) in step.iter_mut().enumerate() {
-                    *v = if lane < cols { b.at(p0 + p, first + lane) } else { 0.0 };
+                    *v = if lane < rows { m.at(first + lane, p0 + p) } else { 0.0 };
                 }
             }
         }
