@@ -2,12 +2,13 @@
 //! inner kernel is written for WebAssembly's 128-bit SIMD as V8 compiles it.
 //!
 //! burn's CPU backend multiplies with the `gemm` crate, whose wasm kernel keeps a 12×4 tile of
-//! accumulators. With the operands that is 16 vector registers, one more than V8 gives a
-//! function on x86-64, so the tile spills; in Chromium it reaches 25–30 GFLOP/s on one thread
-//! here. This kernel keeps a 4×8 tile (8 accumulators, 2 loads of B, 1 broadcast of A: 11
-//! registers) and broadcasts with `v128.load32_splat`, a load rather than a shuffle, and reaches
-//! 36–41 GFLOP/s on the same shapes (README, Performance). Natively burn's `gemm` (AVX2/AVX-512
-//! with FMA) stays faster, so only wasm builds route products here ([`super::MatmulBackend`]).
+//! accumulators: with its operands, 16 vector registers, all that x86-64 has, of which V8 keeps
+//! one for itself. In Chromium it reaches 29–34 GFLOP/s on one thread here. This kernel keeps a
+//! 4×8 tile (8 accumulators, 2 loads of B, 1 broadcast of A: 11 registers) and broadcasts with
+//! `v128.load32_splat`, a load rather than a shuffle, and reaches 37–41 GFLOP/s on the shapes of
+//! a MiniLM training step (`node bench/matmul.mjs`; 12- and 10-accumulator tiles and a 4-step
+//! unrolled loop were slower). Natively burn's `gemm` (AVX2/AVX-512 with FMA) stays faster, so
+//! only wasm builds route products here ([`super::MatmulBackend`]).
 //!
 //! Off wasm the same code runs on four-lane arrays instead of `v128`, with the same operations
 //! in the same order (multiply, then add: no fused multiply-add), so the native unit tests check
