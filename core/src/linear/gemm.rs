@@ -51,7 +51,8 @@ impl<'a> MatRef<'a> {
         Self { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
     }
 
-    /// Rows `start..start + len`.
+    /// Rows `start..start + len` (for the thread split).
+    #[cfg(any(not(target_family = "wasm"), feature = "threads"))]
     fn rows(self, start: usize, len: usize) -> Self {
         let offset = (self.offset as isize + start as isize * self.row_stride) as usize;
         Self { offset, rows: len, ..self }
