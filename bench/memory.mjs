@@ -8,6 +8,8 @@
 //
 // `--query Q` opens the explorer at `/Q` (as `--from-explorer` does at `/`); `--wait-embedding`
 // lets the explorer's embedding view finish first: with both, the flow of bench/run.mjs.
+// `--timeline` prints the renderers' sizes and the training worker's wasm memory every half
+// second of the run.
 //
 // Needs bench/node_modules (playwright-core) and the model (`cargo xtask setup`).
 import { createServer } from 'node:http';
@@ -97,7 +99,19 @@ if (await page.getByTestId('group-by-length').isChecked()) await page.getByTestI
 // The renderer's resident size every half second while it trains: what moves the peak, and when.
 const timeline = [];
 const t0 = Date.now();
-const sampler = setInterval(() => timeline.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${renderers().map((l) => l.replace(/^renderer \d+: /, '')).join(' | ')}`), 500);
+// With each sample, the training worker's wasm memory (it never shrinks: its high-water mark).
+const workerWasm = async () => {
+  for (const w of page.workers()) {
+    const bytes = await w.evaluate(() => self.wasmBindings?.wasm_memory_bytes()).catch(() => undefined);
+    if (bytes) return bytes;
+  }
+  return 0;
+};
+const sampler = setInterval(async () => {
+  const at = ((Date.now() - t0) / 1000).toFixed(1);
+  const rss = renderers().map((l) => l.replace(/^renderer \d+: /, '')).join(' | ');
+  timeline.push(`${at} s ${rss} | worker's wasm ${mb(await workerWasm())}`);
+}, 500);
 await page.getByTestId('train-start').click();
 await page.getByTestId('train-done').waitFor();
 // The page then saves the run (in IndexedDB, from the worker): part of the run's cost.

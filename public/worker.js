@@ -47,6 +47,8 @@ self.addEventListener("message", async (event) => {
       bindings = await import(js);
       await bindings.default({ module_or_path: wasm });
     }
+    // For bench/memory.mjs, which reads the worker's wasm memory as the page's.
+    self.wasmBindings = bindings;
     bindings.worker_ready(note);
   } catch (e) {
     const message = `the training worker could not start: ${e}`;

@@ -144,3 +144,14 @@ async fn device(backend: &str) -> Result<Device, JsError> {
         other => Err(JsError::new(&format!("unknown backend {other}; use cpu or webgpu"))),
     }
 }
+
+/// The names of the files in this origin's scratch folder (see `store::BlobWriter`), for the
+/// tests: none should outlive the save that wrote them. `null` where there is no such folder
+/// (nothing was ever written there).
+#[wasm_bindgen]
+pub async fn scratch_files() -> JsValue {
+    match crate::store::scratch_files().await {
+        Some(names) => names.into_iter().map(JsValue::from).collect::<js_sys::Array>().into(),
+        None => JsValue::NULL,
+    }
+}

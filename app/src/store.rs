@@ -7,9 +7,19 @@
 //! transaction, so a failed write (the storage quota, a full disk) leaves nothing half-written:
 //! the old record, if any, stays as it was. The page and the training worker both use this
 //! module (IndexedDB works in workers), so large checkpoints never cross `postMessage`.
+//!
+//! The training worker writes large bytes (a checkpoint, a classifier) through a
+//! [`BlobWriter`]: into a scratch file of the origin private file system, a piece at a time,
+//! and stores that file as the blob, so the tab never holds the bytes; the scratch file is
+//! removed once IndexedDB has its copy.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use idb::{Database, DatabaseEvent, Factory, ObjectStoreParams, TransactionMode, TransactionResult};
-use js_sys::{Array, Reflect, Uint8Array};
+use js_sys::{Array, Function, Reflect, Uint8Array};
+use wasm_bindgen::closure::Closure;
+use web_sys::{FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemSyncAccessHandle};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -94,8 +104,9 @@ fn is_quota(text: &str) -> bool {
     text.contains("QuotaExceeded") || text.to_lowercase().contains("quota")
 }
 
-/// The message for a write that failed with `error`.
-async fn write_error(what: &str, error: String) -> String {
+/// The message for a write of `what` (“the checkpoint”, a run's quoted name) that failed with
+/// `error`: the storage quota's own message when that is the cause.
+pub async fn write_error(what: &str, error: String) -> String {
     if is_quota(&error) {
         // Browsers may enforce a lower limit than the estimate reports: show it only when it agrees.
         let usage = estimate().await.filter(|u| u.used >= 0.8 * u.quota).map(|u| format!(" ({} used)", u.describe())).unwrap_or_default();
@@ -109,11 +120,20 @@ async fn write_error(what: &str, error: String) -> String {
 
 /// Saves `item` and its bytes together (replacing an item with the same id), or neither.
 pub async fn put(item: &Item, bytes: &[&[u8]]) -> Result<(), String> {
-    let blobs = bytes.iter().map(|b| blob_of(b)).collect::<Result<Vec<_>, _>>().map_err(|e| format!("“{}” was not saved: {e}", item.name))?;
-    put_blobs(item, &blobs).await
+    let what = format!("“{}”", item.name);
+    let mut blobs = Vec::with_capacity(bytes.len());
+    for part in bytes {
+        let mut writer = BlobWriter::new().await;
+        let written = writer.write(part);
+        match written {
+            Ok(()) => blobs.push(writer.finish().await.map_err(|e| format!("{what} was not saved: {e}"))?),
+            Err(e) => return Err(write_error(&what, e).await),
+        }
+    }
+    put_blobs(item, &blobs.iter().map(|b| b.blob.clone()).collect::<Vec<_>>()).await
 }
 
-/// [`put`] for bytes already in [`Blob`](web_sys::Blob)s (see [`blob_of`]).
+/// [`put`] for bytes already in [`Blob`](web_sys::Blob)s (see [`BlobWriter`]).
 pub async fn put_blobs(item: &Item, blobs: &[web_sys::Blob]) -> Result<(), String> {
     let what = format!("“{}”", item.name);
     let list: Array = blobs.iter().collect();
@@ -140,22 +160,256 @@ pub async fn put_blobs(item: &Item, blobs: &[web_sys::Blob]) -> Result<(), Strin
     }
 }
 
-/// Pieces of a [`Blob`] are copied out of wasm memory this many bytes at a time.
+/// Pieces of a [`Blob`] are written this many bytes at a time.
 const BLOB_PIECE: usize = 8 << 20;
 
-/// `bytes` as a [`Blob`], built piece by piece, each piece's JS copy freed as soon as the blob
-/// holds it. Stored in IndexedDB, a blob is a handle on bytes the browser keeps (on disk in a
-/// normal profile): writing a 270 MB checkpoint this way never holds a full JS copy of it, nor
-/// a structured-clone copy of that, in the tab's memory.
-pub fn blob_of(bytes: &[u8]) -> Result<web_sys::Blob, String> {
-    let pieces = Array::new();
-    for chunk in bytes.chunks(BLOB_PIECE) {
-        let array = Uint8Array::new_from_slice(chunk);
-        let piece = web_sys::Blob::new_with_u8_array_sequence(&Array::of1(&array)).map_err(js_message)?;
-        crate::js_bytes::release(&array.buffer());
-        pieces.push(&piece);
+/// The origin private file system's folder where [`BlobWriter`] writes.
+const SCRATCH: &str = "scratch";
+
+/// Each worker holds the Web Lock `{SCRATCH_LOCK}{session}` for as long as it lives; its
+/// scratch files are named `{session}-{n}`. A sweep removes the files whose lock nobody holds:
+/// those of a tab closed in the middle of a write, never those of another open tab.
+const SCRATCH_LOCK: &str = "bertbench-scratch-";
+
+/// This worker's scratch folder and its files' names.
+struct Scratch {
+    dir: FileSystemDirectoryHandle,
+    session: String,
+    next: Cell<u32>,
+}
+
+thread_local! {
+    /// `None` until first asked; then the folder, or `None` where there is none.
+    static SCRATCH_DIR: RefCell<Option<Option<Rc<Scratch>>>> = const { RefCell::new(None) };
+}
+
+/// The scratch folder, in a dedicated worker of a browser with synchronous file handles (the
+/// page has none: it writes to memory).
+async fn scratch() -> Option<Rc<Scratch>> {
+    if let Some(known) = SCRATCH_DIR.with(|s| s.borrow().clone()) {
+        return known;
     }
-    web_sys::Blob::new_with_blob_sequence(&pieces).map_err(js_message)
+    let opened = open_scratch().await.map(Rc::new);
+    SCRATCH_DIR.with(|s| *s.borrow_mut() = Some(opened.clone()));
+    opened
+}
+
+async fn open_scratch() -> Option<Scratch> {
+    let global = js_sys::global();
+    global.dyn_ref::<web_sys::DedicatedWorkerGlobalScope>()?;
+    let handle_class = Reflect::get(&global, &"FileSystemFileHandle".into()).ok().filter(|c| !c.is_undefined())?;
+    let prototype = Reflect::get(&handle_class, &"prototype".into()).ok()?;
+    if !Reflect::has(&prototype, &"createSyncAccessHandle".into()).unwrap_or(false) {
+        return None;
+    }
+    let navigator = Reflect::get(&global, &"navigator".into()).ok()?;
+    let storage: web_sys::StorageManager = Reflect::get(&navigator, &"storage".into()).ok().filter(|s| !s.is_undefined())?.unchecked_into();
+    let root: FileSystemDirectoryHandle = JsFuture::from(storage.get_directory()).await.ok()?.dyn_into().ok()?;
+    let options = web_sys::FileSystemGetDirectoryOptions::new();
+    options.set_create(true);
+    let dir: FileSystemDirectoryHandle = JsFuture::from(root.get_directory_handle_with_options(SCRATCH, &options)).await.ok()?.dyn_into().ok()?;
+    let session = format!("{:08x}{:08x}", (js_sys::Math::random() * 4e9) as u32, (js_sys::Math::random() * 4e9) as u32);
+    // Without Web Locks there is no telling a closed tab's files from an open one's: no sweep.
+    if let Some(locks) = Reflect::get(&navigator, &"locks".into()).ok().filter(|l| !l.is_undefined()) {
+        if hold_lock(&locks, &format!("{SCRATCH_LOCK}{session}")).await.is_some() {
+            sweep(&dir, &locks).await;
+        }
+    }
+    Some(Scratch { dir, session, next: Cell::new(0) })
+}
+
+/// Takes the Web Lock `name` for as long as this worker lives; returns once it is held.
+async fn hold_lock(locks: &JsValue, name: &str) -> Option<()> {
+    let mut granted = None;
+    let held = js_sys::Promise::new(&mut |resolve, _| granted = Some(resolve));
+    let granted = granted?;
+    // The lock is held until the promise the callback returns settles: never.
+    let callback = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
+        let _ = granted.call0(&JsValue::NULL);
+        js_sys::Promise::new(&mut |_, _| {}).into()
+    });
+    let request: Function = Reflect::get(locks, &"request".into()).ok()?.dyn_into().ok()?;
+    request.call2(locks, &name.into(), &callback).ok()?;
+    JsFuture::from(held).await.ok().map(|_| ())
+}
+
+/// Removes the scratch files of workers that are gone (their lock is not held).
+async fn sweep(dir: &FileSystemDirectoryHandle, locks: &JsValue) {
+    let held = async {
+        let query: Function = Reflect::get(locks, &"query".into()).ok()?.dyn_into().ok()?;
+        let snapshot = JsFuture::from(query.call0(locks).ok()?.dyn_into::<js_sys::Promise>().ok()?).await.ok()?;
+        let held: Array = Reflect::get(&snapshot, &"held".into()).ok()?.dyn_into().ok()?;
+        Some(held.iter().filter_map(|l| Reflect::get(&l, &"name".into()).ok()?.as_string()).collect::<Vec<_>>())
+    };
+    let Some(held) = held.await else { return };
+    let mut names = Vec::new();
+    let keys = dir.keys();
+    while let Ok(next) = keys.next() {
+        let Ok(step) = JsFuture::from(next).await else { break };
+        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+            break;
+        }
+        if let Some(name) = Reflect::get(&step, &"value".into()).ok().and_then(|v| v.as_string()) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let session = name.split('-').next().unwrap_or_default();
+        if !held.iter().any(|h| h.strip_prefix(SCRATCH_LOCK) == Some(session)) {
+            let _ = JsFuture::from(dir.remove_entry(&name)).await;
+        }
+    }
+}
+
+/// Bytes becoming a [`Blob`](web_sys::Blob) a piece at a time, to store with [`put_blobs`].
+///
+/// In the training worker the bytes go straight to a file in the origin private file system
+/// (a synchronous handle writes them from wasm memory, no JS copy), and the blob is that file:
+/// the tab never holds them. A blob built from bytes in memory, as the page's are, is held by
+/// the tab until a garbage collection, which a tab left alone may not run for many seconds:
+/// 270 MB for a checkpoint of MiniLM.
+pub struct BlobWriter {
+    target: Option<Target>,
+    written: u64,
+}
+
+enum Target {
+    File { scratch: Rc<Scratch>, name: String, file: FileSystemFileHandle, handle: FileSystemSyncAccessHandle },
+    Memory(Array),
+}
+
+impl BlobWriter {
+    /// A writer to a scratch file where the browser allows one, else to memory.
+    pub async fn new() -> Self {
+        let file = match scratch().await {
+            Some(scratch) => scratch_file(scratch).await,
+            None => None,
+        };
+        Self { target: Some(file.unwrap_or_else(|| Target::Memory(Array::new()))), written: 0 }
+    }
+
+    /// Appends `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        for chunk in bytes.chunks(BLOB_PIECE) {
+            match &self.target {
+                Some(Target::File { handle, .. }) => {
+                    let at = web_sys::FileSystemReadWriteOptions::new();
+                    at.set_at(self.written as f64);
+                    let wrote = handle.write_with_u8_array_and_options(chunk, &at).map_err(js_error)?;
+                    // Chromium answers a write over the quota with a short (or nonsensical)
+                    // count rather than the specified QuotaExceededError; a full disk does the
+                    // same. Either way the storage is full.
+                    if wrote != chunk.len() as f64 {
+                        return Err("QuotaExceededError: the browser could not write all of it".into());
+                    }
+                }
+                Some(Target::Memory(pieces)) => {
+                    let array = Uint8Array::new_from_slice(chunk);
+                    let piece = web_sys::Blob::new_with_u8_array_sequence(&Array::of1(&array)).map_err(js_error)?;
+                    crate::js_bytes::release(&array.buffer());
+                    pieces.push(&piece);
+                }
+                None => return Err("the blob is already finished".into()),
+            }
+            self.written += chunk.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// The blob of everything written.
+    pub async fn finish(mut self) -> Result<StoredBlob, String> {
+        match self.target.take() {
+            Some(Target::File { scratch, name, file, handle }) => {
+                // From here on the file is the blob's: `StoredBlob` removes it.
+                let stored = |blob| StoredBlob { blob, file: Some((scratch.clone(), name.clone())) };
+                let closed = handle.flush().map_err(js_error);
+                handle.close();
+                closed?;
+                let file: web_sys::Blob = JsFuture::from(file.get_file()).await.map_err(js_error)?.unchecked_into();
+                // A plain Blob over the file's bytes (no copy), as the page's writes store, not
+                // a File named after the scratch file.
+                Ok(stored(file.slice().map_err(js_error)?))
+            }
+            Some(Target::Memory(pieces)) => Ok(StoredBlob { blob: web_sys::Blob::new_with_blob_sequence(&pieces).map_err(js_error)?, file: None }),
+            None => Err("the blob is already finished".into()),
+        }
+    }
+}
+
+impl Drop for BlobWriter {
+    /// An unfinished writer (a failed write) closes and removes its file.
+    fn drop(&mut self) {
+        if let Some(Target::File { scratch, name, handle, .. }) = self.target.take() {
+            handle.close();
+            remove_later(scratch, name);
+        }
+    }
+}
+
+/// A new scratch file and its synchronous handle.
+async fn scratch_file(scratch: Rc<Scratch>) -> Option<Target> {
+    let n = scratch.next.get();
+    scratch.next.set(n + 1);
+    let name = format!("{}-{n}", scratch.session);
+    let options = web_sys::FileSystemGetFileOptions::new();
+    options.set_create(true);
+    let file: FileSystemFileHandle = JsFuture::from(scratch.dir.get_file_handle_with_options(&name, &options)).await.ok()?.dyn_into().ok()?;
+    match JsFuture::from(file.create_sync_access_handle()).await.ok().and_then(|h| h.dyn_into().ok()) {
+        Some(handle) => Some(Target::File { scratch, name, file, handle }),
+        None => {
+            remove_later(scratch, name);
+            None
+        }
+    }
+}
+
+fn remove_later(scratch: Rc<Scratch>, name: String) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = JsFuture::from(scratch.dir.remove_entry(&name)).await;
+    });
+}
+
+/// A finished [`BlobWriter`]'s blob. A blob backed by a scratch file stays readable while this
+/// lives; dropping it removes the file (IndexedDB has its own copy of what it stored).
+pub struct StoredBlob {
+    pub blob: web_sys::Blob,
+    file: Option<(Rc<Scratch>, String)>,
+}
+
+impl Drop for StoredBlob {
+    fn drop(&mut self) {
+        if let Some((scratch, name)) = self.file.take() {
+            remove_later(scratch, name);
+        }
+    }
+}
+
+/// The names of the scratch files now in this origin's scratch folder (for the tests, through
+/// the page: see `bench.rs`), or `None` where there is no such folder.
+pub async fn scratch_files() -> Option<Vec<String>> {
+    let global = js_sys::global();
+    let navigator = Reflect::get(&global, &"navigator".into()).ok()?;
+    let storage: web_sys::StorageManager = Reflect::get(&navigator, &"storage".into()).ok().filter(|s| !s.is_undefined())?.unchecked_into();
+    let root: FileSystemDirectoryHandle = JsFuture::from(storage.get_directory()).await.ok()?.dyn_into().ok()?;
+    let dir: FileSystemDirectoryHandle = JsFuture::from(root.get_directory_handle(SCRATCH)).await.ok()?.dyn_into().ok()?;
+    let mut names = Vec::new();
+    let keys = dir.keys();
+    while let Ok(next) = keys.next() {
+        let step = JsFuture::from(next).await.ok()?;
+        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+            break;
+        }
+        names.extend(Reflect::get(&step, &"value".into()).ok().and_then(|v| v.as_string()));
+    }
+    Some(names)
+}
+
+/// A JS error as text: a `DOMException`'s name and message (the name says “QuotaExceededError”).
+fn js_error(e: JsValue) -> String {
+    match Reflect::get(&e, &"name".into()).ok().and_then(|n| n.as_string()) {
+        Some(name) if !name.is_empty() && name != "Error" => format!("{name}: {}", js_message(e)),
+        _ => js_message(e),
+    }
 }
 
 /// A JS error's message.

@@ -18,7 +18,7 @@ use bertbench_core::model::BertModelConfig;
 use bertbench_core::config::{BertConfig, Preset};
 use bertbench_core::pretrain::{self, BertForPreTraining, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{EvalReport, Event, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples, predict};
+use bertbench_core::train::{EvalReport, Event, FileSink, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples, predict};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
@@ -29,7 +29,7 @@ use crate::protocol::{
     Backend, CHECKPOINT_ID, CheckpointMeta, FromWorker, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent,
     TrainRequest, decode, encode,
 };
-use crate::store::{self, Item, Kind};
+use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
 use crate::widgets::now_ms;
 
 /// The current classifier and what it needs to predict and export.
@@ -489,22 +489,62 @@ async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) ->
     Ok(out)
 }
 
-/// `tuner`'s snapshot as Blobs, each file turned into one as soon as it is written: the worker
-/// holds one file of it at a time, not the whole checkpoint (360 MB for MiniLM with AdamW's
-/// moments and the best weights).
-async fn snapshot_blobs(tuner: &FineTuner, with_optimizer: bool) -> Result<Vec<(String, Blob)>, String> {
-    let mut files = Vec::new();
-    let mut failed = None;
-    tuner
-        .snapshot_files(with_optimizer, |name, bytes| match store::blob_of(&bytes) {
-            Ok(blob) => files.push((name.to_string(), blob)),
-            Err(e) => {
-                failed.get_or_insert(e);
-            }
-        })
-        .await
-        .map_err(|e| e.to_string())?;
-    failed.map_or(Ok(files), Err)
+/// Files written into [`BlobWriter`]s, one after another: the checkpoint's files go to the
+/// browser's storage a few megabytes at a time, and neither the worker's memory nor the tab's
+/// ever holds a whole file (360 MB for MiniLM with AdamW's moments and the best weights).
+#[derive(Default)]
+struct BlobFiles {
+    done: Vec<(String, StoredBlob)>,
+    open: Option<(String, BlobWriter)>,
+}
+
+impl BlobFiles {
+    async fn close(&mut self) -> Result<(), String> {
+        if let Some((name, writer)) = self.open.take() {
+            self.done.push((name, writer.finish().await?));
+        }
+        Ok(())
+    }
+
+    /// Every file, finished.
+    async fn finish(mut self) -> Result<Vec<(String, StoredBlob)>, String> {
+        self.close().await?;
+        Ok(std::mem::take(&mut self.done))
+    }
+}
+
+impl FileSink for BlobFiles {
+    async fn begin(&mut self, name: &str) -> bertbench_core::Result<()> {
+        self.close().await.map_err(bertbench_core::Error::Training)?;
+        self.open = Some((name.to_string(), BlobWriter::new().await));
+        Ok(())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> bertbench_core::Result<()> {
+        let (_, writer) = self.open.as_mut().ok_or_else(|| bertbench_core::Error::Training("no file was begun".into()))?;
+        writer.write(bytes).map_err(bertbench_core::Error::Training)
+    }
+}
+
+/// `tuner`'s snapshot as stored blobs ([`BlobFiles`]). A failure says why, as a save's would
+/// (the storage quota, say).
+async fn snapshot_blobs(tuner: &FineTuner, with_optimizer: bool) -> Result<Vec<(String, StoredBlob)>, String> {
+    let mut files = BlobFiles::default();
+    let written = tuner.write_snapshot(with_optimizer, &mut files).await;
+    match written {
+        Ok(()) => files.finish().await,
+        Err(e) => Err(store::write_error("The checkpoint", e.to_string()).await),
+    }
+}
+
+/// Files in memory as stored blobs.
+async fn stored_blobs(files: Vec<(String, Vec<u8>)>) -> Result<Vec<(String, StoredBlob)>, String> {
+    let mut out = BlobFiles::default();
+    for (name, bytes) in files {
+        out.begin(&name).await.map_err(|e| e.to_string())?;
+        out.write(&bytes).map_err(|e| e.to_string())?;
+    }
+    out.finish().await
 }
 
 /// Ends run `run`: keeps its classifier, forgets its checkpoint (unless it failed: then the
@@ -606,7 +646,7 @@ impl Job {
     }
 
     /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
-    async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, Blob)], started: f64) {
+    async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, StoredBlob)], started: f64) {
         let run = self.request.run;
         // AdamW's moments are kept (read asynchronously, so on WebGPU too): a resumed run takes
         // the same steps as the uninterrupted one would have.
@@ -637,7 +677,7 @@ impl Job {
             steps,
             evals,
         };
-        let blobs: Vec<Blob> = files.iter().chain(kept).map(|(_, b)| b.clone()).collect();
+        let blobs: Vec<Blob> = files.iter().chain(kept).map(|(_, b)| b.blob.clone()).collect();
         let item = Item {
             id: CHECKPOINT_ID.into(),
             kind: Kind::Checkpoint,
@@ -660,7 +700,7 @@ impl Job {
         tuner: &mut FineTuner,
         cached: &mut Option<(Tensor<2>, Tensor<2>)>,
         restart: usize,
-        kept: &[(String, Blob)],
+        kept: &[(String, StoredBlob)],
         started: f64,
     ) -> Result<bool, String> {
         let mut last_yield = now_ms();
@@ -749,7 +789,7 @@ impl Job {
         let mut kept: Option<FineTuner> = None;
         // The best finished restart, as checkpoint files (written once, saved with every
         // checkpoint), in Blobs: out of wasm memory.
-        let mut kept_files: Vec<(String, Blob)> = Vec::new();
+        let mut kept_files: Vec<(String, StoredBlob)> = Vec::new();
         let mut cancelled = false;
         // Frozen features are the same for every seed: computed once, reused by restarts.
         let mut cached = None;
@@ -780,7 +820,7 @@ impl Job {
                 Some(r) => {
                     if let Some(k) = r.kept {
                         let k_seed = k.state.seed;
-                        kept_files = k.clone().into_files().into_iter().map(|(n, b)| store::blob_of(&b).map(|blob| (n, blob))).collect::<Result<_, _>>()?;
+                        kept_files = stored_blobs(k.clone().into_files()).await?;
                         kept = Some(fresh(k_seed)?.restore(k).map_err(|e| e.to_string())?);
                     }
                     tuner = tuner.restore(r.current).map_err(|e| e.to_string())?;

@@ -32,8 +32,10 @@ use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
 mod adamw;
 mod snapshot;
+pub mod stream;
 pub use adamw::AdamW;
 pub use snapshot::{Snapshot, TrainState, copy_to};
+pub use stream::{FileSink, Files};
 
 /// What trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

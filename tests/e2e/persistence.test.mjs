@@ -52,6 +52,17 @@ async function waitFor(page, testid, timeout, problems = []) {
   }
 }
 
+/**
+ * The files left in the origin private file system's scratch folder, where the training worker
+ * writes checkpoints and classifiers before IndexedDB stores them (`null`: no such folder, so
+ * nothing was written that way). Each is removed a moment after its save: wait for that.
+ */
+async function scratchLeft(page) {
+  const names = () => page.evaluate(() => window.wasmBindings.scratch_files());
+  for (let i = 0; i < 40 && (await names())?.length; i++) await page.waitForTimeout(250);
+  return names();
+}
+
 /** Opens the training file, sets the run (full fine-tuning, batch 4, 40 epochs) and starts it. */
 async function startRun(page) {
   await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv()) });
@@ -130,6 +141,9 @@ test('a run interrupted by closing the browser resumes from its checkpoint; sett
   // The run is saved with its classifier.
   await page.waitForFunction(() => document.querySelector('[data-testid=saved-item][data-kind=run]'), null, { timeout: 2 * MINUTE });
   assert.match(await page.getByTestId('storage-usage').textContent(), /Storage used by this page: [\d.]+ [MG]B of [\d.]+ [MG]B/);
+  // The checkpoints and the classifier went through scratch files (the tab never held their
+  // bytes), and none outlived its save, nor the first session's, closed mid-run.
+  assert.deepEqual(await scratchLeft(page), [], 'no scratch file outlives its save');
   await screenshot(page, 'persistence-finished');
   const resumed = await predict(page, 'a joyful story');
   assert.deepEqual(problems, []);
@@ -215,6 +229,8 @@ test('a full storage quota: a clear message, nothing half-written, the work on t
     await waitFor(page, 'storage-error', 2 * MINUTE, chrome.problems);
     assert.match(await error.textContent(), /was not saved: this page's storage in the browser is full.*Nothing was half-written/s);
     assert.equal(await page.locator('[data-testid=saved-item][data-kind=run]').count(), 0);
+    // The failed write's scratch file is gone too: the full storage holds nothing of it.
+    assert.deepEqual(await scratchLeft(page), [], 'no scratch file left by the failed save');
     // The classifier is still in the page: it predicts.
     await page.getByTestId('predict-text').fill('great value');
     await page.getByTestId('predict-button').click();

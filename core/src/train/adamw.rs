@@ -5,7 +5,7 @@
 //! transformers' `Trainer` does: ε = 1e-8 and no decay on biases and LayerNorm. What differs is
 //! the state: burn's optimizer record is read back synchronously and loaded onto the default
 //! device, which the browser cannot do on WebGPU, nor on the CPU in a worker without WebGPU.
-//! Here the moments are read with asynchronous reads ([`AdamW::state_bytes`]) and restored onto
+//! Here the moments are read with asynchronous reads ([`AdamW::write_state`]) and restored onto
 //! a given device ([`AdamW::load_state`]), so a run resumed from a checkpoint in the browser
 //! continues exactly as a native one does.
 
@@ -16,10 +16,9 @@ use burn::optim::GradientsParams;
 use burn::prelude::*;
 use safetensors::tensor::Dtype;
 
-use super::snapshot::F32View;
+use super::stream::{Entry, FileSink, Files, write_safetensors};
 
 use crate::error::{Error, Result};
-use crate::inference::read_f32;
 
 /// Path parts of parameters that are not decayed.
 const NO_DECAY: [&str; 2] = ["bias", "layer_norm"];
@@ -68,22 +67,29 @@ impl AdamW {
         self.state.is_empty()
     }
 
-    /// The moments as safetensors bytes (`{id}.m` and `{id}.v`, the step counts in the
-    /// metadata), read with one asynchronous read per tensor: safe on WebGPU in the browser.
-    pub async fn state_bytes(&self) -> Result<Vec<u8>> {
+    /// Writes the moments into `sink` as the safetensors file `name` (`{id}.m` and `{id}.v`, the
+    /// step counts in the metadata), a piece at a time, with asynchronous reads: safe on WebGPU
+    /// in the browser, and never a whole copy of the moments in memory.
+    pub async fn write_state(&self, sink: &mut impl FileSink, name: &str) -> Result<()> {
         let mut ids: Vec<&ParamId> = self.state.keys().collect();
         ids.sort_by_key(|id| id.val());
-        let mut data = Vec::with_capacity(ids.len() * 2);
+        let mut entries = Vec::with_capacity(ids.len() * 2);
         let mut metadata = HashMap::new();
         for id in ids {
             let m = &self.state[id];
             metadata.insert(id.val().to_string(), m.time.to_string());
             for (suffix, t) in [("m", &m.first), ("v", &m.second)] {
-                data.push((format!("{}.{suffix}", id.val()), read_f32(t.clone()).await?));
+                entries.push(Entry { name: format!("{}.{suffix}", id.val()), shape: t.dims().to_vec(), values: t.clone() });
             }
         }
-        let views = data.iter().map(|(name, values)| (name.clone(), F32View { shape: vec![values.len()], values }));
-        safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Training(format!("could not save the optimizer: {e}")))
+        write_safetensors(sink, name, entries, metadata).await
+    }
+
+    /// [`write_state`](Self::write_state) into memory: the file's bytes.
+    pub async fn state_bytes(&self) -> Result<Vec<u8>> {
+        let mut files = Files::new();
+        self.write_state(&mut files, "optimizer").await?;
+        Ok(files.pop().map(|(_, bytes)| bytes).unwrap_or_default())
     }
 
     /// Replaces the state with the one [`AdamW::state_bytes`] wrote, on `device` (where the

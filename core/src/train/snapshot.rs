@@ -6,19 +6,20 @@
 //! same masks too: a run resumed from a snapshot takes exactly the steps the uninterrupted run
 //! would have (on the same backend).
 //!
-//! Weights are read back with one asynchronous read, AdamW's moments with one per tensor
-//! ([`AdamW::state_bytes`](super::AdamW::state_bytes)): both are safe on WebGPU in the browser.
+//! Weights and AdamW's moments are read back with asynchronous reads, a few megabytes at a time
+//! ([`FineTuner::write_snapshot`], [`super::stream`]): safe on WebGPU in the browser, and the
+//! browser writes each piece to its storage as it comes.
 //! A caller may still leave the moments out (they double a full fine-tuning checkpoint); the
 //! resumed run then starts them afresh ([`TrainState::with_optimizer`] says which).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::prelude::*;
-use safetensors::tensor::{Dtype, View};
+use safetensors::tensor::Dtype;
 use serde::{Deserialize, Serialize};
 
+use super::stream::{Entry, FileSink, Files, write_f32, write_safetensors};
 use super::{Best, FineTuner, Phase, adamw};
 use crate::error::{Error, Result};
 use crate::inference::read_f32;
@@ -114,35 +115,6 @@ impl Snapshot {
     }
 }
 
-/// f32 values as a safetensors tensor, without a byte copy of them on little-endian machines
-/// (wasm, x86, ARM): [`safetensors::serialize`] writes them straight into its output.
-pub(super) struct F32View<'a> {
-    pub shape: Vec<usize>,
-    pub values: &'a [f32],
-}
-
-impl View for F32View<'_> {
-    fn dtype(&self) -> Dtype {
-        Dtype::F32
-    }
-
-    fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-
-    fn data(&self) -> Cow<'_, [u8]> {
-        if cfg!(target_endian = "little") {
-            Cow::Borrowed(bytemuck::cast_slice(self.values))
-        } else {
-            Cow::Owned(f32_bytes(self.values))
-        }
-    }
-
-    fn data_len(&self) -> usize {
-        self.values.len() * 4
-    }
-}
-
 /// Every float parameter of a module, flattened, with its id and shape, in visiting order.
 #[derive(Default)]
 struct Collect {
@@ -158,28 +130,30 @@ impl ModuleVisitor for Collect {
     }
 }
 
-/// A module's weights as safetensors bytes, read back in one asynchronous read. Each
-/// parameter's id goes into the metadata, so a restored module keeps the ids the optimizer's
-/// state is keyed by.
-async fn module_bytes<M: Module>(module: &M) -> Result<Vec<u8>> {
+/// Writes a module's weights into `sink` as the safetensors file `name` (`p00000`, `p00001`, …
+/// in visiting order), a piece at a time with asynchronous reads. Each parameter's id goes into
+/// the metadata, so a restored module keeps the ids the optimizer's state is keyed by.
+async fn write_module<M: Module>(sink: &mut impl FileSink, name: &str, module: &M) -> Result<()> {
     let mut collect = Collect::default();
     module.visit(&mut collect);
     if collect.params.is_empty() {
         return Err(Error::Training("a module without parameters has nothing to save".into()));
     }
-    let (shapes, tensors): (Vec<_>, Vec<_>) = collect.params.into_iter().map(|(id, shape, t)| ((id, shape), t)).unzip();
-    let values = read_f32(Tensor::cat(tensors, 0)).await?;
-    let mut views = Vec::with_capacity(shapes.len());
     let mut metadata = HashMap::new();
-    let mut offset = 0;
-    for (i, (id, shape)) in shapes.into_iter().enumerate() {
-        let len = shape.iter().product::<usize>();
+    let mut entries = Vec::with_capacity(collect.params.len());
+    for (i, (id, shape, values)) in collect.params.into_iter().enumerate() {
         let name = format!("p{i:05}");
         metadata.insert(name.clone(), id.val().to_string());
-        views.push((name, F32View { shape, values: &values[offset..offset + len] }));
-        offset += len;
+        entries.push(Entry { name, shape, values });
     }
-    safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Training(format!("could not save the weights: {e}")))
+    write_safetensors(sink, name, entries, metadata).await
+}
+
+/// [`write_module`] into memory: the file's bytes.
+async fn module_bytes<M: Module>(module: &M) -> Result<Vec<u8>> {
+    let mut files = Files::new();
+    write_module(&mut files, MODEL, module).await?;
+    Ok(files.pop().map(|(_, bytes)| bytes).unwrap_or_default())
 }
 
 /// Puts saved weights back into a module of the same shape, parameter by parameter in visiting
@@ -250,10 +224,6 @@ pub async fn copy_to<M: Module>(module: M, device: &Device) -> Result<M> {
     restore_module(module, &bytes, device)
 }
 
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
 impl FineTuner {
     /// Whether the run is between two optimizer steps (not caching features, not evaluating),
     /// or over, where [`snapshot`](Self::snapshot) can be taken.
@@ -269,16 +239,17 @@ impl FineTuner {
     /// The run as it stands. `with_optimizer` adds AdamW's moments (two values per trained
     /// weight).
     pub async fn snapshot(&self, with_optimizer: bool) -> Result<Snapshot> {
-        let mut files = Vec::new();
-        self.snapshot_files(with_optimizer, |name, bytes| files.push((name.to_string(), bytes))).await?;
+        let mut files = Files::new();
+        self.write_snapshot(with_optimizer, &mut files).await?;
         Snapshot::from_files(files)
     }
 
-    /// [`snapshot`](Self::snapshot) one file at a time, named and ordered as
-    /// [`Snapshot::into_files`] names them: `each` gets every file as soon as it is written, so
-    /// a caller that stores it and drops it holds one file at a time rather than the whole
-    /// snapshot (360 MB for a full fine-tuning checkpoint of MiniLM with its best weights).
-    pub async fn snapshot_files(&self, with_optimizer: bool, mut each: impl FnMut(&str, Vec<u8>)) -> Result<()> {
+    /// [`snapshot`](Self::snapshot) into `sink`, one file after another, named and ordered as
+    /// [`Snapshot::into_files`] names them. Each file is written a piece at a time, so a sink
+    /// that stores what it gets (the browser's storage) lets the run hold a few megabytes of
+    /// it at a time, not the whole snapshot (360 MB for a full fine-tuning checkpoint of MiniLM
+    /// with its best weights).
+    pub async fn write_snapshot(&self, with_optimizer: bool, sink: &mut impl FileSink) -> Result<()> {
         if !self.can_snapshot() {
             return Err(Error::Training("a checkpoint is taken between two optimizer steps".into()));
         }
@@ -301,16 +272,19 @@ impl FineTuner {
             with_optimizer: optimizer.is_some(),
             best_is_model,
         };
-        each(STATE, serde_json::to_vec(&state).map_err(|e| Error::Training(format!("could not save the run's state: {e}")))?);
-        each(MODEL, module_bytes(&self.model).await?);
+        sink.begin(STATE).await?;
+        sink.write(&serde_json::to_vec(&state).map_err(|e| Error::Training(format!("could not save the run's state: {e}")))?)?;
+        write_module(sink, MODEL, &self.model).await?;
         if let Some(b) = self.best.as_ref().filter(|_| !best_is_model) {
-            each(BEST, module_bytes(&b.model).await?);
+            write_module(sink, BEST, &b.model).await?;
         }
         if let Some(o) = optimizer {
-            each(OPTIMIZER, o.state_bytes().await?);
+            o.write_state(sink, OPTIMIZER).await?;
         }
         if let (Some(t), Some(v)) = (&self.train_features, &self.valid_features) {
-            each(FEATURES, f32_bytes(&[read_f32(t.clone().inner()).await?, read_f32(v.clone().inner()).await?].concat()));
+            sink.begin(FEATURES).await?;
+            write_f32(sink, &read_f32(t.clone().inner()).await?)?;
+            write_f32(sink, &read_f32(v.clone().inner()).await?)?;
         }
         Ok(())
     }
