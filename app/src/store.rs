@@ -18,11 +18,11 @@ use std::rc::Rc;
 
 use idb::{Database, DatabaseEvent, Factory, ObjectStoreParams, TransactionMode, TransactionResult};
 use js_sys::{Array, Function, Reflect, Uint8Array};
-use wasm_bindgen::closure::Closure;
-use web_sys::{FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemSyncAccessHandle};
 use serde::{Deserialize, Serialize};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+use web_sys::{FileSystemDirectoryHandle, FileSystemFileHandle, FileSystemSyncAccessHandle};
 
 const DB: &str = "bertbench";
 const VERSION: u32 = 1;
@@ -202,20 +202,40 @@ async fn open_scratch() -> Option<Scratch> {
     if !Reflect::has(&prototype, &"createSyncAccessHandle".into()).unwrap_or(false) {
         return None;
     }
-    let navigator = Reflect::get(&global, &"navigator".into()).ok()?;
-    let storage: web_sys::StorageManager = Reflect::get(&navigator, &"storage".into()).ok().filter(|s| !s.is_undefined())?.unchecked_into();
-    let root: FileSystemDirectoryHandle = JsFuture::from(storage.get_directory()).await.ok()?.dyn_into().ok()?;
     let options = web_sys::FileSystemGetDirectoryOptions::new();
     options.set_create(true);
-    let dir: FileSystemDirectoryHandle = JsFuture::from(root.get_directory_handle_with_options(SCRATCH, &options)).await.ok()?.dyn_into().ok()?;
+    let dir: FileSystemDirectoryHandle = JsFuture::from(storage_root().await?.get_directory_handle_with_options(SCRATCH, &options)).await.ok()?.dyn_into().ok()?;
     let session = format!("{:08x}{:08x}", (js_sys::Math::random() * 4e9) as u32, (js_sys::Math::random() * 4e9) as u32);
     // Without Web Locks there is no telling a closed tab's files from an open one's: no sweep.
+    // With them, no scratch file is written before this worker holds its lock (another tab's
+    // sweep would take the file for a closed tab's).
+    let navigator = Reflect::get(&global, &"navigator".into()).ok()?;
     if let Some(locks) = Reflect::get(&navigator, &"locks".into()).ok().filter(|l| !l.is_undefined()) {
-        if hold_lock(&locks, &format!("{SCRATCH_LOCK}{session}")).await.is_some() {
-            sweep(&dir, &locks).await;
-        }
+        hold_lock(&locks, &format!("{SCRATCH_LOCK}{session}")).await?;
+        sweep(&dir, &locks).await;
     }
     Some(Scratch { dir, session, next: Cell::new(0) })
+}
+
+/// The origin private file system's root (`navigator.storage.getDirectory()`), in the page or a
+/// worker.
+async fn storage_root() -> Option<FileSystemDirectoryHandle> {
+    let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    let storage: web_sys::StorageManager = Reflect::get(&navigator, &"storage".into()).ok().filter(|s| !s.is_undefined())?.unchecked_into();
+    JsFuture::from(storage.get_directory()).await.ok()?.dyn_into().ok()
+}
+
+/// The names of the entries of `dir`.
+async fn entry_names(dir: &FileSystemDirectoryHandle) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    let keys = dir.keys();
+    loop {
+        let step = JsFuture::from(keys.next().ok()?).await.ok()?;
+        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+            return Some(names);
+        }
+        names.extend(Reflect::get(&step, &"value".into()).ok().and_then(|v| v.as_string()));
+    }
 }
 
 /// Takes the Web Lock `name` for as long as this worker lives; returns once it is held.
@@ -241,18 +261,7 @@ async fn sweep(dir: &FileSystemDirectoryHandle, locks: &JsValue) {
         let held: Array = Reflect::get(&snapshot, &"held".into()).ok()?.dyn_into().ok()?;
         Some(held.iter().filter_map(|l| Reflect::get(&l, &"name".into()).ok()?.as_string()).collect::<Vec<_>>())
     };
-    let Some(held) = held.await else { return };
-    let mut names = Vec::new();
-    let keys = dir.keys();
-    while let Ok(next) = keys.next() {
-        let Ok(step) = JsFuture::from(next).await else { break };
-        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
-            break;
-        }
-        if let Some(name) = Reflect::get(&step, &"value".into()).ok().and_then(|v| v.as_string()) {
-            names.push(name);
-        }
-    }
+    let (Some(held), Some(names)) = (held.await, entry_names(dir).await) else { return };
     for name in names {
         let session = name.split('-').next().unwrap_or_default();
         if !held.iter().any(|h| h.strip_prefix(SCRATCH_LOCK) == Some(session)) {
@@ -320,15 +329,20 @@ impl BlobWriter {
     pub async fn finish(mut self) -> Result<StoredBlob, String> {
         match self.target.take() {
             Some(Target::File { scratch, name, file, handle }) => {
-                // From here on the file is the blob's: `StoredBlob` removes it.
-                let stored = |blob| StoredBlob { blob, file: Some((scratch.clone(), name.clone())) };
-                let closed = handle.flush().map_err(js_error);
+                let flushed = handle.flush().map_err(js_error);
                 handle.close();
-                closed?;
-                let file: web_sys::Blob = JsFuture::from(file.get_file()).await.map_err(js_error)?.unchecked_into();
-                // A plain Blob over the file's bytes (no copy), as the page's writes store, not
-                // a File named after the scratch file.
-                Ok(stored(file.slice().map_err(js_error)?))
+                let blob = match flushed {
+                    Ok(()) => file_blob(&file).await,
+                    Err(e) => Err(e),
+                };
+                match blob {
+                    // From here on the file is the blob's: `StoredBlob` removes it.
+                    Ok(blob) => Ok(StoredBlob { blob, file: Some((scratch, name)) }),
+                    Err(e) => {
+                        remove_later(scratch, name);
+                        Err(e)
+                    }
+                }
             }
             Some(Target::Memory(pieces)) => Ok(StoredBlob { blob: web_sys::Blob::new_with_blob_sequence(&pieces).map_err(js_error)?, file: None }),
             None => Err("the blob is already finished".into()),
@@ -344,6 +358,13 @@ impl Drop for BlobWriter {
             remove_later(scratch, name);
         }
     }
+}
+
+/// A written scratch file as a plain Blob over its bytes (no copy), as the page's writes store,
+/// not a File named after the scratch file.
+async fn file_blob(file: &FileSystemFileHandle) -> Result<web_sys::Blob, String> {
+    let file: web_sys::Blob = JsFuture::from(file.get_file()).await.map_err(js_error)?.unchecked_into();
+    file.slice().map_err(js_error)
 }
 
 /// A new scratch file and its synchronous handle.
@@ -387,21 +408,8 @@ impl Drop for StoredBlob {
 /// The names of the scratch files now in this origin's scratch folder (for the tests, through
 /// the page: see `bench.rs`), or `None` where there is no such folder.
 pub async fn scratch_files() -> Option<Vec<String>> {
-    let global = js_sys::global();
-    let navigator = Reflect::get(&global, &"navigator".into()).ok()?;
-    let storage: web_sys::StorageManager = Reflect::get(&navigator, &"storage".into()).ok().filter(|s| !s.is_undefined())?.unchecked_into();
-    let root: FileSystemDirectoryHandle = JsFuture::from(storage.get_directory()).await.ok()?.dyn_into().ok()?;
-    let dir: FileSystemDirectoryHandle = JsFuture::from(root.get_directory_handle(SCRATCH)).await.ok()?.dyn_into().ok()?;
-    let mut names = Vec::new();
-    let keys = dir.keys();
-    while let Ok(next) = keys.next() {
-        let step = JsFuture::from(next).await.ok()?;
-        if Reflect::get(&step, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
-            break;
-        }
-        names.extend(Reflect::get(&step, &"value".into()).ok().and_then(|v| v.as_string()));
-    }
-    Some(names)
+    let dir: FileSystemDirectoryHandle = JsFuture::from(storage_root().await?.get_directory_handle(SCRATCH)).await.ok()?.dyn_into().ok()?;
+    entry_names(&dir).await
 }
 
 /// A JS error as text: a `DOMException`'s name and message (the name says “QuotaExceededError”).
