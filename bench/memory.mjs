@@ -13,7 +13,8 @@
 //
 // Needs bench/node_modules (playwright-core) and the model (`cargo xtask setup`).
 import { createServer } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, normalize, extname, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,13 +37,16 @@ const server = createServer(async (req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-const browser = await chromium.launch({
+// A fresh on-disk profile, as a user's browser has: an off-the-record one (a plain `newPage()`)
+// stores saved work differently, without the worker's scratch files (`store::stores_copies`).
+const profile = await mkdtemp(join(tmpdir(), 'bertbench-memory-'));
+const context = await chromium.launchPersistentContext(profile, {
   executablePath: '/usr/bin/chromium',
   headless: true,
   // Measure at once instead of at the next garbage collection.
   args: ['--no-sandbox', '--disable-gpu-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--enable-blink-features=ForceEagerMeasureMemory'],
 });
-const page = await browser.newPage();
+const page = context.pages()[0] ?? await context.newPage();
 page.setDefaultTimeout(30 * 60_000);
 
 const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
@@ -119,5 +123,6 @@ await page.locator('[data-testid=saved-item][data-kind=run]').waitFor();
 clearInterval(sampler);
 if (process.argv.includes('--timeline')) console.log(`\ntimeline (from the click on Start)\n  ${timeline.join('\n  ')}`);
 await report(`after: ${await page.getByTestId('train-done').textContent()}`);
-await browser.close();
+await context.close();
+await rm(profile, { recursive: true, force: true });
 server.close();

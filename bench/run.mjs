@@ -96,9 +96,21 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const ORIGIN = `http://127.0.0.1:${server.address().port}`;
 
 async function browser(webgpu) {
-  const b = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_FLAGS, ...(webgpu ? ['--enable-unsafe-webgpu'] : [])] });
-  const page = await b.newPage();
+  // A fresh on-disk profile, as a user's browser has: an off-the-record one (a plain
+  // `newPage()`) stores saved work differently, without the worker's scratch files (see
+  // `store::stores_copies`).
+  const profile = mkdtempSync(join(tmpdir(), 'bertbench-bench-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_FLAGS, ...(webgpu ? ['--enable-unsafe-webgpu'] : [])] });
+  const page = context.pages()[0] ?? await context.newPage();
   page.setDefaultTimeout(30 * MINUTE);
+  const version = context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? ''));
+  const b = {
+    version: () => version,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
   return { b, page };
 }
 

@@ -214,7 +214,32 @@ async fn open_scratch() -> Option<Scratch> {
         hold_lock(&locks, &format!("{SCRATCH_LOCK}{session}")).await?;
         sweep(&dir, &locks).await;
     }
-    Some(Scratch { dir, session, next: Cell::new(0) })
+    let scratch = Scratch { dir, session, next: Cell::new(0) };
+    stores_copies(&scratch).await.then_some(scratch)
+}
+
+/// Whether IndexedDB keeps its own copy of a stored file's bytes, so that the scratch file can
+/// go once the write has committed. A normal profile does; Chromium's off-the-record ones
+/// (incognito, guest, a test driver's fresh context) keep a reference to the file instead, and
+/// a blob read back after the file is removed fails. Tried once per worker with a small file.
+async fn stores_copies(scratch: &Scratch) -> bool {
+    const KEY: &str = "scratch-probe";
+    const BYTES: [u8; 4] = [98, 101, 114, 116];
+    let Some((name, file, handle)) = new_scratch_file(scratch).await else { return false };
+    let written = handle.write_with_u8_array(&BYTES).map_err(js_error).and_then(|_| handle.flush().map_err(js_error));
+    handle.close();
+    let blob = match written {
+        Ok(()) => file_blob(&file).await.ok(),
+        Err(_) => None,
+    };
+    let stored = match blob {
+        Some(blob) => put_part(KEY, &blob).await.is_ok(),
+        None => false,
+    };
+    let _ = JsFuture::from(scratch.dir.remove_entry(&name)).await;
+    let copied = stored && bytes(KEY).await.is_ok_and(|parts| parts == [BYTES.to_vec()]);
+    let _ = delete(KEY).await;
+    copied
 }
 
 /// The origin private file system's root (`navigator.storage.getDirectory()`), in the page or a
@@ -360,6 +385,22 @@ impl Drop for BlobWriter {
     }
 }
 
+/// Stores `blob` as the only part under `key`, without an item (nothing lists it).
+async fn put_part(key: &str, blob: &web_sys::Blob) -> Result<(), String> {
+    let db = open().await?;
+    let result = async {
+        let tx = db.transaction(&[BLOBS], TransactionMode::ReadWrite).map_err(|e| e.to_string())?;
+        tx.object_store(BLOBS).map_err(|e| e.to_string())?.put(&Array::of1(blob), Some(&JsValue::from(key))).map_err(|e| e.to_string())?;
+        match tx.await.map_err(|e| e.to_string())? {
+            TransactionResult::Committed => Ok(()),
+            TransactionResult::Aborted => Err("the write was aborted".to_string()),
+        }
+    }
+    .await;
+    db.close();
+    result
+}
+
 /// A written scratch file as a plain Blob over its bytes (no copy), as the page's writes store,
 /// not a File named after the scratch file.
 async fn file_blob(file: &FileSystemFileHandle) -> Result<web_sys::Blob, String> {
@@ -367,8 +408,14 @@ async fn file_blob(file: &FileSystemFileHandle) -> Result<web_sys::Blob, String>
     file.slice().map_err(js_error)
 }
 
-/// A new scratch file and its synchronous handle.
+/// A new scratch file and its synchronous handle, as a writer's target.
 async fn scratch_file(scratch: Rc<Scratch>) -> Option<Target> {
+    let (name, file, handle) = new_scratch_file(&scratch).await?;
+    Some(Target::File { scratch, name, file, handle })
+}
+
+/// A new scratch file: its name, handle and synchronous handle.
+async fn new_scratch_file(scratch: &Scratch) -> Option<(String, FileSystemFileHandle, FileSystemSyncAccessHandle)> {
     let n = scratch.next.get();
     scratch.next.set(n + 1);
     let name = format!("{}-{n}", scratch.session);
@@ -376,9 +423,9 @@ async fn scratch_file(scratch: Rc<Scratch>) -> Option<Target> {
     options.set_create(true);
     let file: FileSystemFileHandle = JsFuture::from(scratch.dir.get_file_handle_with_options(&name, &options)).await.ok()?.dyn_into().ok()?;
     match JsFuture::from(file.create_sync_access_handle()).await.ok().and_then(|h| h.dyn_into().ok()) {
-        Some(handle) => Some(Target::File { scratch, name, file, handle }),
+        Some(handle) => Some((name, file, handle)),
         None => {
-            remove_later(scratch, name);
+            let _ = JsFuture::from(scratch.dir.remove_entry(&name)).await;
             None
         }
     }

@@ -229,7 +229,9 @@ test('a full storage quota: a clear message, nothing half-written, the work on t
     await waitFor(page, 'storage-error', 2 * MINUTE, chrome.problems);
     assert.match(await error.textContent(), /was not saved: this page's storage in the browser is full.*Nothing was half-written/s);
     assert.equal(await page.locator('[data-testid=saved-item][data-kind=run]').count(), 0);
-    // The failed write's scratch file is gone too: the full storage holds nothing of it.
+    // Nothing of the failed write is left in the scratch folder either. (This browser's context
+    // is off the record, where the worker keeps saves out of scratch files: see
+    // `store::stores_copies`; the first test's on-disk profile uses them.)
     assert.deepEqual(await scratchLeft(page), [], 'no scratch file left by the failed save');
     // The classifier is still in the page: it predicts.
     await page.getByTestId('predict-text').fill('great value');
