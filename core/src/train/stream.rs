@@ -148,7 +148,7 @@ mod tests {
                 assert_eq!(view.dtype(), Dtype::F32);
                 assert_eq!(view.shape(), e.shape.as_slice());
                 let values: Vec<f32> = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-                assert_eq!(values, e.values.into_data().to_vec::<f32>().unwrap(), "{} with pieces of {piece}", e.name);
+                assert_eq!(values, e.values.into_data().try_to_vec::<f32>().unwrap(), "{} with pieces of {piece}", e.name);
             }
             // The data follows the given order, not the crate's sorted one.
             let offsets: Vec<usize> = ["b", "a", "empty", "c"].iter().map(|n| meta.info(n).unwrap().data_offsets.0).collect();
