@@ -263,18 +263,24 @@ async fn entry_names(dir: &FileSystemDirectoryHandle) -> Option<Vec<String>> {
     }
 }
 
-/// Takes the Web Lock `name` for as long as this worker lives; returns once it is held.
+/// Takes the Web Lock `name` for as long as this worker lives; returns once it is held, or
+/// `None` if the request fails (then the callback never runs: waiting for it would hang).
 async fn hold_lock(locks: &JsValue, name: &str) -> Option<()> {
-    let mut granted = None;
-    let held = js_sys::Promise::new(&mut |resolve, _| granted = Some(resolve));
-    let granted = granted?;
+    let mut settle = None;
+    let held = js_sys::Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
+    let (granted, failed) = settle?;
     // The lock is held until the promise the callback returns settles: never.
     let callback = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
         let _ = granted.call0(&JsValue::NULL);
         js_sys::Promise::new(&mut |_, _| {}).into()
     });
     let request: Function = Reflect::get(locks, &"request".into()).ok()?.dyn_into().ok()?;
-    request.call2(locks, &name.into(), &callback).ok()?;
+    let requested: js_sys::Promise = request.call2(locks, &name.into(), &callback).ok()?.dyn_into().ok()?;
+    let on_failure = Closure::once(move |error: JsValue| {
+        let _ = failed.call1(&JsValue::NULL, &error);
+    });
+    let _ = requested.catch(&on_failure);
+    on_failure.forget();
     JsFuture::from(held).await.ok().map(|_| ())
 }
 
