@@ -9,6 +9,8 @@
 //! in the browser runs the faster kernel forwards and backwards.
 
 pub mod gemm;
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+pub mod tiled;
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -43,9 +45,18 @@ impl MatmulBackend for Flex {
     }
 }
 
-/// WebGPU, Vulkan, CUDA: the backend's matmul.
+/// WebGPU, Vulkan, CUDA: the register-tiled kernel ([`tiled`]) where it applies, else the
+/// backend's matmul.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
-impl MatmulBackend for Cube {}
+impl MatmulBackend for Cube {
+    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        if tiled::supports(&lhs, &rhs) {
+            tiled::matmul(lhs, rhs)
+        } else {
+            Self::float_matmul(lhs, rhs)
+        }
+    }
+}
 
 /// The product's backward pass: `d lhs = d out · rhsᵀ`, `d rhs = lhsᵀ · d out`, both through
 /// the inner backend's [`MatmulBackend::matmul_2d`] (transposes are views on the CPU, which

@@ -39,3 +39,37 @@ fn wgpu_minilm_matches_pytorch() {
         assert!(err <= 1e-4, "{}: max abs error {err:e}", ex["text"]);
     }
 }
+
+/// `linear::matmul` on wgpu (the register-tiled kernel, or burn's matmul where it does not
+/// apply) against the CPU: ragged row counts, a transposed `lhs` read in place, a transposed
+/// `rhs` made contiguous, a column count the kernel declines, and the model's own shapes.
+#[test]
+fn wgpu_linear_matmul_matches_cpu() {
+    use bertbench_core::burn::tensor::{Distribution, Tensor};
+    use bertbench_core::linear::matmul;
+    let gpu = gpu();
+    let cpu = Device::flex();
+    // (m, k, n, lhs stored transposed, rhs stored transposed)
+    let cases = [
+        (1, 1, 4, false, false),
+        (37, 20, 12, false, false),
+        (9, 33, 44, true, false),
+        (70, 16, 28, false, true),
+        (13, 7, 6, false, false),
+        (130, 384, 1536, false, false),
+        (512, 1536, 384, true, true),
+    ];
+    for (m, k, n, lt, rt) in cases {
+        let a = Tensor::<2>::random(if lt { [k, m] } else { [m, k] }, Distribution::Uniform(-1.0, 1.0), &cpu);
+        let b = Tensor::<2>::random(if rt { [n, k] } else { [k, n] }, Distribution::Uniform(-1.0, 1.0), &cpu);
+        let on = |t: &Tensor<2>, d: &Device, transposed: bool| {
+            let t = Tensor::<2>::from_data(t.to_data(), d);
+            if transposed { t.transpose() } else { t }
+        };
+        let want = matmul(on(&a, &cpu, lt), on(&b, &cpu, rt)).into_data().try_to_vec::<f32>().unwrap();
+        let got = matmul(on(&a, &gpu, lt), on(&b, &gpu, rt)).into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(got.len(), m * n);
+        let err = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0f32, f32::max);
+        assert!(err <= 1e-4 * (k as f32).sqrt(), "[{m}, {k}] · [{k}, {n}] (lhs transposed {lt}, rhs transposed {rt}): max abs error {err:e}");
+    }
+}
