@@ -9,7 +9,7 @@ use burn::prelude::*;
 use burn::tensor::activation::softmax;
 
 use crate::config::BertConfig;
-use crate::linear::linear;
+use crate::linear::{linear, matmul};
 use crate::dropout;
 
 /// Added to the scores of positions a query may not see. Large enough that `exp` underflows to
@@ -122,9 +122,9 @@ impl BertSelfAttention {
         let k = split(linear(&self.key, hidden.clone()));
         let v = split(linear(&self.value, hidden));
 
-        let scores = q.matmul(k.swap_dims(2, 3)) / (self.head_dim as f64).sqrt() + mask;
+        let scores = matmul(q, k.swap_dims(2, 3)) / (self.head_dim as f64).sqrt() + mask;
         let probs = softmax(scores, 3);
-        let context = dropout::forward(&self.dropout, probs.clone()).matmul(v);
+        let context = matmul(dropout::forward(&self.dropout, probs.clone()), v);
         let context = context.swap_dims(1, 2).reshape([batch, seq, width]);
         (context, probs)
     }

@@ -2,11 +2,12 @@
 //!
 //! Every dense layer (attention's query, key, value and output, the feed-forward pair, the
 //! pooler and the heads) runs through [`linear`]: `x · W + b` with burn's `Linear` parameters,
-//! its product a burn backend extension ([`MatmulBackend::matmul_2d`]). On burn's CPU backend in
-//! WebAssembly the product is this crate's kernel ([`gemm`]); everywhere else (natively, and on
-//! WebGPU) it is the backend's own matmul. Autodiff gets a hand-written backward pass
-//! (`dx = dy · Wᵀ`, `dW = xᵀ · dy`) whose products go through the same extension, so training
-//! in the browser runs the faster kernel forwards and backwards.
+//! its product a burn backend extension ([`MatmulBackend::batched_matmul`]). On burn's CPU backend
+//! in WebAssembly the product is this crate's kernel ([`gemm`]); on burn's GPU backend (WebGPU,
+//! Vulkan, CUDA) it is this crate's register-tiled CubeCL kernel ([`tiled`]), which also runs
+//! attention's per-head products; natively on the CPU it is burn's own matmul. Autodiff gets a
+//! hand-written backward pass (`dx = dy · Wᵀ`, `dW = xᵀ · dy`) whose products go through the same
+//! extension, so training runs the faster kernels forwards and backwards.
 
 pub mod gemm;
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
@@ -27,11 +28,12 @@ use burn::prelude::*;
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 use burn::backend::Cube;
 
-/// A 2-D matrix product that a backend may implement its own way.
+/// A matrix product that a backend may implement its own way.
 #[backend_extension(Flex, Cube: cfg(any(feature = "wgpu", feature = "cuda")), Autodiff)]
 pub trait MatmulBackend: Backend {
-    /// `lhs [m, k] · rhs [k, n]` → `[m, n]`. By default the backend's matmul.
-    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+    /// `lhs [..., m, k] · rhs [..., k, n]` → `[..., m, n]`, the batch dimensions the same on both
+    /// sides (no broadcasting). By default the backend's matmul.
+    fn batched_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::float_matmul(lhs, rhs)
     }
 }
@@ -40,7 +42,7 @@ pub trait MatmulBackend: Backend {
 /// kernels with fused multiply-add are faster there).
 impl MatmulBackend for Flex {
     #[cfg(target_family = "wasm")]
-    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+    fn batched_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         flex_matmul(lhs, rhs)
     }
 }
@@ -49,7 +51,7 @@ impl MatmulBackend for Flex {
 /// backend's matmul.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 impl MatmulBackend for Cube {
-    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+    fn batched_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         if tiled::supports(&lhs, &rhs) {
             tiled::matmul(lhs, rhs)
         } else {
@@ -59,14 +61,14 @@ impl MatmulBackend for Cube {
 }
 
 /// The product's backward pass: `d lhs = d out · rhsᵀ`, `d rhs = lhsᵀ · d out`, both through
-/// the inner backend's [`MatmulBackend::matmul_2d`] (transposes are views on the CPU, which
-/// the kernel reads in place).
+/// the inner backend's [`MatmulBackend::batched_matmul`] (transposes of the last two dimensions
+/// are views, which the kernels read in place or copy as they need).
 impl<B: Backend + MatmulBackend, C: CheckpointStrategy> MatmulBackend for Autodiff<B, C> {
-    fn matmul_2d(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+    fn batched_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         #[derive(Debug)]
-        struct Matmul2d;
+        struct BatchedMatmul;
 
-        impl<B: Backend + MatmulBackend> Backward<B, 2> for Matmul2d {
+        impl<B: Backend + MatmulBackend> Backward<B, 2> for BatchedMatmul {
             /// The checkpointed operands each gradient needs: `lhs` for `d rhs`, `rhs` for `d lhs`.
             type State = (Option<NodeId>, Option<NodeId>);
 
@@ -78,20 +80,20 @@ impl<B: Backend + MatmulBackend, C: CheckpointStrategy> MatmulBackend for Autodi
                     ops.parents,
                     ops.node,
                     grads,
-                    |grad| B::matmul_2d(grad, B::float_transpose(rhs.expect("rhs is kept when lhs needs a gradient"))),
-                    |grad| B::matmul_2d(B::float_transpose(lhs.expect("lhs is kept when rhs needs a gradient")), grad),
+                    |grad| B::batched_matmul(grad, B::float_transpose(rhs.expect("rhs is kept when lhs needs a gradient"))),
+                    |grad| B::batched_matmul(B::float_transpose(lhs.expect("lhs is kept when rhs needs a gradient")), grad),
                 );
             }
         }
 
         let (lhs_tracked, rhs_tracked) = (lhs.is_tracked(), rhs.is_tracked());
-        match Matmul2d.prepare::<C>([lhs.node(), rhs.node()]).compute_bound().stateful() {
+        match BatchedMatmul.prepare::<C>([lhs.node(), rhs.node()]).compute_bound().stateful() {
             OpsKind::Tracked(mut prep) => {
                 let lhs_state = rhs_tracked.then(|| prep.checkpoint(&lhs));
                 let rhs_state = lhs_tracked.then(|| prep.checkpoint(&rhs));
-                prep.finish((lhs_state, rhs_state), B::matmul_2d(lhs.into_primitive(), rhs.into_primitive()))
+                prep.finish((lhs_state, rhs_state), B::batched_matmul(lhs.into_primitive(), rhs.into_primitive()))
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::matmul_2d(lhs.into_primitive(), rhs.into_primitive())),
+            OpsKind::UnTracked(prep) => prep.finish(B::batched_matmul(lhs.into_primitive(), rhs.into_primitive())),
         }
     }
 }
@@ -139,10 +141,20 @@ pub fn linear<const D: usize>(layer: &Linear, x: Tensor<D>) -> Tensor<D> {
     y.reshape(dims)
 }
 
-/// `lhs [m, k] · rhs [k, n]` → `[m, n]` through [`MatmulBackend`] (the MLM decoder's product
-/// with the transposed embedding table, which the CPU kernel reads in place).
-pub fn matmul(lhs: Tensor<2>, rhs: Tensor<2>) -> Tensor<2> {
-    Tensor::from_dispatch(<Dispatch as MatmulBackend>::matmul_2d(lhs.into_dispatch(), rhs.into_dispatch()))
+/// `lhs [..., m, k] · rhs [..., k, n]` → `[..., m, n]` through [`MatmulBackend`]: the MLM
+/// decoder's product with the transposed embedding table, and attention's per-head products.
+/// Unlike `Tensor::matmul` the batch dimensions must be equal (no broadcasting).
+///
+/// # Panics
+///
+/// If the shapes do not fit.
+pub fn matmul<const D: usize>(lhs: Tensor<D>, rhs: Tensor<D>) -> Tensor<D> {
+    let (l, r) = (lhs.dims(), rhs.dims());
+    assert!(
+        D >= 2 && l[..D - 2] == r[..D - 2] && l[D - 1] == r[D - 2],
+        "matmul: {l:?} · {r:?} (batch dimensions must be equal, inner dimensions must agree)"
+    );
+    Tensor::from_dispatch(<Dispatch as MatmulBackend>::batched_matmul(lhs.into_dispatch(), rhs.into_dispatch()))
 }
 
 #[cfg(test)]

@@ -42,7 +42,8 @@ fn wgpu_minilm_matches_pytorch() {
 
 /// `linear::matmul` on wgpu (the register-tiled kernel, or burn's matmul where it does not
 /// apply) against the CPU: ragged row counts, a transposed `lhs` read in place, a transposed
-/// `rhs` made contiguous, a column count the kernel declines, and the model's own shapes.
+/// `rhs` made contiguous, column counts that take vectors of 4, 2 and 1, and the model's own
+/// shapes.
 #[test]
 fn wgpu_linear_matmul_matches_cpu() {
     use bertbench_core::burn::tensor::{Distribution, Tensor};
@@ -56,6 +57,8 @@ fn wgpu_linear_matmul_matches_cpu() {
         (9, 33, 44, true, false),
         (70, 16, 28, false, true),
         (13, 7, 6, false, false),
+        (5, 9, 3, false, false),
+        (17, 12, 30_522 % 64 + 2, false, true),
         (130, 384, 1536, false, false),
         (512, 1536, 384, true, true),
     ];
@@ -71,5 +74,33 @@ fn wgpu_linear_matmul_matches_cpu() {
         assert_eq!(got.len(), m * n);
         let err = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0f32, f32::max);
         assert!(err <= 1e-4 * (k as f32).sqrt(), "[{m}, {k}] · [{k}, {n}] (lhs transposed {lt}, rhs transposed {rt}): max abs error {err:e}");
+    }
+}
+
+/// Attention's batched products on wgpu against the CPU: `q · kᵀ` and `p · v` per head, on the
+/// strided views attention makes (`[batch, seq, heads, d]` with its middle dimensions swapped).
+#[test]
+fn wgpu_batched_matmul_matches_cpu() {
+    use bertbench_core::burn::tensor::{Distribution, Tensor};
+    use bertbench_core::linear::matmul;
+    let gpu = gpu();
+    let cpu = Device::flex();
+    for (batch, seq, heads, d) in [(2, 7, 3, 32), (3, 64, 12, 32), (1, 1, 2, 4)] {
+        let qkv: Vec<Tensor<4>> =
+            (0..3).map(|_| Tensor::<4>::random([batch, seq, heads, d], Distribution::Uniform(-1.0, 1.0), &cpu)).collect();
+        let run = |device: &Device| {
+            let [q, k, v] = [0, 1, 2].map(|i| Tensor::<4>::from_data(qkv[i].to_data(), device).swap_dims(1, 2));
+            let scores = matmul(q, k.swap_dims(2, 3));
+            let context = matmul(scores.clone(), v);
+            (scores.into_data().try_to_vec::<f32>().unwrap(), context.into_data().try_to_vec::<f32>().unwrap())
+        };
+        let (want_scores, want_context) = run(&cpu);
+        let (got_scores, got_context) = run(&gpu);
+        for (what, got, want) in [("q·kᵀ", got_scores, want_scores), ("p·v", got_context, want_context)] {
+            assert_eq!(got.len(), want.len());
+            let err = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0f32, f32::max);
+            let scale = want.iter().fold(1.0f32, |m, w| m.max(w.abs()));
+            assert!(err <= 1e-5 * scale, "{what} for [{batch}, {heads}, {seq}, {d}]: max abs error {err:e} (scale {scale})");
+        }
     }
 }
