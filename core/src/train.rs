@@ -342,20 +342,58 @@ pub(crate) fn adamw(weight_decay: f64) -> AdamW {
     AdamW::new(weight_decay)
 }
 
-/// Sums the squares of every gradient of `module`'s parameters.
+/// Sums the squares of each gradient of `module`'s parameters, by parameter path.
 struct SquaredNorm<'a> {
     grads: &'a GradientsParams,
-    total: Option<Tensor<1>>,
+    path: Vec<String>,
+    names: Vec<String>,
+    squares: Vec<Tensor<1>>,
 }
 
 impl ModuleVisitor for SquaredNorm<'_> {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.push(name.to_string());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.pop();
+    }
+
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         if let Some(g) = self.grads.get::<D>(param.id) {
-            let s = g.square().sum();
-            self.total = Some(match self.total.take() {
-                Some(t) => t + s,
-                None => s,
-            });
+            self.names.push(self.path.join("."));
+            self.squares.push(g.square().sum());
+        }
+    }
+}
+
+/// A step's gradient norm, and the squared norm of each parameter's gradient, so that a step
+/// whose gradients are not finite can say where.
+pub struct GradNorm {
+    /// The global L2 norm before clipping, `[1]`.
+    pub total: Tensor<1>,
+    /// Parameter paths (`encoder.layer.0.attention.self.query.weight`), in visiting order.
+    pub names: Vec<String>,
+    /// Each parameter's squared gradient norm, `[names.len()]` (empty if no gradients).
+    pub squares: Option<Tensor<1>>,
+}
+
+impl GradNorm {
+    /// The parameters whose gradients hold NaN or infinite values, in visiting order; one
+    /// read-back.
+    pub async fn non_finite(&self) -> Vec<String> {
+        let Some(squares) = &self.squares else { return Vec::new() };
+        let Ok(values) = read_f32(squares.clone()).await else { return Vec::new() };
+        self.names.iter().zip(values).filter(|(_, v)| !v.is_finite()).map(|(n, _)| n.clone()).collect()
+    }
+
+    /// `" (in a, b, c and 4 more of 9 parameters)"`: where the gradients are not finite, or nothing.
+    pub async fn describe_non_finite(&self) -> String {
+        let names = self.non_finite().await;
+        match names.len() {
+            0 => String::new(),
+            1..=3 => format!(" (in {} of {} parameters: {})", names.len(), self.names.len(), names.join(", ")),
+            more => format!(" (in {more} of {} parameters: {} and {} more)", self.names.len(), names[..3].join(", "), more - 3),
         }
     }
 }
@@ -377,14 +415,21 @@ impl ModuleVisitor for Scale<'_> {
 /// Scales `grads` so their global L2 norm is at most `max_norm` (PyTorch's
 /// `clip_grad_norm_`), without reading anything back. Returns the norm before clipping, `[1]`.
 pub fn clip_grad_norm<M: Module>(module: &M, grads: &mut GradientsParams, max_norm: f64, device: &Device) -> Tensor<1> {
-    let mut norm = SquaredNorm { grads, total: None };
-    module.visit(&mut norm);
-    let norm = norm.total.map_or_else(|| Tensor::zeros([1], device), Tensor::sqrt);
+    clip_grad_norm_by_parameter(module, grads, max_norm, device).total
+}
+
+/// [`clip_grad_norm`], keeping each parameter's squared gradient norm ([`GradNorm`]).
+pub fn clip_grad_norm_by_parameter<M: Module>(module: &M, grads: &mut GradientsParams, max_norm: f64, device: &Device) -> GradNorm {
+    let mut visit = SquaredNorm { grads, path: Vec::new(), names: Vec::new(), squares: Vec::new() };
+    module.visit(&mut visit);
+    let SquaredNorm { names, squares, .. } = visit;
+    let squares = (!squares.is_empty()).then(|| Tensor::cat(squares, 0));
+    let total = squares.clone().map_or_else(|| Tensor::zeros([1], device), |s| s.sum().sqrt());
     if max_norm > 0.0 {
-        let factor = (norm.clone() + 1e-6).recip().mul_scalar(max_norm).clamp_max(1.0);
+        let factor = (total.clone() + 1e-6).recip().mul_scalar(max_norm).clamp_max(1.0);
         module.visit(&mut Scale { grads, factor });
     }
-    norm
+    GradNorm { total, names, squares }
 }
 
 /// Forward and backward pass of one batch on the CPU, as two halves that run side by side where
@@ -710,7 +755,7 @@ impl FineTuner {
             let logits = self.model.head.forward(x);
             let loss = ClassificationHead::loss(logits.clone(), targets);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
-            let norm = clip_grad_norm(&self.model.head, &mut grads, self.config.max_grad_norm, &inner);
+            let norm = clip_grad_norm_by_parameter(&self.model.head, &mut grads, self.config.max_grad_norm, &inner);
             (loss.inner(), logits.inner(), grads, norm)
         } else {
             let rows: Vec<Encoded> = idx.iter().map(|&i| self.train[i].encoded.clone()).collect();
@@ -723,19 +768,30 @@ impl FineTuner {
                 let grads = GradientsParams::from_grads(loss.backward(), &self.model);
                 (loss.inner(), logits.inner(), grads)
             };
-            let norm = clip_grad_norm(&self.model, &mut grads, self.config.max_grad_norm, &inner);
+            let norm = clip_grad_norm_by_parameter(&self.model, &mut grads, self.config.max_grad_norm, &inner);
             (loss, logits, grads, norm)
         };
 
         // One read-back per step: loss, gradient norm and logits together.
-        let summary = Tensor::cat(vec![loss, norm, logits.reshape([n * k])], 0);
+        let summary = Tensor::cat(vec![loss, norm.total.clone(), logits.reshape([n * k])], 0);
         let values = read_f32(summary).await?;
         let (loss, grad_norm) = (values[0], values[1]);
         if !loss.is_finite() || !grad_norm.is_finite() {
             self.phase = Phase::Done;
+            let what = if loss.is_finite() {
+                format!("finite but the gradients did not{}", norm.describe_non_finite().await)
+            } else {
+                "NaN or infinite".to_string()
+            };
+            // A finite loss with non-finite gradients on a GPU is more likely the device than the
+            // learning rate (MiniLM on SwiftShader does this at its first step; see the README).
+            let advice = if loss.is_finite() && inner != Device::flex() {
+                "Try a lower learning rate, or train on the CPU."
+            } else {
+                "Try a lower learning rate."
+            };
             return Err(Error::Training(format!(
-                "the loss became {} at step {}: training stopped before that step's update, so the model keeps its last good weights. Try a lower learning rate.",
-                if loss.is_finite() { "finite but the gradients did not" } else { "NaN or infinite" },
+                "the loss became {what} at step {}: training stopped before that step's update, so the model keeps its last good weights. {advice}",
                 self.step + 1
             )));
         }
@@ -921,6 +977,28 @@ mod tests {
         for (a, b) in after.iter().zip(&before) {
             assert!((a - b / want).abs() < 1e-5);
         }
+    }
+
+    #[test]
+    fn grad_norm_names_the_parameters_whose_gradients_are_not_finite() {
+        let device = Device::flex();
+        let head = ClassificationHeadConfig::new(4, 3).init(&device);
+        let weight = head.classifier.weight.id;
+        let bias = head.classifier.bias.as_ref().unwrap().id;
+        let mut grads = GradientsParams::new();
+        grads.register(weight, Tensor::<2>::from_data(TensorData::new(vec![1.0f32, f32::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [4, 3]), &device));
+        grads.register(bias, Tensor::<1>::from_data(TensorData::new(vec![3.0f32, 4.0, 0.0], [3]), &device));
+        let norm = clip_grad_norm_by_parameter(&head, &mut grads, 0.0, &device);
+        assert_eq!(norm.names, ["classifier.weight", "classifier.bias"]);
+        assert_eq!(pollster::block_on(norm.non_finite()), ["classifier.weight"]);
+        assert_eq!(pollster::block_on(norm.describe_non_finite()), " (in 1 of 2 parameters: classifier.weight)");
+
+        // Finite gradients: nothing to name, and the norm is theirs.
+        grads.register(weight, Tensor::<2>::zeros([4, 3], &device));
+        let norm = clip_grad_norm_by_parameter(&head, &mut grads, 0.0, &device);
+        assert!(pollster::block_on(norm.non_finite()).is_empty());
+        assert_eq!(pollster::block_on(norm.describe_non_finite()), "");
+        assert!((norm.total.into_scalar::<f32>() - 5.0).abs() < 1e-6);
     }
 
     /// A separable toy task: label 1 iff the sentence contains token 7 ("good"), else it contains
