@@ -6,9 +6,10 @@
 //! and a polynomial, and Abramowitz & Stegun's erf 7.1.26, absolute error below 1.5e-7), which
 //! the compiler turns into SIMD, the forward and backward pass sharing one exponential each. On
 //! [−10, 10] GELU stays within 5e-7 of the exact function and its derivative within 3e-7 (unit
-//! tests against f64 libm). On
-//! other backends [`gelu`] is burn's. The backward pass is hand-written for autodiff, like
-//! [`crate::linear`]'s.
+//! tests against f64 libm). On burn's GPU backend the forward pass is burn's and the backward
+//! pass a CubeCL kernel of the exact derivative (burn's differentiates the tanh approximation,
+//! whose `tanh` is NaN for large arguments on SwiftShader). The backward pass is hand-written
+//! for autodiff, like [`crate::linear`]'s.
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -72,9 +73,80 @@ impl GeluBackend for Flex {
     }
 }
 
-/// WebGPU, Vulkan, CUDA: burn's GELU.
+/// WebGPU, Vulkan, CUDA: burn's GELU forwards (through its erf), and the exact derivative
+/// backwards ([`gpu::gelu_derivative`]).
+///
+/// burn's own GELU backward is the derivative of the tanh approximation, `tanh(0.0357·x³ +
+/// 0.798·x)`, and SwiftShader's WGSL `tanh` returns NaN from |89| on (checked in Chromium: 1 at
+/// 50, NaN at 89), which that argument reaches from x ≈ 12.6: MiniLM's fourth layer has such
+/// activations, so its fine-tuning on WebGPU stopped at the first step with NaN gradients.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
-impl GeluBackend for Cube {}
+impl GeluBackend for Cube {
+    fn gelu_erf_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        if gpu::supports(&x, &grad) {
+            gpu::gelu_derivative(x, grad)
+        } else {
+            <Self as ActivationOps<Self>>::gelu_backward(x, grad)
+        }
+    }
+}
+
+/// GELU's exact derivative as a CubeCL kernel.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+mod gpu {
+    use burn::backend::wgpu::CubeTensor;
+    use burn::tensor::DType;
+    use burn_cubecl::kernel::into_contiguous;
+    use burn_cubecl::ops::numeric::empty_device_dtype;
+    use cubecl::prelude::*;
+
+    /// `out = grad · (Φ(x) + x · φ(x))`, a vector of values per invocation. For large |x| the
+    /// Gaussian underflows to 0 and Φ saturates at 0 or 1: no step overflows.
+    #[cube(launch_unchecked)]
+    fn gelu_derivative_kernel<N: Size>(x: &Tensor<Vector<f32, N>>, grad: &Tensor<Vector<f32, N>>, out: &mut Tensor<Vector<f32, N>>) {
+        if ABSOLUTE_POS >= out.len() {
+            terminate!();
+        }
+        let v = x[ABSOLUTE_POS];
+        let half = Vector::broadcast(0.5f32);
+        let cdf = half * (Vector::erf(v * Vector::broadcast(core::f32::consts::FRAC_1_SQRT_2)) + Vector::broadcast(1.0f32));
+        let pdf = Vector::exp(-(v * v) * half) * Vector::broadcast(0.398_942_3f32);
+        out[ABSOLUTE_POS] = grad[ABSOLUTE_POS] * (cdf + v * pdf);
+    }
+
+    /// f32 operands of the same shape.
+    pub fn supports(x: &CubeTensor, grad: &CubeTensor) -> bool {
+        x.dtype == DType::F32 && grad.dtype == DType::F32 && x.qparams.is_none() && grad.qparams.is_none() && x.meta.shape() == grad.meta.shape()
+    }
+
+    /// The derivative for operands [`supports`] takes (copied first unless contiguous).
+    pub fn gelu_derivative(x: CubeTensor, grad: CubeTensor) -> CubeTensor {
+        let contiguous = |t: CubeTensor| if t.is_contiguous() { t } else { into_contiguous(t) };
+        let (x, grad) = (contiguous(x), contiguous(grad));
+        let shape = x.meta.shape().clone();
+        let len = shape.num_elements();
+        let out = empty_device_dtype(x.client.clone(), x.device.clone(), shape, DType::F32);
+        if len == 0 {
+            return out;
+        }
+        let line = [4, 2].into_iter().find(|w| len % w == 0).unwrap_or(1);
+        let units = len / line;
+        let cube_dim = CubeDim::new(&out.client, units);
+        let cube_count = cubecl::calculate_cube_count_elemwise(&out.client, units, cube_dim);
+        unsafe {
+            gelu_derivative_kernel::launch_unchecked(
+                &out.client,
+                cube_count,
+                cube_dim,
+                line,
+                x.into_tensor_arg(),
+                grad.into_tensor_arg(),
+                out.clone().into_tensor_arg(),
+            );
+        }
+        out
+    }
+}
 
 /// Autodiff: the derivative through the inner backend's [`GeluBackend::gelu_erf_backward`].
 impl<B: Backend + GeluBackend, C: CheckpointStrategy> GeluBackend for Autodiff<B, C> {

@@ -104,3 +104,40 @@ fn wgpu_batched_matmul_matches_cpu() {
         }
     }
 }
+
+/// GELU's derivative on wgpu (core's exact-derivative kernel) against the CPU's, over ordinary
+/// values and the large ones where burn's tanh-based derivative gave NaN on SwiftShader, at
+/// lengths that take vectors of 4, 2 and 1 values, and on a transposed (strided) view.
+#[test]
+fn wgpu_gelu_derivative_matches_cpu() {
+    use bertbench_core::activation::GeluBackend;
+    use bertbench_core::burn::backend::Dispatch;
+    use bertbench_core::burn::tensor::{Distribution, Tensor};
+    let gpu = gpu();
+    let cpu = Device::flex();
+    let derivative = |x: Tensor<2>, g: Tensor<2>| Tensor::<2>::from_dispatch(<Dispatch as GeluBackend>::gelu_erf_backward(x.into_dispatch(), g.into_dispatch()));
+    let large = [-300.0f32, -100.0, -89.0, -20.0, -12.6, -3.0, 0.0, 3.0, 12.6, 20.0, 89.0, 100.0, 300.0];
+    for (rows, cols) in [(1, large.len()), (3, 4), (5, 6), (7, 3), (64, 1536)] {
+        let mut x = Tensor::<2>::random([rows, cols], Distribution::Uniform(-6.0, 6.0), &cpu).into_data().try_to_vec::<f32>().unwrap();
+        for (v, l) in x.iter_mut().zip(large) {
+            *v = l;
+        }
+        let x = Tensor::<2>::from_data(burn_data(x, [rows, cols]), &cpu);
+        let g = Tensor::<2>::random([rows, cols], Distribution::Uniform(-1.0, 1.0), &cpu);
+        for transposed in [false, true] {
+            let on = |t: &Tensor<2>, d: &Device| {
+                let t = Tensor::<2>::from_data(t.to_data(), d);
+                if transposed { t.transpose() } else { t }
+            };
+            let want = derivative(on(&x, &cpu), on(&g, &cpu)).into_data().try_to_vec::<f32>().unwrap();
+            let got = derivative(on(&x, &gpu), on(&g, &gpu)).into_data().try_to_vec::<f32>().unwrap();
+            assert!(got.iter().all(|v| v.is_finite()), "[{rows}, {cols}]: non-finite derivative on wgpu");
+            let err = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(err <= 1e-5, "[{rows}, {cols}] (transposed {transposed}): max abs error {err:e}");
+        }
+    }
+}
+
+fn burn_data(values: Vec<f32>, shape: [usize; 2]) -> bertbench_core::burn::tensor::TensorData {
+    bertbench_core::burn::tensor::TensorData::new(values, shape)
+}
