@@ -12,6 +12,7 @@ use burn_store::{ModuleSnapshot, SafetensorsStore};
 use serde::Serialize;
 
 use crate::checkpoint::{load_model, save_weights};
+use crate::activation::gelu;
 use crate::config::{BertConfig, Preset};
 use crate::error::{Error, Result};
 use crate::heads::{ClassificationHead, ClassificationHeadConfig};
@@ -137,9 +138,23 @@ async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8
     let loss = ClassificationHead::loss(logits, labels);
     let grads = loss.backward();
     let loss = read_f32(loss).await?[0];
-    let gradients = gradient_probes(&model, &head, &grads).await?;
+    let mut gradients = gradient_probes(&model, &head, &grads).await?;
+
+    // GELU and its derivative at arguments real models reach (MiniLM's feed-forward passes
+    // 12.6, where burn's tanh-based derivative met SwiftShader's `tanh`, NaN from 89 on). The
+    // tiny random model's activations stay small, so they are checked here directly.
+    let x = Tensor::<1>::from_data(TensorData::new(GELU_PROBES.to_vec(), [GELU_PROBES.len()]), &ad).require_grad();
+    let y = gelu(x.clone());
+    let g = y.clone().sum().backward();
+    let mut forward = forward;
+    forward.push(("GELU at large arguments".to_string(), read_f32(y).await?));
+    let dx = x.grad(&g).ok_or_else(|| Error::Training("GELU's probe got no gradient".into()))?;
+    gradients.push(("GELU′ at large arguments".to_string(), read_f32(dx).await?));
     Ok(Outputs { forward, loss, gradients })
 }
+
+/// Where [`compare_devices`] checks GELU and its derivative.
+const GELU_PROBES: [f32; 15] = [-300.0, -100.0, -89.0, -20.0, -12.6, -3.0, -0.5, 0.0, 0.5, 3.0, 12.6, 20.0, 89.0, 100.0, 300.0];
 
 async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &burn::tensor::Gradients) -> Result<Vec<(String, Vec<f32>)>> {
     let first = &model.encoder.layer[0];
