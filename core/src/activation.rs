@@ -94,7 +94,7 @@ impl GeluBackend for Cube {
 /// GELU's exact derivative as a CubeCL kernel.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 mod gpu {
-    use burn::backend::wgpu::CubeTensor;
+    use burn_cubecl::tensor::CubeTensor;
     use burn::tensor::DType;
     use burn_cubecl::kernel::into_contiguous;
     use burn_cubecl::ops::numeric::empty_device_dtype;

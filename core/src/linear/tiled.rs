@@ -14,7 +14,7 @@
 //! so a view whose last dimension is not contiguous is copied first. Anything else goes to
 //! burn's matmul.
 
-use burn::backend::wgpu::CubeTensor;
+use burn_cubecl::tensor::CubeTensor;
 use burn::tensor::DType;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
