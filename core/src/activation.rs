@@ -78,7 +78,7 @@ impl GeluBackend for Flex {
 ///
 /// burn's own GELU backward is the derivative of the tanh approximation, `tanh(0.0357·x³ +
 /// 0.798·x)`, and SwiftShader's WGSL `tanh` returns NaN from |89| on (checked in Chromium: 1 at
-/// 50, NaN at 89), which that argument reaches from x ≈ 12.6: MiniLM's fourth layer has such
+/// 50, NaN at 89), which that argument reaches from x ≈ 13: MiniLM's fourth layer has such
 /// activations, so its fine-tuning on WebGPU stopped at the first step with NaN gradients.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 impl GeluBackend for Cube {

@@ -374,7 +374,8 @@ pub struct GradNorm {
     pub total: Tensor<1>,
     /// Parameter paths (`encoder.layer.0.attention.self.query.weight`), in visiting order.
     pub names: Vec<String>,
-    /// Each parameter's squared gradient norm, `[names.len()]` (empty if no gradients).
+    /// Each parameter's squared gradient norm, `[names.len()]` (`None` if no parameter has a
+    /// gradient).
     pub squares: Option<Tensor<1>>,
 }
 
@@ -387,7 +388,8 @@ impl GradNorm {
         self.names.iter().zip(values).filter(|(_, v)| !v.is_finite()).map(|(n, _)| n.clone()).collect()
     }
 
-    /// `" (in a, b, c and 4 more of 9 parameters)"`: where the gradients are not finite, or nothing.
+    /// `" (in 7 of 9 parameters: a, b, c and 4 more)"`: where the gradients are not finite, or
+    /// nothing.
     pub async fn describe_non_finite(&self) -> String {
         let names = self.non_finite().await;
         match names.len() {
