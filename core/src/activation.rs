@@ -129,7 +129,7 @@ mod gpu {
         if len == 0 {
             return out;
         }
-        let line = [4, 2].into_iter().find(|w| len % w == 0).unwrap_or(1);
+        let line = crate::linear::tiled::vector_width(len);
         let units = len / line;
         let cube_dim = CubeDim::new(&out.client, units);
         let cube_count = cubecl::calculate_cube_count_elemwise(&out.client, units, cube_dim);

@@ -120,7 +120,7 @@ async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8
     let mask = input.attention_mask.clone();
     let out = model.forward(input, ForwardOptions { attentions: true, ..Default::default() });
     let pooled = mean_pool(out.last_hidden_state.clone(), mask);
-    let forward = vec![
+    let mut forward = vec![
         ("last_hidden_state".to_string(), read_f32(out.last_hidden_state).await?),
         ("attention (last layer)".to_string(), read_f32(out.attentions.last().cloned().expect("layers")).await?),
         ("mean-pooled".to_string(), read_f32(pooled).await?),
@@ -146,7 +146,6 @@ async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8
     let x = Tensor::<1>::from_data(TensorData::new(GELU_PROBES.to_vec(), [GELU_PROBES.len()]), &ad).require_grad();
     let y = gelu(x.clone());
     let g = y.clone().sum().backward();
-    let mut forward = forward;
     forward.push(("GELU at large arguments".to_string(), read_f32(y).await?));
     let dx = x.grad(&g).ok_or_else(|| Error::Training("GELU's probe got no gradient".into()))?;
     gradients.push(("GELU′ at large arguments".to_string(), read_f32(dx).await?));

@@ -133,8 +133,8 @@ pub fn supports(lhs: &CubeTensor, rhs: &CubeTensor) -> bool {
         && ls[..rank - 2].iter().product::<usize>() <= MAX_BATCH
 }
 
-/// The widest vector (4, 2 or 1 columns) that divides `n`.
-fn vector_width(n: usize) -> usize {
+/// The widest vector (4, 2 or 1 values) that divides `n`.
+pub(crate) fn vector_width(n: usize) -> usize {
     [4, 2].into_iter().find(|w| n % w == 0).unwrap_or(1)
 }
 
