@@ -2,7 +2,7 @@
 // same headless Chromium, and against PyTorch on the same machine, in one run. Prints Markdown
 // tables; asserts nothing about time, but exits non-zero if the two systems' embeddings disagree.
 //
-//   cargo xtask bench [-- --sentences 256 --webgpu-sentences 32 --webgpu-train --skip startup,...]
+//   cargo xtask bench [-- --sentences 256 --webgpu-sentences 32 --webgpu-train --baseline-simd --skip startup,...]
 //
 // Sections (all by default; `--skip` takes a comma list of these, `native` and `webgpu`):
 //   inference  256 sentences of ../shared/data/sst2_dev.tsv, batch 32, max length 64,
@@ -17,6 +17,8 @@
 //              length (the studio's default), on 400 sentences of sst2_dev.tsv, in the page
 //              (CPU) and natively.
 // On a software WebGPU adapter (SwiftShader, ~1 GFLOP/s) the WebGPU rows use --webgpu-sentences.
+// The training worker's row runs the threaded build the studio would pick (relaxed SIMD where
+// Chromium has it); --baseline-simd runs the 128-bit SIMD one instead.
 import { createServer } from 'node:http';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -257,15 +259,24 @@ async function browserSteps(webgpu, steps) {
   return { times, peak, wasmBytes };
 }
 
-/** Fine-tuning steps in a worker running the threaded build on `threads` threads, started from
- * the real page (cross-origin isolated here): the studio's CPU path. */
+/** Fine-tuning steps in a worker running a threaded build on `threads` threads, started from
+ * the real page (cross-origin isolated here): the studio's CPU path. The build is the one the
+ * studio's worker picks (`public/cpu_builds.js`: relaxed SIMD where the browser has it), or the
+ * baseline one with `--baseline-simd`. */
 async function threadedSteps(steps) {
   const { b, page } = await oursPage(false);
   const result = await page.evaluate(async (data) => {
     if (!self.crossOriginIsolated) return { error: 'the page is not cross-origin isolated' };
-    const meta = document.querySelector('meta[name=bertbench-threads]');
-    if (!meta) return { error: 'this build has no threaded bundle' };
-    data.threaded = new URL(meta.content, document.baseURI).href;
+    const { threadedCandidates, hasRelaxedSimd } = await import('/cpu_builds.js');
+    const url = (name) => {
+      const meta = document.querySelector(`meta[name=${name}]`);
+      return meta ? new URL(meta.content, document.baseURI).href : undefined;
+    };
+    const urls = { threaded: url('bertbench-threads'), threadedRelaxed: url('bertbench-threads-relaxed') };
+    const [chosen] = threadedCandidates(urls, !data.baselineSimd && hasRelaxedSimd());
+    if (!chosen) return { error: 'this build has no threaded bundle' };
+    data.threaded = chosen.url;
+    data.relaxed = chosen.relaxed;
     data.threads = navigator.hardwareConcurrency;
     const worker = new Worker('/bench-worker.mjs', { type: 'module' });
     const reply = await new Promise((resolve) => {
@@ -274,12 +285,12 @@ async function threadedSteps(steps) {
       worker.postMessage(data);
     });
     worker.terminate();
-    return { ...reply, threads: data.threads };
-  }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: MAX_LEN, model: MODEL, steps });
+    return { ...reply, threads: data.threads, relaxed: data.relaxed };
+  }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: MAX_LEN, model: MODEL, steps, baselineSimd: argv.includes('--baseline-simd') });
   const peak = peakRendererKb();
   await b.close();
   if (result.error) throw new Error(`threaded fine-tuning in a worker failed: ${result.error}`);
-  return { times: result.times, threads: result.threads, peak, wasmBytes: result.wasmBytes };
+  return { times: result.times, threads: result.threads, relaxed: result.relaxed, peak, wasmBytes: result.wasmBytes };
 }
 
 /** The product itself: the studio fine-tunes MiniLM (full, batch 16, length 64, random batches,
@@ -345,7 +356,7 @@ if (!SKIP.has('finetune')) {
   const torchStep = Number(/([\d.]+) s mean/.exec(torch)[1]);
   const ratio = (s) => `${(s / torchStep).toFixed(1)}×`;
   add('finetune', ['browser CPU (wasm, 1 thread, page)', browserCpu.toFixed(2), ratio(browserCpu)]);
-  add('finetune', [`browser CPU (wasm, ${threaded.threads} threads, training worker)`, browserThreaded.toFixed(2), ratio(browserThreaded)]);
+  add('finetune', [`browser CPU (wasm, ${threaded.threads} threads, ${threaded.relaxed ? 'relaxed SIMD' : '128-bit SIMD'}, training worker)`, browserThreaded.toFixed(2), ratio(browserThreaded)]);
   if (browserGpu !== null) add('finetune', ['browser WebGPU', browserGpu.toFixed(2), ratio(browserGpu)]);
   if (native) add('finetune', ['native CPU (`bertbench finetune`, 2 threads)', nativeStep.toFixed(2), ratio(nativeStep)]);
   add('finetune', [`PyTorch ${/PyTorch ([^\s,]+)/.exec(torch)[1]}, 2 threads`, torchStep.toFixed(2), '1.0×']);

@@ -1,7 +1,8 @@
 // The training worker's bootstrap. The page posts the URLs of its own wasm-bindgen bundle (the
-// ones Trunk hashed into index.html) and, when the build has one, of the threaded bundle (the
-// same crate built with wasm atomics; `cargo xtask` writes its URL into index.html). This imports
-// one of them here; the Rust `start` function sees there is no window and installs the worker
+// ones Trunk hashed into index.html) and, when the build has them, of the threaded bundles (the
+// same crate built with wasm atomics, once with relaxed SIMD in core's matrix kernel and once
+// without; `cargo xtask` writes their URLs into index.html, and `cpu_builds.js` picks). This
+// imports one of them here; the Rust `start` function sees there is no window and installs the worker
 // loop (app/src/worker.rs), and `worker_ready` tells the page it can send work.
 //
 // Threads need a cross-origin isolated page (shared memory is a SharedArrayBuffer): the host's
@@ -10,6 +11,8 @@
 // WebGPU adapter the worker keeps the single-thread build, which trains on either. Without
 // isolation, or if the threaded bundle fails to start, it runs the single-thread bundle too, and
 // says why.
+import { threadedCandidates } from "./cpu_builds.js";
+
 async function webgpuAdapter() {
   try {
     return Boolean(self.navigator.gpu && (await self.navigator.gpu.requestAdapter()));
@@ -20,19 +23,27 @@ async function webgpuAdapter() {
 
 self.addEventListener("message", async (event) => {
   const { js, wasm, threaded } = event.data;
+  const candidates = threadedCandidates(event.data);
   let bindings = null;
   let note = "";
   try {
     if (threaded && self.crossOriginIsolated && (await webgpuAdapter())) {
       note = "Training on the CPU uses one thread here: this browser offers WebGPU, which only the single-thread build can drive (train on WebGPU to use the GPU).";
     } else if (threaded && self.crossOriginIsolated) {
-      try {
-        bindings = await import(threaded);
-        await bindings.default();
-      } catch (e) {
-        bindings = null;
-        note = `Training uses one thread: the threaded build did not start (${e}).`;
+      // The relaxed-SIMD build where this browser has relaxed SIMD, else (or if it fails to
+      // start) the baseline one.
+      const failures = [];
+      for (const { url } of candidates) {
+        try {
+          bindings = await import(url);
+          await bindings.default();
+          break;
+        } catch (e) {
+          bindings = null;
+          failures.push(String(e));
+        }
       }
+      if (!bindings) note = `Training uses one thread: the threaded build did not start (${failures.join("; ")}).`;
       if (bindings) {
         try {
           await bindings.initThreadPool(Math.max(1, navigator.hardwareConcurrency || 1));

@@ -233,8 +233,9 @@ pub struct RunSummary {
 pub enum FromWorker {
     /// The worker's wasm is running and listening, computing on `threads` threads (more than
     /// one only in the threaded build, in a cross-origin isolated page); `note` says why it has
-    /// one thread when more were wanted, or is empty.
-    Ready { threads: usize, note: String },
+    /// one thread when more were wanted, or is empty. `fused_multiply_add`: its matrix kernel
+    /// uses relaxed SIMD's multiply-add (the relaxed threaded build).
+    Ready { threads: usize, note: String, fused_multiply_add: bool },
     /// The base checkpoint is loaded.
     BaseSet { model_id: String },
     /// Progress of run `run`.

@@ -93,6 +93,8 @@ pub struct Studio {
     /// The threads the worker computes on (rayon's pool in the threaded build), and why only
     /// one when that is not the build's choice (empty otherwise).
     pub threads: RwSignal<(usize, String)>,
+    /// Whether the worker's matrix kernel uses relaxed SIMD's fused multiply-add.
+    pub fused_multiply_add: RwSignal<bool>,
     base_sent: StoredValue<Option<String>>,
     /// The training file.
     pub upload: RwSignal<Option<Upload>>,
@@ -230,11 +232,12 @@ fn bundle_urls() -> Option<(String, String)> {
     Some((href("link[rel=modulepreload]")?, href("link[rel=preload][as=fetch]")?))
 }
 
-/// The URL of the threaded build's bundle (the `bertbench-threads` meta tag that `cargo xtask`
-/// writes into index.html), if this build has one.
-fn threaded_bundle_url() -> Option<String> {
+/// The URL of a threaded build's bundle (the meta tag `name` that `cargo xtask` writes into
+/// index.html: `bertbench-threads`, or `bertbench-threads-relaxed` for the one with relaxed
+/// SIMD), if this build has one.
+fn threaded_bundle_url(name: &str) -> Option<String> {
     let document = web_sys::window()?.document()?;
-    let meta = document.query_selector("meta[name=bertbench-threads]").ok()??;
+    let meta = document.query_selector(&format!("meta[name={name}]")).ok()??;
     let path = meta.get_attribute("content")?;
     let base = document.base_uri().ok()??;
     Some(web_sys::Url::new_with_base(&path, &base).ok()?.href())
@@ -247,6 +250,7 @@ impl Studio {
             worker: StoredValue::new_local(None),
             worker_ready: RwSignal::new(false),
             threads: RwSignal::new((1, String::new())),
+            fused_multiply_add: RwSignal::new(false),
             base_sent: StoredValue::new(None),
             upload: RwSignal::new(None),
             valid_upload: RwSignal::new(None),
@@ -314,8 +318,10 @@ impl Studio {
         let init = js_sys::Object::new();
         js_sys::Reflect::set(&init, &"js".into(), &js.into()).ok();
         js_sys::Reflect::set(&init, &"wasm".into(), &wasm.into()).ok();
-        if let Some(threaded) = threaded_bundle_url() {
-            js_sys::Reflect::set(&init, &"threaded".into(), &threaded.into()).ok();
+        for (key, name) in [("threaded", "bertbench-threads"), ("threadedRelaxed", "bertbench-threads-relaxed")] {
+            if let Some(url) = threaded_bundle_url(name) {
+                js_sys::Reflect::set(&init, &key.into(), &url.into()).ok();
+            }
         }
         worker.post_message(&init).ok();
         self.worker.set_value(Some(worker));
@@ -333,8 +339,9 @@ impl Studio {
     fn receive(self, message: FromWorker, bytes: Vec<Vec<u8>>) {
         let current = self.run_id.get_value();
         match message {
-            FromWorker::Ready { threads, note } => {
+            FromWorker::Ready { threads, note, fused_multiply_add } => {
                 self.threads.set((threads, note));
+                self.fused_multiply_add.set(fused_multiply_add);
                 self.worker_ready.set(true);
             }
             FromWorker::BaseSet { .. } => {}

@@ -170,7 +170,7 @@ pub fn threads() -> usize {
 /// its own one-thread pool and `initThreadPool` could no longer replace it.
 #[wasm_bindgen]
 pub fn worker_ready(note: String) {
-    post(&FromWorker::Ready { threads: threads(), note }, &[]);
+    post(&FromWorker::Ready { threads: threads(), note, fused_multiply_add: bertbench_core::linear::gemm::FUSED_MULTIPLY_ADD }, &[]);
 }
 
 /// Loads `files` as the base model runs start from.

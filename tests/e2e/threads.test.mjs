@@ -1,10 +1,14 @@
 // Threads in the training worker: the same full fine-tuning run on the default model, once in a
 // cross-origin isolated page (the worker runs the threaded build on every core) and once in a
 // page that is not (one thread, and the studio says why). Both must learn the same thing: the
-// threads only split the matrix products, so the loss curves agree to float rounding.
+// threads only split the matrix products, and Chromium's threaded build differs from the
+// single-thread one only in fusing each multiply-add (relaxed SIMD), so the loss curves agree to
+// float rounding.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, offOriginRequests, screenshot } from './harness.mjs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { serve, launch, offOriginRequests, screenshot, DIST } from './harness.mjs';
 
 const MINUTE = 60_000;
 const runs = {};
@@ -29,6 +33,8 @@ async function train(isolated) {
     cores: await page.evaluate(() => navigator.hardwareConcurrency),
     label: (await page.getByTestId('train-cpu').textContent()).trim(),
     note: (await page.getByTestId('threads-note').count()) ? await page.getByTestId('threads-note').textContent() : '',
+    fma: await page.getByTestId('train-cpu').getAttribute('data-fused-multiply-add'),
+    relaxedSimd: await page.evaluate(async () => (await import('/cpu_builds.js')).hasRelaxedSimd()),
   };
   const t = Date.now();
   await page.getByTestId('train-start').click();
@@ -52,6 +58,9 @@ test('cross-origin isolated: the training worker fine-tunes on every core and sa
   }
   assert.equal(r.label, `CPU · ${r.cores} threads`);
   assert.equal(r.note, '');
+  // Chromium has relaxed SIMD: the worker runs the build whose kernel fuses multiply and add.
+  assert.equal(r.relaxedSimd, true, 'this Chromium validates relaxed SIMD');
+  assert.equal(r.fma, 'true', 'the worker runs the relaxed-SIMD build');
   assert.match(r.done, new RegExp(`on the CPU · ${r.cores} threads:`));
 });
 
@@ -60,6 +69,7 @@ test('not isolated: one thread, a note that says why, and the same training', { 
   const r = runs.single;
   assert.equal(r.isolated, false);
   assert.equal(r.label, 'CPU (WebAssembly)');
+  assert.equal(r.fma, 'false', 'the single-thread build has no relaxed SIMD');
   assert.match(r.note, /one thread: this page is not cross-origin isolated yet/);
   assert.match(r.done, /on the CPU: validation accuracy/);
 });
@@ -73,6 +83,24 @@ test('a host without the headers: from the second visit the service worker isola
   await page.waitForFunction(() => document.querySelector('[data-testid=train-cpu]')?.textContent.includes('threads'), null, { timeout: 2 * MINUTE });
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   assert.equal((await page.getByTestId('train-cpu').textContent()).trim(), `CPU · ${cores} threads`);
+});
+
+test('a relaxed-SIMD build that does not start: the worker falls back to the baseline threaded build', { timeout: 10 * MINUTE }, async () => {
+  const html = await readFile(join(DIST, 'index.html'), 'utf8');
+  const relaxed = /<meta name="bertbench-threads-relaxed" content="([^"]+)\.js"/.exec(html)?.[1];
+  assert.ok(relaxed, 'index.html names the relaxed-SIMD bundle');
+  const server = await serve({ faults: { [`/${relaxed}_bg.wasm`]: { status: 404 } } });
+  const chrome = await launch({ webgpu: false });
+  open.push(async () => { await chrome.browser.close(); await server.close(); });
+  const { page } = chrome;
+  await page.goto(server.origin + '/#studio');
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  await page.waitForFunction(() => document.querySelector('[data-testid=train-cpu]')?.textContent.includes('threads'), null, { timeout: 2 * MINUTE });
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.equal((await page.getByTestId('train-cpu').textContent()).trim(), `CPU · ${cores} threads`);
+  assert.equal(await page.getByTestId('train-cpu').getAttribute('data-fused-multiply-add'), 'false');
+  assert.ok(server.requests.includes(`/${relaxed}_bg.wasm`), 'the worker tried the relaxed build first');
+  assert.equal(await page.getByTestId('threads-note').count(), 0, 'no note: threads work');
 });
 
 test('threads change the speed, not the result: the same losses and metrics', () => {

@@ -239,11 +239,33 @@ fn serve() -> Result {
     run("trunk", &trunk_args("serve"))
 }
 
-/// Trunk's post-build hook (see `Trunk.toml`): the threaded build, then `precache`.
+/// Trunk's post-build hook (see `Trunk.toml`): the two threaded builds, then `precache`.
 fn post_build() -> Result {
     let staging = PathBuf::from(env::var("TRUNK_STAGING_DIR").map_err(|_| "post-build runs as Trunk's post-build hook (TRUNK_STAGING_DIR unset)")?);
-    build_threads(&staging)?;
+    build_threads(&staging, Simd::Baseline)?;
+    build_threads(&staging, Simd::Relaxed)?;
     precache()
+}
+
+/// The SIMD a threaded build's matrix kernel may use.
+#[derive(Clone, Copy, PartialEq)]
+enum Simd {
+    /// 128-bit SIMD, which every browser with WebGPU or wasm threads has.
+    Baseline,
+    /// Also relaxed SIMD, for core only (`f32x4.relaxed_madd` in `core::linear::gemm`). A module
+    /// with it does not validate in browsers without relaxed SIMD; `public/cpu_builds.js` loads it
+    /// only where a one-instruction probe validates, and the baseline build elsewhere.
+    Relaxed,
+}
+
+impl Simd {
+    /// The build's folder prefix in `dist/` and the name of its meta tag in index.html.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Simd::Baseline => ("threads", "bertbench-threads"),
+            Simd::Relaxed => ("threads-relaxed", "bertbench-threads-relaxed"),
+        }
+    }
 }
 
 /// The rustc flags of every crate of the threaded build: atomics and bulk memory, and the same
@@ -264,22 +286,32 @@ const THREADS_LINK_ARGS: [&str; 7] = [
     "--export=__tls_base",
 ];
 
-/// Builds the app crate a second time with wasm threads (feature `threads`: burn's CPU backend
-/// on rayon, whose pool wasm-bindgen-rayon starts in Web Workers sharing the memory) into
-/// `<staging>/threads-<hash>/`, and names it in index.html's `bertbench-threads` meta tag. Only
-/// the training worker loads it, and only in a cross-origin isolated page (`public/worker.js`);
-/// the page itself keeps the single-thread build, which needs no isolation. The standard library
-/// must be rebuilt with atomics (`-Z build-std`, allowed on stable by `RUSTC_BOOTSTRAP`), in a
-/// target dir of its own so the two builds' flags do not invalidate each other.
-fn build_threads(staging: &Path) -> Result {
-    step("the training worker's threaded wasm (atomics, -Z build-std)");
+/// Builds the app crate again with wasm threads (feature `threads`: burn's CPU backend on rayon,
+/// whose pool wasm-bindgen-rayon starts in Web Workers sharing the memory) into
+/// `<staging>/<prefix>-<hash>/`, and names it in index.html's meta tag (see [`Simd::names`]).
+/// Only the training worker loads it, and only in a cross-origin isolated page
+/// (`public/worker.js`); the page itself keeps the single-thread build, which needs no isolation.
+/// The standard library must be rebuilt with atomics (`-Z build-std`, allowed on stable by
+/// `RUSTC_BOOTSTRAP`), in a target dir of its own so the main build's flags and these do not
+/// invalidate each other. The two threaded builds share that dir: the relaxed one adds its
+/// target feature to core alone (`-Z profile-rustflags`), so only core and the app are compiled
+/// twice, not burn and the standard library.
+fn build_threads(staging: &Path, simd: Simd) -> Result {
+    step(match simd {
+        Simd::Baseline => "the training worker's threaded wasm (atomics, -Z build-std)",
+        Simd::Relaxed => "the same with relaxed SIMD in core's matrix kernel",
+    });
     let target = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     let target = PathBuf::from(format!("{}-threads", target.display()));
     let target_str = target.display().to_string();
     let mut args = vec![
         "rustc", "--release", "--locked", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
-        "--no-default-features", "--features", "threads", "-Z", "build-std=panic_abort,std", "--",
+        "--no-default-features", "--features", "threads", "-Z", "build-std=panic_abort,std",
     ];
+    if simd == Simd::Relaxed {
+        args.extend(["-Z", "profile-rustflags", "--config", r#"profile.release.package.bertbench-core.rustflags=["-C", "target-feature=+relaxed-simd"]"#]);
+    }
+    args.push("--");
     let link_args: Vec<String> = THREADS_LINK_ARGS.iter().map(|a| format!("link-arg={a}")).collect();
     for a in &link_args {
         args.extend(["-C", a.as_str()]);
@@ -287,7 +319,8 @@ fn build_threads(staging: &Path) -> Result {
     run_in(&root(), "cargo", &args, &[("RUSTC_BOOTSTRAP", "1"), ("RUSTFLAGS", THREADS_RUSTFLAGS), ("CARGO_TARGET_DIR", &target_str)])?;
     let wasm = target.join("wasm32-unknown-unknown/release/bertbench_app.wasm");
     let bytes = fs::read(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
-    let dir = format!("threads-{:016x}", fnv1a(0xcbf2_9ce4_8422_2325, &bytes));
+    let (prefix, meta_name) = simd.names();
+    let dir = format!("{prefix}-{:016x}", fnv1a(0xcbf2_9ce4_8422_2325, &bytes));
     let out = staging.join(&dir);
     let _ = fs::remove_dir_all(&out);
     let (wasm_str, out_str) = (wasm.display().to_string(), out.display().to_string());
@@ -295,7 +328,7 @@ fn build_threads(staging: &Path) -> Result {
     let index = staging.join("index.html");
     let html = fs::read_to_string(&index).map_err(|e| format!("{}: {e}", index.display()))?;
     let at = html.find("</head>").ok_or("index.html has no </head>")?;
-    let meta = format!("<meta name=\"bertbench-threads\" content=\"{dir}/bertbench-app.js\" />\n  ");
+    let meta = format!("<meta name=\"{meta_name}\" content=\"{dir}/bertbench-app.js\" />\n  ");
     fs::write(&index, format!("{}{meta}{}", &html[..at], &html[at..])).map_err(|e| e.to_string())?;
     eprintln!("threaded build in {dir}/ ({:.1} MB wasm)", bytes.len() as f64 / 1e6);
     Ok(())

@@ -238,7 +238,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     </label>
                     <label class="small field-inline">"train on"
                         <select data-testid="train-backend" on:change=move |ev| studio.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
-                            <option value="cpu" data-testid="train-cpu" selected=move || studio.backend.get() == Backend::Cpu>{move || cpu_label(studio)}</option>
+                            <option value="cpu" data-testid="train-cpu" selected=move || studio.backend.get() == Backend::Cpu
+                                data-fused-multiply-add=move || studio.fused_multiply_add.get().to_string()
+                                title=move || if studio.fused_multiply_add.get() { "WebAssembly with relaxed SIMD: matrix products use fused multiply-add" } else { "WebAssembly with 128-bit SIMD" }>
+                                {move || cpu_label(studio)}
+                            </option>
                             <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || studio.backend.get() == Backend::WebGpu>
                                 {move || if gpu_ok() { "WebGPU".to_string() } else { "WebGPU (not available or failed its check)".to_string() }}
                             </option>
