@@ -267,7 +267,8 @@ async function threadedSteps(steps) {
   const { b, page } = await oursPage(false);
   const result = await page.evaluate(async (data) => {
     if (!self.crossOriginIsolated) return { error: 'the page is not cross-origin isolated' };
-    const { threadedCandidates, hasRelaxedSimd } = await import('/cpu_builds.js');
+    await import('/cpu_builds.js');
+    const { threadedCandidates, hasRelaxedSimd } = globalThis.bertbenchCpuBuilds;
     const url = (name) => {
       const meta = document.querySelector(`meta[name=${name}]`);
       return meta ? new URL(meta.content, document.baseURI).href : undefined;

@@ -3,6 +3,11 @@
 // served as it is.
 const PRECACHE = { version: "dev", files: [] }; // replaced at build time
 
+// The training worker loads one of the two threaded builds (cpu_builds.js); the other one is
+// not copied for offline use.
+importScripts("cpu_builds.js");
+const FILES = PRECACHE.files.filter((file) => !self.bertbenchCpuBuilds.unusedThreadedFile(file));
+
 const PREFIX = "bertbench-";
 const CACHE = PREFIX + PRECACHE.version;
 
@@ -16,11 +21,11 @@ async function tell(message) {
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    const total = PRECACHE.files.length;
+    const total = FILES.length;
     let bytes = 0;
     try {
       for (let i = 0; i < total; i++) {
-        const url = PRECACHE.files[i];
+        const url = FILES[i];
         const response = await fetch(url, { cache: "no-store" });
         if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
         // Counted from the stored copy: reading the body here (`response.clone().arrayBuffer()`)
@@ -47,14 +52,14 @@ self.addEventListener("activate", (event) => {
       if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
     }
     await self.clients.claim();
-    await tell({ kind: "ready", version: PRECACHE.version, files: PRECACHE.files.length });
+    await tell({ kind: "ready", version: PRECACHE.version, files: FILES.length });
   })());
 });
 
 // Pages ask whether this version is cached.
 self.addEventListener("message", (event) => {
   if (event.data === "status") {
-    event.source?.postMessage({ kind: "ready", version: PRECACHE.version, files: PRECACHE.files.length });
+    event.source?.postMessage({ kind: "ready", version: PRECACHE.version, files: FILES.length });
   }
 });
 

@@ -11,7 +11,9 @@
 // WebGPU adapter the worker keeps the single-thread build, which trains on either. Without
 // isolation, or if the threaded bundle fails to start, it runs the single-thread bundle too, and
 // says why.
-import { threadedCandidates } from "./cpu_builds.js";
+import "./cpu_builds.js";
+
+const { threadedCandidates } = globalThis.bertbenchCpuBuilds;
 
 async function webgpuAdapter() {
   try {

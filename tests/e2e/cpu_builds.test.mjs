@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, DIST } from './harness.mjs';
 
-const { threadedCandidates, hasRelaxedSimd, RELAXED_SIMD_PROBE } = await import(pathToFileURL(join(ROOT, 'public', 'cpu_builds.js')).href);
+await import(pathToFileURL(join(ROOT, 'public', 'cpu_builds.js')).href);
+const { threadedCandidates, hasRelaxedSimd, unusedThreadedFile, RELAXED_SIMD_PROBE } = globalThis.bertbenchCpuBuilds;
 
 /** The `content` of index.html's meta tag `name`: a threaded bundle's path. */
 async function bundle(name) {
@@ -25,6 +26,17 @@ test('the relaxed build first where the browser has relaxed SIMD, then the basel
   assert.deepEqual(threadedCandidates(urls, false), [{ url: 'a/x.js', relaxed: false }]);
   assert.deepEqual(threadedCandidates({ threaded: 'a/x.js' }, true), [{ url: 'a/x.js', relaxed: false }]);
   assert.deepEqual(threadedCandidates({}, true), []);
+});
+
+test('the offline copy leaves out exactly the threaded build this browser does not load first', async () => {
+  const sw = await readFile(join(DIST, 'sw.js'), 'utf8');
+  const files = JSON.parse(/files: (\[.*\]) \}/.exec(sw)[1]);
+  const dir = async (name) => (await bundle(name)).split('/')[0] + '/';
+  const [baseline, relaxed] = [await dir('bertbench-threads'), await dir('bertbench-threads-relaxed')];
+  const under = (d) => files.filter((f) => f.startsWith(d));
+  assert.ok(under(baseline).some((f) => f.endsWith('_bg.wasm')) && under(relaxed).some((f) => f.endsWith('_bg.wasm')), 'sw.js lists both threaded builds');
+  assert.deepEqual(files.filter((f) => unusedThreadedFile(f, true)), under(baseline));
+  assert.deepEqual(files.filter((f) => unusedThreadedFile(f, false)), under(relaxed));
 });
 
 test('the probe: true only when the module validates, false when validation throws', () => {

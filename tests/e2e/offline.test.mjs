@@ -40,6 +40,11 @@ test('after one visit, the page works with the server stopped and the browser of
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline', null, { timeout: 5 * MINUTE });
   assert.equal((await cacheNames(page)).length, 1);
+  // Of the training worker's two threaded builds only the one it loads here is saved: this
+  // Chromium has relaxed SIMD.
+  const cached = await page.evaluate(async () => (await (await caches.open((await caches.keys()).find((k) => k.startsWith('bertbench-')))).keys()).map((r) => new URL(r.url).pathname));
+  assert.ok(cached.some((p) => /^\/threads-relaxed-[0-9a-f]{16}\/.*_bg\.wasm$/.test(p)), 'the relaxed-SIMD threaded build is saved');
+  assert.ok(!cached.some((p) => /^\/threads-[0-9a-f]{16}\//.test(p)), 'the baseline threaded build is not saved');
   const online = await embedSentence(page, TEXT, 5 * MINUTE);
 
   await server.close();
@@ -63,6 +68,12 @@ test('after one visit, the page works with the server stopped and the browser of
   await page.getByTestId('train-done').waitFor({ timeout: 8 * MINUTE });
   const accuracy = parseFloat(await page.getByTestId('valid-accuracy').textContent());
   assert.ok(accuracy >= 70, `head-only accuracy offline: ${accuracy}%`);
+  // Offline the service worker isolates the page, and the worker runs the saved threaded build.
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  if (cores > 1) {
+    assert.equal((await page.getByTestId('train-cpu').textContent()).trim(), `CPU · ${cores} threads`);
+    assert.equal(await page.getByTestId('train-cpu').getAttribute('data-fused-multiply-add'), 'true');
+  }
   await screenshot(page, 'offline');
   assert.equal(server.requests.length, seen, 'nothing reached the server while offline');
   assert.deepEqual(chrome.problems, []);
@@ -71,6 +82,7 @@ test('after one visit, the page works with the server stopped and the browser of
 test('a new build takes over from the cached one and leaves one cache', { timeout: 10 * MINUTE }, async () => {
   const { page } = chrome;
   await page.context().setOffline(false);
+  await server.close(); // already closed unless the test above failed before closing it
   server = await serve();
   await page.goto(server.origin + '/');
   // Another origin, another cache: this origin's first version gets installed first.

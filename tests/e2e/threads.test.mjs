@@ -34,7 +34,7 @@ async function train(isolated) {
     label: (await page.getByTestId('train-cpu').textContent()).trim(),
     note: (await page.getByTestId('threads-note').count()) ? await page.getByTestId('threads-note').textContent() : '',
     fma: await page.getByTestId('train-cpu').getAttribute('data-fused-multiply-add'),
-    relaxedSimd: await page.evaluate(async () => (await import('/cpu_builds.js')).hasRelaxedSimd()),
+    relaxedSimd: await page.evaluate(async () => { await import('/cpu_builds.js'); return globalThis.bertbenchCpuBuilds.hasRelaxedSimd(); }),
   };
   const t = Date.now();
   await page.getByTestId('train-start').click();
