@@ -13,8 +13,8 @@
 //! Off wasm the same code runs on four-lane arrays instead of `v128`, with the same operations
 //! in the same order (multiply, then add), so the native unit tests check the packing, tiling
 //! and edge handling that the browser runs, bit for bit. The one exception is a build with
-//! relaxed SIMD ([`FUSED_MULTIPLY_ADD`]), whose kernel fuses each multiply and add: 47–50
-//! GFLOP/s on the same shapes instead of 39–41 (one rounding instead of two per step).
+//! relaxed SIMD ([`FUSED_MULTIPLY_ADD`]), whose kernel fuses each multiply and add: 46–50
+//! GFLOP/s on the same shapes instead of 38–41 (one rounding instead of two per step).
 
 /// Whether this build's kernel multiplies and adds with wasm relaxed SIMD's `f32x4.relaxed_madd`
 /// (compiled in only where core is built with `+relaxed-simd`: the training worker's second
