@@ -179,8 +179,20 @@ pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     Tensor::from_dispatch(<Dispatch as GeluBackend>::gelu_erf(x.into_dispatch()))
 }
 
+/// Where f32 `tanh` reaches ±1: `tanh(x)` rounds to exactly 1 for every `x` above 9.01, and its
+/// derivative `1 − tanh²` to exactly 0.
+const TANH_SATURATION: f32 = 10.0;
+
+/// `tanh`, clamped to [−10, 10] first. In f32 this changes no value and no gradient (both are
+/// already ±1 and 0 there), but some WebGPU implementations compute `tanh` through an
+/// exponential that overflows: SwiftShader returns NaN from |89| on, which a pooler's
+/// pre-activation can reach. The device check probes it ([`crate::device_check`]).
+pub fn tanh<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    x.clamp(-TANH_SATURATION, TANH_SATURATION).tanh()
+}
+
 /// A Flex tensor's values in logical order (borrowed when contiguous, copied otherwise).
-fn values(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
+pub(crate) fn values(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     let layout = t.layout();
     match layout.contiguous_offsets() {
         Some((start, end)) if layout.is_contiguous() => std::borrow::Cow::Borrowed(&t.storage::<f32>()[start..end]),
@@ -215,7 +227,7 @@ const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
 
 /// `e^x` for `x ≤ 0` (the arguments here are `-x²/2`), within about 2 ulp; 0 below −87.
 #[inline(always)]
-fn exp_nonpositive(x: f32) -> f32 {
+pub(crate) fn exp_nonpositive(x: f32) -> f32 {
     const LOG2_E: f32 = std::f32::consts::LOG2_E;
     // ln 2 split so that n · LN2_HI is exact for the n that occur.
     const LN2_HI: f32 = 0.693_145_75;
@@ -302,6 +314,25 @@ mod tests {
             worst_d = worst_d.max((d - exact_derivative(xf)).abs());
         }
         println!("largest absolute errors: gelu {worst_gelu:e}, derivative {worst_d:e}");
+    }
+
+    #[test]
+    fn clamped_tanh_is_tanh_in_f32_forward_and_backward() {
+        let device = Device::flex().autodiff();
+        let probes: Vec<f32> = [-1e30f32, -300.0, -89.0, -20.0, -10.0, -9.5, -9.0, -8.0, -3.0, -0.1, 0.0, 0.1, 3.0, 8.0, 9.0, 9.5, 10.0, 20.0, 89.0, 300.0, 1e30]
+            .into_iter()
+            .collect();
+        let x = Tensor::<1>::from_data(TensorData::new(probes.clone(), [probes.len()]), &device).require_grad();
+        let y = tanh(x.clone());
+        let grads = y.clone().sum().backward();
+        let y = y.into_data().try_to_vec::<f32>().unwrap();
+        let dx = x.grad(&grads).unwrap().into_data().try_to_vec::<f32>().unwrap();
+        for ((&x, &y), &d) in probes.iter().zip(&y).zip(&dx) {
+            let exact = (x as f64).tanh();
+            assert_eq!(y, exact as f32, "tanh({x}) = {y}");
+            let slope = 1.0 - exact * exact;
+            assert!((d as f64 - slope).abs() <= 1e-7, "tanh'({x}) = {d}, want {slope}");
+        }
     }
 
     #[test]

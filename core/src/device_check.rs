@@ -12,7 +12,7 @@ use burn_store::{ModuleSnapshot, SafetensorsStore};
 use serde::Serialize;
 
 use crate::checkpoint::{load_model, save_weights};
-use crate::activation::gelu;
+use crate::activation::{gelu, tanh};
 use crate::config::{BertConfig, Preset};
 use crate::error::{Error, Result};
 use crate::heads::{ClassificationHead, ClassificationHeadConfig};
@@ -149,10 +149,18 @@ async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8
     forward.push(("GELU at large arguments".to_string(), read_f32(y).await?));
     let dx = x.grad(&g).ok_or_else(|| Error::Training("GELU's probe got no gradient".into()))?;
     gradients.push(("GELU′ at large arguments".to_string(), read_f32(dx).await?));
+
+    // The pooler's `tanh` at the same arguments (SwiftShader's own is NaN from 89 on).
+    let x = Tensor::<1>::from_data(TensorData::new(GELU_PROBES.to_vec(), [GELU_PROBES.len()]), &ad).require_grad();
+    let y = tanh(x.clone());
+    let g = y.clone().sum().backward();
+    forward.push(("tanh at large arguments".to_string(), read_f32(y).await?));
+    let dx = x.grad(&g).ok_or_else(|| Error::Training("tanh's probe got no gradient".into()))?;
+    gradients.push(("tanh′ at large arguments".to_string(), read_f32(dx).await?));
     Ok(Outputs { forward, loss, gradients })
 }
 
-/// Where [`compare_devices`] checks GELU and its derivative.
+/// Where [`compare_devices`] checks GELU, `tanh` and their derivatives.
 const GELU_PROBES: [f32; 15] = [-300.0, -100.0, -89.0, -20.0, -13.0, -3.0, -0.5, 0.0, 0.5, 3.0, 13.0, 20.0, 89.0, 100.0, 300.0];
 
 async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &burn::tensor::Gradients) -> Result<Vec<(String, Vec<f32>)>> {

@@ -4,6 +4,7 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
+use crate::activation::tanh;
 use crate::attention::{AttentionMask, additive_mask, init_linear};
 use crate::linear::linear;
 use crate::config::BertConfig;
@@ -25,7 +26,7 @@ impl BertPooler {
     pub fn forward(&self, hidden: Tensor<3>) -> Tensor<2> {
         let [batch, _, width] = hidden.dims();
         let cls = hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width]);
-        linear(&self.dense, cls).tanh()
+        tanh(linear(&self.dense, cls))
     }
 }
 

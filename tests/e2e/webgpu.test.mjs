@@ -35,8 +35,9 @@ test('WebGPU agrees with the CPU: forward, loss and gradients of a training step
   console.log(`loss: CPU ${r.loss_reference}, WebGPU ${r.loss_candidate}`);
   assert.equal(r.passed, true, JSON.stringify(r));
   assert.ok(Number.isFinite(r.loss_candidate) && r.loss_candidate > 0);
-  assert.equal(r.gradients.length, 6);
+  assert.equal(r.gradients.length, 7);
   assert.ok(r.forward.some((c) => c.name === 'GELU at large arguments'), 'GELU is checked at large arguments');
+  assert.ok(r.forward.some((c) => c.name === 'tanh at large arguments'), 'tanh is checked at large arguments');
   assert.ok(r.gradients.every((g) => g.max_abs_reference > 0), 'gradients are not all zero');
   assert.match(await page.getByTestId('backend').textContent(), /^WebGPU/);
 });
