@@ -4,13 +4,14 @@
 //! BERT's attention block is written here, named as in the Hugging Face checkpoint
 //! (`attention.self.{query,key,value}`, `attention.output.{dense,LayerNorm}`).
 
-use burn::nn::{Dropout, DropoutConfig, Initializer, LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
 use burn::prelude::*;
-use burn::tensor::activation::softmax;
 
 use crate::config::BertConfig;
 use crate::linear::{linear, matmul};
 use crate::dropout;
+use crate::layer_norm::LayerNorm;
+use crate::softmax::scaled_masked_softmax;
 
 /// Added to the scores of positions a query may not see. Large enough that `exp` underflows to
 /// exactly zero in f32, small enough that a row with every key masked stays finite.
@@ -122,8 +123,8 @@ impl BertSelfAttention {
         let k = split(linear(&self.key, hidden.clone()));
         let v = split(linear(&self.value, hidden));
 
-        let scores = matmul(q, k.swap_dims(2, 3)) / (self.head_dim as f64).sqrt() + mask;
-        let probs = softmax(scores, 3);
+        let scores = matmul(q, k.swap_dims(2, 3));
+        let probs = scaled_masked_softmax(scores, mask, 1.0 / (self.head_dim as f64).sqrt());
         let context = matmul(dropout::forward(&self.dropout, probs.clone()), v);
         let context = context.swap_dims(1, 2).reshape([batch, seq, width]);
         (context, probs)
@@ -147,7 +148,7 @@ impl BertSelfOutput {
     pub fn init(d_in: usize, hidden: usize, config: &BertConfig, device: &Device) -> Self {
         Self {
             dense: init_linear(d_in, hidden, config.initializer_range, device),
-            layer_norm: LayerNormConfig::new(hidden).with_epsilon(config.layer_norm_eps).init(device),
+            layer_norm: LayerNorm::new(hidden, config.layer_norm_eps, device),
             dropout: DropoutConfig::new(config.hidden_dropout_prob).init(),
         }
     }
@@ -193,7 +194,7 @@ impl BertAttentionConfig {
             self_attn: self.self_attention.init(device),
             output: BertSelfOutput {
                 dense: init_linear(h, h, self.self_attention.initializer_range, device),
-                layer_norm: LayerNormConfig::new(h).with_epsilon(self.layer_norm_eps).init(device),
+                layer_norm: LayerNorm::new(h, self.layer_norm_eps, device),
                 dropout: DropoutConfig::new(self.hidden_dropout).init(),
             },
         }

@@ -1,10 +1,11 @@
 //! Input representation: token + segment + position embeddings, then LayerNorm and dropout.
 
-use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer, LayerNorm, LayerNormConfig};
+use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer};
 use burn::prelude::*;
 
 use crate::config::BertConfig;
 use crate::dropout;
+use crate::layer_norm::LayerNorm;
 
 /// Configuration of [`BertEmbeddings`].
 #[derive(Config, Debug)]
@@ -54,9 +55,7 @@ impl BertEmbeddingsConfig {
             word_embeddings: table(self.vocab_size),
             position_embeddings: table(self.max_position_embeddings),
             token_type_embeddings: table(self.type_vocab_size),
-            layer_norm: LayerNormConfig::new(self.hidden_size)
-                .with_epsilon(self.layer_norm_eps)
-                .init(device),
+            layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
             dropout: DropoutConfig::new(self.dropout).init(),
         }
     }

@@ -2,7 +2,7 @@
 
 use burn::module::Param;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::{Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Linear};
+use burn::nn::{Dropout, DropoutConfig, Linear};
 use burn::prelude::*;
 use burn::tensor::activation::{gelu_approximate, relu};
 
@@ -11,6 +11,7 @@ use crate::activation::gelu;
 use crate::attention::init_linear;
 use crate::linear::{linear, matmul};
 use crate::dropout;
+use crate::layer_norm::LayerNorm;
 use crate::config::HiddenAct;
 
 /// Configuration of [`ClassificationHead`].
@@ -91,7 +92,7 @@ impl MlmHeadConfig {
         MlmHead {
             transform: MlmTransform {
                 dense: init_linear(self.hidden_size, self.hidden_size, self.initializer_range, device),
-                layer_norm: LayerNormConfig::new(self.hidden_size).with_epsilon(self.layer_norm_eps).init(device),
+                layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
                 act: self.hidden_act,
             },
             bias: Param::from_tensor(Tensor::zeros([self.vocab_size], device)),

@@ -8,6 +8,8 @@
 //! - [`dropout`]: dropout with masks from a per-thread seeded generator, for split batches
 //! - [`linear`]: dense layers, their matrix product per backend (a SIMD kernel in wasm)
 //! - [`activation`]: GELU, branch-free (SIMD) on the CPU
+//! - [`layer_norm`]: LayerNorm, with a one-pass backward on the CPU
+//! - [`softmax`]: attention's scaled, masked softmax, with a one-pass backward on the CPU
 //! - [`attention`]: multi-head self-attention returning its weights; padding and causal masks
 //! - [`encoder`]: the layer stack
 //! - [`model`]: `BertModel` = embeddings → encoder → pooler
@@ -50,6 +52,7 @@ pub mod examples;
 pub mod heads;
 pub mod inference;
 pub mod inspect;
+pub mod layer_norm;
 pub mod linear;
 pub mod masking;
 pub mod metrics;
@@ -60,6 +63,7 @@ pub mod probe;
 pub mod projection;
 pub mod rng;
 pub mod similarity;
+pub mod softmax;
 pub mod tokenizer;
 pub mod train;
 
