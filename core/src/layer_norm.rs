@@ -176,13 +176,14 @@ impl LayerNorm {
     }
 }
 
-/// The backward pass over rows of `width` values: writes `dx` and returns `(dγ, dβ)`. Halves of
-/// the rows go to two threads above 64k values where the build has threads, each summing its own
-/// share of `dγ` and `dβ`.
+/// The backward pass over rows of `width` values: writes `dx` and returns `(dγ, dβ)`. Above 64k
+/// values the rows are halved, each half summing its own share of `dγ` and `dβ`, whether or not
+/// the build has threads (the halves run side by side where it has), so one thread and two add
+/// in the same order and give the same bits.
 fn backward_rows(x: &[f32], grad: &[f32], gamma: &[f32], dx: &mut [f32], width: usize, epsilon: f32) -> (Vec<f32>, Vec<f32>) {
     const SERIAL: usize = 1 << 16;
     let rows = x.len() / width;
-    if x.len() > SERIAL && rows >= 2 && cfg!(any(not(target_family = "wasm"), feature = "threads")) {
+    if x.len() > SERIAL && rows >= 2 {
         let mid = rows / 2 * width;
         let (x1, x2) = x.split_at(mid);
         let (g1, g2) = grad.split_at(mid);
