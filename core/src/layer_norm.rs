@@ -23,7 +23,7 @@ use burn::nn::Initializer;
 use burn::prelude::*;
 use burn::tensor::DType;
 
-use crate::activation::values;
+use crate::activation::{sum_pairs, values};
 
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 use burn::backend::Cube;
@@ -198,24 +198,21 @@ fn backward_rows(x: &[f32], grad: &[f32], gamma: &[f32], dx: &mut [f32], width: 
     }
     let mut d_gamma = vec![0.0f32; width];
     let mut d_beta = vec![0.0f32; width];
+    let mut g = vec![0.0f32; width];
     let n = width as f32;
     for ((x, grad), dx) in x.chunks_exact(width).zip(grad.chunks_exact(width)).zip(dx.chunks_exact_mut(width)) {
-        let mean = x.iter().sum::<f32>() / n;
-        let var = x.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() / n;
+        let mean = sum_pairs(x, x, |v, _| v) / n;
+        let var = sum_pairs(x, x, |v, _| (v - mean) * (v - mean)) / n;
         let rstd = 1.0 / (var + epsilon).sqrt();
-        let (mut sum_g, mut sum_gx) = (0.0f32, 0.0f32);
-        for ((&v, &dy), ((&w, dg), db)) in x.iter().zip(grad).zip(gamma.iter().zip(d_gamma.iter_mut()).zip(d_beta.iter_mut())) {
-            let normalized = (v - mean) * rstd;
-            let g = dy * w;
-            sum_g += g;
-            sum_gx += g * normalized;
-            *dg += dy * normalized;
+        for (((g, &dy), &w), ((&v, dg), db)) in g.iter_mut().zip(grad).zip(gamma).zip(x.iter().zip(d_gamma.iter_mut()).zip(d_beta.iter_mut())) {
+            *g = dy * w;
+            *dg += dy * ((v - mean) * rstd);
             *db += dy;
         }
-        let (mean_g, mean_gx) = (sum_g / n, sum_gx / n);
-        for (((&v, &dy), &w), d) in x.iter().zip(grad).zip(gamma).zip(dx.iter_mut()) {
-            let normalized = (v - mean) * rstd;
-            *d = rstd * (dy * w - mean_g - normalized * mean_gx);
+        let mean_g = sum_pairs(&g, &g, |g, _| g) / n;
+        let mean_gx = sum_pairs(&g, x, |g, v| g * ((v - mean) * rstd)) / n;
+        for ((d, &g), &v) in dx.iter_mut().zip(&g).zip(x) {
+            *d = rstd * (g - mean_g - (v - mean) * rstd * mean_gx);
         }
     }
     (d_gamma, d_beta)
