@@ -140,28 +140,24 @@ async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8
     let loss = read_f32(loss).await?[0];
     let mut gradients = gradient_probes(&model, &head, &grads).await?;
 
-    // GELU and its derivative at arguments real models reach (MiniLM's feed-forward passes
-    // 13, where burn's tanh-based derivative met SwiftShader's `tanh`, NaN from 89 on). The
-    // tiny random model's activations stay small, so they are checked here directly.
-    let x = Tensor::<1>::from_data(TensorData::new(GELU_PROBES.to_vec(), [GELU_PROBES.len()]), &ad).require_grad();
-    let y = gelu(x.clone());
-    let g = y.clone().sum().backward();
-    forward.push(("GELU at large arguments".to_string(), read_f32(y).await?));
-    let dx = x.grad(&g).ok_or_else(|| Error::Training("GELU's probe got no gradient".into()))?;
-    gradients.push(("GELU′ at large arguments".to_string(), read_f32(dx).await?));
-
-    // The pooler's `tanh` at the same arguments (SwiftShader's own is NaN from 89 on).
-    let x = Tensor::<1>::from_data(TensorData::new(GELU_PROBES.to_vec(), [GELU_PROBES.len()]), &ad).require_grad();
-    let y = tanh(x.clone());
-    let g = y.clone().sum().backward();
-    forward.push(("tanh at large arguments".to_string(), read_f32(y).await?));
-    let dx = x.grad(&g).ok_or_else(|| Error::Training("tanh's probe got no gradient".into()))?;
-    gradients.push(("tanh′ at large arguments".to_string(), read_f32(dx).await?));
+    // GELU, the pooler's `tanh` and their derivatives at arguments real models reach (MiniLM's
+    // feed-forward passes 13, where burn's tanh-based GELU derivative met SwiftShader's `tanh`,
+    // NaN from 89 on). The tiny random model's activations stay small, so they are checked here
+    // directly.
+    let activations: [(&str, fn(Tensor<1>) -> Tensor<1>); 2] = [("GELU", gelu::<1>), ("tanh", tanh::<1>)];
+    for (name, f) in activations {
+        let x = Tensor::<1>::from_data(TensorData::new(LARGE_ARGUMENTS.to_vec(), [LARGE_ARGUMENTS.len()]), &ad).require_grad();
+        let y = f(x.clone());
+        let g = y.clone().sum().backward();
+        forward.push((format!("{name} at large arguments"), read_f32(y).await?));
+        let dx = x.grad(&g).ok_or_else(|| Error::Training(format!("{name}'s probe got no gradient")))?;
+        gradients.push((format!("{name}′ at large arguments"), read_f32(dx).await?));
+    }
     Ok(Outputs { forward, loss, gradients })
 }
 
 /// Where [`compare_devices`] checks GELU, `tanh` and their derivatives.
-const GELU_PROBES: [f32; 15] = [-300.0, -100.0, -89.0, -20.0, -13.0, -3.0, -0.5, 0.0, 0.5, 3.0, 13.0, 20.0, 89.0, 100.0, 300.0];
+const LARGE_ARGUMENTS: [f32; 15] = [-300.0, -100.0, -89.0, -20.0, -13.0, -3.0, -0.5, 0.0, 0.5, 3.0, 13.0, 20.0, 89.0, 100.0, 300.0];
 
 async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &burn::tensor::Gradients) -> Result<Vec<(String, Vec<f32>)>> {
     let first = &model.encoder.layer[0];
