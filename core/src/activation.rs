@@ -49,7 +49,7 @@ impl GeluBackend for Flex {
         let shape = x.layout().shape().clone();
         let x = values(&x);
         let mut out = vec![0.0; x.len()];
-        map_split(&x, None, &mut out, &|x, _, out| {
+        map_split(&x, None, &mut out, 1, 0, &|_, x, _, out| {
             for (o, &x) in out.iter_mut().zip(x) {
                 *o = gelu_value(x);
             }
@@ -64,7 +64,7 @@ impl GeluBackend for Flex {
         let shape = x.layout().shape().clone();
         let (x, grad) = (values(&x), values(&grad));
         let mut out = vec![0.0; x.len()];
-        map_split(&x, Some(&grad), &mut out, &|x, g, out| {
+        map_split(&x, Some(&grad), &mut out, 1, 0, &|_, x, g, out| {
             for ((o, &x), &g) in out.iter_mut().zip(x).zip(g.expect("a gradient")) {
                 *o = g * gelu_derivative(x);
             }
@@ -219,25 +219,34 @@ pub(crate) fn sum_pairs(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f3
     sum
 }
 
-/// Runs `f` over matching chunks of `x`, `g` and `out`, halves on two threads above 64k values
-/// where the build has threads.
-fn map_split(x: &[f32], g: Option<&[f32]>, out: &mut [f32], f: &(dyn Fn(&[f32], Option<&[f32]>, &mut [f32]) + Sync)) {
+/// Runs `f(first row, x, g, out)` over matching chunks of `x`, `g` and `out`, each chunk whole
+/// rows of `width` values: halves of the rows on two threads above 64k values where the build
+/// has threads. Elementwise work passes a width of 1.
+pub(crate) fn map_split(
+    x: &[f32],
+    g: Option<&[f32]>,
+    out: &mut [f32],
+    width: usize,
+    first_row: usize,
+    f: &(dyn Fn(usize, &[f32], Option<&[f32]>, &mut [f32]) + Sync),
+) {
     const SERIAL: usize = 1 << 16;
-    if x.len() > SERIAL && cfg!(any(not(target_family = "wasm"), feature = "threads")) {
-        let mid = x.len() / 2;
-        let (x1, x2) = x.split_at(mid);
+    let rows = x.len() / width;
+    if x.len() > SERIAL && rows >= 2 && cfg!(any(not(target_family = "wasm"), feature = "threads")) {
+        let mid = rows / 2;
+        let (x1, x2) = x.split_at(mid * width);
         let (g1, g2) = match g {
             Some(g) => {
-                let (a, b) = g.split_at(mid);
+                let (a, b) = g.split_at(mid * width);
                 (Some(a), Some(b))
             }
             None => (None, None),
         };
-        let (o1, o2) = out.split_at_mut(mid);
-        crate::train::join(|| map_split(x1, g1, o1, f), || map_split(x2, g2, o2, f));
+        let (o1, o2) = out.split_at_mut(mid * width);
+        crate::train::join(|| map_split(x1, g1, o1, width, first_row, f), || map_split(x2, g2, o2, width, first_row + mid, f));
         return;
     }
-    f(x, g, out);
+    f(first_row, x, g, out);
 }
 
 const FRAC_1_SQRT_2: f32 = std::f32::consts::FRAC_1_SQRT_2;

@@ -23,7 +23,7 @@ use burn::tensor::DType;
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 use burn::backend::Cube;
 
-use crate::activation::{exp_nonpositive, sum_pairs, values};
+use crate::activation::{exp_nonpositive, map_split, sum_pairs, values};
 
 /// Softmax over the last dimension of `x · scale + mask`, and its backward pass.
 #[backend_extension(Flex, Cube: cfg(any(feature = "wgpu", feature = "cuda")), Autodiff)]
@@ -69,13 +69,16 @@ impl SoftmaxBackend for Flex {
         let xs = values(&x);
         let mask_values = mask.storage::<f32>();
         let mut out = vec![0.0; xs.len()];
-        split_rows(&xs, None, &mut out, width, 0, &|row, x, _, out| {
-            let start = mask_index.at(row, 0);
-            if mask_index.strides[3] == 1 {
-                softmax_row(x, &mask_values[start..start + width], scale as f32, out);
-            } else {
-                let mask: Vec<f32> = (0..width).map(|j| mask_values[mask_index.at(row, j)]).collect();
-                softmax_row(x, &mask, scale as f32, out);
+        map_split(&xs, None, &mut out, width, 0, &|first_row, x, _, out| {
+            for (i, (x, out)) in x.chunks_exact(width).zip(out.chunks_exact_mut(width)).enumerate() {
+                let row = first_row + i;
+                let start = mask_index.at(row, 0);
+                if mask_index.strides[3] == 1 {
+                    softmax_row(x, &mask_values[start..start + width], scale as f32, out);
+                } else {
+                    let mask: Vec<f32> = (0..width).map(|j| mask_values[mask_index.at(row, j)]).collect();
+                    softmax_row(x, &mask, scale as f32, out);
+                }
             }
         });
         FlexTensor::from_data(TensorData::new(out, shape))
@@ -90,11 +93,13 @@ impl SoftmaxBackend for Flex {
         let (ys, gs) = (values(&y), values(&grad));
         let mut out = vec![0.0; ys.len()];
         let scale = scale as f32;
-        split_rows(&ys, Some(&gs), &mut out, width, 0, &|_, y, grad, out| {
+        map_split(&ys, Some(&gs), &mut out, width, 0, &|_, y, grad, out| {
             let grad = grad.expect("a gradient");
-            let dot = sum_pairs(y, grad, |y, g| y * g);
-            for ((o, &y), &g) in out.iter_mut().zip(y).zip(grad) {
-                *o = scale * y * (g - dot);
+            for ((y, grad), out) in y.chunks_exact(width).zip(grad.chunks_exact(width)).zip(out.chunks_exact_mut(width)) {
+                let dot = sum_pairs(y, grad, |y, g| y * g);
+                for ((o, &y), &g) in out.iter_mut().zip(y).zip(grad) {
+                    *o = scale * y * (g - dot);
+                }
             }
         });
         FlexTensor::from_data(TensorData::new(out, shape))
@@ -175,41 +180,6 @@ fn softmax_row(x: &[f32], mask: &[f32], scale: f32, out: &mut [f32]) {
     let inv = 1.0 / sum_pairs(out, out, |a, _| a);
     for o in out.iter_mut() {
         *o *= inv;
-    }
-}
-
-/// Runs `f(row index, x row, grad row, out row)` over rows of `width`; halves of the rows go to
-/// two threads above 64k values where the build has threads.
-fn split_rows(
-    x: &[f32],
-    g: Option<&[f32]>,
-    out: &mut [f32],
-    width: usize,
-    first_row: usize,
-    f: &(dyn Fn(usize, &[f32], Option<&[f32]>, &mut [f32]) + Sync),
-) {
-    const SERIAL: usize = 1 << 16;
-    let rows = x.len() / width;
-    if x.len() > SERIAL && rows >= 2 && cfg!(any(not(target_family = "wasm"), feature = "threads")) {
-        let mid = rows / 2;
-        let (x1, x2) = x.split_at(mid * width);
-        let (g1, g2) = match g {
-            Some(g) => {
-                let (a, b) = g.split_at(mid * width);
-                (Some(a), Some(b))
-            }
-            None => (None, None),
-        };
-        let (o1, o2) = out.split_at_mut(mid * width);
-        crate::train::join(
-            || split_rows(x1, g1, o1, width, first_row, f),
-            || split_rows(x2, g2, o2, width, first_row + mid, f),
-        );
-        return;
-    }
-    for (i, (x, out)) in x.chunks_exact(width).zip(out.chunks_exact_mut(width)).enumerate() {
-        let g = g.map(|g| &g[i * width..(i + 1) * width]);
-        f(first_row + i, x, g, out);
     }
 }
 
