@@ -5,9 +5,9 @@
 //! work around it. Timing stays in JavaScript; these only compute and return results.
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
+use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 use bertbench_core::data::Example;
-use bertbench_core::inference::EmbedOptions;
+use bertbench_core::analysis::embed::EmbedOptions;
 use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, encode_examples};
 use wasm_bindgen::prelude::*;
 
@@ -19,7 +19,7 @@ use crate::widgets::now_ms;
 pub struct BenchModel {
     /// The downloaded checkpoint, kept for `train_steps`' fresh copy.
     files: CheckpointFiles,
-    bert: Bert,
+    bert: LoadedModel,
     device: Device,
     backend: String,
 }

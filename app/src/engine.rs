@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use bertbench_core::burn::prelude::Device;
 #[cfg(feature = "webgpu")]
 use bertbench_core::burn::tensor::wgpu::wgpu;
-use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
+use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 
 use crate::fetch::{fetch_bytes, fetch_optional};
 
@@ -162,7 +162,7 @@ pub struct Engine {
     /// they are needed, so the page does not hold the weights twice (90 MB for MiniLM).
     gpu_weights: Option<Vec<u8>>,
     /// The model.
-    pub bert: Bert,
+    pub bert: LoadedModel,
     /// Where it runs.
     pub device: Device,
     /// Which backend that is.

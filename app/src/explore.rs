@@ -5,7 +5,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use bertbench_core::data::{Dataset, guess_columns, parse_table, to_examples};
-use bertbench_core::inspect::TextStates;
+use bertbench_core::analysis::inspect::TextStates;
 use bertbench_core::tokenizer::Encoded;
 use leptos::prelude::*;
 

@@ -1,10 +1,11 @@
 //! The MLM lab's state on the page. Training runs in the studio's worker (one run at a time,
 //! shared with the studio); this holds what the page shows and sends the requests.
 
-use bertbench_core::checkpoint::CheckpointFiles;
-use bertbench_core::config::BertConfig;
-use bertbench_core::masking::{MaskingConfig, PairTask};
-use bertbench_core::pretrain::{MaskFill, PretrainConfig, PretrainStep, ShownToken};
+use bertbench_core::bert::checkpoint::CheckpointFiles;
+use bertbench_core::bert::config::BertConfig;
+use bertbench_core::tasks::masking::{MaskingConfig, PairTask};
+use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::train::{PretrainConfig, PretrainStep, ShownToken};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -4,10 +4,11 @@
 //! `bytes` an array of `Uint8Array`s for large binary payloads (checkpoint files), which
 //! `postMessage` transfers instead of copying through JSON.
 
-use bertbench_core::classifier::ClassifierMeta;
+use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::data::Example;
-use bertbench_core::metrics::Metrics;
-use bertbench_core::pretrain::{MaskFill, PretrainConfig, PretrainStep, ShownToken};
+use bertbench_core::tasks::metrics::Metrics;
+use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::train::{PretrainConfig, PretrainStep, ShownToken};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint};
 
 use crate::store::Item;

@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bertbench_core::checkpoint::CheckpointFiles;
-use bertbench_core::classifier::ClassifierMeta;
-use bertbench_core::pretrain::MaskFill;
+use bertbench_core::bert::checkpoint::CheckpointFiles;
+use bertbench_core::tasks::classification::ClassifierMeta;
+use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::data::{self, ColumnMap, Dataset, Table, ValidationReport};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
 use leptos::prelude::*;

@@ -10,15 +10,17 @@ use std::io::{Cursor, Read, Write};
 use std::rc::Rc;
 
 use bertbench_core::burn::prelude::{Device, Tensor};
-use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
-use bertbench_core::classifier::{self, HEAD_FILE, LoadedClassifier};
-use bertbench_core::metrics::argmax;
-use bertbench_core::inference::by_length;
-use bertbench_core::model::BertModelConfig;
-use bertbench_core::config::{BertConfig, Preset};
-use bertbench_core::pretrain::{self, BertForPreTraining, Pretrainer};
+use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
+use bertbench_core::tasks::classification::{self, HEAD_FILE, LoadedClassifier};
+use bertbench_core::tasks::metrics::argmax;
+use bertbench_core::tokenizer::by_length;
+use bertbench_core::bert::model::BertModelConfig;
+use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::tasks::pretraining::{self, BertForPreTraining};
+use bertbench_core::train::Pretrainer;
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{EvalReport, Event, FileSink, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples, predict};
+use bertbench_core::tasks::classification::predict;
+use bertbench_core::train::{EvalReport, Event, FileSink, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
@@ -61,19 +63,19 @@ struct Base {
     id: String,
     /// One of the page's own models (`models/<id>/`), which the worker can read again.
     downloadable: bool,
-    bert: Bert,
+    bert: LoadedModel,
     tokenizer_json: Option<Vec<u8>>,
     vocab_txt: Option<Vec<u8>>,
 }
 
 impl Base {
     /// The base model on `device` (an autodiff device, for training).
-    async fn on(&self, device: &Device, backend: Backend) -> Result<Bert, String> {
+    async fn on(&self, device: &Device, backend: Backend) -> Result<LoadedModel, String> {
         match backend {
             Backend::Cpu => Ok(self.bert.clone()),
             Backend::WebGpu => {
                 let model = copy_to(self.bert.model.clone(), device).await.map_err(|e| e.to_string())?;
-                Ok(Bert { model, ..self.bert.clone() })
+                Ok(LoadedModel { model, ..self.bert.clone() })
             }
         }
     }
@@ -170,7 +172,7 @@ pub fn threads() -> usize {
 /// its own one-thread pool and `initThreadPool` could no longer replace it.
 #[wasm_bindgen]
 pub fn worker_ready(note: String) {
-    post(&FromWorker::Ready { threads: threads(), note, fused_multiply_add: bertbench_core::linear::gemm::FUSED_MULTIPLY_ADD }, &[]);
+    post(&FromWorker::Ready { threads: threads(), note, fused_multiply_add: bertbench_core::nn::linear::gemm::FUSED_MULTIPLY_ADD }, &[]);
 }
 
 /// Loads `files` as the base model runs start from.
@@ -763,7 +765,7 @@ impl Job {
         };
         *self.device_name.borrow_mut() = device_name.clone();
         let ad = device.clone().autodiff();
-        let Bert { model: base_weights, config, tokenizer, .. } = base.on(&ad, self.request.backend).await?;
+        let LoadedModel { model: base_weights, config, tokenizer, .. } = base.on(&ad, self.request.backend).await?;
         let restarts = self.request.restarts.max(1);
         // One run from one of the page's own models: the worker lets go of the base while it
         // trains (the run starts from its very tensors, the only copy then, 90 MB less for
@@ -982,7 +984,7 @@ fn vocab_sample(tokenizer: &BertTokenizer, n: usize) -> Vec<String> {
 }
 
 /// Top-5 fills of every probe sentence (a probe the tokenizer cannot read is left out).
-async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(String, Vec<bertbench_core::pretrain::MaskFill>)> {
+async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(String, Vec<bertbench_core::tasks::pretraining::MaskFill>)> {
     let mut fills = Vec::new();
     for p in probes {
         if let Ok(f) = trainer.fill_mask(p, 5).await {

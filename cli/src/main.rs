@@ -37,13 +37,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::checkpoint::{self, CheckpointFiles};
-use bertbench_core::config::Preset;
+use bertbench_core::bert::checkpoint::{self, CheckpointFiles};
+use bertbench_core::bert::config::Preset;
 use bertbench_core::device_check::compare_devices;
-use bertbench_core::inference::EmbedOptions;
-use bertbench_core::model::BertModelConfig;
+use bertbench_core::analysis::embed::EmbedOptions;
+use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::Pooling;
-use bertbench_core::classifier::{self, FeatureLayers, FeatureSpec};
+use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec};
 use bertbench_core::data;
 use bertbench_core::train::{Event, FineTuneConfig, FineTuner, Phase, TrainMode, encode_examples};
 
@@ -157,7 +157,7 @@ fn device(name: &str) -> Result<Device> {
     }
 }
 
-fn load_dir(dir: &Path, device: &Device) -> Result<bertbench_core::Bert> {
+fn load_dir(dir: &Path, device: &Device) -> Result<bertbench_core::LoadedModel> {
     let files = CheckpointFiles {
         config_json: read(&dir.join("config.json"))?,
         weights: read(&dir.join("model.safetensors"))?,
@@ -361,7 +361,7 @@ fn finetune(args: &[String]) -> Result {
     if let Some(out) = args.get("out") {
         let out = PathBuf::from(out);
         let model = tuner.best_model();
-        let files = classifier::export(&bert.config, &model, &tuner.meta(), read_optional(&dir.join("tokenizer.json")).as_deref(), read_optional(&dir.join("vocab.txt")).as_deref())
+        let files = classification::export(&bert.config, &model, &tuner.meta(), read_optional(&dir.join("tokenizer.json")).as_deref(), read_optional(&dir.join("vocab.txt")).as_deref())
             .map_err(|e| e.to_string())?;
         fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
         for (name, bytes) in files {
@@ -382,13 +382,13 @@ fn classify(args: &[String]) -> Result {
         tokenizer_json: read_optional(&dir.join("tokenizer.json")),
         vocab_txt: read_optional(&dir.join("vocab.txt")),
     };
-    let loaded = classifier::load_classifier(files, read_optional(&dir.join(classifier::HEAD_FILE)), &device).map_err(|e| e.to_string())?;
+    let loaded = classification::load_classifier(files, read_optional(&dir.join(classification::HEAD_FILE)), &device).map_err(|e| e.to_string())?;
     let encoded = args
         .positional
         .iter()
         .map(|t| loaded.tokenizer.encode(t).map_err(|e| format!("{t:?}: {e}")))
         .collect::<Result<Vec<_>>>()?;
-    let probs = pollster::block_on(bertbench_core::train::predict(&loaded.model, &encoded, loaded.tokenizer.pad_id, 32, &device))
+    let probs = pollster::block_on(bertbench_core::tasks::classification::predict(&loaded.model, &encoded, loaded.tokenizer.pad_id, 32, &device))
         .map_err(|e| e.to_string())?;
     let rows: Vec<_> = args
         .positional
@@ -401,8 +401,9 @@ fn classify(args: &[String]) -> Result {
 }
 
 fn pretrain(args: &[String]) -> Result {
-    use bertbench_core::masking::PairTask;
-    use bertbench_core::pretrain::{BertForPreTraining, PretrainConfig, Pretrainer};
+    use bertbench_core::tasks::masking::PairTask;
+    use bertbench_core::tasks::pretraining::BertForPreTraining;
+    use bertbench_core::train::{PretrainConfig, Pretrainer};
     use bertbench_core::tokenizer::BertTokenizer;
 
     let args = Args::parse(args)?;

@@ -11,14 +11,14 @@ use burn::tensor::TensorData;
 use burn_store::{ModuleSnapshot, SafetensorsStore};
 use serde::Serialize;
 
-use crate::checkpoint::{load_model, save_weights};
-use crate::activation::{gelu, tanh};
-use crate::config::{BertConfig, Preset};
+use crate::bert::checkpoint::{load_model, save_weights};
+use crate::nn::activation::{gelu, tanh};
+use crate::bert::config::{BertConfig, Preset};
 use crate::error::{Error, Result};
-use crate::heads::{ClassificationHead, ClassificationHeadConfig};
-use crate::inference::read_f32;
-use crate::model::{BertInput, BertModel, BertModelConfig, ForwardOptions};
-use crate::pooling::mean_pool;
+use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig};
+use crate::nn::read_f32;
+use crate::bert::model::{BertInput, BertModel, BertModelConfig, ForwardOptions};
+use crate::bert::pooling::mean_pool;
 use crate::tokenizer::Batch;
 
 /// How far one named output is from the reference.

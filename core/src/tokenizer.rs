@@ -295,6 +295,20 @@ impl BertTokenizer {
     }
 }
 
+/// Positions of `encoded`, shortest first (a stable sort: equal lengths keep their order).
+/// Batching texts in this order pads each batch to about its own length, not its longest
+/// random member's.
+pub fn by_length(encoded: &[Encoded]) -> Vec<usize> {
+    shortest_first(&encoded.iter().map(|e| e.tokens.len()).collect::<Vec<_>>())
+}
+
+/// Positions of `lengths`, shortest first (a stable sort).
+pub fn shortest_first(lengths: &[usize]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| lengths[i]);
+    order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::checkpoint::{self, CheckpointFiles};
+use bertbench_core::bert::checkpoint::{self, CheckpointFiles};
 use bertbench_core::data;
 use bertbench_core::tokenizer::BertTokenizer;
 

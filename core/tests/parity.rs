@@ -5,16 +5,16 @@
 mod common;
 
 use bertbench_core::burn::prelude::*;
-use bertbench_core::inference::read_f32;
-use bertbench_core::model::{BertInput, ForwardOptions};
-use bertbench_core::pooling::mean_pool;
+use bertbench_core::nn::read_f32;
+use bertbench_core::bert::model::{BertInput, ForwardOptions};
+use bertbench_core::bert::pooling::mean_pool;
 use bertbench_core::tokenizer::{Batch, Encoded};
 use common::*;
 use serde_json::Value;
 
 const TOLERANCE: f32 = 1e-4;
 
-fn encode(bert: &bertbench_core::Bert, ex: &Value) -> Encoded {
+fn encode(bert: &bertbench_core::LoadedModel, ex: &Value) -> Encoded {
     let text = ex["text"].as_str().unwrap();
     match ex["pair"].as_str() {
         Some(b) => bert.tokenizer.encode_pair(text, b).unwrap(),

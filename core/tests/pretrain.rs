@@ -2,8 +2,9 @@
 //! the MLM loss falls below a stated value and `[MASK]` after a pattern word is filled top-1.
 
 use bertbench_core::burn::prelude::*;
-use bertbench_core::config::Preset;
-use bertbench_core::pretrain::{BertForPreTraining, PretrainConfig, Pretrainer};
+use bertbench_core::bert::config::Preset;
+use bertbench_core::tasks::pretraining::BertForPreTraining;
+use bertbench_core::train::{PretrainConfig, Pretrainer};
 use bertbench_core::rng::Rng;
 use bertbench_core::tokenizer::BertTokenizer;
 

@@ -7,13 +7,14 @@
 use std::sync::Mutex;
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::classifier::FeatureSpec;
-use bertbench_core::config::Preset;
-use bertbench_core::model::BertModelConfig;
-use bertbench_core::pooling::Pooling;
+use bertbench_core::tasks::classification::FeatureSpec;
+use bertbench_core::bert::config::Preset;
+use bertbench_core::bert::model::BertModelConfig;
+use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::rng::Rng;
 use bertbench_core::tokenizer::{Encoded, Token};
-use bertbench_core::train::{Event, FineTuneConfig, FineTuner, LabeledText, Snapshot, TrainMode, predict};
+use bertbench_core::tasks::classification::predict;
+use bertbench_core::train::{Event, FineTuneConfig, FineTuner, LabeledText, Snapshot, TrainMode};
 
 static DEVICE_RNG: Mutex<()> = Mutex::new(());
 

@@ -47,7 +47,7 @@ fn wgpu_minilm_matches_pytorch() {
 #[test]
 fn wgpu_linear_matmul_matches_cpu() {
     use bertbench_core::burn::tensor::{Distribution, Tensor};
-    use bertbench_core::linear::matmul;
+    use bertbench_core::nn::linear::matmul;
     let gpu = gpu();
     let cpu = Device::flex();
     // (m, k, n, lhs stored transposed, rhs stored transposed)
@@ -82,7 +82,7 @@ fn wgpu_linear_matmul_matches_cpu() {
 #[test]
 fn wgpu_batched_matmul_matches_cpu() {
     use bertbench_core::burn::tensor::{Distribution, Tensor};
-    use bertbench_core::linear::matmul;
+    use bertbench_core::nn::linear::matmul;
     let gpu = gpu();
     let cpu = Device::flex();
     for (batch, seq, heads, d) in [(2, 7, 3, 32), (3, 64, 12, 32), (1, 1, 2, 4)] {
@@ -110,7 +110,7 @@ fn wgpu_batched_matmul_matches_cpu() {
 /// lengths that take vectors of 4, 2 and 1 values, and on a transposed (strided) view.
 #[test]
 fn wgpu_gelu_derivative_matches_cpu() {
-    use bertbench_core::activation::GeluBackend;
+    use bertbench_core::nn::activation::GeluBackend;
     use bertbench_core::burn::backend::Dispatch;
     use bertbench_core::burn::tensor::{Distribution, Tensor};
     let gpu = gpu();

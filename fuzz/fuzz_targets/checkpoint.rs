@@ -4,8 +4,8 @@
 #![no_main]
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::checkpoint::load_model;
-use bertbench_core::config::{BertConfig, Preset};
+use bertbench_core::bert::checkpoint::load_model;
+use bertbench_core::bert::config::{BertConfig, Preset};
 use bertbench_core::tokenizer::BertTokenizer;
 use libfuzzer_sys::fuzz_target;
 

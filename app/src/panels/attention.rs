@@ -1,8 +1,8 @@
 //! Attention maps of sentence A (or the A/B pair): who each token looks at, per layer and head,
 //! as a heatmap or as lines, next to the same weights under a causal (left-to-right) mask.
 
-use bertbench_core::attention::AttentionMask;
-use bertbench_core::inspect::AttentionMap;
+use bertbench_core::bert::attention::AttentionMask;
+use bertbench_core::analysis::inspect::AttentionMap;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

@@ -1,7 +1,7 @@
 //! The sentence embedding of sentence A: one vector, shown as a colour strip and as numbers.
 
 use bertbench_core::Pooling;
-use bertbench_core::inference::EmbedOptions;
+use bertbench_core::analysis::embed::EmbedOptions;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

@@ -1,8 +1,8 @@
 //! The input representation: each token's vector is its WordPiece embedding plus a segment
 //! embedding plus a position embedding, then LayerNorm. Shown as vector lengths per token.
 
-use bertbench_core::inspect::{InputParts, norm};
-use bertbench_core::similarity::cosine;
+use bertbench_core::analysis::inspect::{InputParts, norm};
+use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

@@ -3,9 +3,9 @@
 
 use std::io::Write;
 
-use bertbench_core::config::{BertConfig, Preset};
-use bertbench_core::masking::{MaskCase, PairTask};
-use bertbench_core::pretrain::MaskFill;
+use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::tasks::masking::{MaskCase, PairTask};
+use bertbench_core::tasks::pretraining::MaskFill;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
@@ -220,7 +220,7 @@ pub fn LabPanel() -> impl IntoView {
         if steps.is_empty() {
             return None;
         }
-        let smooth = |f: &dyn Fn(&bertbench_core::pretrain::PretrainStep) -> Option<f32>| -> Vec<(f64, f64)> {
+        let smooth = |f: &dyn Fn(&bertbench_core::train::PretrainStep) -> Option<f32>| -> Vec<(f64, f64)> {
             let w = 10usize;
             steps
                 .iter()

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bertbench_core::examples::{SENSES, TOPIC_SENTENCES, balanced_sample, labeled_lines};
-use bertbench_core::inspect::{TextStates, find_word};
-use bertbench_core::probe::{mean_random_cosine, nearest_centroid_accuracy, standardize};
-use bertbench_core::projection::{Method, TsneOptions, project, projector_tsv};
-use bertbench_core::similarity::cosine;
+use bertbench_core::analysis::samples::{SENSES, TOPIC_SENTENCES, balanced_sample, labeled_lines};
+use bertbench_core::analysis::inspect::{TextStates, find_word};
+use bertbench_core::analysis::probe::{mean_random_cosine, nearest_centroid_accuracy, standardize};
+use bertbench_core::analysis::projection::{Method, TsneOptions, project, projector_tsv};
+use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

@@ -2,8 +2,8 @@
 //! mean-pooled vectors.
 
 use bertbench_core::data::stratified_split;
-use bertbench_core::examples::balanced_sample;
-use bertbench_core::probe::{ProbeOptions, linear_probe};
+use bertbench_core::analysis::samples::balanced_sample;
+use bertbench_core::analysis::probe::{ProbeOptions, linear_probe};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

@@ -1,7 +1,7 @@
 //! Cosine similarity between several sentences' embeddings, contextual next to static.
 
-use bertbench_core::inference::EmbedOptions;
-use bertbench_core::similarity::cosine_matrix;
+use bertbench_core::analysis::embed::EmbedOptions;
+use bertbench_core::analysis::similarity::cosine_matrix;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 

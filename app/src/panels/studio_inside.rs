@@ -2,10 +2,10 @@
 //! and measure how much each layer changed from the pretrained model (linear CKA and the mean
 //! cosine between the two models' vectors for the same texts).
 
-use bertbench_core::examples::balanced_sample;
+use bertbench_core::analysis::samples::balanced_sample;
 use futures_channel::oneshot;
-use bertbench_core::probe::linear_cka;
-use bertbench_core::similarity::cosine;
+use bertbench_core::analysis::probe::linear_cka;
+use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -109,7 +109,7 @@ pub fn StudioInsidePanel() -> impl IntoView {
                     ));
                 }
                 let texts: Vec<String> = balanced_sample(&dataset, TEXTS).into_iter().map(|i| dataset.examples[i].text.clone()).collect();
-                let mean_per_layer = |_: usize, s: &bertbench_core::inspect::TextStates| {
+                let mean_per_layer = |_: usize, s: &bertbench_core::analysis::inspect::TextStates| {
                     (0..s.layers.len()).map(|l| s.mean_of(l, 0..s.len())).collect::<Vec<_>>()
                 };
                 let a = each_states(&base, &encode_all(&base, &texts)?, mean_per_layer, |d, t| {

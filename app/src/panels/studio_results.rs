@@ -100,7 +100,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                             if map.text_pair.is_some() {
                                 row.push(e.text_pair.clone().unwrap_or_default());
                             }
-                            row.push(labels[bertbench_core::metrics::argmax(p)].clone());
+                            row.push(labels[bertbench_core::tasks::metrics::argmax(p)].clone());
                             row.extend(p.iter().map(|x| format!("{x:.6}")));
                             row
                         })

@@ -1,7 +1,7 @@
 //! Studio step 2: choose a recipe, train in the worker, watch the curves.
 
-use bertbench_core::classifier::FeatureLayers;
-use bertbench_core::pooling::Pooling;
+use bertbench_core::tasks::classification::FeatureLayers;
+use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::train::{FineTuneConfig, Phase, TrainMode};
 use leptos::prelude::*;
 

@@ -198,7 +198,7 @@ fn fused_update(w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: &Coef
         let (g1, g2) = g.split_at(mid);
         let (m1, m2) = m.split_at_mut(mid);
         let (v1, v2) = v.split_at_mut(mid);
-        super::join(|| fused_update(w1, g1, m1, v1, k), || fused_update(w2, g2, m2, v2, k));
+        crate::cpu::join(|| fused_update(w1, g1, m1, v1, k), || fused_update(w2, g2, m2, v2, k));
         return;
     }
     let (one_minus_b1, one_minus_b2) = (1.0 - k.b1, 1.0 - k.b2);
@@ -251,11 +251,17 @@ impl ModuleMapper for Step<'_> {
     }
 }
 
+
+/// AdamW as transformers' Trainer sets it up: ε = 1e-8, no decay on biases and LayerNorm.
+pub fn adamw(weight_decay: f64) -> AdamW {
+    AdamW::new(weight_decay)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Preset;
-    use crate::model::{BertModel, BertModelConfig};
+    use crate::bert::config::Preset;
+    use crate::bert::model::{BertModel, BertModelConfig};
     use burn::module::ModuleVisitor;
 
     fn model(device: &Device) -> BertModel {
@@ -289,7 +295,7 @@ mod tests {
     }
 
     fn max_diff(a: &BertModel, b: &BertModel) -> f32 {
-        let flat = |m: &BertModel| crate::checkpoint::save_weights(m).unwrap();
+        let flat = |m: &BertModel| crate::bert::checkpoint::save_weights(m).unwrap();
         let (fa, fb) = (flat(a), flat(b));
         let (sa, sb) = (safetensors::SafeTensors::deserialize(&fa).unwrap(), safetensors::SafeTensors::deserialize(&fb).unwrap());
         let mut worst = 0f32;

@@ -15,7 +15,7 @@ use burn::prelude::*;
 use safetensors::tensor::{Dtype, Metadata, TensorInfo};
 
 use crate::error::{Error, Result};
-use crate::inference::read_f32;
+use crate::nn::read_f32;
 
 /// Values read from the device at a time (4 MB of f32).
 pub const PIECE: usize = 1 << 20;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::checkpoint::{self, Bert, CheckpointFiles};
+use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 use serde_json::Value;
 
 pub fn repo() -> PathBuf {
@@ -27,7 +27,7 @@ pub fn minilm_files() -> CheckpointFiles {
     }
 }
 
-pub fn minilm(device: &Device) -> Bert {
+pub fn minilm(device: &Device) -> LoadedModel {
     checkpoint::load(minilm_files(), device).expect("the default model loads")
 }
 

@@ -20,9 +20,9 @@ use burn_store::{
 };
 use safetensors::SafeTensors;
 
-use crate::config::BertConfig;
+use crate::bert::config::BertConfig;
 use crate::error::{Error, Result};
-use crate::model::{BertModel, BertModelConfig};
+use crate::bert::model::{BertModel, BertModelConfig};
 use crate::tokenizer::BertTokenizer;
 
 /// Checkpoint tensors that belong to task heads, not to the encoder: loading an encoder skips
@@ -60,7 +60,7 @@ pub struct LoadReport {
 
 /// A loaded model with its configuration and tokenizer.
 #[derive(Debug, Clone)]
-pub struct Bert {
+pub struct LoadedModel {
     /// Hyper-parameters.
     pub config: BertConfig,
     /// The encoder, on the device it was loaded to.
@@ -72,7 +72,7 @@ pub struct Bert {
 }
 
 /// Loads a whole checkpoint onto `device`.
-pub fn load(files: CheckpointFiles, device: &Device) -> Result<Bert> {
+pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
     let config = BertConfig::from_json_bytes(&files.config_json)?;
     let max_len = config.max_position_embeddings;
     let tokenizer = match (&files.tokenizer_json, &files.vocab_txt) {
@@ -90,7 +90,7 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<Bert> {
         )));
     }
     let (model, report) = load_model(&config, files.weights, device)?;
-    Ok(Bert { config, model, tokenizer, report })
+    Ok(LoadedModel { config, model, tokenizer, report })
 }
 
 /// Loads `model.safetensors` bytes into a [`BertModel`] built from `config`.
@@ -196,13 +196,13 @@ pub fn save_module<M: Module>(model: &M) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Preset;
-    use crate::model::{BertInput, ForwardOptions};
+    use crate::test_util::tiny_config;
+    use crate::bert::model::{BertInput, ForwardOptions};
     use crate::tokenizer::Batch;
 
     fn tiny() -> (BertConfig, BertModel) {
         let device = Device::flex();
-        let config = Preset::Tiny.config(64).with_max_position_embeddings(16).without_dropout();
+        let config = tiny_config(64).without_dropout();
         let model = BertModelConfig::new(config.clone()).init(&device);
         (config, model)
     }
@@ -266,7 +266,7 @@ mod tests {
         let (_, model) = tiny();
         let bytes = save_weights(&model).unwrap();
         // Same weights, but the config claims a wider feed-forward block.
-        let wrong = Preset::Tiny.config(64).with_max_position_embeddings(16).with_intermediate_size(256);
+        let wrong = tiny_config(64).with_intermediate_size(256);
         let err = load_model(&wrong, bytes, &Device::flex()).unwrap_err();
         assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
         assert!(err.to_string().contains("intermediate.dense"), "{err}");

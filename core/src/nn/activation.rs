@@ -9,7 +9,7 @@
 //! tests against f64 libm). On burn's GPU backend the forward pass is burn's and the backward
 //! pass a CubeCL kernel of the exact derivative (burn's differentiates the tanh approximation,
 //! whose `tanh` is NaN for large arguments on SwiftShader). The backward pass is hand-written
-//! for autodiff, like [`crate::linear`]'s.
+//! for autodiff, like [`crate::nn::linear`]'s.
 
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -17,6 +17,8 @@ use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, unary};
 use burn::backend::autodiff::NodeId;
 use burn::backend::flex::FlexTensor;
+
+use crate::cpu::{exp_nonpositive, map_split, values};
 use burn::backend::ops::ActivationOps;
 use burn::backend::tensor::FloatTensor;
 use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension};
@@ -129,7 +131,7 @@ mod gpu {
         if len == 0 {
             return out;
         }
-        let line = crate::linear::tiled::vector_width(len);
+        let line = crate::nn::linear::tiled::vector_width(len);
         let units = len / line;
         let cube_dim = CubeDim::new(&out.client, units);
         let cube_count = cubecl::calculate_cube_count_elemwise(&out.client, units, cube_dim);
@@ -191,87 +193,9 @@ pub fn tanh<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     x.clamp(-TANH_SATURATION, TANH_SATURATION).tanh()
 }
 
-/// A Flex tensor's values in logical order (borrowed when contiguous, copied otherwise).
-pub(crate) fn values(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
-    let layout = t.layout();
-    match layout.contiguous_offsets() {
-        Some((start, end)) if layout.is_contiguous() => std::borrow::Cow::Borrowed(&t.storage::<f32>()[start..end]),
-        _ => std::borrow::Cow::Owned(t.to_contiguous().storage::<f32>().to_vec()),
-    }
-}
-
-/// `Σ f(a_i, b_i)` in eight interleaved partial sums, added in a fixed order: the compiler
-/// turns it into SIMD (a single running sum would be a chain it must keep in order).
-#[inline(always)]
-pub(crate) fn sum_pairs(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += f(x[l], y[l]);
-        }
-    }
-    let mut sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (&x, &y) in ra.iter().zip(rb) {
-        sum += f(x, y);
-    }
-    sum
-}
-
-/// Runs `f(first row, x, g, out)` over matching chunks of `x`, `g` and `out`, each chunk whole
-/// rows of `width` values: halves of the rows on two threads above 64k values where the build
-/// has threads. Elementwise work passes a width of 1.
-pub(crate) fn map_split(
-    x: &[f32],
-    g: Option<&[f32]>,
-    out: &mut [f32],
-    width: usize,
-    first_row: usize,
-    f: &(dyn Fn(usize, &[f32], Option<&[f32]>, &mut [f32]) + Sync),
-) {
-    const SERIAL: usize = 1 << 16;
-    let rows = x.len() / width;
-    if x.len() > SERIAL && rows >= 2 && cfg!(any(not(target_family = "wasm"), feature = "threads")) {
-        let mid = rows / 2;
-        let (x1, x2) = x.split_at(mid * width);
-        let (g1, g2) = match g {
-            Some(g) => {
-                let (a, b) = g.split_at(mid * width);
-                (Some(a), Some(b))
-            }
-            None => (None, None),
-        };
-        let (o1, o2) = out.split_at_mut(mid * width);
-        crate::train::join(|| map_split(x1, g1, o1, width, first_row, f), || map_split(x2, g2, o2, width, first_row + mid, f));
-        return;
-    }
-    f(first_row, x, g, out);
-}
-
 const FRAC_1_SQRT_2: f32 = std::f32::consts::FRAC_1_SQRT_2;
 /// `1 / sqrt(2π)`.
 const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
-
-/// `e^x` for `x ≤ 0` (the arguments here are `-x²/2`), within about 2 ulp; 0 below −87.
-#[inline(always)]
-pub(crate) fn exp_nonpositive(x: f32) -> f32 {
-    const LOG2_E: f32 = std::f32::consts::LOG2_E;
-    // ln 2 split so that n · LN2_HI is exact for the n that occur.
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    let underflow = x < -87.0;
-    let x = x.max(-87.0);
-    // The nearest integer to x · log₂e, by adding and removing 1.5 · 2²³ (exact for |y| < 2²²):
-    // plain additions, which vectorise on every target (`floor` is a libm call on baseline x86-64).
-    const ROUND: f32 = 12_582_912.0;
-    let n = (x * LOG2_E + ROUND) - ROUND;
-    let r = x - n * LN2_HI - n * LN2_LO;
-    // e^r on |r| ≤ ln2/2: Taylor to degree 7 (remainder below 6e-9).
-    let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
-    if underflow { 0.0 } else { p * scale }
-}
 
 /// `Φ(x) = (1 + erf(x/√2)) / 2` and `e^(−x²/2)`, with erf from Abramowitz & Stegun 7.1.26.
 #[inline(always)]
@@ -317,17 +241,6 @@ mod tests {
 
     fn exact_derivative(x: f64) -> f64 {
         0.5 * (1.0 + libm::erf(x / std::f64::consts::SQRT_2)) + x * (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
-    }
-
-    #[test]
-    fn exp_is_accurate_on_its_range() {
-        for i in 0..=86_990 {
-            let x = -(i as f32) * 1e-3;
-            let (got, want) = (f64::from(exp_nonpositive(x)), f64::from(x).exp());
-            assert!((got - want).abs() <= 3.0 * f64::from(f32::EPSILON) * want + 1e-38, "exp({x}) = {got}, want {want}");
-        }
-        assert_eq!(exp_nonpositive(-88.0), 0.0);
-        assert_eq!(exp_nonpositive(0.0), 1.0);
     }
 
     #[test]

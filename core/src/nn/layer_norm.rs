@@ -23,7 +23,7 @@ use burn::nn::Initializer;
 use burn::prelude::*;
 use burn::tensor::DType;
 
-use crate::activation::{sum_pairs, values};
+use crate::cpu::{sum_pairs, values};
 
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 use burn::backend::Cube;
@@ -188,7 +188,7 @@ fn backward_rows(x: &[f32], grad: &[f32], gamma: &[f32], dx: &mut [f32], width: 
         let (x1, x2) = x.split_at(mid);
         let (g1, g2) = grad.split_at(mid);
         let (d1, d2) = dx.split_at_mut(mid);
-        let ((mut gamma_1, mut beta_1), (gamma_2, beta_2)) = crate::train::join(
+        let ((mut gamma_1, mut beta_1), (gamma_2, beta_2)) = crate::cpu::join(
             || backward_rows(x1, g1, gamma, d1, width, epsilon),
             || backward_rows(x2, g2, gamma, d2, width, epsilon),
         );

@@ -7,7 +7,7 @@
 //! would have (on the same backend).
 //!
 //! Weights and AdamW's moments are read back with asynchronous reads, a few megabytes at a time
-//! ([`FineTuner::write_snapshot`], [`super::stream`]): safe on WebGPU in the browser, and the
+//! ([`FineTuner::write_snapshot`], [`crate::train::stream`]): safe on WebGPU in the browser, and the
 //! browser writes each piece to its storage as it comes.
 //! A caller may still leave the moments out (they double a full fine-tuning checkpoint); the
 //! resumed run then starts them afresh ([`TrainState::with_optimizer`] says which).
@@ -19,11 +19,12 @@ use burn::prelude::*;
 use safetensors::tensor::Dtype;
 use serde::{Deserialize, Serialize};
 
-use super::stream::{Entry, FileSink, Files, write_f32, write_safetensors};
-use super::{Best, FineTuner, Phase, adamw};
+use crate::train::stream::{Entry, FileSink, Files, write_f32, write_safetensors};
+use super::{Best, FineTuner, Phase};
+use crate::train::adamw;
 use crate::error::{Error, Result};
-use crate::inference::read_f32;
-use crate::metrics::Metrics;
+use crate::nn::read_f32;
+use crate::tasks::metrics::Metrics;
 use crate::rng::Rng;
 
 /// Where a run stands, as plain values: the JSON part of a [`Snapshot`].
@@ -349,13 +350,13 @@ impl FineTuner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{device_rng, toy};
+    use crate::test_util::{device_rng, tiny_config, toy};
     use super::*;
-    use crate::classifier::FeatureSpec;
-    use crate::config::Preset;
-    use crate::model::BertModelConfig;
-    use crate::pooling::Pooling;
-    use crate::train::{BertClassifier, Event, FineTuneConfig, TrainMode};
+    use crate::tasks::classification::FeatureSpec;
+    use crate::bert::model::BertModelConfig;
+    use crate::bert::pooling::Pooling;
+    use crate::tasks::classification::BertClassifier;
+    use crate::train::{Event, FineTuneConfig, TrainMode};
 
     // That a resumed run takes exactly the uninterrupted run's steps is tested in
     // tests/resume.rs, a process of its own: burn's device generator is shared by every thread.
@@ -364,7 +365,7 @@ mod tests {
     /// batches of 8, 16 validation examples).
     fn toy_tuner(epochs: usize, seed: u64) -> FineTuner {
         let device = Device::flex().autodiff();
-        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let config = tiny_config(64);
         let cfg = FineTuneConfig::new()
             .with_mode(TrainMode::Full)
             .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })

@@ -4,11 +4,12 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::{gelu_approximate, relu};
 
-use crate::activation::gelu;
+use crate::nn::activation::gelu;
 
-use crate::attention::{BertAttention, BertAttentionConfig, BertSelfOutput, init_linear};
-use crate::linear::linear;
-use crate::config::{BertConfig, HiddenAct};
+use crate::bert::attention::{BertAttention, BertAttentionConfig, BertSelfOutput};
+use crate::nn::linear::init_linear;
+use crate::nn::linear::linear;
+use crate::bert::config::{BertConfig, HiddenAct};
 
 /// Feed-forward expansion (`intermediate` in the checkpoint).
 #[derive(Module, Debug)]

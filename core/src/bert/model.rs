@@ -4,12 +4,13 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::activation::tanh;
-use crate::attention::{AttentionMask, additive_mask, init_linear};
-use crate::linear::linear;
-use crate::config::BertConfig;
-use crate::embeddings::{BertEmbeddings, BertEmbeddingsConfig};
-use crate::encoder::{BertEncoder, BertEncoderConfig};
+use crate::nn::activation::tanh;
+use crate::bert::attention::{AttentionMask, additive_mask};
+use crate::nn::linear::init_linear;
+use crate::nn::linear::linear;
+use crate::bert::config::BertConfig;
+use crate::bert::embeddings::{BertEmbeddings, BertEmbeddingsConfig};
+use crate::bert::encoder::{BertEncoder, BertEncoderConfig};
 use crate::tokenizer::Batch;
 
 /// The HF pooler: `tanh(dense(h_[CLS]))`, trained by next-sentence prediction.
@@ -145,7 +146,7 @@ impl BertModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Preset;
+    use crate::bert::config::Preset;
 
     #[test]
     fn parameter_count_matches_the_config_formula() {

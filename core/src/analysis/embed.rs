@@ -6,20 +6,12 @@
 use burn::prelude::*;
 use serde::Serialize;
 
-use crate::checkpoint::Bert;
+use crate::bert::checkpoint::LoadedModel;
 use crate::error::{Error, Result};
-use crate::model::{BertInput, ForwardOptions};
-use crate::pooling::{Pooling, l2_normalize};
-use crate::tokenizer::{Batch, Encoded};
-
-/// Reads a float tensor back to the host, row-major.
-pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>> {
-    let data = tensor
-        .into_data_async()
-        .await
-        .map_err(|e| Error::Device(format!("{e:?}")))?;
-    data.try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))
-}
+use crate::bert::model::{BertInput, ForwardOptions};
+use crate::bert::pooling::{Pooling, l2_normalize};
+use crate::nn::read_f32;
+use crate::tokenizer::{Batch, Encoded, by_length};
 
 /// Sentence vectors for a list of texts.
 #[derive(Debug, Clone, Serialize)]
@@ -47,7 +39,7 @@ impl Default for EmbedOptions {
     }
 }
 
-impl Bert {
+impl LoadedModel {
     /// Tokenizes each text; the first failure names the text's position.
     pub fn encode_all(&self, texts: &[String]) -> Result<Vec<Encoded>> {
         texts
@@ -92,24 +84,10 @@ impl Bert {
     }
 }
 
-/// Positions of `encoded`, shortest first (a stable sort: equal lengths keep their order).
-/// Batching texts in this order pads each batch to about its own length, not its longest
-/// random member's.
-pub fn by_length(encoded: &[Encoded]) -> Vec<usize> {
-    shortest_first(&encoded.iter().map(|e| e.tokens.len()).collect::<Vec<_>>())
-}
-
-/// Positions of `lengths`, shortest first (a stable sort).
-pub(crate) fn shortest_first(lengths: &[usize]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..lengths.len()).collect();
-    order.sort_by_key(|&i| lengths[i]);
-    order
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::tests::tiny_bert;
+    use crate::test_util::tiny_bert;
 
     #[test]
     fn batches_by_length_and_returns_vectors_in_input_order() {

@@ -4,14 +4,14 @@
 //! BERT's attention block is written here, named as in the Hugging Face checkpoint
 //! (`attention.self.{query,key,value}`, `attention.output.{dense,LayerNorm}`).
 
-use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
+use burn::nn::{Dropout, DropoutConfig, Linear};
 use burn::prelude::*;
 
-use crate::config::BertConfig;
-use crate::linear::{linear, matmul};
-use crate::dropout;
-use crate::layer_norm::LayerNorm;
-use crate::softmax::scaled_masked_softmax;
+use crate::bert::config::BertConfig;
+use crate::nn::linear::{init_linear, linear, matmul};
+use crate::nn::dropout;
+use crate::nn::layer_norm::LayerNorm;
+use crate::nn::masked_softmax::scaled_masked_softmax;
 
 /// Added to the scores of positions a query may not see. Large enough that `exp` underflows to
 /// exactly zero in f32, small enough that a row with every key masked stays finite.
@@ -62,12 +62,6 @@ pub struct BertSelfAttentionConfig {
     /// Standard deviation of the normal initialiser.
     #[config(default = 0.02)]
     pub initializer_range: f64,
-}
-
-pub(crate) fn init_linear(d_in: usize, d_out: usize, std: f64, device: &Device) -> Linear {
-    LinearConfig::new(d_in, d_out)
-        .with_initializer(Initializer::Normal { mean: 0.0, std })
-        .init(device)
 }
 
 impl BertSelfAttentionConfig {

@@ -1,18 +1,18 @@
 //! Reading BERT's insides for the explorer: every layer's token vectors, attention maps, the
 //! parts of the input representation, and static (input-embedding) vectors.
 //!
-//! All read-backs are `async` (see [`crate::inference`]). Each call does one forward pass over the
+//! All read-backs are `async` (see [`crate::analysis::embed`]). Each call does one forward pass over the
 //! texts it is given, so a caller that wants to stay responsive passes a few texts at a time.
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use serde::Serialize;
 
-use crate::attention::AttentionMask;
-use crate::checkpoint::Bert;
+use crate::bert::attention::AttentionMask;
+use crate::bert::checkpoint::LoadedModel;
 use crate::error::{Error, Result};
-use crate::inference::read_f32;
-use crate::model::{BertInput, ForwardOptions};
+use crate::nn::read_f32;
+use crate::bert::model::{BertInput, ForwardOptions};
 use crate::tokenizer::{Batch, Encoded};
 
 /// Which vector stands for a text (or a token) in the explorer's views.
@@ -191,7 +191,7 @@ pub fn find_word(encoded: &Encoded, text: &str, word: &str) -> Option<std::ops::
     Some(*covered.first()?..*covered.last()? + 1)
 }
 
-impl Bert {
+impl LoadedModel {
     /// Every layer's token vectors for each encoding, in one forward pass.
     pub async fn text_states(&self, encoded: &[Encoded], device: &Device) -> Result<Vec<TextStates>> {
         if encoded.is_empty() {
@@ -295,26 +295,9 @@ impl Bert {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::checkpoint::CheckpointFiles;
-    use crate::config::Preset;
-    use crate::model::BertModelConfig;
-
-    /// A tiny random BERT with a word-level vocabulary, loaded the way the app loads one.
-    pub(crate) fn tiny_bert() -> (Bert, Device) {
-        let device = Device::flex();
-        let words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "river", "bank", "loan", "a", "##s", "money", "."];
-        let config = Preset::Tiny.config(words.len()).without_dropout();
-        let model = BertModelConfig::new(config.clone()).init(&device);
-        let files = CheckpointFiles {
-            config_json: config.to_hf_json(),
-            weights: crate::checkpoint::save_weights(&model).unwrap(),
-            tokenizer_json: None,
-            vocab_txt: Some(words.join("\n").into_bytes()),
-        };
-        (crate::checkpoint::load(files, &device).unwrap(), device)
-    }
+    use crate::test_util::tiny_bert;
 
     #[test]
     fn layer_states_match_the_model_and_ignore_padding() {

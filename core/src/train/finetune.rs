@@ -12,30 +12,33 @@
 //! yields to its event loop between calls, which is what makes progress bars, pause and cancel
 //! possible on a single thread; the command line simply loops.
 
-use burn::module::{ModuleMapper, ModuleVisitor, Param};
+use burn::module::Module;
 use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
-use crate::classifier::{BertClassifier, ClassifierMeta, FeatureSpec, features};
+use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, features};
 use crate::data::Example;
-use crate::dropout;
+use crate::nn::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
 use crate::error::Error;
-use crate::heads::{ClassificationHead, ClassificationHeadConfig};
-use crate::inference::{by_length, read_f32, shortest_first};
-use crate::metrics::{Metrics, argmax, softmax};
-use crate::model::{BertInput, BertModel};
+use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig};
+use crate::nn::read_f32;
+use crate::tokenizer::shortest_first;
+use crate::tasks::metrics::{Metrics, argmax, softmax};
+use crate::bert::model::{BertInput, BertModel};
 use crate::rng::Rng;
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
-mod adamw;
+use super::adamw::{AdamW, adamw};
+use crate::cpu::join;
+use super::grads::{AddGrads, FreshLeaves};
+use super::schedule::{group_by_length, steps_per_epoch};
+use super::step::{Schedule, clip, read_back};
+
 mod snapshot;
-pub mod stream;
-pub use adamw::AdamW;
 pub use snapshot::{Snapshot, TrainState, copy_to};
-pub use stream::{FileSink, Files};
 
 /// What trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -123,25 +126,6 @@ pub struct FineTuneConfig {
     /// less random batch order.
     #[config(default = true)]
     pub group_by_length: bool,
-}
-
-/// Batches per megabatch in [`group_by_length`] (transformers' `LengthGroupedSampler` uses 50).
-const MEGABATCH: usize = 50;
-
-/// Reorders a shuffled `order` so each run of `batch` consecutive positions holds examples of
-/// similar length, as transformers' `group_by_length` does: `order` is cut into megabatches of
-/// [`MEGABATCH`] batches, each sorted longest first and cut into batches, and the full batches
-/// are shuffled (the one short batch, if any, stays last, so batch `k` is
-/// `order[k * batch..]`). Which examples share a batch is still random, within a megabatch.
-pub fn group_by_length(mut order: Vec<usize>, lengths: &[usize], batch: usize, rng: &mut Rng) -> Vec<usize> {
-    let batch = batch.max(1);
-    for mega in order.chunks_mut(batch * MEGABATCH) {
-        mega.sort_by_key(|&i| std::cmp::Reverse(lengths[i]));
-    }
-    let mut batches: Vec<&[usize]> = order.chunks(batch).collect();
-    let short = batches.pop_if(|b| b.len() < batch);
-    rng.shuffle(&mut batches);
-    batches.into_iter().chain(short).flatten().copied().collect()
 }
 
 /// Deserializes a [`FineTuneConfig`] saved by an earlier version: fields it lacks take their
@@ -323,117 +307,6 @@ impl std::fmt::Debug for FineTuner {
     }
 }
 
-fn steps_per_epoch(examples: usize, batch: usize) -> usize {
-    examples.div_ceil(batch.max(1))
-}
-
-/// Linear warmup from 0 to `peak` over `warmup` steps, then linear decay to 0 at `total`
-/// (transformers' `get_linear_schedule_with_warmup`). `step` counts from 0.
-pub fn linear_schedule(step: usize, total: usize, warmup: usize, peak: f64) -> f64 {
-    if step < warmup {
-        peak * (step + 1) as f64 / warmup as f64
-    } else {
-        peak * (total.saturating_sub(step)) as f64 / (total.saturating_sub(warmup)).max(1) as f64
-    }
-}
-
-/// AdamW as transformers' Trainer sets it up: ε = 1e-8, no decay on biases and LayerNorm.
-pub(crate) fn adamw(weight_decay: f64) -> AdamW {
-    AdamW::new(weight_decay)
-}
-
-/// Sums the squares of each gradient of `module`'s parameters, by parameter path.
-struct SquaredNorm<'a> {
-    grads: &'a GradientsParams,
-    path: Vec<String>,
-    names: Vec<String>,
-    squares: Vec<Tensor<1>>,
-}
-
-impl ModuleVisitor for SquaredNorm<'_> {
-    fn enter_module(&mut self, name: &str, _container_type: &str) {
-        self.path.push(name.to_string());
-    }
-
-    fn exit_module(&mut self, _name: &str, _container_type: &str) {
-        self.path.pop();
-    }
-
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(g) = self.grads.get::<D>(param.id) {
-            self.names.push(self.path.join("."));
-            self.squares.push(g.square().sum());
-        }
-    }
-}
-
-/// A step's gradient norm, and the squared norm of each parameter's gradient, so that a step
-/// whose gradients are not finite can say where.
-pub struct GradNorm {
-    /// The global L2 norm before clipping, `[1]`.
-    pub total: Tensor<1>,
-    /// Parameter paths (`encoder.layer.0.attention.self.query.weight`), in visiting order.
-    pub names: Vec<String>,
-    /// Each parameter's squared gradient norm, `[names.len()]` (`None` if no parameter has a
-    /// gradient).
-    pub squares: Option<Tensor<1>>,
-}
-
-impl GradNorm {
-    /// The parameters whose gradients hold NaN or infinite values, in visiting order; one
-    /// read-back.
-    pub async fn non_finite(&self) -> Vec<String> {
-        let Some(squares) = &self.squares else { return Vec::new() };
-        let Ok(values) = read_f32(squares.clone()).await else { return Vec::new() };
-        self.names.iter().zip(values).filter(|(_, v)| !v.is_finite()).map(|(n, _)| n.clone()).collect()
-    }
-
-    /// `" (in 7 of 9 parameters: a, b, c and 4 more)"`: where the gradients are not finite, or
-    /// nothing.
-    pub async fn describe_non_finite(&self) -> String {
-        let names = self.non_finite().await;
-        match names.len() {
-            0 => String::new(),
-            1..=3 => format!(" (in {} of {} parameters: {})", names.len(), self.names.len(), names.join(", ")),
-            more => format!(" (in {more} of {} parameters: {} and {} more)", self.names.len(), names[..3].join(", "), more - 3),
-        }
-    }
-}
-
-/// Multiplies every gradient by a one-element tensor.
-struct Scale<'a> {
-    grads: &'a mut GradientsParams,
-    factor: Tensor<1>,
-}
-
-impl ModuleVisitor for Scale<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(g) = self.grads.remove::<D>(param.id) {
-            self.grads.register(param.id, g * self.factor.clone().unsqueeze::<D>());
-        }
-    }
-}
-
-/// Scales `grads` so their global L2 norm is at most `max_norm` (PyTorch's
-/// `clip_grad_norm_`), without reading anything back. Returns the norm before clipping, `[1]`.
-pub fn clip_grad_norm<M: Module>(module: &M, grads: &mut GradientsParams, max_norm: f64, device: &Device) -> Tensor<1> {
-    clip_grad_norm_by_parameter(module, grads, max_norm, device).total
-}
-
-/// [`clip_grad_norm`], keeping each parameter's squared gradient norm ([`GradNorm`]).
-pub fn clip_grad_norm_by_parameter<M: Module>(module: &M, grads: &mut GradientsParams, max_norm: f64, device: &Device) -> GradNorm {
-    let mut visit = SquaredNorm { grads, path: Vec::new(), names: Vec::new(), squares: Vec::new() };
-    module.visit(&mut visit);
-    let SquaredNorm { names, squares, .. } = visit;
-    let squares = (!squares.is_empty()).then(|| Tensor::cat(squares, 0));
-    let total = squares.clone().map_or_else(|| Tensor::zeros([1], device), |s| s.sum().sqrt());
-    if max_norm > 0.0 {
-        let factor = (total.clone() + 1e-6).recip().mul_scalar(max_norm).clamp_max(1.0);
-        module.visit(&mut Scale { grads, factor });
-    }
-    GradNorm { total, names, squares }
-}
-
 /// Forward and backward pass of one batch on the CPU, as two halves that run side by side where
 /// this build has threads (natively, and in the browser's threaded build), one after the other
 /// where it has one. Either way the arithmetic is the same, so a run gives the same losses on one
@@ -472,52 +345,6 @@ fn halves_step(
     let ((loss_a, logits_a, mut grads), (loss_b, logits_b, from)) = (first?, second?);
     model.visit(&mut AddGrads { into: &mut grads, from });
     Ok((loss_a + loss_b, Tensor::cat(vec![logits_a, logits_b], 0), grads))
-}
-
-/// `(a(), b())`, side by side on rayon's threads where this build has them.
-#[cfg(any(not(target_family = "wasm"), feature = "threads"))]
-pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    rayon::join(a, b)
-}
-
-/// `(a(), b())`: the browser's single-thread build.
-#[cfg(all(target_family = "wasm", not(feature = "threads")))]
-pub(crate) fn join<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
-    (a(), b())
-}
-
-/// Gives every trainable parameter a new autodiff leaf over the same values (no copy); the
-/// parameter ids stay, so gradients found through the copy apply to the original.
-struct FreshLeaves;
-
-impl ModuleMapper for FreshLeaves {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
-        param.map(|t| if t.is_require_grad() { t.detach().require_grad() } else { t })
-    }
-}
-
-/// Adds the gradients of `from` into `into`, parameter by parameter.
-struct AddGrads<'a> {
-    into: &'a mut GradientsParams,
-    from: GradientsParams,
-}
-
-impl ModuleVisitor for AddGrads<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(b) = self.from.remove::<D>(param.id) {
-            let sum = match self.into.remove::<D>(param.id) {
-                Some(a) => a + b,
-                None => b,
-            };
-            self.into.register(param.id, sum);
-        }
-    }
 }
 
 fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int> {
@@ -736,12 +563,8 @@ impl FineTuner {
         let labels: Vec<usize> = idx.iter().map(|&i| self.train[i].label).collect();
         let n = idx.len();
         let k = self.labels.len();
-        let lr = linear_schedule(
-            self.phase_step,
-            self.phase_steps,
-            (self.phase_steps as f64 * self.config.warmup_ratio).round() as usize,
-            if self.phase == Phase::Head { self.config.head_learning_rate } else { self.config.learning_rate },
-        );
+        let peak = if self.phase == Phase::Head { self.config.head_learning_rate } else { self.config.learning_rate };
+        let lr = Schedule::new(self.phase_steps, self.config.warmup_ratio, peak).lr(self.phase_step);
         let targets = labels_tensor(&labels, &self.device);
         let inner = self.device.clone().inner();
         // Dropout's masks depend only on the run's seed and the step (drawn from the device's
@@ -757,7 +580,7 @@ impl FineTuner {
             let logits = self.model.head.forward(x);
             let loss = ClassificationHead::loss(logits.clone(), targets);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
-            let norm = clip_grad_norm_by_parameter(&self.model.head, &mut grads, self.config.max_grad_norm, &inner);
+            let norm = clip(&self.model.head, &mut grads, self.config.max_grad_norm, &self.device);
             (loss.inner(), logits.inner(), grads, norm)
         } else {
             let rows: Vec<Encoded> = idx.iter().map(|&i| self.train[i].encoded.clone()).collect();
@@ -770,34 +593,20 @@ impl FineTuner {
                 let grads = GradientsParams::from_grads(loss.backward(), &self.model);
                 (loss.inner(), logits.inner(), grads)
             };
-            let norm = clip_grad_norm_by_parameter(&self.model, &mut grads, self.config.max_grad_norm, &inner);
+            let norm = clip(&self.model, &mut grads, self.config.max_grad_norm, &self.device);
             (loss, logits, grads, norm)
         };
 
         // One read-back per step: loss, gradient norm and logits together.
-        let summary = Tensor::cat(vec![loss, norm.total.clone(), logits.reshape([n * k])], 0);
-        let values = read_f32(summary).await?;
-        let (loss, grad_norm) = (values[0], values[1]);
-        if !loss.is_finite() || !grad_norm.is_finite() {
-            self.phase = Phase::Done;
-            let what = if loss.is_finite() {
-                format!("finite but the gradients did not{}", norm.describe_non_finite().await)
-            } else {
-                "NaN or infinite".to_string()
-            };
-            // A finite loss with non-finite gradients on a GPU is more likely the device than the
-            // learning rate (MiniLM on SwiftShader does this at its first step; see the README).
-            let advice = if loss.is_finite() && inner != Device::flex() {
-                "Try a lower learning rate, or train on the CPU."
-            } else {
-                "Try a lower learning rate."
-            };
-            return Err(Error::Training(format!(
-                "the loss became {what} at step {}: training stopped before that step's update, so the model keeps its last good weights. {advice}",
-                self.step + 1
-            )));
-        }
-        let correct = values[2..].chunks(k).zip(&labels).filter(|(row, y)| argmax(row) == **y).count();
+        let values = match read_back(loss, &norm, vec![logits.reshape([n * k])], self.step, inner != Device::flex()).await {
+            Ok(v) => v,
+            Err(e) => {
+                self.phase = Phase::Done;
+                return Err(e);
+            }
+        };
+        let (loss, grad_norm) = (values.loss, values.grad_norm);
+        let correct = values.extra.chunks(k).zip(&labels).filter(|(row, y)| argmax(row) == **y).count();
 
         let optim = self.optim.as_mut().expect("an optimizer per stage");
         if self.phase == Phase::Head {
@@ -906,131 +715,26 @@ impl FineTuner {
     }
 }
 
-/// Class probabilities for encoded texts, in their order. Batches of `batch_size` are taken
-/// shortest first, so each pads to about its own length.
-pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
-    let k = model.num_labels();
-    let mut out = vec![Vec::new(); encoded.len()];
-    for indices in by_length(encoded).chunks(batch_size.max(1)) {
-        let chunk: Vec<Encoded> = indices.iter().map(|&i| encoded[i].clone()).collect();
-        let batch = Batch::from_encoded(&chunk, pad_id);
-        let logits = read_f32(model.forward(BertInput::from_batch(&batch, device))?).await?;
-        if logits.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Device("the model produced NaN or infinite outputs".into()));
-        }
-        for (&i, row) in indices.iter().zip(logits.chunks_exact(k)) {
-            out[i] = softmax(row);
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Preset;
-    use crate::model::BertModelConfig;
-    use crate::pooling::Pooling;
+    use crate::tasks::classification::predict;
+    use burn::module::{ModuleVisitor, Param};
+    use crate::test_util::{device_rng, tiny_config, toy};
+    use crate::bert::model::BertModelConfig;
+    use crate::bert::pooling::Pooling;
 
-    /// Held by every test here (and in `snapshot.rs`) that initialises or trains a model: burn's
-    /// device generator (weight initialisation, dropout) is shared by all the threads the tests
-    /// run on, so one test's seeding or draws would change another's run.
-    static DEVICE_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    pub(super) fn device_rng() -> std::sync::MutexGuard<'static, ()> {
-        DEVICE_RNG.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 
-    #[test]
-    fn schedule_warms_up_then_decays_to_zero() {
-        let lr: Vec<f64> = (0..10).map(|s| linear_schedule(s, 10, 2, 1.0)).collect();
-        assert_eq!(lr[0], 0.5);
-        assert_eq!(lr[1], 1.0);
-        assert_eq!(lr[2], 1.0);
-        assert!((lr[9] - 0.125).abs() < 1e-12);
-        assert!(lr.windows(2).skip(2).all(|w| w[1] < w[0]));
-        assert_eq!(linear_schedule(10, 10, 2, 1.0), 0.0);
-    }
 
-    #[test]
-    fn global_norm_clipping_matches_the_definition() {
-        let device = Device::flex().autodiff();
-        // Zero weights: p = (0.5, 0.5) whatever the seed, so the gradient is known and large.
-        let mut head = ClassificationHeadConfig::new(3, 2).with_dropout(0.0).init(&device);
-        head.classifier.weight = Param::from_tensor(Tensor::zeros([3, 2], &device));
-        head.classifier.bias = Some(Param::from_tensor(Tensor::zeros([2], &device)));
-        let x = Tensor::<2>::from_data(TensorData::new(vec![30.0f32, -40.0, 50.0], [1, 3]), &device);
-        let loss = ClassificationHead::loss(head.forward(x), labels_tensor(&[1], &device));
-        let mut grads = GradientsParams::from_grads(loss.backward(), &head);
-        let inner = device.clone().inner();
-        let flat = |g: &GradientsParams| -> Vec<f32> {
-            let w = g.get::<2>(head.classifier.weight.id).unwrap().into_data().try_to_vec::<f32>().unwrap();
-            let b = g.get::<1>(head.classifier.bias.as_ref().unwrap().id).unwrap().into_data().try_to_vec::<f32>().unwrap();
-            [w, b].concat()
-        };
-        let before = flat(&grads);
-        let want = before.iter().map(|g| g * g).sum::<f32>().sqrt();
-        assert!(want > 1.0, "test needs a large gradient, got {want}");
-        let norm = clip_grad_norm(&head, &mut grads, 1.0, &inner).into_scalar::<f32>();
-        assert!((norm - want).abs() < 1e-3 * want, "{norm} vs {want}");
-        let after = flat(&grads);
-        let clipped = after.iter().map(|g| g * g).sum::<f32>().sqrt();
-        assert!((clipped - 1.0).abs() < 1e-4, "{clipped}");
-        for (a, b) in after.iter().zip(&before) {
-            assert!((a - b / want).abs() < 1e-5);
-        }
-    }
 
-    #[test]
-    fn grad_norm_names_the_parameters_whose_gradients_are_not_finite() {
-        let device = Device::flex();
-        let head = ClassificationHeadConfig::new(4, 3).init(&device);
-        let weight = head.classifier.weight.id;
-        let bias = head.classifier.bias.as_ref().unwrap().id;
-        let mut grads = GradientsParams::new();
-        grads.register(weight, Tensor::<2>::from_data(TensorData::new(vec![1.0f32, f32::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [4, 3]), &device));
-        grads.register(bias, Tensor::<1>::from_data(TensorData::new(vec![3.0f32, 4.0, 0.0], [3]), &device));
-        let norm = clip_grad_norm_by_parameter(&head, &mut grads, 0.0, &device);
-        assert_eq!(norm.names, ["classifier.weight", "classifier.bias"]);
-        assert_eq!(pollster::block_on(norm.non_finite()), ["classifier.weight"]);
-        assert_eq!(pollster::block_on(norm.describe_non_finite()), " (in 1 of 2 parameters: classifier.weight)");
 
-        // Finite gradients: nothing to name, and the norm is theirs.
-        grads.register(weight, Tensor::<2>::zeros([4, 3], &device));
-        let norm = clip_grad_norm_by_parameter(&head, &mut grads, 0.0, &device);
-        assert!(pollster::block_on(norm.non_finite()).is_empty());
-        assert_eq!(pollster::block_on(norm.describe_non_finite()), "");
-        assert!((norm.total.into_scalar::<f32>() - 5.0).abs() < 1e-6);
-    }
-
-    /// A separable toy task: label 1 iff the sentence contains token 7 ("good"), else it contains
-    /// token 8 ("bad"); the other tokens are noise.
-    pub(super) fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
-        let mut rng = Rng::new(seed);
-        (0..n)
-            .map(|i| {
-                let label = i % 2;
-                let mut ids = vec![2u32];
-                let len = 3 + rng.below(6);
-                let at = rng.below(len);
-                for j in 0..len {
-                    ids.push(if j == at { 7 + (1 - label as u32) } else { 10 + rng.below(50) as u32 });
-                }
-                ids.push(3);
-                let tokens = ids
-                    .iter()
-                    .map(|&id| crate::tokenizer::Token { piece: format!("t{id}"), id, type_id: 0, offsets: (0, 0), special: id < 5 })
-                    .collect();
-                LabeledText { encoded: Encoded { tokens, truncated_from: None }, label }
-            })
-            .collect()
-    }
 
     fn run(mode: TrainMode, spec: FeatureSpec) -> (Vec<EvalReport>, Vec<StepPoint>, FineTuner) {
         let _rng = device_rng();
         let device = Device::flex().autodiff();
         device.seed(1);
-        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let config = tiny_config(64);
         let bert = BertModelConfig::new(config).init(&device);
         let train = toy(96, 1);
         let valid = toy(32, 2);
@@ -1069,7 +773,7 @@ mod tests {
 
     /// A tiny classifier on `device`, with or without dropout.
     fn classifier(dropout: bool, device: &Device) -> BertClassifier {
-        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let config = tiny_config(64);
         let config = if dropout { config } else { config.without_dropout() };
         let width = config.hidden_size;
         let bert = BertModelConfig::new(config).init(device);
@@ -1179,7 +883,7 @@ mod tests {
     fn head_only_never_changes_the_encoder() {
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let config = Preset::Tiny.config(64).with_max_position_embeddings(16);
+        let config = tiny_config(64);
         let bert = BertModelConfig::new(config).init(&device);
         let before = bert.encoder.layer[0].attention.self_attn.query.weight.val().inner().into_data();
         let (_, _, tuner) = {
@@ -1196,7 +900,7 @@ mod tests {
     fn a_diverging_run_stops_with_a_message_before_the_bad_update() {
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let bert = BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
         // An absurd learning rate: the first update blows the head up, the next loss is not finite.
         let cfg = FineTuneConfig::new().with_head_learning_rate(1e38).with_warmup_ratio(0.0).with_max_grad_norm(0.0).with_batch_size(8);
         let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 1), toy(8, 2), cfg, &device).unwrap();
@@ -1215,38 +919,12 @@ mod tests {
         assert!(matches!(pollster::block_on(tuner.advance()), Ok(Event::Finished)));
     }
 
-    #[test]
-    fn group_by_length_keeps_every_example_and_pads_less() {
-        let mut rng = Rng::new(9);
-        let lengths: Vec<usize> = (0..1000).map(|_| 3 + rng.below(62)).collect();
-        let mut order: Vec<usize> = (0..1000).collect();
-        rng.shuffle(&mut order);
-        let batch = 16;
-        let grouped = group_by_length(order.clone(), &lengths, batch, &mut rng);
-        let mut sorted = grouped.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..1000).collect::<Vec<_>>(), "a permutation");
-        // Each full batch comes from one megabatch of the shuffled order; the short one is last.
-        let megabatch_of = |i: usize| order.iter().position(|&j| j == i).unwrap() / (batch * MEGABATCH);
-        for b in grouped.chunks(batch) {
-            assert!(b.iter().all(|&i| megabatch_of(i) == megabatch_of(b[0])), "{b:?}");
-        }
-        assert_eq!(grouped.chunks(batch).last().unwrap().len(), 1000 % batch);
-        // Padded tokens: each batch pads to its longest member.
-        let padded = |o: &[usize]| o.chunks(batch).map(|b| b.len() * b.iter().map(|&i| lengths[i]).max().unwrap()).sum::<usize>();
-        let real: usize = lengths.iter().sum();
-        assert!(padded(&grouped) < real * 11 / 10, "grouped {} vs {real} real tokens", padded(&grouped));
-        assert!(padded(&order) > real * 3 / 2, "shuffled {} vs {real} real tokens", padded(&order));
-        // Batches are in a random order, not longest first.
-        let maxima: Vec<usize> = grouped.chunks(batch).map(|b| lengths[b[0]]).collect();
-        assert!(maxima.windows(2).any(|w| w[0] < w[1]), "{maxima:?}");
-    }
 
     #[test]
     fn full_fine_tuning_batches_by_length_only_when_asked() {
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let bert = || BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
+        let bert = || BertModelConfig::new(tiny_config(64)).init(&device);
         let longest = |group: bool| {
             let cfg = FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(8).with_group_by_length(group);
             let t = FineTuner::new(bert(), 0, 16, vec!["a".into(), "b".into()], toy(400, 1), toy(8, 2), cfg, &device).unwrap();
@@ -1262,7 +940,7 @@ mod tests {
     fn cached_features_do_not_depend_on_the_batch_order() {
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let bert = BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
         let reference = bert.valid();
         let (train, valid) = (toy(40, 3), toy(12, 4));
         let cfg = FineTuneConfig::new().with_head_epochs(1).with_batch_size(8);
@@ -1300,7 +978,7 @@ mod tests {
     #[test]
     fn refuses_one_label_and_empty_sets() {
         let device = Device::flex().autodiff();
-        let bert = || BertModelConfig::new(Preset::Tiny.config(64).with_max_position_embeddings(16)).init(&device);
+        let bert = || BertModelConfig::new(tiny_config(64)).init(&device);
         let err = FineTuner::new(bert(), 0, 16, vec!["a".into()], toy(4, 1), toy(4, 2), FineTuneConfig::new(), &device).unwrap_err();
         assert!(err.to_string().contains("two labels"), "{err}");
         let err = FineTuner::new(bert(), 0, 16, vec!["a".into(), "b".into()], toy(4, 1), vec![], FineTuneConfig::new(), &device).unwrap_err();

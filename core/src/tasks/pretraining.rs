@@ -1,28 +1,29 @@
-//! Pretraining BERT: masked-language modelling, optionally with next-sentence or sentence-order
-//! prediction, as a step-at-a-time loop the browser can drive between frames.
+//! The pretraining task: masked-language modelling, optionally with next-sentence or
+//! sentence-order prediction (`BertForPreTraining`, `BertForMaskedLM`): the heads, their export
+//! and loading, and fill-mask. The run itself is [`crate::train::Pretrainer`].
 //!
 //! Vocabulary logits are computed only at the picked positions (see [`MlmHead::forward`]).
 
 use burn::nn::Linear;
-use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use burn_store::ModuleSnapshot;
 use serde::{Deserialize, Serialize};
 
-use crate::attention::init_linear;
-use crate::linear::linear;
-use crate::checkpoint::{Bert, CheckpointFiles, hf_store};
-use crate::config::BertConfig;
+use burn::module::Param;
+use burn::tensor::activation::{gelu_approximate, relu};
+
+use crate::bert::config::HiddenAct;
+use crate::nn::activation::gelu;
+use crate::nn::layer_norm::LayerNorm;
+use crate::nn::linear::{init_linear, linear, matmul};
+use crate::bert::checkpoint::{LoadedModel, CheckpointFiles, hf_store};
+use crate::bert::config::BertConfig;
 use crate::error::Error;
-use crate::heads::{ClassificationHead, MlmHead, MlmHeadConfig};
-use crate::inference::read_f32;
-use crate::masking::{MaskVocab, Masked, MaskingConfig, PairTask, make_pairs};
-use crate::metrics::softmax;
-use crate::model::{BertInput, BertModel, BertModelConfig, BertPooler, ForwardOptions};
-use crate::rng::Rng;
-use crate::tokenizer::{Batch, BertTokenizer, Encoded};
-use crate::train::{AdamW, adamw, clip_grad_norm, linear_schedule};
+use crate::nn::read_f32;
+use crate::tasks::metrics::softmax;
+use crate::bert::model::{BertInput, BertModel, BertModelConfig, BertPooler, ForwardOptions};
+use crate::tokenizer::{Batch, BertTokenizer};
 
 /// The pretraining heads (`cls` in a `BertForPreTraining` checkpoint).
 #[derive(Module, Debug)]
@@ -83,102 +84,6 @@ impl BertForPreTraining {
     }
 }
 
-/// Settings of a pretraining run.
-#[derive(Config, Debug)]
-pub struct PretrainConfig {
-    /// Sequences per step.
-    #[config(default = 32)]
-    pub batch_size: usize,
-    /// Longest sequence in tokens (longer lines are truncated).
-    #[config(default = 64)]
-    pub max_len: usize,
-    /// Peak learning rate (tiny models from scratch like a high one).
-    #[config(default = 1e-3)]
-    pub learning_rate: f64,
-    /// Decoupled weight decay (not on biases and LayerNorm).
-    #[config(default = 0.01)]
-    pub weight_decay: f64,
-    /// Share of the steps spent warming up linearly.
-    #[config(default = 0.06)]
-    pub warmup_ratio: f64,
-    /// Global gradient-norm clip (0 = none).
-    #[config(default = 1.0)]
-    pub max_grad_norm: f64,
-    /// Passes over the corpus.
-    #[config(default = 10)]
-    pub epochs: usize,
-    /// A new mask every epoch (RoBERTa) rather than one fixed mask per line (original BERT).
-    #[config(default = true)]
-    pub dynamic_masking: bool,
-    /// Train NSP or SOP next to MLM.
-    pub pair_task: Option<PairTask>,
-    /// Seed for shuffling, masking and pairs.
-    #[config(default = 42)]
-    pub seed: u64,
-    /// Token picking and corruption.
-    #[config(default = "MaskingConfig::new()")]
-    pub masking: MaskingConfig,
-}
-
-/// What one optimizer step did.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PretrainStep {
-    /// Steps done, this one included.
-    pub step: usize,
-    /// Of how many.
-    pub total_steps: usize,
-    /// Fractional epoch.
-    pub epoch: f64,
-    /// Mean cross-entropy over the picked tokens.
-    pub mlm_loss: f32,
-    /// Share of picked tokens whose top prediction is the original.
-    pub mlm_accuracy: f32,
-    /// NSP/SOP cross-entropy, when trained.
-    pub pair_loss: Option<f32>,
-    /// Learning rate used.
-    pub lr: f64,
-    /// Tokens (real, not padding) in the step's batch.
-    pub tokens: usize,
-}
-
-/// One training example before masking.
-#[derive(Debug, Clone)]
-struct Example {
-    encoded: Encoded,
-    pair_label: Option<usize>,
-    /// The mask kept for static masking.
-    fixed: Option<Masked>,
-}
-
-/// A pretraining run, one step per [`Pretrainer::step`] call.
-pub struct Pretrainer {
-    model: BertForPreTraining,
-    config: PretrainConfig,
-    tokenizer: BertTokenizer,
-    vocab: MaskVocab,
-    lines: Vec<String>,
-    examples: Vec<Example>,
-    order: Vec<usize>,
-    cursor: usize,
-    epoch: usize,
-    step: usize,
-    total_steps: usize,
-    rng: Rng,
-    optim: AdamW,
-    device: Device,
-}
-
-/// One token of a masking preview.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShownToken {
-    /// The piece in the text.
-    pub original: String,
-    /// The piece the model sees.
-    pub shown: String,
-    /// What masking did here, if the position was picked.
-    pub case: Option<crate::masking::MaskCase>,
-}
-
 /// Top predictions for one `[MASK]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MaskFill {
@@ -186,191 +91,6 @@ pub struct MaskFill {
     pub position: usize,
     /// `(piece, probability)`, most likely first.
     pub top: Vec<(String, f32)>,
-}
-
-impl Pretrainer {
-    /// Prepares a run over `lines` (the corpus, in reading order) on an autodiff `device`.
-    pub fn new(model: BertForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
-        config.masking.validate()?;
-        if config.batch_size == 0 || config.epochs == 0 {
-            return Err(Error::Input("batch size and epochs must be at least 1".into()));
-        }
-        let lines: Vec<String> = lines.into_iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
-        if lines.is_empty() {
-            return Err(Error::Input("the corpus has no text".into()));
-        }
-        if config.pair_task.is_some() != model.cls.seq_relationship.is_some() {
-            return Err(Error::Input("the model's heads do not match the pair task".into()));
-        }
-        let tokenizer = tokenizer.with_max_len(config.max_len);
-        let per_epoch = if config.pair_task.is_some() { lines.len() - 1 } else { lines.len() };
-        let steps_per_epoch = per_epoch.div_ceil(config.batch_size);
-        let mut run = Self {
-            vocab: MaskVocab::from_tokenizer(&tokenizer),
-            model,
-            tokenizer,
-            lines,
-            examples: Vec::new(),
-            order: Vec::new(),
-            cursor: 0,
-            epoch: 0,
-            step: 0,
-            total_steps: steps_per_epoch * config.epochs,
-            rng: Rng::new(config.seed),
-            optim: adamw(config.weight_decay),
-            device: device.clone(),
-            config,
-        };
-        run.start_epoch()?;
-        Ok(run)
-    }
-
-    /// Builds the epoch's examples (new pairs each epoch) and shuffles them.
-    fn start_epoch(&mut self) -> crate::Result<()> {
-        if self.examples.is_empty() || self.config.pair_task.is_some() {
-            self.examples = match self.config.pair_task {
-                None => self
-                    .lines
-                    .iter()
-                    .map(|l| Ok(Example { encoded: self.tokenizer.encode(l)?, pair_label: None, fixed: None }))
-                    .collect::<crate::Result<_>>()?,
-                Some(task) => make_pairs(&self.lines, task, &mut self.rng)?
-                    .into_iter()
-                    .map(|p| Ok(Example { encoded: self.tokenizer.encode_pair(&p.a, &p.b)?, pair_label: Some(p.label), fixed: None }))
-                    .collect::<crate::Result<_>>()?,
-            };
-        }
-        self.order = (0..self.examples.len()).collect();
-        self.rng.shuffle(&mut self.order);
-        self.cursor = 0;
-        Ok(())
-    }
-
-    /// Steps done and in total.
-    pub fn progress(&self) -> (usize, usize) {
-        (self.step, self.total_steps)
-    }
-
-    /// The model as trained so far.
-    pub fn model(&self) -> &BertForPreTraining {
-        &self.model
-    }
-
-    /// The run's tokenizer (truncating at `max_len`).
-    pub fn tokenizer(&self) -> &BertTokenizer {
-        &self.tokenizer
-    }
-
-    /// How masking treats the first `n` examples, drawn with `seed` (the run's own random
-    /// stream is not touched): for the page's "before and after masking" view.
-    pub fn masking_preview(&self, n: usize, seed: u64) -> Vec<Vec<ShownToken>> {
-        let mut rng = Rng::new(seed);
-        let piece = |id: u32| self.tokenizer.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
-        self.examples
-            .iter()
-            .take(n)
-            .map(|ex| {
-                let ids = ex.encoded.ids();
-                let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
-                let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut rng);
-                ids.iter()
-                    .enumerate()
-                    .map(|(i, &id)| ShownToken {
-                        original: piece(id),
-                        shown: piece(m.input_ids[i]),
-                        case: m.picks.iter().find(|p| p.position == i).map(|p| p.case),
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
-    fn mask(&mut self, i: usize) -> Masked {
-        let ex = &self.examples[i];
-        if !self.config.dynamic_masking
-            && let Some(m) = &ex.fixed
-        {
-            return m.clone();
-        }
-        let ids = ex.encoded.ids();
-        let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
-        let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut self.rng);
-        if !self.config.dynamic_masking {
-            self.examples[i].fixed = Some(m.clone());
-        }
-        m
-    }
-
-    /// One optimizer step; `None` once every epoch is done.
-    pub async fn step(&mut self) -> crate::Result<Option<PretrainStep>> {
-        if self.step >= self.total_steps {
-            return Ok(None);
-        }
-        if self.cursor >= self.order.len() {
-            self.epoch += 1;
-            self.start_epoch()?;
-        }
-        let end = (self.cursor + self.config.batch_size).min(self.order.len());
-        let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
-        let masked: Vec<Masked> = idx.iter().map(|&i| self.mask(i)).collect();
-        let ids: Vec<Vec<u32>> = masked.iter().map(|m| m.input_ids.clone()).collect();
-        let types: Vec<Vec<u32>> = idx.iter().map(|&i| self.examples[i].encoded.type_ids()).collect();
-        let batch = Batch::from_rows(&ids, &types, self.tokenizer.pad_id);
-        let seq = batch.seq_len;
-        let mut picked = Vec::new();
-        let mut targets = Vec::new();
-        for (b, m) in masked.iter().enumerate() {
-            for p in &m.picks {
-                picked.push((b * seq + p.position) as i64);
-                targets.push(p.original as i64);
-            }
-        }
-        let n = picked.len();
-        let device = &self.device;
-        let picked_t = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
-        let targets_t = Tensor::<1, Int>::from_data(TensorData::new(targets.clone(), [n]), device);
-        let (mlm_logits, pair_logits) = self.model.forward(BertInput::from_batch(&batch, device), picked_t);
-        let mlm_loss = ClassificationHead::loss(mlm_logits.clone(), targets_t);
-        let mlm_correct = mlm_logits.clone().argmax(1).reshape([n]).equal(Tensor::from_data(TensorData::new(targets, [n]), device)).int().sum();
-        let (loss, pair_loss) = match pair_logits {
-            Some(logits) => {
-                let labels: Vec<i64> = idx.iter().map(|&i| self.examples[i].pair_label.unwrap_or(0) as i64).collect();
-                let l = ClassificationHead::loss(logits, Tensor::from_data(TensorData::new(labels, [idx.len()]), device));
-                (mlm_loss.clone() + l.clone(), Some(l))
-            }
-            None => (mlm_loss.clone(), None),
-        };
-        let inner = device.clone().inner();
-        let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
-        let norm = clip_grad_norm(&self.model, &mut grads, self.config.max_grad_norm, &inner);
-        let mut parts = vec![mlm_loss.inner(), norm, mlm_correct.inner().float().reshape([1])];
-        if let Some(l) = &pair_loss {
-            parts.push(l.clone().inner());
-        }
-        let values = read_f32(Tensor::cat(parts, 0)).await?;
-        if values.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Training(format!(
-                "the loss became NaN or infinite at step {}: training stopped before that step's update, so the model keeps its last good weights. Try a lower learning rate.",
-                self.step + 1
-            )));
-        }
-        let warmup = (self.total_steps as f64 * self.config.warmup_ratio).round() as usize;
-        let lr = linear_schedule(self.step, self.total_steps, warmup, self.config.learning_rate);
-        self.model = self.optim.step(lr, self.model.clone(), grads);
-        self.cursor = end;
-        self.step += 1;
-        let per_epoch = self.order.len().max(1);
-        Ok(Some(PretrainStep {
-            step: self.step,
-            total_steps: self.total_steps,
-            epoch: self.epoch as f64 + self.cursor as f64 / per_epoch as f64,
-            mlm_loss: values[0],
-            mlm_accuracy: values[2] / n.max(1) as f32,
-            pair_loss: pair_loss.map(|_| values[3]),
-            lr,
-            tokens: batch.attention_mask.iter().filter(|&&m| m == 1).count(),
-        }))
-    }
 }
 
 /// The pretrained model as a Hugging Face folder: `config.json` (`BertForPreTraining` with a
@@ -389,7 +109,7 @@ pub fn export(
     value["tie_word_embeddings"] = true.into();
     let mut files = vec![
         ("config.json".to_string(), serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?),
-        ("model.safetensors".to_string(), crate::checkpoint::save_module(model)?),
+        ("model.safetensors".to_string(), crate::bert::checkpoint::save_module(model)?),
     ];
     if let Some(b) = tokenizer_json {
         files.push(("tokenizer.json".into(), b.to_vec()));
@@ -405,7 +125,7 @@ pub fn export(
 /// storage. An encoder-only checkpoint is refused (it has no MLM head to fill masks with).
 pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPreTraining, BertTokenizer, BertConfig)> {
     let weights = files.weights.clone();
-    let Bert { config, model: bert, tokenizer, report } = crate::checkpoint::load(files, device)?;
+    let LoadedModel { config, model: bert, tokenizer, report } = crate::bert::checkpoint::load(files, device)?;
     let has = |name: &str| report.skipped.iter().any(|n| n == name);
     if !has("cls.predictions.bias") {
         return Err(Error::MissingTensors(vec!["cls.predictions.bias (the checkpoint has no masked-language-model head)".into()]));
@@ -454,18 +174,84 @@ pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, te
         .collect())
 }
 
-impl Pretrainer {
-    /// [`fill_mask`] with the model as trained so far (no dropout, no autodiff).
-    pub async fn fill_mask(&self, text: &str, k: usize) -> crate::Result<Vec<MaskFill>> {
-        let model = self.model.valid();
-        fill_mask(&model, &self.tokenizer, text, k, &self.device.clone().inner()).await
+/// Configuration of [`MlmHead`].
+#[derive(Config, Debug)]
+pub struct MlmHeadConfig {
+    /// Width of the hidden states.
+    pub hidden_size: usize,
+    /// Number of WordPiece tokens (the decoder's output width).
+    pub vocab_size: usize,
+    /// The transform's activation (the encoder's `hidden_act`).
+    #[config(default = "HiddenAct::Gelu")]
+    pub hidden_act: HiddenAct,
+    /// LayerNorm epsilon.
+    #[config(default = 1e-12)]
+    pub layer_norm_eps: f64,
+    /// Standard deviation of the normal initialiser.
+    #[config(default = 0.02)]
+    pub initializer_range: f64,
+}
+
+impl MlmHeadConfig {
+    /// Creates the head with freshly initialised weights (bias zero, as BERT starts).
+    pub fn init(&self, device: &Device) -> MlmHead {
+        MlmHead {
+            transform: MlmTransform {
+                dense: init_linear(self.hidden_size, self.hidden_size, self.initializer_range, device),
+                layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
+                act: self.hidden_act,
+            },
+            bias: Param::from_tensor(Tensor::zeros([self.vocab_size], device)),
+        }
+    }
+}
+
+/// `dense → activation → LayerNorm` (`cls.predictions.transform` in the checkpoint).
+#[derive(Module, Debug)]
+pub struct MlmTransform {
+    /// `hidden → hidden`.
+    pub dense: Linear,
+    /// Normalises the transformed vector.
+    pub layer_norm: LayerNorm,
+    #[module(skip)]
+    act: HiddenAct,
+}
+
+/// The masked-language-model head (`cls.predictions`): a transform, then a decoder whose
+/// weight is the word-embedding matrix (tied, as in BERT), plus a per-token bias.
+#[derive(Module, Debug)]
+pub struct MlmHead {
+    /// Dense + activation + LayerNorm.
+    pub transform: MlmTransform,
+    /// Output bias, one per vocabulary entry.
+    pub bias: Param<Tensor<1>>,
+}
+
+impl MlmHead {
+    /// Vocabulary logits for the given hidden vectors only. Pass just the picked positions:
+    /// full-vocabulary logits for every position of a batch do not fit a WebGPU buffer at
+    /// realistic sizes, and only picked positions enter the loss.
+    ///
+    /// # Shapes
+    /// - `hidden`: `[picked, hidden]` (gathered from `[batch, seq, hidden]`)
+    /// - `word_embeddings`: `[vocab, hidden]` (the encoder's embedding table)
+    /// - output: logits `[picked, vocab]`
+    pub fn forward(&self, hidden: Tensor<2>, word_embeddings: Tensor<2>) -> Tensor<2> {
+        let x = linear(&self.transform.dense, hidden);
+        let x = match self.transform.act {
+            HiddenAct::Gelu => gelu(x),
+            HiddenAct::GeluApproximate => gelu_approximate(x),
+            HiddenAct::Relu => relu(x),
+        };
+        let x = self.transform.layer_norm.forward(x);
+        matmul(x, word_embeddings.transpose()) + self.bias.val().unsqueeze::<2>()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Preset;
+    use crate::bert::config::Preset;
     use burn::module::Param;
 
     /// A vocabulary of whole words: the specials, then `words`.
@@ -522,7 +308,7 @@ mod tests {
 
     #[test]
     fn an_exported_pretrained_model_loads_back_as_an_encoder() {
-        use crate::checkpoint::{CheckpointFiles, load};
+        use crate::bert::checkpoint::{CheckpointFiles, load};
         let device = Device::flex();
         let tok = tokenizer(&["a", "b", "c"]);
         let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
@@ -586,11 +372,26 @@ mod tests {
         let bert = BertModelConfig::new(config.clone()).init(&device);
         let checkpoint = CheckpointFiles {
             config_json: config.to_hf_json(),
-            weights: crate::checkpoint::save_weights(&bert).unwrap(),
+            weights: crate::bert::checkpoint::save_weights(&bert).unwrap(),
             tokenizer_json: None,
             vocab_txt: Some(vocab.join("\n").into_bytes()),
         };
         let err = load(checkpoint, &device).unwrap_err();
         assert!(err.to_string().contains("masked-language-model head"), "{err}");
+    }
+
+    #[test]
+    fn mlm_head_scores_every_vocabulary_entry_through_the_tied_table() {
+        let device = Device::flex();
+        let head = MlmHeadConfig::new(8, 11).init(&device);
+        let table = Tensor::<2>::random([11, 8], burn::tensor::Distribution::Normal(0.0, 1.0), &device);
+        let hidden = Tensor::<2>::random([3, 8], burn::tensor::Distribution::Normal(0.0, 1.0), &device);
+        let logits = head.forward(hidden.clone(), table.clone());
+        assert_eq!(logits.dims(), [3, 11]);
+        // With a zero bias, row i of the logits is transform(hidden_i) · table^T.
+        let t = head.transform.layer_norm.forward(gelu(head.transform.dense.forward(hidden)));
+        let expected = t.matmul(table.transpose());
+        let diff = (logits - expected).abs().max().into_scalar::<f32>();
+        assert!(diff < 1e-5, "{diff}");
     }
 }

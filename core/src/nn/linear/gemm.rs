@@ -113,7 +113,7 @@ fn matmul_into(a: MatRef, b: MatRef, c: &mut [f32]) {
     if a.rows >= 2 * MR && a.rows * b.cols * a.cols >= PARALLEL {
         let top = (a.rows / 2).next_multiple_of(MR);
         let (c_top, c_bottom) = c.split_at_mut(top * b.cols);
-        crate::train::join(|| serial(a.rows(0, top), b, c_top), || serial(a.rows(top, a.rows - top), b, c_bottom));
+        crate::cpu::join(|| serial(a.rows(0, top), b, c_top), || serial(a.rows(top, a.rows - top), b, c_bottom));
         return;
     }
     serial(a, b, c);

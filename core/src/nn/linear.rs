@@ -22,7 +22,7 @@ use burn::backend::ops::FloatTensorOps;
 use burn::backend::tensor::FloatTensor;
 use burn::tensor::DType;
 use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension};
-use burn::nn::Linear;
+use burn::nn::{Initializer, Linear, LinearConfig};
 use burn::prelude::*;
 
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
@@ -155,6 +155,13 @@ pub fn matmul<const D: usize>(lhs: Tensor<D>, rhs: Tensor<D>) -> Tensor<D> {
         "matmul: {l:?} · {r:?} (batch dimensions must be equal, inner dimensions must agree)"
     );
     Tensor::from_dispatch(<Dispatch as MatmulBackend>::batched_matmul(lhs.into_dispatch(), rhs.into_dispatch()))
+}
+
+/// A dense layer with BERT's initialisation: weights from `N(0, std²)`, bias zero.
+pub fn init_linear(d_in: usize, d_out: usize, std: f64, device: &Device) -> Linear {
+    LinearConfig::new(d_in, d_out)
+        .with_initializer(Initializer::Normal { mean: 0.0, std })
+        .init(device)
 }
 
 #[cfg(test)]

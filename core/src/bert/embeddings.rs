@@ -3,9 +3,9 @@
 use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer};
 use burn::prelude::*;
 
-use crate::config::BertConfig;
-use crate::dropout;
-use crate::layer_norm::LayerNorm;
+use crate::bert::config::BertConfig;
+use crate::nn::dropout;
+use crate::nn::layer_norm::LayerNorm;
 
 /// Configuration of [`BertEmbeddings`].
 #[derive(Config, Debug)]

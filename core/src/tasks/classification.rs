@@ -11,19 +11,23 @@
 
 use std::collections::BTreeMap;
 
-use burn::nn::{DropoutConfig, Linear};
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::{Dropout, DropoutConfig, Linear};
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::{CheckpointFiles, save_weights};
-use crate::config::BertConfig;
-use crate::error::{Error, Result};
-use crate::heads::ClassificationHead;
-use crate::model::{BertInput, BertModel, BertModelOutput, ForwardOptions};
-use crate::pooling::{Pooling, cls_pool, mean_pool};
-use crate::tokenizer::BertTokenizer;
+use crate::bert::checkpoint::{CheckpointFiles, save_weights};
+use crate::bert::config::BertConfig;
+use crate::error::Error;
+use crate::bert::model::{BertInput, BertModel, BertModelOutput, ForwardOptions};
+use crate::bert::pooling::{Pooling, cls_pool, mean_pool};
+use crate::nn::dropout;
+use crate::nn::linear::{init_linear, linear};
+use crate::nn::read_f32;
+use crate::tasks::metrics::softmax;
+use crate::tokenizer::{Batch, BertTokenizer, Encoded, by_length};
 
 /// Which hidden layers a sentence feature comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -83,7 +87,7 @@ impl FeatureSpec {
     }
 
     /// Refuses combinations that cannot be computed for this model.
-    pub fn check(&self, num_layers: usize, has_pooler: bool) -> Result<()> {
+    pub fn check(&self, num_layers: usize, has_pooler: bool) -> crate::Result<()> {
         if self.pooling == Pooling::Pooler {
             if self.layers != FeatureLayers::Last {
                 return Err(Error::Input("the pooler reads the last layer only; choose [CLS] or mean pooling for other layers".into()));
@@ -110,7 +114,7 @@ impl FeatureSpec {
     /// - `output.hidden_states`: `L + 1` tensors `[batch, seq, hidden]` (when needed)
     /// - `attention_mask`: `[batch, seq]`
     /// - output: `[batch, width]`
-    pub fn extract(&self, output: &BertModelOutput, attention_mask: Tensor<2, Int>) -> Result<Tensor<2>> {
+    pub fn extract(&self, output: &BertModelOutput, attention_mask: Tensor<2, Int>) -> crate::Result<Tensor<2>> {
         if self.layers == FeatureLayers::Last {
             return self.pooling.apply(output, attention_mask);
         }
@@ -138,7 +142,7 @@ impl FeatureSpec {
 /// # Shapes
 /// - input: each tensor of [`BertInput`] is `[batch, seq]`
 /// - output: `[batch, width]`
-pub fn features(bert: &BertModel, input: BertInput, spec: FeatureSpec) -> Result<Tensor<2>> {
+pub fn features(bert: &BertModel, input: BertInput, spec: FeatureSpec) -> crate::Result<Tensor<2>> {
     let mask = input.attention_mask.clone();
     let options = ForwardOptions { hidden_states: spec.needs_hidden_states(), ..Default::default() };
     spec.extract(&bert.forward(input, options), mask)
@@ -162,7 +166,7 @@ impl BertClassifier {
     /// # Shapes
     /// - input: each tensor of [`BertInput`] is `[batch, seq]`
     /// - output: `[batch, num_labels]`
-    pub fn forward(&self, input: BertInput) -> Result<Tensor<2>> {
+    pub fn forward(&self, input: BertInput) -> crate::Result<Tensor<2>> {
         Ok(self.head.forward(features(&self.bert, input, self.spec)?))
     }
 
@@ -200,7 +204,7 @@ pub struct LoadedClassifier {
 pub const HEAD_FILE: &str = "classifier_head.safetensors";
 
 /// `classifier.weight` `[labels, width]` and `classifier.bias` `[labels]`, PyTorch layout.
-fn head_tensors(head: &ClassificationHead) -> Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
+fn head_tensors(head: &ClassificationHead) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
     let weight = &head.classifier.weight.val();
     let [width, labels] = weight.dims();
     // burn stores [in, out]; PyTorch [out, in].
@@ -216,7 +220,7 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> Result<Vec<u8>> {
+fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u8>> {
     let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
         .iter()
         .map(|(name, data, shape)| {
@@ -224,7 +228,7 @@ fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> Result<Vec<u8>> {
                 .map(|v| (name.clone(), v))
                 .map_err(|e| Error::Weights(e.to_string()))
         })
-        .collect::<Result<_>>()?;
+        .collect::<crate::Result<_>>()?;
     let meta = BTreeMap::from([("format".to_string(), "pt".to_string())]).into_iter().collect();
     safetensors::serialize(views, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
 }
@@ -247,7 +251,7 @@ pub fn export(
     meta: &ClassifierMeta,
     tokenizer_json: Option<&[u8]>,
     vocab_txt: Option<&[u8]>,
-) -> Result<Vec<(String, Vec<u8>)>> {
+) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
     let obj = value.as_object_mut().expect("config is an object");
@@ -303,9 +307,9 @@ pub fn export(
 }
 
 /// `classifier.weight` and `classifier.bias` from a safetensors file, as a head.
-fn read_head(bytes: &[u8], file: &str, width: usize, device: &Device) -> Result<ClassificationHead> {
+fn read_head(bytes: &[u8], file: &str, width: usize, device: &Device) -> crate::Result<ClassificationHead> {
     let st = SafeTensors::deserialize(bytes).map_err(|e| Error::Weights(format!("{file}: {e}")))?;
-    let read = |name: &str| -> Result<(Vec<f32>, Vec<usize>)> {
+    let read = |name: &str| -> crate::Result<(Vec<f32>, Vec<usize>)> {
         let view = st.tensor(name).map_err(|_| Error::MissingTensors(vec![name.to_string()]))?;
         let data = match view.dtype() {
             Dtype::F32 => view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
@@ -332,7 +336,7 @@ fn read_head(bytes: &[u8], file: &str, width: usize, device: &Device) -> Result<
 
 /// Loads a folder written by [`export`], or any `BertForSequenceClassification` checkpoint
 /// (`[CLS]` + pooler features). `head` is the bytes of [`HEAD_FILE`] when the folder has one.
-pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> Result<LoadedClassifier> {
+pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let raw: serde_json::Value = serde_json::from_slice(&files.config_json).map_err(|e| Error::Config(e.to_string()))?;
     let labels = labels_from_config(&raw)?;
     let spec = match raw.pointer("/bertbench_head/spec") {
@@ -340,7 +344,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
         None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
     };
     let weights = files.weights.clone();
-    let bert = crate::checkpoint::load(files, device)?;
+    let bert = crate::bert::checkpoint::load(files, device)?;
     let max_len = raw
         .pointer("/bertbench_head/max_len")
         .and_then(serde_json::Value::as_u64)
@@ -372,7 +376,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
 }
 
 /// `id2label` in id order; `LABEL_0…` names when the config has none.
-fn labels_from_config(raw: &serde_json::Value) -> Result<Vec<String>> {
+fn labels_from_config(raw: &serde_json::Value) -> crate::Result<Vec<String>> {
     let Some(map) = raw.get("id2label").and_then(|v| v.as_object()) else {
         return Err(Error::Config("config.json has no id2label: it is not a classifier".into()));
     };
@@ -382,7 +386,7 @@ fn labels_from_config(raw: &serde_json::Value) -> Result<Vec<String>> {
             let id = k.parse::<usize>().map_err(|_| Error::Config(format!("id2label key {k:?} is not a number")))?;
             Ok((id, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
         })
-        .collect::<Result<_>>()?;
+        .collect::<crate::Result<_>>()?;
     pairs.sort();
     if pairs.iter().enumerate().any(|(i, (id, _))| *id != i) {
         return Err(Error::Config("id2label ids must be 0, 1, 2, … without gaps".into()));
@@ -390,12 +394,84 @@ fn labels_from_config(raw: &serde_json::Value) -> Result<Vec<String>> {
     Ok(pairs.into_iter().map(|(_, l)| l).collect())
 }
 
+/// Configuration of [`ClassificationHead`].
+#[derive(Config, Debug)]
+pub struct ClassificationHeadConfig {
+    /// Width of the pooled sentence vector.
+    pub hidden_size: usize,
+    /// Number of labels.
+    pub num_labels: usize,
+    /// Dropout before the dense layer (BERT paper: 0.1).
+    #[config(default = 0.1)]
+    pub dropout: f64,
+    /// Standard deviation of the normal initialiser.
+    #[config(default = 0.02)]
+    pub initializer_range: f64,
+}
+
+impl ClassificationHeadConfig {
+    /// Creates the head with freshly initialised weights.
+    pub fn init(&self, device: &Device) -> ClassificationHead {
+        ClassificationHead {
+            dropout: DropoutConfig::new(self.dropout).init(),
+            classifier: init_linear(self.hidden_size, self.num_labels, self.initializer_range, device),
+        }
+    }
+}
+
+/// Dropout then a dense layer to one logit per label (`classifier` in a Hugging Face
+/// `BertForSequenceClassification` checkpoint).
+#[derive(Module, Debug)]
+pub struct ClassificationHead {
+    /// Dropout on the pooled vector.
+    pub dropout: Dropout,
+    /// `hidden → num_labels`.
+    pub classifier: Linear,
+}
+
+impl ClassificationHead {
+    /// # Shapes
+    /// - `pooled`: `[batch, hidden]`
+    /// - output: logits `[batch, num_labels]`
+    pub fn forward(&self, pooled: Tensor<2>) -> Tensor<2> {
+        linear(&self.classifier, dropout::forward(&self.dropout, pooled))
+    }
+
+    /// Mean cross-entropy of `logits` against integer `labels`.
+    ///
+    /// # Shapes
+    /// - `logits`: `[batch, num_labels]`; `labels`: `[batch]`
+    /// - output: `[1]`
+    pub fn loss(logits: Tensor<2>, labels: Tensor<1, Int>) -> Tensor<1> {
+        let device = logits.device();
+        CrossEntropyLossConfig::new().init(&device).forward(logits, labels)
+    }
+}
+
+/// Class probabilities for encoded texts, in their order. Batches of `batch_size` are taken
+/// shortest first, so each pads to about its own length.
+pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
+    let k = model.num_labels();
+    let mut out = vec![Vec::new(); encoded.len()];
+    for indices in by_length(encoded).chunks(batch_size.max(1)) {
+        let chunk: Vec<Encoded> = indices.iter().map(|&i| encoded[i].clone()).collect();
+        let batch = Batch::from_encoded(&chunk, pad_id);
+        let logits = read_f32(model.forward(BertInput::from_batch(&batch, device))?).await?;
+        if logits.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Device("the model produced NaN or infinite outputs".into()));
+        }
+        for (&i, row) in indices.iter().zip(logits.chunks_exact(k)) {
+            out[i] = softmax(row);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Preset;
-    use crate::heads::ClassificationHeadConfig;
-    use crate::model::BertModelConfig;
+    use crate::bert::config::Preset;
+    use crate::bert::model::BertModelConfig;
     use crate::tokenizer::Batch;
 
     fn vocab() -> Vec<u8> {
@@ -496,5 +572,21 @@ mod tests {
         };
         let err = load_classifier(files, None, &Device::flex()).unwrap_err();
         assert!(err.to_string().contains("no classifier head"), "{err}");
+    }
+
+    #[test]
+    fn loss_is_log_k_for_uniform_logits() {
+        let device = Device::flex();
+        let logits = Tensor::<2>::zeros([4, 3], &device);
+        let labels = Tensor::<1, Int>::from_data(TensorData::new(vec![0i64, 1, 2, 0], [4]), &device);
+        let loss = ClassificationHead::loss(logits, labels).into_scalar::<f32>();
+        assert!((loss - 3f32.ln()).abs() < 1e-6, "{loss}");
+    }
+
+    #[test]
+    fn head_maps_hidden_to_labels() {
+        let device = Device::flex();
+        let head = ClassificationHeadConfig::new(16, 5).init(&device);
+        assert_eq!(head.forward(Tensor::zeros([2, 16], &device)).dims(), [2, 5]);
     }
 }

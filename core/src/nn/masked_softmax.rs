@@ -23,7 +23,7 @@ use burn::tensor::DType;
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 use burn::backend::Cube;
 
-use crate::activation::{exp_nonpositive, map_split, sum_pairs, values};
+use crate::cpu::{exp_nonpositive, map_split, sum_pairs, values};
 
 /// Softmax over the last dimension of `x · scale + mask`, and its backward pass.
 #[backend_extension(Flex, Cube: cfg(any(feature = "wgpu", feature = "cuda")), Autodiff)]
@@ -231,7 +231,7 @@ mod tests {
     use burn::tensor::Distribution;
     use burn::tensor::activation::softmax;
 
-    use crate::attention::{AttentionMask, additive_mask};
+    use crate::bert::attention::{AttentionMask, additive_mask};
 
     fn padding(device: &Device) -> Tensor<4> {
         let rows: Vec<i64> = [[1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]].concat();

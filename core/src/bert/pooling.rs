@@ -3,7 +3,7 @@
 use burn::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::model::BertModelOutput;
+use crate::bert::model::BertModelOutput;
 
 /// How a sentence vector is made from its token vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -104,8 +104,8 @@ mod tests {
 
     #[test]
     fn pooler_pooling_uses_the_pooler_and_needs_one() {
-        use crate::config::Preset;
-        use crate::model::{BertInput, BertModelConfig};
+        use crate::bert::config::Preset;
+        use crate::bert::model::{BertInput, BertModelConfig};
         use crate::tokenizer::Batch;
         let device = Device::flex();
         let batch = Batch::from_rows(&[vec![2, 7, 3]], &[vec![0; 3]], 0);

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::rng::Rng;
-use crate::similarity::cosine;
+use crate::analysis::similarity::cosine;
 
 /// Subtracts each dimension's mean and divides by its standard deviation (dimensions with no
 /// spread are only centred).
@@ -186,7 +186,7 @@ pub fn linear_probe(
         let mut gw = vec![0f32; c * dim];
         let mut gb = vec![0f32; c];
         for (x, &y) in xs.iter().zip(ys) {
-            let p = crate::metrics::softmax(&logits(&w, &b, x));
+            let p = crate::tasks::metrics::softmax(&logits(&w, &b, x));
             for k in 0..c {
                 let g = (p[k] - f32::from(k == y)) / n as f32;
                 gb[k] += g;
@@ -203,7 +203,7 @@ pub fn linear_probe(
         }
     }
     let accuracy = |xs: &[Vec<f32>], ys: &[usize]| {
-        let right = xs.iter().zip(ys).filter(|(x, y)| crate::metrics::argmax(&logits(&w, &b, x)) == **y).count();
+        let right = xs.iter().zip(ys).filter(|(x, y)| crate::tasks::metrics::argmax(&logits(&w, &b, x)) == **y).count();
         right as f32 / xs.len() as f32
     };
     let mut counts = vec![0usize; c];

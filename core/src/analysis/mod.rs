@@ -1,0 +1,9 @@
+//! What the explorer reads out of a model, on the host: sentence embeddings, every layer's states
+//! and attention, PCA and t-SNE maps, probes, similarity, and the built-in example sentences.
+
+pub mod embed;
+pub mod inspect;
+pub mod probe;
+pub mod projection;
+pub mod samples;
+pub mod similarity;

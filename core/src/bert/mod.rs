@@ -1,0 +1,11 @@
+//! BERT itself, one file per module of a Hugging Face checkpoint: configuration, embeddings,
+//! self-attention, the encoder stack, the model with its pooler, pooling, and loading and saving
+//! checkpoints. Built from [`crate::nn`]; knows nothing of tasks or training.
+
+pub mod attention;
+pub mod checkpoint;
+pub mod config;
+pub mod embeddings;
+pub mod encoder;
+pub mod model;
+pub mod pooling;

@@ -1,0 +1,13 @@
+//! Task heads on the encoder, one module per task, as `transformers` has one class per head:
+//! each owns its head, its loss, its metrics and its checkpoint names.
+//!
+//! - [`classification`]: sentence (or sentence-pair) classification, `BertForSequenceClassification`
+//! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
+//! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
+//! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
+//!   softmax and argmax
+
+pub mod classification;
+pub mod masking;
+pub mod metrics;
+pub mod pretraining;

@@ -1,0 +1,64 @@
+//! What the unit tests share: tiny random models and a toy classification task, so no test
+//! builds its own copy. Compiled for tests only.
+
+use burn::prelude::*;
+
+use crate::bert::checkpoint::{CheckpointFiles, LoadedModel};
+use crate::bert::config::{BertConfig, Preset};
+use crate::bert::model::BertModelConfig;
+use crate::rng::Rng;
+use crate::tokenizer::{Encoded, Token};
+use crate::train::LabeledText;
+
+/// Held by every test that initialises or trains a model: burn's device generator (weight
+/// initialisation, dropout) is shared by all the threads the tests run on, so one test's seeding
+/// or draws would change another's run.
+static DEVICE_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes the device generator for the rest of a test.
+pub fn device_rng() -> std::sync::MutexGuard<'static, ()> {
+    DEVICE_RNG.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// BERT-tiny's shape over a vocabulary of `vocab` pieces and 16 positions.
+pub fn tiny_config(vocab: usize) -> BertConfig {
+    Preset::Tiny.config(vocab).with_max_position_embeddings(16)
+}
+
+/// A tiny random BERT with a word-level vocabulary, loaded the way the app loads one.
+pub fn tiny_bert() -> (LoadedModel, Device) {
+    let device = Device::flex();
+    let words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "river", "bank", "loan", "a", "##s", "money", "."];
+    let config = Preset::Tiny.config(words.len()).without_dropout();
+    let model = BertModelConfig::new(config.clone()).init(&device);
+    let files = CheckpointFiles {
+        config_json: config.to_hf_json(),
+        weights: crate::bert::checkpoint::save_weights(&model).unwrap(),
+        tokenizer_json: None,
+        vocab_txt: Some(words.join("\n").into_bytes()),
+    };
+    (crate::bert::checkpoint::load(files, &device).unwrap(), device)
+}
+
+/// A separable toy task: label 1 iff the sentence contains token 7 ("good"), else it contains
+/// token 8 ("bad"); the other tokens are noise.
+pub fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|i| {
+            let label = i % 2;
+            let mut ids = vec![2u32];
+            let len = 3 + rng.below(6);
+            let at = rng.below(len);
+            for j in 0..len {
+                ids.push(if j == at { 7 + (1 - label as u32) } else { 10 + rng.below(50) as u32 });
+            }
+            ids.push(3);
+            let tokens = ids
+                .iter()
+                .map(|&id| Token { piece: format!("t{id}"), id, type_id: 0, offsets: (0, 0), special: id < 5 })
+                .collect();
+            LabeledText { encoded: Encoded { tokens, truncated_from: None }, label }
+        })
+        .collect()
+}

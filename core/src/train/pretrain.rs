@@ -1,0 +1,300 @@
+//! MLM pretraining as a step-at-a-time run the browser can drive between frames: the corpus,
+//! dynamic or static masking, NSP/SOP pairs drawn anew each epoch, and one optimizer step per
+//! [`Pretrainer::step`].
+
+use burn::optim::GradientsParams;
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use serde::{Deserialize, Serialize};
+
+use super::adamw::{AdamW, adamw};
+use super::step::{Schedule, clip, read_back};
+use crate::error::Error;
+use crate::bert::model::BertInput;
+use crate::rng::Rng;
+use crate::tasks::classification::ClassificationHead;
+use crate::tasks::masking::{MaskVocab, Masked, MaskingConfig, PairTask, make_pairs};
+use crate::tasks::pretraining::{BertForPreTraining, MaskFill, fill_mask};
+use crate::tokenizer::{Batch, BertTokenizer, Encoded};
+
+/// Settings of a pretraining run.
+#[derive(Config, Debug)]
+pub struct PretrainConfig {
+    /// Sequences per step.
+    #[config(default = 32)]
+    pub batch_size: usize,
+    /// Longest sequence in tokens (longer lines are truncated).
+    #[config(default = 64)]
+    pub max_len: usize,
+    /// Peak learning rate (tiny models from scratch like a high one).
+    #[config(default = 1e-3)]
+    pub learning_rate: f64,
+    /// Decoupled weight decay (not on biases and LayerNorm).
+    #[config(default = 0.01)]
+    pub weight_decay: f64,
+    /// Share of the steps spent warming up linearly.
+    #[config(default = 0.06)]
+    pub warmup_ratio: f64,
+    /// Global gradient-norm clip (0 = none).
+    #[config(default = 1.0)]
+    pub max_grad_norm: f64,
+    /// Passes over the corpus.
+    #[config(default = 10)]
+    pub epochs: usize,
+    /// A new mask every epoch (RoBERTa) rather than one fixed mask per line (original BERT).
+    #[config(default = true)]
+    pub dynamic_masking: bool,
+    /// Train NSP or SOP next to MLM.
+    pub pair_task: Option<PairTask>,
+    /// Seed for shuffling, masking and pairs.
+    #[config(default = 42)]
+    pub seed: u64,
+    /// Token picking and corruption.
+    #[config(default = "MaskingConfig::new()")]
+    pub masking: MaskingConfig,
+}
+
+/// What one optimizer step did.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PretrainStep {
+    /// Steps done, this one included.
+    pub step: usize,
+    /// Of how many.
+    pub total_steps: usize,
+    /// Fractional epoch.
+    pub epoch: f64,
+    /// Mean cross-entropy over the picked tokens.
+    pub mlm_loss: f32,
+    /// Share of picked tokens whose top prediction is the original.
+    pub mlm_accuracy: f32,
+    /// NSP/SOP cross-entropy, when trained.
+    pub pair_loss: Option<f32>,
+    /// Learning rate used.
+    pub lr: f64,
+    /// Tokens (real, not padding) in the step's batch.
+    pub tokens: usize,
+}
+
+/// One training example before masking.
+#[derive(Debug, Clone)]
+struct Example {
+    encoded: Encoded,
+    pair_label: Option<usize>,
+    /// The mask kept for static masking.
+    fixed: Option<Masked>,
+}
+
+/// A pretraining run, one step per [`Pretrainer::step`] call.
+pub struct Pretrainer {
+    model: BertForPreTraining,
+    config: PretrainConfig,
+    tokenizer: BertTokenizer,
+    vocab: MaskVocab,
+    lines: Vec<String>,
+    examples: Vec<Example>,
+    order: Vec<usize>,
+    cursor: usize,
+    epoch: usize,
+    step: usize,
+    total_steps: usize,
+    rng: Rng,
+    optim: AdamW,
+    device: Device,
+}
+
+/// One token of a masking preview.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownToken {
+    /// The piece in the text.
+    pub original: String,
+    /// The piece the model sees.
+    pub shown: String,
+    /// What masking did here, if the position was picked.
+    pub case: Option<crate::tasks::masking::MaskCase>,
+}
+
+impl Pretrainer {
+    /// Prepares a run over `lines` (the corpus, in reading order) on an autodiff `device`.
+    pub fn new(model: BertForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
+        config.masking.validate()?;
+        if config.batch_size == 0 || config.epochs == 0 {
+            return Err(Error::Input("batch size and epochs must be at least 1".into()));
+        }
+        let lines: Vec<String> = lines.into_iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+        if lines.is_empty() {
+            return Err(Error::Input("the corpus has no text".into()));
+        }
+        if config.pair_task.is_some() != model.cls.seq_relationship.is_some() {
+            return Err(Error::Input("the model's heads do not match the pair task".into()));
+        }
+        let tokenizer = tokenizer.with_max_len(config.max_len);
+        let per_epoch = if config.pair_task.is_some() { lines.len() - 1 } else { lines.len() };
+        let steps_per_epoch = per_epoch.div_ceil(config.batch_size);
+        let mut run = Self {
+            vocab: MaskVocab::from_tokenizer(&tokenizer),
+            model,
+            tokenizer,
+            lines,
+            examples: Vec::new(),
+            order: Vec::new(),
+            cursor: 0,
+            epoch: 0,
+            step: 0,
+            total_steps: steps_per_epoch * config.epochs,
+            rng: Rng::new(config.seed),
+            optim: adamw(config.weight_decay),
+            device: device.clone(),
+            config,
+        };
+        run.start_epoch()?;
+        Ok(run)
+    }
+
+    /// Builds the epoch's examples (new pairs each epoch) and shuffles them.
+    fn start_epoch(&mut self) -> crate::Result<()> {
+        if self.examples.is_empty() || self.config.pair_task.is_some() {
+            self.examples = match self.config.pair_task {
+                None => self
+                    .lines
+                    .iter()
+                    .map(|l| Ok(Example { encoded: self.tokenizer.encode(l)?, pair_label: None, fixed: None }))
+                    .collect::<crate::Result<_>>()?,
+                Some(task) => make_pairs(&self.lines, task, &mut self.rng)?
+                    .into_iter()
+                    .map(|p| Ok(Example { encoded: self.tokenizer.encode_pair(&p.a, &p.b)?, pair_label: Some(p.label), fixed: None }))
+                    .collect::<crate::Result<_>>()?,
+            };
+        }
+        self.order = (0..self.examples.len()).collect();
+        self.rng.shuffle(&mut self.order);
+        self.cursor = 0;
+        Ok(())
+    }
+
+    /// Steps done and in total.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.step, self.total_steps)
+    }
+
+    /// The model as trained so far.
+    pub fn model(&self) -> &BertForPreTraining {
+        &self.model
+    }
+
+    /// The run's tokenizer (truncating at `max_len`).
+    pub fn tokenizer(&self) -> &BertTokenizer {
+        &self.tokenizer
+    }
+
+    /// How masking treats the first `n` examples, drawn with `seed` (the run's own random
+    /// stream is not touched): for the page's "before and after masking" view.
+    pub fn masking_preview(&self, n: usize, seed: u64) -> Vec<Vec<ShownToken>> {
+        let mut rng = Rng::new(seed);
+        let piece = |id: u32| self.tokenizer.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
+        self.examples
+            .iter()
+            .take(n)
+            .map(|ex| {
+                let ids = ex.encoded.ids();
+                let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
+                let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut rng);
+                ids.iter()
+                    .enumerate()
+                    .map(|(i, &id)| ShownToken {
+                        original: piece(id),
+                        shown: piece(m.input_ids[i]),
+                        case: m.picks.iter().find(|p| p.position == i).map(|p| p.case),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn mask(&mut self, i: usize) -> Masked {
+        let ex = &self.examples[i];
+        if !self.config.dynamic_masking
+            && let Some(m) = &ex.fixed
+        {
+            return m.clone();
+        }
+        let ids = ex.encoded.ids();
+        let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
+        let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut self.rng);
+        if !self.config.dynamic_masking {
+            self.examples[i].fixed = Some(m.clone());
+        }
+        m
+    }
+
+    /// One optimizer step; `None` once every epoch is done.
+    pub async fn step(&mut self) -> crate::Result<Option<PretrainStep>> {
+        if self.step >= self.total_steps {
+            return Ok(None);
+        }
+        if self.cursor >= self.order.len() {
+            self.epoch += 1;
+            self.start_epoch()?;
+        }
+        let end = (self.cursor + self.config.batch_size).min(self.order.len());
+        let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
+        let masked: Vec<Masked> = idx.iter().map(|&i| self.mask(i)).collect();
+        let ids: Vec<Vec<u32>> = masked.iter().map(|m| m.input_ids.clone()).collect();
+        let types: Vec<Vec<u32>> = idx.iter().map(|&i| self.examples[i].encoded.type_ids()).collect();
+        let batch = Batch::from_rows(&ids, &types, self.tokenizer.pad_id);
+        let seq = batch.seq_len;
+        let mut picked = Vec::new();
+        let mut targets = Vec::new();
+        for (b, m) in masked.iter().enumerate() {
+            for p in &m.picks {
+                picked.push((b * seq + p.position) as i64);
+                targets.push(p.original as i64);
+            }
+        }
+        let n = picked.len();
+        let device = &self.device;
+        let picked_t = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
+        let targets_t = Tensor::<1, Int>::from_data(TensorData::new(targets.clone(), [n]), device);
+        let (mlm_logits, pair_logits) = self.model.forward(BertInput::from_batch(&batch, device), picked_t);
+        let mlm_loss = ClassificationHead::loss(mlm_logits.clone(), targets_t);
+        let mlm_correct = mlm_logits.clone().argmax(1).reshape([n]).equal(Tensor::from_data(TensorData::new(targets, [n]), device)).int().sum();
+        let (loss, pair_loss) = match pair_logits {
+            Some(logits) => {
+                let labels: Vec<i64> = idx.iter().map(|&i| self.examples[i].pair_label.unwrap_or(0) as i64).collect();
+                let l = ClassificationHead::loss(logits, Tensor::from_data(TensorData::new(labels, [idx.len()]), device));
+                (mlm_loss.clone() + l.clone(), Some(l))
+            }
+            None => (mlm_loss.clone(), None),
+        };
+        let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
+        let norm = clip(&self.model, &mut grads, self.config.max_grad_norm, device);
+        let mut extra = vec![mlm_correct.inner().float().reshape([1])];
+        if let Some(l) = &pair_loss {
+            extra.push(l.clone().inner());
+        }
+        let on_gpu = device.clone().inner() != Device::flex();
+        let values = read_back(mlm_loss.inner(), &norm, extra, self.step, on_gpu).await?;
+        let lr = Schedule::new(self.total_steps, self.config.warmup_ratio, self.config.learning_rate).lr(self.step);
+        self.model = self.optim.step(lr, self.model.clone(), grads);
+        self.cursor = end;
+        self.step += 1;
+        let per_epoch = self.order.len().max(1);
+        Ok(Some(PretrainStep {
+            step: self.step,
+            total_steps: self.total_steps,
+            epoch: self.epoch as f64 + self.cursor as f64 / per_epoch as f64,
+            mlm_loss: values.loss,
+            mlm_accuracy: values.extra[0] / n.max(1) as f32,
+            pair_loss: pair_loss.map(|_| values.extra[1]),
+            lr,
+            tokens: batch.attention_mask.iter().filter(|&&m| m == 1).count(),
+        }))
+    }
+}
+
+impl Pretrainer {
+    /// [`fill_mask`] with the model as trained so far (no dropout, no autodiff).
+    pub async fn fill_mask(&self, text: &str, k: usize) -> crate::Result<Vec<MaskFill>> {
+        let model = self.model.valid();
+        fill_mask(&model, &self.tokenizer, text, k, &self.device.clone().inner()).await
+    }
+}
