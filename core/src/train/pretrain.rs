@@ -171,6 +171,11 @@ impl Pretrainer {
         Ok(())
     }
 
+    /// Epochs begun before the current one.
+    pub fn epochs_done(&self) -> usize {
+        self.epoch
+    }
+
     /// Steps done and in total.
     pub fn progress(&self) -> (usize, usize) {
         (self.step, self.total_steps)
