@@ -17,10 +17,12 @@ use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::bert::config::{BertConfig, Preset};
 use bertbench_core::tasks::pretraining::{self, BertForPreTraining};
-use bertbench_core::train::Pretrainer;
+use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
-use bertbench_core::train::{EvalReport, Event, FileSink, FineTuner, Phase, Snapshot, StepPoint, copy_to, encode_examples};
+use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, Snapshot, StepPoint, copy_to, encode_examples};
+use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
@@ -87,15 +89,14 @@ struct State {
     /// The page's own model that is the base but not in memory: asked for and not read yet,
     /// or let go of during a run (see [`base_model`]).
     base_to_read: Option<String>,
-    /// A base model is being read (see [`base_model`]).
-    base_pending: bool,
+    /// While a base model is being read (see [`base_model`]): who waits for it.
+    base_reading: Option<Vec<oneshot::Sender<()>>>,
     /// Counts `SetBase` requests: a download overtaken by a newer request is dropped.
     base_generation: u32,
     current: Option<Rc<Current>>,
     lab: Option<Rc<LabModel>>,
     run: Option<u32>,
-    paused: Rc<Cell<bool>>,
-    cancelled: Rc<Cell<bool>>,
+    control: Rc<Control>,
     /// The run in progress ran on WebGPU and the device failed under it.
     gpu_lost: bool,
 }
@@ -106,18 +107,69 @@ thread_local! {
 
 const BUSY: &str = "a run is already in progress; cancel it first";
 
-/// Makes `run` the worker's one run, with fresh pause and cancel flags; `None` while another
-/// run (fine-tuning or pretraining) holds the worker.
-fn begin_run(run: u32) -> Option<(Rc<Cell<bool>>, Rc<Cell<bool>>)> {
+/// Pause and cancel of the worker's one run, as the page asked them. A paused run waits on a
+/// channel that Resume and Cancel close, rather than polling the flag.
+#[derive(Default)]
+struct Control {
+    paused: Cell<bool>,
+    cancelled: Cell<bool>,
+    waiters: RefCell<Vec<oneshot::Sender<()>>>,
+}
+
+impl Control {
+    fn set_paused(&self, paused: bool) {
+        self.paused.set(paused);
+        if !paused {
+            self.wake();
+        }
+    }
+
+    fn cancel(&self) {
+        self.cancelled.set(true);
+        self.set_paused(false);
+    }
+
+    fn wake(&self) {
+        for waiter in self.waiters.borrow_mut().drain(..) {
+            let _ = waiter.send(());
+        }
+    }
+}
+
+impl Host for Control {
+    fn now_ms(&self) -> f64 {
+        now_ms()
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancelled.get()
+    }
+
+    async fn until_resumed(&self) {
+        while self.paused.get() && !self.cancelled.get() {
+            let (waiter, woken) = oneshot::channel();
+            self.waiters.borrow_mut().push(waiter);
+            let _ = woken.await;
+        }
+    }
+
+    async fn breathe(&self) {
+        // A macrotask, so the page's messages (Pause, Cancel) are handled in between.
+        sleep_ms(0).await;
+    }
+}
+
+/// Makes `run` the worker's one run, with a fresh [`Control`]; `None` while another run
+/// (fine-tuning or pretraining) holds the worker.
+fn begin_run(run: u32) -> Option<Rc<Control>> {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         if s.run.is_some() {
             return None;
         }
         s.run = Some(run);
-        s.paused.set(false);
-        s.cancelled.set(false);
-        Some((s.paused.clone(), s.cancelled.clone()))
+        s.control = Rc::new(Control::default());
+        Some(s.control.clone())
     })
 }
 
@@ -192,15 +244,23 @@ fn set_base(model_id: String, files: CheckpointFiles, downloadable: bool) {
 /// cache) when it is not in memory.
 async fn base_model() -> Option<Rc<Base>> {
     loop {
-        while STATE.with(|s| s.borrow().base_pending) {
-            sleep_ms(20).await;
+        let reading = STATE.with(|s| {
+            s.borrow_mut().base_reading.as_mut().map(|waiters| {
+                let (waiter, woken) = oneshot::channel();
+                waiters.push(waiter);
+                woken
+            })
+        });
+        if let Some(woken) = reading {
+            let _ = woken.await;
+            continue;
         }
         let (base, to_read, generation) = STATE.with(|s| {
             let s = s.borrow();
             (s.base.clone(), s.base_to_read.clone(), s.base_generation)
         });
         let Some(model_id) = to_read.filter(|_| base.is_none()) else { return base };
-        STATE.with(|s| s.borrow_mut().base_pending = true);
+        STATE.with(|s| s.borrow_mut().base_reading = Some(Vec::new()));
         let files = engine::download(&model_id, |_, _, _| {}).await;
         // A newer SetBase overtook this one: its own state stands.
         if STATE.with(|s| s.borrow().base_generation) == generation {
@@ -209,8 +269,15 @@ async fn base_model() -> Option<Rc<Base>> {
                 Ok(files) => set_base(model_id, files, true),
                 Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
             }
-            STATE.with(|s| s.borrow_mut().base_pending = false);
+            base_read_ended();
         }
+    }
+}
+
+/// Wakes whoever waits for the base model's read (it ended, or a newer `SetBase` overtook it).
+fn base_read_ended() {
+    for waiter in STATE.with(|s| s.borrow_mut().base_reading.take()).into_iter().flatten() {
+        let _ = waiter.send(());
     }
 }
 
@@ -222,9 +289,9 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 let mut s = s.borrow_mut();
                 s.base = None;
                 s.base_generation += 1;
-                s.base_pending = false;
                 s.base_to_read = download.then(|| model_id.clone());
             });
+            base_read_ended();
             if download {
                 // Read when a run first needs it (`base_model`).
                 wasm_bindgen_futures::spawn_local(async {
@@ -243,17 +310,17 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         }
         ToWorker::Train(request) => {
             let run = request.run;
-            let Some((paused, cancelled)) = begin_run(run) else {
+            let Some(control) = begin_run(run) else {
                 post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
                 return;
             };
             wasm_bindgen_futures::spawn_local(async move {
-                let job = Job::new(*request, paused, cancelled, None);
+                let job = Job::new(*request, control, None);
                 finish_run(run, job.execute().await).await;
             });
         }
         ToWorker::ResumeRun { run, backend } => {
-            let Some((paused, cancelled)) = begin_run(run) else {
+            let Some(control) = begin_run(run) else {
                 post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
                 return;
             };
@@ -263,7 +330,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                         let mut request = meta.request.clone();
                         request.run = run;
                         request.backend = backend;
-                        Job::new(request, paused, cancelled, Some((meta, resume))).execute().await
+                        Job::new(request, control, Some((meta, resume))).execute().await
                     }
                     Err(message) => Err(message),
                 };
@@ -296,15 +363,14 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             STATE.with(|s| {
                 let s = s.borrow();
                 if let Some(run) = s.run {
-                    s.paused.set(pause);
+                    s.control.set_paused(pause);
                     post(&FromWorker::Paused { run, paused: pause }, &[]);
                 }
             });
         }
         ToWorker::Cancel => STATE.with(|s| {
             let s = s.borrow();
-            s.cancelled.set(true);
-            s.paused.set(false);
+            s.control.cancel();
         }),
         ToWorker::Predict { request, texts } => {
             let current = STATE.with(|s| s.borrow().current.clone());
@@ -361,13 +427,13 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         }
         ToWorker::Pretrain(request) => {
             let run = request.run;
-            let Some((paused, cancelled)) = begin_run(run) else {
+            let Some(control) = begin_run(run) else {
                 post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
                 return;
             };
             wasm_bindgen_futures::spawn_local(async move {
                 let started = now_ms();
-                match run_lab(*request, &paused, &cancelled).await {
+                match run_lab(*request, &control).await {
                     Ok((lab, was_cancelled, steps)) => {
                         STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
                         post(&FromWorker::LabFinished { run, cancelled: was_cancelled, steps, seconds: (now_ms() - started) / 1000.0 }, &[]);
@@ -594,20 +660,14 @@ async fn load_checkpoint() -> Result<(CheckpointMeta, Resume), String> {
     Ok((meta, Resume { current, kept }))
 }
 
-/// Checkpoints are written at the end of every epoch, but not twice within this many ms
-/// (head-only epochs take milliseconds), and during a long epoch every this many ms.
-const CHECKPOINT_MIN_MS: f64 = 15_000.0;
-const CHECKPOINT_EVERY_MS: f64 = 120_000.0;
-
 struct Job {
     request: TrainRequest,
-    paused: Rc<Cell<bool>>,
-    cancelled: Rc<Cell<bool>>,
+    control: Rc<Control>,
     resume: Option<(CheckpointMeta, Resume)>,
     /// Steps and evaluations of the current restart, for the checkpoint.
     log: RefCell<(Vec<StepPoint>, Vec<EvalReport>)>,
-    /// When the last checkpoint was written (none yet: the first epoch's end writes one).
-    last_checkpoint: Cell<Option<f64>>,
+    /// Drives every restart: the checkpoint cadence (core's default policy) runs across them.
+    session: RefCell<Session>,
     /// Seconds trained before a resume.
     seconds_before: f64,
     device_name: RefCell<String>,
@@ -616,18 +676,17 @@ struct Job {
 }
 
 impl Job {
-    fn new(request: TrainRequest, paused: Rc<Cell<bool>>, cancelled: Rc<Cell<bool>>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
+    fn new(request: TrainRequest, control: Rc<Control>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
         let (log, seconds_before) = match &resume {
             Some((meta, _)) => ((meta.steps.clone(), meta.evals.clone()), meta.seconds),
             None => ((Vec::new(), Vec::new()), 0.0),
         };
         Self {
             request,
-            paused,
-            cancelled,
+            control,
             resume,
             log: RefCell::new(log),
-            last_checkpoint: Cell::new(None),
+            session: RefCell::new(Session::new(CheckpointPolicy::default())),
             seconds_before,
             device_name: RefCell::new(String::new()),
             base_id: RefCell::new(String::new()),
@@ -692,11 +751,10 @@ impl Job {
             Ok(()) => post(&FromWorker::Checkpointed { run, step: progress.step, epoch }, &[]),
             Err(message) => post(&FromWorker::CheckpointFailed { run, message }, &[]),
         }
-        self.last_checkpoint.set(Some(now_ms()));
     }
 
-    /// Runs `tuner` to its end (or until cancelled: returns true), forwarding its events and
-    /// saving checkpoints.
+    /// Runs `tuner` to its end (or until cancelled: returns true) in the job's session,
+    /// forwarding its events and saving checkpoints when the session says they are due.
     async fn drive(
         &self,
         tuner: &mut FineTuner,
@@ -705,49 +763,38 @@ impl Job {
         kept: &[(String, StoredBlob)],
         started: f64,
     ) -> Result<bool, String> {
-        let mut last_yield = now_ms();
-        loop {
-            while self.paused.get() && !self.cancelled.get() {
-                sleep_ms(100).await;
-            }
-            if self.cancelled.get() {
-                return Ok(true);
-            }
-            let before = (tuner.progress().phase, tuner.epochs_done());
-            let event = match tuner.advance().await.map_err(|e| self.failure(e))? {
-                Event::Finished => return Ok(false),
-                Event::Features { done, total } => TrainEvent::Features { done, total },
-                Event::PhaseStarted { phase, steps } => {
-                    if cached.is_none() {
-                        *cached = tuner.features();
-                    }
-                    TrainEvent::Phase { phase, steps }
-                }
-                Event::Step(point) => {
-                    self.log.borrow_mut().0.push(point.clone());
-                    TrainEvent::Step(point)
-                }
-                Event::Evaluating { done, total } => TrainEvent::Evaluating { done, total },
-                Event::Evaluated(report) => {
-                    self.log.borrow_mut().1.push((*report).clone());
-                    TrainEvent::Evaluated(report)
-                }
-            };
-            self.send(event);
-            let progress = tuner.progress();
-            let epoch_ended = before != (progress.phase, tuner.epochs_done()) && progress.phase != Phase::Done;
-            let due = match self.last_checkpoint.get() {
-                None => epoch_ended || now_ms() - started >= CHECKPOINT_EVERY_MS,
-                Some(last) => (epoch_ended && now_ms() - last >= CHECKPOINT_MIN_MS) || now_ms() - last >= CHECKPOINT_EVERY_MS,
-            };
-            if tuner.can_snapshot() && progress.phase != Phase::Done && due {
-                self.checkpoint(tuner, restart, kept, started).await;
-            }
-            if now_ms() - last_yield > 25.0 {
-                sleep_ms(0).await;
-                last_yield = now_ms();
-            }
-        }
+        let mut session = self.session.borrow().clone();
+        let ended = session
+            .drive(
+                tuner,
+                &*self.control,
+                async |tuner: &FineTuner, event: Event| {
+                    let event = match event {
+                        Event::Finished => return,
+                        Event::Features { done, total } => TrainEvent::Features { done, total },
+                        Event::PhaseStarted { phase, steps } => {
+                            if cached.is_none() {
+                                *cached = tuner.features();
+                            }
+                            TrainEvent::Phase { phase, steps }
+                        }
+                        Event::Step(point) => {
+                            self.log.borrow_mut().0.push(point.clone());
+                            TrainEvent::Step(point)
+                        }
+                        Event::Evaluating { done, total } => TrainEvent::Evaluating { done, total },
+                        Event::Evaluated(report) => {
+                            self.log.borrow_mut().1.push((*report).clone());
+                            TrainEvent::Evaluated(report)
+                        }
+                    };
+                    self.send(event);
+                },
+                async |tuner: &FineTuner| self.checkpoint(tuner, restart, kept, started).await,
+            )
+            .await;
+        *self.session.borrow_mut() = session;
+        Ok(ended.map_err(|e| self.failure(e))? == Ended::Cancelled)
     }
 
     async fn execute(mut self) -> Result<(RunSummary, Current), String> {
@@ -813,7 +860,7 @@ impl Job {
         let first = resume.as_ref().map_or(0, |(meta, _)| meta.restart);
         let mut resume = resume.map(|(_, r)| r);
         for index in first..restarts {
-            let seed = self.request.config.seed + index as u64;
+            let seed = restart_seed(self.request.config.seed, index);
             if restarts > 1 {
                 self.send(TrainEvent::Restart { index, of: restarts, seed });
             }
@@ -838,12 +885,7 @@ impl Job {
                 }
             }
             cancelled = self.drive(&mut tuner, &mut cached, index, &kept_files, started).await?;
-            let better = match (&kept, tuner.best_accuracy()) {
-                (_, None) => false,
-                (None, Some(_)) => true,
-                (Some(k), Some(acc)) => acc > k.best_accuracy().unwrap_or(-1.0),
-            };
-            if better {
+            if better(kept.as_ref().and_then(FineTuner::best_accuracy), tuner.best_accuracy()) {
                 if index + 1 < restarts && !cancelled {
                     kept_files = snapshot_blobs(&tuner, false).await.unwrap_or_default();
                 }
@@ -1012,7 +1054,7 @@ fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
     Ok(LabModel { model, tokenizer, config, device, tokenizer_json, vocab_txt })
 }
 
-async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool>) -> Result<(LabModel, bool, usize), String> {
+async fn run_lab(request: LabRequest, control: &Control) -> Result<(LabModel, bool, usize), String> {
     let run = request.run;
     let send = |event: LabEvent| post(&FromWorker::Lab { run, event }, &[]);
     let device = match request.backend {
@@ -1051,26 +1093,22 @@ async fn run_lab(request: LabRequest, paused: &Cell<bool>, cancelled: &Cell<bool
     let mut trainer = Pretrainer::new(model, &tokenizer, request.lines.clone(), request.config.clone(), &ad).map_err(|e| e.to_string())?;
     send(LabEvent::Ready { params, total_steps: trainer.progress().1, preview: trainer.masking_preview(4, 1) });
     send(LabEvent::Probes { step: 0, fills: probe_all(&trainer, &request.probes).await });
-    let mut last_yield = now_ms();
-    let mut was_cancelled = false;
-    loop {
-        while paused.get() && !cancelled.get() {
-            sleep_ms(100).await;
-        }
-        if cancelled.get() {
-            was_cancelled = true;
-            break;
-        }
-        let Some(step) = trainer.step().await.map_err(|e| e.to_string())? else { break };
-        send(LabEvent::Step(step));
-        if request.probe_every > 0 && (step.step % request.probe_every == 0 || step.step == step.total_steps) {
-            send(LabEvent::Probes { step: step.step, fills: probe_all(&trainer, &request.probes).await });
-        }
-        if now_ms() - last_yield > 25.0 {
-            sleep_ms(0).await;
-            last_yield = now_ms();
-        }
-    }
+    let probes = &request.probes;
+    let ended = Session::new(CheckpointPolicy::NEVER)
+        .drive(
+            &mut trainer,
+            control,
+            async |trainer: &Pretrainer, step: PretrainStep| {
+                send(LabEvent::Step(step));
+                if request.probe_every > 0 && (step.step % request.probe_every == 0 || step.step == step.total_steps) {
+                    send(LabEvent::Probes { step: step.step, fills: probe_all(trainer, probes).await });
+                }
+            },
+            async |_: &Pretrainer| {},
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let was_cancelled = ended == Ended::Cancelled;
     let steps = trainer.progress().0;
     let mut model = bertbench_core::burn::module::Module::valid(trainer.model());
     let mut device = device;

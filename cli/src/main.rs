@@ -13,10 +13,13 @@
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 1e-3] [--head-epochs 10]
 //!     [--seed 42] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
-//!     [--gradient-checkpointing true|false]
-//!     the page's fine-tuning run, natively: evaluations and timings as a table, and the
-//!     classifier exported as a Hugging Face folder with --out; --max-steps N stops after N
-//!     steps and prints the mean step time (after 2 warm-up steps), for benchmarks
+//!     [--gradient-checkpointing true|false] [--checkpoint-dir DIR] [--resume true]
+//!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence):
+//!     evaluations and timings as a table, and the classifier exported as a Hugging Face folder
+//!     with --out; --max-steps N stops after N steps and prints the mean step time (after 2
+//!     warm-up steps), for benchmarks; --checkpoint-dir writes the run's snapshot there at each
+//!     epoch's end (at most one per 15 s) and every 2 minutes, and --resume true continues the
+//!     snapshot found there
 //! bertbench pretrain --corpus TXT --tokenizer-from DIR [--preset tiny] [--epochs 3]
 //!     [--batch 32] [--max-len 64] [--lr 1e-3] [--pair nsp|sop] [--masking dynamic|static]
 //!     [--minutes M] [--every 50] [--seed 42] [--backend cpu|wgpu] [PROBE TEXT WITH [MASK]...]
@@ -45,7 +48,7 @@ use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::Pooling;
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec};
 use bertbench_core::data;
-use bertbench_core::train::{Event, FineTuneConfig, FineTuner, Phase, TrainMode, encode_examples};
+use bertbench_core::train::{CheckpointPolicy, Ended, Event, FineTuneConfig, FineTuner, Host, Phase, Session, Snapshot, TrainMode, encode_examples};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -296,6 +299,12 @@ fn finetune(args: &[String]) -> Result {
     let valid = encode_examples(&tokenizer, &valid, &labels).map_err(|e| e.to_string())?;
     eprintln!("{} training / {} validation examples, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let mut tuner = FineTuner::new(bert.model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(|e| e.to_string())?;
+    let checkpoint_dir = args.get("checkpoint-dir").map(PathBuf::from);
+    if parse(&args, "resume", false)? {
+        let dir = checkpoint_dir.as_ref().ok_or("--resume needs --checkpoint-dir")?;
+        tuner = tuner.restore(read_snapshot(dir)?).map_err(|e| e.to_string())?;
+        eprintln!("resumed at step {} from {}", tuner.progress().step, dir.display());
+    }
 
     let start = Instant::now();
     let mut stage_start = Instant::now();
@@ -305,42 +314,57 @@ fn finetune(args: &[String]) -> Result {
     let mut step_times = Vec::new();
     let mut step_losses = Vec::new();
     let mut last_step = Instant::now();
-    loop {
-        let event = pollster::block_on(tuner.advance()).map_err(|e| e.to_string())?;
-        if let Event::Step(point) = &event {
-            step_times.push(last_step.elapsed().as_secs_f64());
-            step_losses.push(format!("{:.6}", point.loss));
-            if step_times.len() >= max_steps {
-                let timed = &step_times[2.min(step_times.len() - 1)..];
-                println!(
-                    "{}: mean step time {:.3} s over {} steps (after 2 warm-up steps), batch {}, max length {max_len}, native {backend}; losses {}",
-                    mode.label(),
-                    timed.iter().sum::<f64>() / timed.len() as f64,
-                    timed.len(),
-                    tuner.config().batch_size,
-                    step_losses.join(" ")
-                );
-                return Ok(());
-            }
-        }
-        last_step = Instant::now();
-        match event {
-            Event::Finished => break,
-            Event::PhaseStarted { phase, .. } => {
-                if phase == Phase::Head {
-                    feature_secs = start.elapsed().as_secs_f64();
+    let host = Native { start: Instant::now(), stop: std::cell::Cell::new(false) };
+    let policy = if checkpoint_dir.is_some() { CheckpointPolicy::default() } else { CheckpointPolicy::NEVER };
+    let ended = pollster::block_on(Session::new(policy).drive(
+        &mut tuner,
+        &host,
+        async |_: &FineTuner, event: Event| {
+            if let Event::Step(point) = &event {
+                step_times.push(last_step.elapsed().as_secs_f64());
+                step_losses.push(format!("{:.6}", point.loss));
+                if step_times.len() >= max_steps {
+                    host.stop.set(true);
                 }
-                stage_start = Instant::now();
-                stage_steps = 0;
             }
-            Event::Step(_) => stage_steps += 1,
-            Event::Evaluated(r) => {
-                let secs = stage_start.elapsed().as_secs_f64();
-                eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, valid accuracy {:.2}%", r.phase, r.epoch, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0);
-                rows.push((r, stage_steps as f64 / secs.max(1e-9)));
+            last_step = Instant::now();
+            match event {
+                Event::PhaseStarted { phase, .. } => {
+                    if phase == Phase::Head {
+                        feature_secs = start.elapsed().as_secs_f64();
+                    }
+                    stage_start = Instant::now();
+                    stage_steps = 0;
+                }
+                Event::Step(_) => stage_steps += 1,
+                Event::Evaluated(r) => {
+                    let secs = stage_start.elapsed().as_secs_f64();
+                    eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, valid accuracy {:.2}%", r.phase, r.epoch, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0);
+                    rows.push((r, stage_steps as f64 / secs.max(1e-9)));
+                }
+                _ => {}
             }
-            _ => {}
-        }
+        },
+        async |tuner: &FineTuner| {
+            let Some(dir) = &checkpoint_dir else { return };
+            match write_snapshot(tuner, dir).await {
+                Ok(()) => eprintln!("checkpoint at step {} in {}", tuner.progress().step, dir.display()),
+                Err(e) => eprintln!("checkpoint failed: {e}"),
+            }
+        },
+    ))
+    .map_err(|e| e.to_string())?;
+    if ended == Ended::Cancelled {
+        let timed = &step_times[2.min(step_times.len() - 1)..];
+        println!(
+            "{}: mean step time {:.3} s over {} steps (after 2 warm-up steps), batch {}, max length {max_len}, native {backend}; losses {}",
+            mode.label(),
+            timed.iter().sum::<f64>() / timed.len() as f64,
+            timed.len(),
+            tuner.config().batch_size,
+            step_losses.join(" ")
+        );
+        return Ok(());
     }
     let total = start.elapsed().as_secs_f64();
     println!("| stage | epoch | step | train loss | valid loss | valid accuracy | macro-F1 | steps/s |");
@@ -370,6 +394,48 @@ fn finetune(args: &[String]) -> Result {
         eprintln!("exported to {}", out.display());
     }
     Ok(())
+}
+
+/// The command line as a session's host: a monotonic clock, never paused, stopped by
+/// `--max-steps`.
+struct Native {
+    start: Instant,
+    stop: std::cell::Cell<bool>,
+}
+
+impl Host for Native {
+    fn now_ms(&self) -> f64 {
+        self.start.elapsed().as_secs_f64() * 1000.0
+    }
+    fn cancelled(&self) -> bool {
+        self.stop.get()
+    }
+    async fn until_resumed(&self) {}
+    async fn breathe(&self) {}
+}
+
+/// Writes `tuner`'s snapshot (with AdamW's moments) into `dir`, replacing the last one: into a
+/// fresh folder first, then renamed, so a crash mid-write leaves the older snapshot whole.
+async fn write_snapshot(tuner: &FineTuner, dir: &Path) -> Result {
+    let files = tuner.snapshot(true).await.map_err(|e| e.to_string())?.into_files();
+    let fresh = dir.with_extension("writing");
+    let _ = fs::remove_dir_all(&fresh);
+    fs::create_dir_all(&fresh).map_err(|e| format!("{}: {e}", fresh.display()))?;
+    let mut names = Vec::new();
+    for (name, bytes) in files {
+        fs::write(fresh.join(&name), bytes).map_err(|e| format!("{name}: {e}"))?;
+        names.push(name);
+    }
+    fs::write(fresh.join("files.txt"), names.join("\n")).map_err(|e| e.to_string())?;
+    let _ = fs::remove_dir_all(dir);
+    fs::rename(&fresh, dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The snapshot [`write_snapshot`] left in `dir`.
+fn read_snapshot(dir: &Path) -> Result<Snapshot> {
+    let names = fs::read_to_string(dir.join("files.txt")).map_err(|e| format!("no snapshot in {}: {e}", dir.display()))?;
+    let files = names.lines().map(|n| Ok((n.to_string(), read(&dir.join(n))?))).collect::<Result<Vec<_>>>()?;
+    Snapshot::from_files(files).map_err(|e| e.to_string())
 }
 
 fn classify(args: &[String]) -> Result {

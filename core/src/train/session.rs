@@ -149,14 +149,14 @@ impl Session {
     }
 
     /// Runs `run` to its end or until the host cancels. Each unit of work's event goes to
-    /// `on_event`; when a checkpoint is due (and the run can be snapshotted), `checkpoint` is
-    /// awaited with the run. An error from the run ends the drive; the run keeps its last good
+    /// `on_event` (awaited: the lab reads its probe sentences' fills there); when a checkpoint
+    /// is due (and the run can be snapshotted), `checkpoint` is awaited with the run. An error from the run ends the drive; the run keeps its last good
     /// weights (a non-finite step is refused before its update).
     pub async fn drive<R: Run, H: Host>(
         &mut self,
         run: &mut R,
         host: &H,
-        mut on_event: impl FnMut(&R, R::Event),
+        mut on_event: impl AsyncFnMut(&R, R::Event),
         mut checkpoint: impl AsyncFnMut(&R),
     ) -> Result<Ended> {
         let started = *self.started.get_or_insert(host.now_ms());
@@ -168,7 +168,7 @@ impl Session {
             }
             let before = run.epoch_mark();
             let Some(event) = run.advance().await? else { return Ok(Ended::Finished) };
-            on_event(run, event);
+            on_event(run, event).await;
             let epoch_ended = run.epoch_mark() != before && !run.is_done();
             let now = host.now_ms();
             if !run.is_done() && run.can_snapshot() && self.policy.due(epoch_ended, now, started, self.last_checkpoint) {
@@ -277,7 +277,7 @@ mod tests {
         let ended = pollster::block_on(Session::new(policy).drive(
             &mut run,
             host,
-            |_, e| events.borrow_mut().push(e),
+            async |_: &Counter, e| events.borrow_mut().push(e),
             async |r: &Counter| saved.borrow_mut().push(r.done),
         ))
         .unwrap();
@@ -345,7 +345,7 @@ mod tests {
         let ended = pollster::block_on(Session::new(CheckpointPolicy::NEVER).drive(
             &mut tuner,
             &host,
-            |_, e| {
+            async |_: &FineTuner, e| {
                 host.units.set(host.units.get() + 1);
                 if let Event::Evaluated(r) = e {
                     accuracies.borrow_mut().push(r.metrics.accuracy);

@@ -85,7 +85,11 @@ async fn write_safetensors_in(
         infos.push((entry.name.clone(), info));
         offset += 4 * numel;
     }
-    let header = Metadata::new(Some(metadata), infos).map_err(|e| failed(e.to_string()))?;
+    // No metadata rather than an empty map: safetensors' serializer writes an empty map next
+    // to no tensors as `{},"__metadata__":{}}`, which no reader accepts (AdamW before its first
+    // step has no moments to write).
+    let metadata = (!metadata.is_empty()).then_some(metadata);
+    let header = Metadata::new(metadata, infos).map_err(|e| failed(e.to_string()))?;
     let mut header = serde_json::to_vec(&header).map_err(|e| failed(e.to_string()))?;
     // Padded with spaces to a multiple of 8 bytes, as the crate's own writer does.
     header.resize(header.len().next_multiple_of(8), b' ');
@@ -165,5 +169,14 @@ mod tests {
         assert!(err.to_string().contains("6 values for the shape [4, 2]"), "{err}");
         assert!(files.is_empty(), "nothing is begun");
         assert!(files.write(b"x").is_err());
+    }
+
+    #[test]
+    fn a_file_with_no_tensors_reads_back() {
+        let mut files = Files::new();
+        pollster::block_on(write_safetensors(&mut files, "empty.safetensors", Vec::new(), HashMap::new())).unwrap();
+        let (name, bytes) = files.remove(0);
+        assert_eq!(name, "empty.safetensors");
+        assert_eq!(safetensors::SafeTensors::deserialize(&bytes).unwrap().len(), 0);
     }
 }
