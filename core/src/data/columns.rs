@@ -1,0 +1,143 @@
+//! Columns: which column holds the text, the second text and the label ([`ColumnMap`],
+//! [`guess_columns`]), guessed from names and per-column statistics.
+
+use serde::{Deserialize, Serialize};
+
+use super::SAMPLE_ROWS;
+use super::table::Table;
+use super::text::normalise_name;
+
+/// Which columns hold the text, the optional second text (sentence pairs) and the label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnMap {
+    /// Column of the text (0-based).
+    pub text: usize,
+    /// Column of the second text, for sentence-pair tasks.
+    pub text_pair: Option<usize>,
+    /// Column of the label; `None` for unlabeled text (batch prediction).
+    pub label: Option<usize>,
+}
+
+#[rustfmt::skip]
+const TEXT_NAMES: &[&str] = &[
+    "text", "sentence", "sentence1", "text_a", "review", "content", "premise", "question",
+    "comment", "tweet", "body", "document", "message", "utterance", "texts",
+];
+const PAIR_NAMES: &[&str] = &["sentence2", "text_b", "hypothesis"];
+#[rustfmt::skip]
+const LABEL_NAMES: &[&str] = &[
+    "label", "labels", "sentiment", "class", "category", "target", "y", "polarity", "gold_label",
+    "emotion", "intent", "topic", "label_text", "tag",
+];
+
+/// Guesses the [`ColumnMap`]. By name first (case, spaces and dashes ignored): text from
+/// `text`, `sentence`, `sentence1`, `review`, `content`, `question`, …; label from `label`,
+/// `labels`, `sentiment`, `class`, `category`, `target`, `y`, …; a second text from `sentence2`,
+/// `text_b` or `hypothesis` when that column also holds text. Else by content: the label is the
+/// column with the fewest distinct short values (at most 50, at most half the rows), the text
+/// the column with the longest average length. A table of one column is unlabeled text.
+pub fn guess_columns(table: &Table) -> ColumnMap {
+    let names: Vec<String> = table.columns.iter().map(|c| normalise_name(c)).collect();
+    let by_name = |wanted: &[&str], except: &[usize]| {
+        wanted
+            .iter()
+            .find_map(|w| (0..names.len()).find(|j| names[*j] == *w && !except.contains(j)))
+    };
+    let stats = column_stats(table);
+
+    let named_label = if table.has_header { by_name(LABEL_NAMES, &[]) } else { None };
+    let named_text = if table.has_header {
+        by_name(TEXT_NAMES, &named_label.into_iter().collect::<Vec<_>>())
+    } else {
+        None
+    };
+    let text = named_text.unwrap_or_else(|| {
+        (0..stats.len())
+            .filter(|j| Some(*j) != named_label)
+            .max_by(|a, b| stats[*a].mean_chars.total_cmp(&stats[*b].mean_chars).then(b.cmp(a)))
+            .unwrap_or(0)
+    });
+    let label = named_label.or_else(|| {
+        (0..stats.len())
+            .filter(|&j| j != text && stats[j].label_like())
+            // Fewest distinct values, but a constant column only when nothing else fits.
+            .min_by_key(|&j| (stats[j].distinct < 2, stats[j].distinct, j))
+    });
+    let text_pair = if table.has_header {
+        by_name(PAIR_NAMES, &[Some(text), label].into_iter().flatten().collect::<Vec<_>>())
+            .filter(|&j| stats.get(j).is_some_and(|s| s.text_like()))
+    } else {
+        None
+    };
+    ColumnMap { text, text_pair, label }
+}
+
+#[derive(Debug, Default)]
+struct ColumnStats {
+    cells: usize,
+    mean_chars: f32,
+    distinct: usize,
+}
+
+impl ColumnStats {
+    fn label_like(&self) -> bool {
+        self.cells > 0
+            && self.distinct <= 50
+            && (self.distinct * 2 <= self.cells || self.cells < 4)
+            && self.mean_chars <= 30.0
+    }
+    fn text_like(&self) -> bool {
+        self.mean_chars >= 8.0 || self.distinct * 2 > self.cells
+    }
+}
+
+fn column_stats(table: &Table) -> Vec<ColumnStats> {
+    let width = table.columns.len();
+    let mut chars = vec![0usize; width];
+    let mut cells = vec![0usize; width];
+    let mut distinct: Vec<Vec<&str>> = vec![Vec::new(); width];
+    for row in table.rows.iter().filter(|r| r.error.is_none()).take(SAMPLE_ROWS) {
+        for (j, field) in row.fields.iter().take(width).enumerate() {
+            let field = field.trim();
+            if field.is_empty() {
+                continue;
+            }
+            cells[j] += 1;
+            chars[j] += field.chars().count().min(10_000);
+            if distinct[j].len() <= 50 && !distinct[j].contains(&field) {
+                distinct[j].push(field);
+            }
+        }
+    }
+    (0..width)
+        .map(|j| ColumnStats {
+            cells: cells[j],
+            mean_chars: if cells[j] == 0 { 0.0 } else { chars[j] as f32 / cells[j] as f32 },
+            distinct: distinct[j].len(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::test_util::table;
+
+    #[test]
+    fn guesses_columns_by_name_and_by_content() {
+        let t = table("id,label,sentence\n1,pos,A warm and funny film\n2,neg,Dull\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 2, text_pair: None, label: Some(1) });
+        let t = table(
+            "premise\thypothesis\tgold_label\nA man sleeps.\tA person rests.\tentailment\n",
+            None,
+        );
+        assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: Some(1), label: Some(2) });
+        let t = table(
+            "positive,I loved it so much\nnegative,Never again\npositive,Fine work\nnegative,No\n",
+            None,
+        );
+        assert_eq!(guess_columns(&t), ColumnMap { text: 1, text_pair: None, label: Some(0) });
+        let t = table("just one sentence here\nand another one\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: None, label: None });
+    }
+}

@@ -1,0 +1,224 @@
+//! Labeled text in: CSV, TSV and JSON Lines files → a [`Table`] → [`Example`]s with labels →
+//! a [`ValidationReport`] and a stratified train/validation [`Split`].
+//!
+//! Everything works on bytes (no paths, no clock, no threads), so it runs the same in the browser
+//! and natively. Problems with a whole file are [`DataError`]s; problems with one row never stop
+//! the import: the row is kept in the [`Table`] and reported as [`Skipped`] by [`to_examples`].
+//! Every message is written for the person who made the file: what is wrong, where, what to do.
+
+mod columns;
+mod examples;
+mod report;
+mod split;
+mod table;
+mod text;
+
+use thiserror::Error;
+
+pub use columns::{ColumnMap, guess_columns};
+pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
+pub use report::{LengthStats, ValidationReport, validate};
+pub use split::{Split, shuffled, stratified_split};
+pub use table::{Format, Record, Table, detect_format, looks_like_header, parse_table};
+
+/// The largest file [`parse_table`] accepts, in bytes (200 MB).
+pub const MAX_FILE_BYTES: usize = 200_000_000;
+
+/// How many characters of a row [`Skipped::preview`] keeps.
+const PREVIEW_CHARS: usize = 80;
+
+/// Rows looked at when guessing a header or the role of a column.
+const SAMPLE_ROWS: usize = 2000;
+
+/// Why a file (or a requested split) cannot be used. `to_string()` is meant to be shown as is.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum DataError {
+    /// Nothing but whitespace in the file.
+    #[error(
+        "The file is empty (or has only blank lines). Choose a file with one example per line."
+    )]
+    Empty,
+
+    /// Over [`MAX_FILE_BYTES`].
+    #[error(
+        "The file is {} MB; the limit is {} MB. Use a smaller sample of your data.",
+        .bytes / 1_000_000, MAX_FILE_BYTES / 1_000_000
+    )]
+    TooLarge {
+        /// Size of the file in bytes.
+        bytes: usize,
+    },
+
+    /// The file starts with a UTF-16 byte-order mark.
+    #[error(
+        "The file is saved as UTF-16 text. Save it again as UTF-8 (in Excel: “CSV UTF-8”; in a text \
+         editor: encoding UTF-8) and load it again."
+    )]
+    Utf16,
+
+    /// Bytes that are not UTF-8.
+    #[error(
+        "Line {line} is not valid UTF-8 text (it was probably saved in an older encoding such as \
+         Windows-1252 or Latin-1). Save the file again as UTF-8 (in Excel: “CSV UTF-8”) and load it \
+         again."
+    )]
+    NotUtf8 {
+        /// 1-based line of the first bad byte.
+        line: usize,
+    },
+
+    /// A NUL byte: a spreadsheet, archive or other binary file rather than text.
+    #[error(
+        "This does not look like a text file: line {line} contains a NUL byte. Is it an Excel \
+         (.xlsx), zip or PDF file? Export it as CSV (UTF-8) first."
+    )]
+    Binary {
+        /// 1-based line of the first NUL byte.
+        line: usize,
+    },
+
+    /// The CSV reader gave up (should not happen on text input; kept for completeness).
+    #[error("Line {line} could not be read as CSV: {message}.")]
+    Csv {
+        /// 1-based line where the reader stopped.
+        line: usize,
+        /// What the reader said.
+        message: String,
+    },
+
+    /// The first JSON Lines record, or the JSON document, is not what we need.
+    #[error(
+        "Line {line} is not a JSON object ({message}). In a JSON Lines file every line must be one \
+         object, such as {{\"text\": \"I liked it\", \"label\": \"positive\"}}; a .json file must \
+         hold a list of such objects."
+    )]
+    Json {
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A [`ColumnMap`] points past the last column.
+    #[error(
+        "The {role} column is column {}, but the file has only {columns} column(s). Choose one of \
+         the columns in the file.",
+        .index + 1
+    )]
+    ColumnOutOfRange {
+        /// `"text"`, `"second text"` or `"label"`.
+        role: &'static str,
+        /// The 0-based index asked for.
+        index: usize,
+        /// How many columns the table has.
+        columns: usize,
+    },
+
+    /// Two roles of a [`ColumnMap`] share a column.
+    #[error(
+        "The {first} and the {second} are both column “{column}”. Choose a different column for \
+         the {second}."
+    )]
+    SameColumn {
+        /// The first role.
+        first: &'static str,
+        /// The role to change.
+        second: &'static str,
+        /// The column's name.
+        column: String,
+    },
+
+    /// Every row was skipped.
+    #[error(
+        "None of the {rows} row(s) can be used: {summary}. Check that the right columns are chosen \
+         for the text and the label."
+    )]
+    NoUsableRows {
+        /// How many rows there were.
+        rows: usize,
+        /// The reasons, counted.
+        summary: String,
+    },
+
+    /// A class too small for a stratified split.
+    #[error(
+        "The label “{label}” has only {count} example; every label needs at least 2 (one for \
+         training, one for validation). Add examples of it or remove it."
+    )]
+    TooFewToSplit {
+        /// The label's name (or `#index` when only the index is known).
+        label: String,
+        /// Its number of examples.
+        count: usize,
+    },
+
+    /// `valid_fraction` outside `(0, 1)`.
+    #[error("The validation share must be between 0 and 1 (exclusive), not {0}.")]
+    BadFraction(f32),
+
+    /// A label id at least `num_labels`.
+    #[error("Example {index} has label id {label}, but there are only {num_labels} labels.")]
+    LabelOutOfRange {
+        /// Position of the example.
+        index: usize,
+        /// Its label id.
+        label: usize,
+        /// The number of labels given.
+        num_labels: usize,
+    },
+}
+
+/// Helpers shared by the unit tests of every file of this module.
+#[cfg(test)]
+mod test_util {
+    use super::*;
+
+    pub(super) fn table(text: &str, name: Option<&str>) -> Table {
+        parse_table(text.as_bytes(), name).expect("parses")
+    }
+
+    pub(super) fn fields(t: &Table) -> Vec<Vec<&str>> {
+        t.rows.iter().map(|r| r.fields.iter().map(String::as_str).collect()).collect()
+    }
+
+    pub(super) fn dataset(text: &str, name: Option<&str>) -> Dataset {
+        let t = table(text, name);
+        to_examples(&t, &guess_columns(&t)).expect("usable")
+    }
+
+    pub(super) fn example(line: usize, text: &str, label: &str) -> Example {
+        Example { line, text: text.into(), text_pair: None, label: label.into() }
+    }
+
+    pub(super) fn labeled(examples: Vec<Example>) -> Dataset {
+        let labels = examples::sorted_labels(&examples);
+        Dataset { examples, labels, skipped: Vec::new() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_sentiment_example() {
+        let bytes = include_bytes!("../../../public/examples/sentiment.csv");
+        let t = parse_table(bytes, Some("sentiment.csv")).unwrap();
+        assert!(t.has_header);
+        let map = guess_columns(&t);
+        assert_eq!(map, ColumnMap { text: 0, text_pair: None, label: Some(1) });
+        let d = to_examples(&t, &map).unwrap();
+        assert!(d.skipped.is_empty(), "{:?}", d.skipped);
+        assert!(d.examples.len() >= 200, "{}", d.examples.len());
+        assert_eq!(d.labels, ["negative", "positive"]);
+        let counts = d.class_counts();
+        let (lo, hi) = (counts[0].min(counts[1]) as f32, counts[0].max(counts[1]) as f32);
+        assert!(hi / lo <= 1.1, "{counts:?}");
+        assert!(d.examples.iter().any(|e| e.text.contains(',')), "quoting is exercised");
+        let words: Vec<usize> =
+            d.examples.iter().map(|e| e.text.split_whitespace().count()).collect();
+        assert!(words.iter().all(|n| (5..=20).contains(n)), "{words:?}");
+        let r = validate(&d, &vec![16; d.examples.len()], 128, 10);
+        assert!(r.errors.is_empty() && r.warnings.is_empty(), "{r:?}");
+    }
+}
