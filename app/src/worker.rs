@@ -533,11 +533,7 @@ async fn predict_texts(current: &Current, texts: &[(String, Option<String>)]) ->
         .iter()
         .enumerate()
         .map(|(i, (a, b))| {
-            match b {
-                Some(b) => tok.encode_pair(a, b),
-                None => tok.encode(a),
-            }
-            .map_err(|e| if texts.len() > 1 { format!("row {}: {e}", i + 1) } else { e.to_string() })
+            tok.encode_text(a, b.as_deref()).map_err(|e| if texts.len() > 1 { format!("row {}: {e}", i + 1) } else { e.to_string() })
         })
         .collect::<Result<Vec<_>, _>>()?;
     // Shortest first across the whole file, so each batch pads to about its own length.

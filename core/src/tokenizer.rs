@@ -262,6 +262,15 @@ impl BertTokenizer {
         self.encode_input(EncodeInput::Single(text.into()), text.trim().is_empty())
     }
 
+    /// Encodes `text` alone, or with `pair` as its second segment (what `transformers` does with
+    /// `tokenizer(text, text_pair)`).
+    pub fn encode_text(&self, text: &str, pair: Option<&str>) -> Result<Encoded> {
+        match pair {
+            Some(b) => self.encode_pair(text, b),
+            None => self.encode(text),
+        }
+    }
+
     /// Encodes a sentence pair: `[CLS] a [SEP] b [SEP]`, `b` in segment 1.
     pub fn encode_pair(&self, a: &str, b: &str) -> Result<Encoded> {
         let empty = a.trim().is_empty() || b.trim().is_empty();

@@ -16,10 +16,7 @@ const TOLERANCE: f32 = 1e-4;
 
 fn encode(bert: &bertbench_core::LoadedModel, ex: &Value) -> Encoded {
     let text = ex["text"].as_str().unwrap();
-    match ex["pair"].as_str() {
-        Some(b) => bert.tokenizer.encode_pair(text, b).unwrap(),
-        None => bert.tokenizer.encode(text).unwrap(),
-    }
+    bert.tokenizer.encode_text(text, ex["pair"].as_str()).unwrap()
 }
 
 #[test]

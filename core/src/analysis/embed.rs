@@ -8,10 +8,9 @@ use serde::Serialize;
 
 use crate::bert::checkpoint::LoadedModel;
 use crate::error::{Error, Result};
-use crate::bert::model::{BertInput, ForwardOptions};
+use crate::bert::model::{ForwardOptions, rows_by_length};
 use crate::bert::pooling::{Pooling, l2_normalize};
-use crate::nn::read_f32;
-use crate::tokenizer::{Batch, Encoded, by_length};
+use crate::tokenizer::Encoded;
 
 /// Sentence vectors for a list of texts.
 #[derive(Debug, Clone, Serialize)]
@@ -59,27 +58,13 @@ impl LoadedModel {
     /// its batch: padding is masked); vectors come back in the order of `texts`.
     pub async fn embed(&self, texts: &[String], options: EmbedOptions, device: &Device) -> Result<SentenceEmbeddings> {
         let encoded = self.encode_all(texts)?;
-        let order = by_length(&encoded);
-        let mut vectors = vec![Vec::new(); texts.len()];
-        let hidden = self.config.hidden_size;
-        for indices in order.chunks(options.batch_size.max(1)) {
-            let chunk: Vec<Encoded> = indices.iter().map(|&i| encoded[i].clone()).collect();
-            let batch = Batch::from_encoded(&chunk, self.tokenizer.pad_id);
-            let input = BertInput::from_batch(&batch, device);
+        let vectors = rows_by_length(&encoded, self.tokenizer.pad_id, options.batch_size, device, |input| {
             let mask = input.attention_mask.clone();
             let out = self.model.forward(input, ForwardOptions::default());
-            let mut pooled = options.pooling.apply(&out, mask)?;
-            if options.normalize {
-                pooled = l2_normalize(pooled);
-            }
-            let flat = read_f32(pooled).await?;
-            if flat.iter().any(|x| !x.is_finite()) {
-                return Err(Error::Device("the model produced NaN or infinite values".into()));
-            }
-            for (&i, v) in indices.iter().zip(flat.chunks(hidden)) {
-                vectors[i] = v.to_vec();
-            }
-        }
+            let pooled = options.pooling.apply(&out, mask)?;
+            Ok(if options.normalize { l2_normalize(pooled) } else { pooled })
+        })
+        .await?;
         Ok(SentenceEmbeddings { encoded, vectors })
     }
 }
@@ -88,6 +73,7 @@ impl LoadedModel {
 mod tests {
     use super::*;
     use crate::test_util::tiny_bert;
+    use crate::tokenizer::by_length;
 
     #[test]
     fn batches_by_length_and_returns_vectors_in_input_order() {

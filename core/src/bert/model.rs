@@ -11,7 +11,9 @@ use crate::nn::linear::linear;
 use crate::bert::config::BertConfig;
 use crate::bert::embeddings::{BertEmbeddings, BertEmbeddingsConfig};
 use crate::bert::encoder::{BertEncoder, BertEncoderConfig};
-use crate::tokenizer::Batch;
+use crate::error::Error;
+use crate::nn::read_f32;
+use crate::tokenizer::{Batch, Encoded, by_length};
 
 /// The HF pooler: `tanh(dense(h_[CLS]))`, trained by next-sentence prediction.
 #[derive(Module, Debug)]
@@ -113,6 +115,38 @@ pub struct BertModel {
     pub encoder: BertEncoder,
     /// The NSP-trained pooler, if the checkpoint has one.
     pub pooler: Option<BertPooler>,
+}
+
+/// Runs `forward` over `encoded` in batches of `batch_size` taken shortest first, so each
+/// batch pads to about its own length, and gives each text's row of the output back in the order
+/// of `encoded` (a text's row does not depend on its batch: padding is masked). Refuses output
+/// that is not finite, which only a broken device gives.
+///
+/// # Shapes
+/// - `forward`: a batch's input → `[batch, width]`
+/// - output: `encoded.len()` rows of `width` values
+pub async fn rows_by_length(
+    encoded: &[Encoded],
+    pad_id: u32,
+    batch_size: usize,
+    device: &Device,
+    mut forward: impl FnMut(BertInput) -> crate::Result<Tensor<2>>,
+) -> crate::Result<Vec<Vec<f32>>> {
+    let mut rows = vec![Vec::new(); encoded.len()];
+    for indices in by_length(encoded).chunks(batch_size.max(1)) {
+        let chunk: Vec<Encoded> = indices.iter().map(|&i| encoded[i].clone()).collect();
+        let batch = Batch::from_encoded(&chunk, pad_id);
+        let out = forward(BertInput::from_batch(&batch, device))?;
+        let width = out.dims()[1];
+        let values = read_f32(out).await?;
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Device("the model produced NaN or infinite outputs".into()));
+        }
+        for (&i, row) in indices.iter().zip(values.chunks_exact(width.max(1))) {
+            rows[i] = row.to_vec();
+        }
+    }
+    Ok(rows)
 }
 
 impl BertModel {

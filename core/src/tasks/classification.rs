@@ -21,13 +21,12 @@ use serde::{Deserialize, Serialize};
 use crate::bert::checkpoint::{CheckpointFiles, save_weights};
 use crate::bert::config::BertConfig;
 use crate::error::Error;
-use crate::bert::model::{BertInput, BertModel, BertModelOutput, ForwardOptions};
+use crate::bert::model::{BertInput, BertModel, BertModelOutput, ForwardOptions, rows_by_length};
 use crate::bert::pooling::{Pooling, cls_pool, mean_pool};
 use crate::nn::dropout;
 use crate::nn::linear::{init_linear, linear};
-use crate::nn::read_f32;
 use crate::tasks::metrics::softmax;
-use crate::tokenizer::{Batch, BertTokenizer, Encoded, by_length};
+use crate::tokenizer::{BertTokenizer, Encoded};
 
 /// Which hidden layers a sentence feature comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -451,20 +450,8 @@ impl ClassificationHead {
 /// Class probabilities for encoded texts, in their order. Batches of `batch_size` are taken
 /// shortest first, so each pads to about its own length.
 pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
-    let k = model.num_labels();
-    let mut out = vec![Vec::new(); encoded.len()];
-    for indices in by_length(encoded).chunks(batch_size.max(1)) {
-        let chunk: Vec<Encoded> = indices.iter().map(|&i| encoded[i].clone()).collect();
-        let batch = Batch::from_encoded(&chunk, pad_id);
-        let logits = read_f32(model.forward(BertInput::from_batch(&batch, device))?).await?;
-        if logits.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Device("the model produced NaN or infinite outputs".into()));
-        }
-        for (&i, row) in indices.iter().zip(logits.chunks_exact(k)) {
-            out[i] = softmax(row);
-        }
-    }
-    Ok(out)
+    let logits = rows_by_length(encoded, pad_id, batch_size, device, |input| model.forward(input)).await?;
+    Ok(logits.iter().map(|row| softmax(row)).collect())
 }
 
 #[cfg(test)]

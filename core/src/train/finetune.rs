@@ -159,11 +159,9 @@ pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: 
                 .iter()
                 .position(|l| *l == ex.label)
                 .ok_or_else(|| Error::Input(format!("line {}: label {:?} is not one of the training labels", ex.line, ex.label)))?;
-            let encoded = match &ex.text_pair {
-                Some(b) => tokenizer.encode_pair(&ex.text, b),
-                None => tokenizer.encode(&ex.text),
-            }
-            .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
+            let encoded = tokenizer
+                .encode_text(&ex.text, ex.text_pair.as_deref())
+                .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
             Ok(LabeledText { encoded, label })
         })
         .collect()
