@@ -1,4 +1,4 @@
-// Matrix products in Chromium's WebAssembly: core's kernel (`core/src/linear/gemm.rs`) against
+// Matrix products in Chromium's WebAssembly: core's kernel (`core/src/nn/linear/gemm.rs`) against
 // the `gemm` crate that burn's CPU backend uses, on the shapes of one half of a MiniLM fine-tuning
 // step (512 tokens: forward, input gradient with Wᵀ, weight gradient with xᵀ) and of attention
 // (one head, 64 tokens); core's kernel twice, built with 128-bit SIMD (the page's build) and with

@@ -16,7 +16,7 @@
 //   batching   one epoch of full fine-tuning with random batches and with batches grouped by
 //              length (the studio's default), on 400 sentences of sst2_dev.tsv, in the page
 //              (CPU) and natively.
-// On a software WebGPU adapter (SwiftShader, ~1 GFLOP/s) the WebGPU rows use --webgpu-sentences.
+// On a software WebGPU adapter (SwiftShader, which is slow) the WebGPU rows use --webgpu-sentences.
 // The training worker's row runs the threaded build the studio would pick (relaxed SIMD where
 // Chromium has it); --baseline-simd runs the 128-bit SIMD one instead.
 import { createServer } from 'node:http';
@@ -121,7 +121,7 @@ async function oursPage(webgpu) {
   const { b, page } = await browser(webgpu);
   await page.goto(`${ORIGIN}/?backend=${webgpu ? 'webgpu' : 'cpu'}`);
   await page.getByTestId('embedding').waitFor({ timeout: 30 * MINUTE });
-  // The service worker copies the build (150 MB) into the cache after the first load: let it
+  // The service worker copies the whole build into the cache after the first load: let it
   // finish, so it does not run beside the timed work.
   await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline', null, { timeout: 10 * MINUTE });
   return { b, page };

@@ -1,6 +1,6 @@
 // Register-tiled matrix products in WGSL on the browser's WebGPU adapter: how many rows and
 // 4-wide column vectors one invocation should keep in registers. This is the measurement behind
-// core/src/linear/tiled.rs (8 rows × 2 vectors, workgroups of 8 × 8). Each variant is checked
+// core/src/nn/linear/tiled.rs (8 rows × 2 vectors, workgroups of 8 × 8). Each variant is checked
 // against a product computed in JavaScript; prints GFLOP/s, the best of three runs after a warm-up.
 //
 //   node bench/wgsl_matmul.mjs ['[[m, k, n], ...]' '[[rows, vectors, wx, wy, "scalar"|"vec4"|"arr"], ...]']

@@ -5,8 +5,8 @@
 //
 // `cargo xtask` builds the threaded wasm twice: with 128-bit SIMD, which every browser with wasm
 // threads has, and with relaxed SIMD in core's matrix kernel too (`f32x4.relaxed_madd`, a fused
-// multiply-add where the CPU has one: about 20% faster products here). A module that uses
-// relaxed SIMD does not validate in a browser without it, so the relaxed build is only tried
+// multiply-add where the CPU has one: faster products, see docs/performance.md). A module that
+// uses relaxed SIMD does not validate in a browser without it, so the relaxed build is only tried
 // where a one-instruction module using the same instruction validates.
 (() => {
   const V128_ZERO = [0xfd, 0x0c, ...new Array(16).fill(0)];
@@ -46,7 +46,7 @@
   /**
    * Whether `file` (a path in the build, as the service worker lists them) belongs to the
    * threaded build this browser does not load first: the baseline one where it has relaxed
-   * SIMD, the relaxed one where it has not. The service worker leaves those 25 MB out of the
+   * SIMD, the relaxed one where it has not. The service worker leaves those files out of the
    * offline copy (offline, a relaxed build that fails to start then falls back to one thread).
    */
   function unusedThreadedFile(file, relaxed = hasRelaxedSimd()) {

@@ -29,9 +29,9 @@ self.addEventListener("install", (event) => {
         const response = await fetch(url, { cache: "no-store" });
         if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
         // Counted from the stored copy: reading the body here (`response.clone().arrayBuffer()`)
-        // held every file twice in this worker's memory, several hundred megabytes of garbage
-        // in the page's process long after the install. A cached response's blob is a handle
-        // on the stored bytes, not a copy of them.
+        // would hold every file twice in this worker's memory, garbage left in the page's process
+        // long after the install. A cached response's blob is a handle on the stored bytes, not a
+        // copy of them.
         await cache.put(url, response);
         bytes += (await (await cache.match(url)).blob()).size;
         await tell({ kind: "precache", done: i + 1, total, bytes });

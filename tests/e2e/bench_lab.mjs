@@ -5,7 +5,7 @@
 //
 //   cargo xtask dist && node tests/e2e/bench_lab.mjs [--webgpu] [--epochs 4] [--steps N]
 //
-// --steps N cancels after N steps (use it for WebGPU on SwiftShader, seconds per step).
+// --steps N cancels after N steps (use it for WebGPU on SwiftShader, whose steps are slow).
 import { serve, launch } from './harness.mjs';
 
 const args = process.argv.slice(2);

@@ -252,7 +252,7 @@ fn post_build() -> Result {
 enum Simd {
     /// 128-bit SIMD, which every browser with WebGPU or wasm threads has.
     Baseline,
-    /// Also relaxed SIMD, for core only (`f32x4.relaxed_madd` in `core::linear::gemm`). A module
+    /// Also relaxed SIMD, for core only (`f32x4.relaxed_madd` in `core::nn::linear::gemm`). A module
     /// with it does not validate in browsers without relaxed SIMD; `public/cpu_builds.js` loads it
     /// only where a one-instruction probe validates, and the baseline build elsewhere.
     Relaxed,
@@ -334,7 +334,7 @@ fn build_threads(staging: &Path, simd: Simd) -> Result {
     Ok(())
 }
 
-/// FNV-1a: std only, and fast enough for the ~100 MB of a build.
+/// FNV-1a: std only, and fast enough to hash every file of a build.
 fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
     for b in bytes {
         hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);

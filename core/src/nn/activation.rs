@@ -1,8 +1,8 @@
 //! GELU (the exact, erf-based one BERT uses), with a fast CPU implementation.
 //!
 //! burn's CPU backend computes GELU and its derivative one value at a time through libm's `erff`
-//! and `expf`: about 9% of a fine-tuning step in the browser (Chromium's profiler, `node
-//! bench/profile.mjs`). Here both are branch-free arithmetic (an exponential by range reduction
+//! and `expf`, a visible share of a fine-tuning step in the browser (`node bench/profile.mjs`;
+//! docs/performance.md). Here both are branch-free arithmetic (an exponential by range reduction
 //! and a polynomial, and Abramowitz & Stegun's erf 7.1.26, absolute error below 1.5e-7), which
 //! the compiler turns into SIMD, the forward and backward pass sharing one exponential each. On
 //! [−10, 10] GELU stays within 5e-7 of the exact function and its derivative within 3e-7 (unit
@@ -79,9 +79,9 @@ impl GeluBackend for Flex {
 /// backwards ([`gpu::gelu_derivative`]).
 ///
 /// burn's own GELU backward is the derivative of the tanh approximation, `tanh(0.0357·x³ +
-/// 0.798·x)`, and SwiftShader's WGSL `tanh` returns NaN from |89| on (checked in Chromium: 1 at
-/// 50, NaN at 89), which that argument reaches from x ≈ 13: MiniLM's fourth layer has such
-/// activations, so its fine-tuning on WebGPU stopped at the first step with NaN gradients.
+/// 0.798·x)`, and SwiftShader's WGSL `tanh` returns NaN from |89| on (its exponential
+/// overflows), which that argument reaches from x ≈ 13. Real models' activations get there
+/// (MiniLM's do), and fine-tuning on WebGPU would stop at its first step with NaN gradients.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 impl GeluBackend for Cube {
     fn gelu_erf_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {

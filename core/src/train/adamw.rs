@@ -146,7 +146,8 @@ impl AdamW {
     }
     /// [`AdamW::update`] on the CPU: the same arithmetic in the same order, in one pass over the
     /// values instead of fourteen tensor operations (each a pass and an allocation), split over
-    /// the threads where there are any. The optimizer was 15% of a native MiniLM step.
+    /// the threads where there are any. It runs over every weight at every step, so each pass
+    /// it saves counts.
     fn update_on_host(&mut self, id: ParamId, decay: bool, lr: f64, tensor: Tensor<1>, grad: Tensor<1>) -> Tensor<1> {
         let device = grad.device();
         let host = |t: Tensor<1>| t.into_data().try_into_vec::<f32>().expect("the model's parameters are f32");

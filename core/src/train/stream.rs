@@ -1,12 +1,13 @@
 //! Checkpoint files written a piece at a time.
 //!
-//! A full fine-tuning checkpoint of MiniLM is 270–360 MB (weights, AdamW's two moments, maybe
-//! the best weights). Built whole, each file first sat in memory as read-back values, then as
-//! serialized bytes: in the browser's training worker that grew the wasm memory (which never
-//! shrinks) by a file's size or more. Here a file goes to a [`FileSink`] as a safetensors header
-//! and then each tensor's values, read from the device [`PIECE`] values at a time, so the writer
-//! holds a few megabytes however large the file. The header is built by the `safetensors`
-//! crate's own [`Metadata`], so the files are exactly what [`safetensors::SafeTensors`] reads.
+//! A full fine-tuning checkpoint is three or four times the model's weights (weights, AdamW's two
+//! moments, maybe the best weights). Built whole, each file would sit in memory as read-back
+//! values, then as serialized bytes: in the browser's training worker that grows the wasm memory
+//! (which never shrinks) by a file's size or more. Here a file goes to a [`FileSink`] as a
+//! safetensors header and then each tensor's values, read from the device [`PIECE`] values at a
+//! time, so the writer holds a few megabytes however large the file. The header is built by the
+//! `safetensors` crate's own [`Metadata`], so the files are exactly what
+//! [`safetensors::SafeTensors`] reads.
 
 use std::collections::HashMap;
 use std::future::Future;

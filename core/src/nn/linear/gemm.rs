@@ -3,18 +3,18 @@
 //!
 //! burn's CPU backend multiplies with the `gemm` crate, whose wasm kernel keeps a 12×4 tile of
 //! accumulators: with its operands, 16 vector registers, all that x86-64 has, of which V8 keeps
-//! one for itself. In Chromium it reaches 29–34 GFLOP/s on one thread here. This kernel keeps a
-//! 4×8 tile (8 accumulators, 2 loads of B, 1 broadcast of A: 11 registers) and broadcasts with
-//! `v128.load32_splat`, a load rather than a shuffle, and reaches 37–41 GFLOP/s on the shapes of
-//! a MiniLM training step (`node bench/matmul.mjs`; 12- and 10-accumulator tiles and a 4-step
-//! unrolled loop were slower). Natively burn's `gemm` (AVX2/AVX-512 with FMA) stays faster, so
-//! only wasm builds route products here ([`super::MatmulBackend`]).
+//! one for itself. This kernel keeps a 4×8 tile (8 accumulators, 2 loads of B, 1 broadcast of
+//! A: 11 registers) and broadcasts with `v128.load32_splat`, a load rather than a shuffle; on the
+//! shapes of a MiniLM training step it is the faster of the two in Chromium (`node
+//! bench/matmul.mjs`, figures in docs/performance.md; 12- and 10-accumulator tiles and a 4-step
+//! unrolled loop were slower). Natively burn's `gemm` (AVX2/AVX-512 with FMA) is the faster one,
+//! so only wasm builds route products here ([`super::MatmulBackend`]).
 //!
 //! Off wasm the same code runs on four-lane arrays instead of `v128`, with the same operations
 //! in the same order (multiply, then add), so the native unit tests check the packing, tiling
 //! and edge handling that the browser runs, bit for bit. The one exception is a build with
-//! relaxed SIMD ([`FUSED_MULTIPLY_ADD`]), whose kernel fuses each multiply and add: 46–50
-//! GFLOP/s on the same shapes instead of 38–41 (one rounding instead of two per step).
+//! relaxed SIMD ([`FUSED_MULTIPLY_ADD`]), whose kernel fuses each multiply and add: faster, and
+//! one rounding instead of two per step.
 
 /// Whether this build's kernel multiplies and adds with wasm relaxed SIMD's `f32x4.relaxed_madd`
 /// (compiled in only where core is built with `+relaxed-simd`: the training worker's second
@@ -123,7 +123,7 @@ fn matmul_into(a: MatRef, b: MatRef, c: &mut [f32]) {
 fn serial(a: MatRef, b: MatRef, c: &mut [f32]) {
     thread_local! {
         /// Packing buffers, kept between products: a step makes hundreds, and allocating (and
-        /// zeroing) a megabyte for each showed in profiles.
+        /// zeroing) the buffers for each would cost time on every product.
         static PACKED: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
     }
     PACKED.with_borrow_mut(|(packed_a, packed_b)| {

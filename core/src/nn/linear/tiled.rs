@@ -5,8 +5,8 @@
 //! here computes a block of [`ROWS`] rows × [`COLS`] vectors (of up to 4 columns) of the output
 //! straight from the operands: per step of the inner dimension it loads `COLS` vectors of `rhs`
 //! and `ROWS` scalars of `lhs`, and does `ROWS × COLS` vector multiply-adds on accumulators that
-//! stay in registers: the classic register-blocked SGEMM, with no barriers. On SwiftShader
-//! (Chromium's software WebGPU) this took MiniLM's inference from 0.3 to 2.2 sentences/s.
+//! stay in registers: the classic register-blocked SGEMM, with no barriers. The block shape was
+//! chosen with `bench/wgsl_matmul.mjs`; what it gains is in docs/performance.md.
 //!
 //! Batched products (`[..., m, k] · [..., k, n]`, the same batch dimensions on both sides, as
 //! attention's per-head products have) run one batch entry per workgroup layer. `lhs` is read

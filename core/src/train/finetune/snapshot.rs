@@ -59,8 +59,8 @@ pub struct TrainState {
     /// Whether AdamW's moments are in the snapshot.
     pub with_optimizer: bool,
     /// The best weights are the weights in training (no optimizer step since that evaluation,
-    /// as at the end of an epoch that improved): the snapshot leaves them out, 90 MB less for
-    /// MiniLM. Absent from older snapshots.
+    /// as at the end of an epoch that improved): the snapshot leaves them out, a whole copy of
+    /// the model's weights less. Absent from older snapshots.
     #[serde(default)]
     pub best_is_model: bool,
 }
@@ -248,8 +248,8 @@ impl FineTuner {
     /// [`snapshot`](Self::snapshot) into `sink`, one file after another, named and ordered as
     /// [`Snapshot::into_files`] names them. Each file is written a piece at a time, so a sink
     /// that stores what it gets (the browser's storage) lets the run hold a few megabytes of
-    /// it at a time, not the whole snapshot (360 MB for a full fine-tuning checkpoint of MiniLM
-    /// with its best weights).
+    /// it at a time, not the whole snapshot (a full fine-tuning checkpoint with its best weights
+    /// is four times the model's weights).
     pub async fn write_snapshot(&self, with_optimizer: bool, sink: &mut impl FileSink) -> Result<()> {
         if !self.can_snapshot() {
             return Err(Error::Training("a checkpoint is taken between two optimizer steps".into()));
