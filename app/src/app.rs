@@ -9,10 +9,10 @@ use leptos::task::spawn_local;
 
 use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
 use crate::fetch::yield_to_browser;
-use crate::panels::{
-    AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, LabPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
-    ResumeBanner, SavedPanel, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
-};
+use crate::explore::{AttentionPanel, EmbeddingPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
+use crate::lab::LabPanel;
+use crate::shell::{DeviceCheckPanel, Header, ModelPanel, ResumeBanner, SavedPanel};
+use crate::studio::{StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel};
 use crate::studio::Studio;
 use crate::widgets::{mark, mark_next_frame};
 

@@ -14,7 +14,7 @@ use web_sys::HtmlInputElement;
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::engine::Engine;
 use crate::lab::{LabRun, checkpoint_from};
-use crate::panels::saved::{ago, size};
+use crate::shell::saved::{ago, size};
 use crate::store::{Item, Kind};
 use crate::protocol::{Backend, LabVocab};
 use crate::studio::{Studio, download, file_list, read_files};
@@ -364,7 +364,7 @@ pub fn LabPanel() -> impl IntoView {
                 <input type="number" step="any" class="short" data-testid="lab-lr" prop:value=move || lab.config.get().learning_rate.to_string()
                     on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { if v > 0.0 && v < 1.0 { lab.config.update(|c| c.learning_rate = v); } } } />
                 <select data-testid="lab-backend" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
-                    <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>{move || super::studio_train::cpu_label(studio)}</option>
+                    <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>{move || crate::studio::cpu_label(studio)}</option>
                     <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || lab.backend.get() == Backend::WebGpu>
                         {move || if gpu_ok() { "WebGPU" } else { "WebGPU (not available or failed its check)" }}
                     </option>

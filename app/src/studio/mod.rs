@@ -24,11 +24,20 @@ use crate::fetch::yield_to_browser;
 use crate::protocol::{Backend, CheckpointMeta, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest, decode, encode};
 use crate::store::{Item, Usage};
 
+mod data;
+mod inside;
+mod results;
 mod saved;
+mod train;
+
+pub use data::StudioDataPanel;
+pub use inside::StudioInsidePanel;
+pub use results::StudioResultsPanel;
+pub use train::{StudioTrainPanel, cpu_label};
 use crate::widgets::now_ms;
 
 /// The built-in example dataset, written for this project.
-pub const EXAMPLE_CSV: &[u8] = include_bytes!("../../public/examples/sentiment.csv");
+pub const EXAMPLE_CSV: &[u8] = include_bytes!("../../../public/examples/sentiment.csv");
 
 /// An uploaded file, parsed.
 #[derive(Debug, Clone)]

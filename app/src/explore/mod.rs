@@ -1,6 +1,22 @@
 //! Shared by the explorer's panels: claiming the model, running many texts through it in small
 //! batches so the page stays responsive, labeled example data, and the word-sense presets.
 
+mod attention;
+mod embedding;
+mod input_parts;
+mod map;
+mod probe;
+mod similarity;
+mod tokens;
+
+pub use attention::AttentionPanel;
+pub use embedding::EmbeddingPanel;
+pub use input_parts::InputPartsPanel;
+pub use map::MapPanel;
+pub use probe::ProbePanel;
+pub use similarity::SimilarityPanel;
+pub use tokens::TokensPanel;
+
 use std::rc::Rc;
 use std::sync::Arc;
 

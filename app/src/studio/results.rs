@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
-use crate::panels::studio_data::clip;
+use super::data::clip;
 use crate::studio::{Studio, download, file_list, read_files};
 
 /// CSV text with a header, quoting every field (RFC 4180).

@@ -10,6 +10,11 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::app::AppState;
+
+mod view;
+
+pub use view::LabPanel;
+
 use crate::protocol::{Backend, LabEvent, LabRequest, LabVocab, ToWorker};
 use crate::studio::Studio;
 
@@ -232,7 +237,7 @@ impl Lab {
 }
 
 /// The built-in corpus (`scripts/make_mlm_corpus.py`), in the wasm so it works offline.
-pub const BUILTIN_CORPUS: &str = include_str!("../../public/examples/corpus.txt");
+pub const BUILTIN_CORPUS: &str = include_str!("../../../public/examples/corpus.txt");
 
 /// How the built-in corpus is named on the page.
 pub const BUILTIN_NAME: &str = "the built-in corpus";
