@@ -384,7 +384,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                     post(&FromWorker::Error { message: "there is no lab model yet: train one first".into() }, &[]);
                     return;
                 };
-                match pretrain::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await {
+                match pretraining::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await {
                     Ok(fills) => post(&FromWorker::Filled { request, fills }, &[]),
                     Err(e) => post(&FromWorker::Error { message: e.to_string() }, &[]),
                 }
@@ -393,7 +393,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
         ToWorker::LabExport => {
             let lab = STATE.with(|s| s.borrow().lab.clone());
             let out = lab.ok_or_else(|| "there is no lab model yet: train one first".to_string()).and_then(|lab| {
-                pretrain::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
+                pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
             });
             match out {
                 Ok(files) => {
@@ -410,7 +410,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             wasm_bindgen_futures::spawn_local(async move {
                 let id = item.id.clone();
                 let files = lab.ok_or_else(|| "there is no lab model to save".to_string()).and_then(|lab| {
-                    pretrain::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
+                    pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
                 });
                 let saved = match files {
                     Ok(files) => {
@@ -920,7 +920,7 @@ async fn host_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {
 }
 
 fn export_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {
-    let files = classifier::export(
+    let files = classification::export(
         &current.loaded.config,
         &current.loaded.model,
         &current.loaded.meta,
@@ -967,7 +967,7 @@ fn import(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Current, String> {
     let tokenizer_json = take("tokenizer.json");
     let vocab_txt = take("vocab.txt");
     let device = Device::flex();
-    let loaded = classifier::load_classifier(
+    let loaded = classification::load_classifier(
         CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() },
         take(HEAD_FILE),
         &device,
@@ -1008,7 +1008,7 @@ fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
     let config_json = parts.pop().unwrap_or_default();
     let files = CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() };
     let device = Device::flex();
-    let (model, tokenizer, config) = pretrain::load(files, &device).map_err(|e| format!("the saved lab model cannot be read: {e}"))?;
+    let (model, tokenizer, config) = pretraining::load(files, &device).map_err(|e| format!("the saved lab model cannot be read: {e}"))?;
     Ok(LabModel { model, tokenizer, config, device, tokenizer_json, vocab_txt })
 }
 
