@@ -1,0 +1,106 @@
+//! Computing on the page's own model, shared by the explorer's views and the studio's look
+//! inside: taking turns on it ([`claim`]/[`release`]), numbering requests so only the newest
+//! answer shows ([`Latest`]), and running many texts through it a few at a time so the tab
+//! keeps drawing ([`each_states`]).
+
+use std::rc::Rc;
+
+use bertbench_core::analysis::inspect::TextStates;
+use bertbench_core::tokenizer::Encoded;
+use futures::channel::oneshot;
+use leptos::prelude::*;
+
+use crate::app::AppState;
+use crate::engine::Engine;
+use crate::fetch::{after_paint, yield_to_browser};
+
+/// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
+pub const BATCH: usize = 8;
+
+/// Waits until no other computation holds the model, then holds it (`busy`). `None` when no
+/// model is loaded. The caller must call [`release`] when done, on every path.
+pub async fn claim(state: AppState) -> Option<Rc<Engine>> {
+    // Let the page show what just changed (a model that is ready, a "working" state) first.
+    after_paint().await;
+    loop {
+        let engine = state.engine()?;
+        if !state.busy.get_untracked() {
+            state.busy.set(true);
+            return Some(engine);
+        }
+        // Queue up; `release` wakes the first in line, which tries again (another request may
+        // have taken the model in between, and then it queues up again).
+        let (wake, woken) = oneshot::channel();
+        state.waiting.update_value(|w| w.push_back(wake));
+        let _ = woken.await;
+    }
+}
+
+/// Lets other work use the model again, and wakes the first request waiting for it.
+pub fn release(state: AppState) {
+    state.busy.set(false);
+    // A waiter whose future was dropped cannot be woken; the next one is.
+    while let Some(wake) = state.waiting.try_update_value(|w| w.pop_front()).flatten() {
+        if wake.send(()).is_ok() {
+            break;
+        }
+    }
+}
+
+/// Numbers a panel's requests so that only the newest one's answer is shown. Requests wait in
+/// [`claim`] in no particular order, so an older one (the automatic run after a model loads)
+/// can get the model after a newer one (the user's click) and would otherwise overwrite its
+/// answer with one for inputs the user has since changed.
+#[derive(Clone, Copy)]
+pub struct Latest(StoredValue<u64>);
+
+impl Latest {
+    pub fn new() -> Self {
+        Self(StoredValue::new(0))
+    }
+
+    /// A new request, newer than every earlier one.
+    pub fn next(self) -> u64 {
+        self.0.update_value(|n| *n += 1);
+        self.0.get_value()
+    }
+
+    /// Whether no request was made after `ticket`.
+    pub fn is(self, ticket: u64) -> bool {
+        self.0.get_value() == ticket
+    }
+}
+
+/// Tokenizes every text; the error names the first text that fails.
+pub fn encode_all(engine: &Engine, texts: &[String]) -> Result<Vec<Encoded>, String> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| engine.bert.tokenizer.encode(t).map_err(|e| format!("text {}: {e}", i + 1)))
+        .collect()
+}
+
+/// Runs `encoded` through the model [`BATCH`] texts at a time, yielding to the browser between
+/// batches, and keeps what `keep` takes from each text's states (so memory stays small).
+/// `progress(done, total)` is called after each batch; `cancelled()` is checked before each.
+pub async fn each_states<T>(
+    engine: &Engine,
+    encoded: &[Encoded],
+    mut keep: impl FnMut(usize, &TextStates) -> T,
+    progress: impl Fn(usize, usize),
+    cancelled: impl Fn() -> bool,
+) -> Result<Vec<T>, String> {
+    let mut out = Vec::with_capacity(encoded.len());
+    for (b, chunk) in encoded.chunks(BATCH).enumerate() {
+        if cancelled() {
+            return Err("cancelled".into());
+        }
+        let states = engine.bert.text_states(chunk, &engine.device).await.map_err(|e| e.to_string())?;
+        for (i, s) in states.iter().enumerate() {
+            out.push(keep(b * BATCH + i, s));
+        }
+        progress(out.len(), encoded.len());
+        yield_to_browser().await;
+    }
+    Ok(out)
+}
