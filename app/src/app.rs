@@ -1,19 +1,18 @@
-//! The page: shared state, start-up, backend switching, and the panels' layout.
+//! What every tab of the page shares (`AppState`: the page's model, its loading, the backend
+//! and its check, the sentence, the visible tab), and the flows that change it: loading a model,
+//! switching backend, running the device check. The tabs' own state lives with them (`studio/`,
+//! `lab/`); the page's layout is `shell/`.
 
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use bertbench_core::burn::prelude::Device;
 use bertbench_core::device_check::{DeviceCheckReport, compare_devices};
+use futures::channel::oneshot;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
-use crate::engine::{self, BackendKind, DEFAULT_MODEL, Engine};
+use crate::engine::{self, BackendKind, Engine};
 use crate::fetch::yield_to_browser;
-use crate::panels::{
-    AttentionPanel, DeviceCheckPanel, EmbeddingPanel, Header, InputPartsPanel, LabPanel, MapPanel, ModelPanel, ProbePanel, SimilarityPanel,
-    ResumeBanner, SavedPanel, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel, TokensPanel,
-};
-use crate::studio::Studio;
 use crate::widgets::{mark, mark_next_frame};
 
 /// How far loading the model has got.
@@ -72,8 +71,10 @@ pub struct AppState {
     pub model_id: RwSignal<String>,
     /// The model directories the server offers.
     pub models: RwSignal<Vec<String>>,
-    /// True while a computation holds the model.
+    /// True while a computation holds the model (`compute::claim`).
     pub busy: RwSignal<bool>,
+    /// Computations waiting for the model, first in line first (`compute::release` wakes it).
+    pub waiting: StoredValue<VecDeque<oneshot::Sender<()>>, LocalStorage>,
     /// The sentence being explored.
     pub sentence_a: RwSignal<String>,
     /// An optional second sentence (a pair: `[CLS] a [SEP] b [SEP]`).
@@ -125,11 +126,6 @@ impl AppState {
             });
         }
     }
-}
-
-fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
 }
 
 /// Downloads `model_id` and loads it, on WebGPU if the browser has an adapter and `prefer`
@@ -264,98 +260,4 @@ pub enum Tab {
     Explore,
     Studio,
     Lab,
-}
-
-fn current_hash() -> String {
-    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
-}
-
-/// The whole page.
-#[component]
-pub fn App() -> impl IntoView {
-    let model_id = query_param("model")
-        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !m.contains(".."))
-        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-    let prefer = match query_param("backend").as_deref() {
-        Some("cpu") => BackendKind::Cpu,
-        _ => BackendKind::WebGpu,
-    };
-    let state = AppState {
-        engine: StoredValue::new_local(None),
-        generation: RwSignal::new(0),
-        backend: RwSignal::new(BackendStatus::default()),
-        load: RwSignal::new(LoadState::Starting),
-        check: RwSignal::new(CheckState::NotRun),
-        model_id: RwSignal::new(model_id.clone()),
-        models: RwSignal::new(vec![model_id.clone()]),
-        busy: RwSignal::new(false),
-        sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
-        sentence_b: RwSignal::new(String::new()),
-        base: StoredValue::new_local(None),
-        tab: RwSignal::new(match current_hash().as_str() {
-            "#studio" => Tab::Studio,
-            "#lab" => Tab::Lab,
-            _ => Tab::Explore,
-        }),
-    };
-    provide_context(state);
-    let studio = Studio::new();
-    studio.restore_saved(state);
-    provide_context(studio);
-    let (offline, updated) = crate::pwa::register();
-    provide_context(crate::pwa::Pwa { offline, updated });
-    let tab = state.tab;
-    let show = move |t: Tab| state.show(t);
-    spawn_local(async move {
-        let models = engine::available_models().await;
-        state.models.update(|m| {
-            for id in models {
-                if !m.contains(&id) {
-                    m.push(id);
-                }
-            }
-        });
-    });
-    spawn_local(load_model(state, model_id, prefer));
-
-    view! {
-        <Header />
-        <nav class="tabs" role="tablist">
-            <button role="tab" data-testid="tab-explore" class:active=move || tab.get() == Tab::Explore
-                aria-selected=move || (tab.get() == Tab::Explore).to_string() on:click=move |_| show(Tab::Explore)>"Explore BERT"</button>
-            <button role="tab" data-testid="tab-studio" class:active=move || tab.get() == Tab::Studio
-                aria-selected=move || (tab.get() == Tab::Studio).to_string() on:click=move |_| show(Tab::Studio)>"Fine-tuning studio"</button>
-            <button role="tab" data-testid="tab-lab" class:active=move || tab.get() == Tab::Lab
-                aria-selected=move || (tab.get() == Tab::Lab).to_string() on:click=move |_| show(Tab::Lab)>"MLM lab"</button>
-        </nav>
-        <main>
-            <ModelPanel />
-            // Both tabs stay mounted (hidden, not removed), so work in one survives a visit to the other.
-            <div class="tab-body" class:hidden=move || tab.get() != Tab::Explore>
-                <TokensPanel />
-                <InputPartsPanel />
-                <EmbeddingPanel />
-                <SimilarityPanel />
-                <AttentionPanel />
-                <MapPanel />
-                <ProbePanel />
-                <DeviceCheckPanel />
-            </div>
-            <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>
-                <ResumeBanner />
-                <StudioDataPanel />
-                <StudioTrainPanel />
-                <StudioResultsPanel />
-                <StudioInsidePanel />
-                <SavedPanel />
-            </div>
-            <div class="tab-body" class:hidden=move || tab.get() != Tab::Lab>
-                <LabPanel />
-            </div>
-        </main>
-        <footer>
-            "bertbench runs entirely in this tab: no text you type leaves your computer. "
-            "Built with burn, tokenizers and Leptos."
-        </footer>
-    }
 }

@@ -1,20 +1,24 @@
 //! The bertbench page. This file (the `start` function) only mounts (and makes a crash visible), or, inside the
-//! training worker, hands over to `worker.rs`; see `app.rs`.
+//! training worker, hands over to `worker.rs`; see `shell/page.rs`.
 
 mod app;
 mod bench;
+mod compute;
 mod engine;
 mod explore;
-mod lab;
 mod fetch;
+mod files;
 mod js_bytes;
-mod panels;
+mod lab;
 mod protocol;
 mod pwa;
+mod saved_work;
+mod shell;
 mod store;
 mod studio;
 mod widgets;
 mod worker;
+mod worker_client;
 
 // The threaded build's `initThreadPool` (JavaScript), which `worker.js` calls to start rayon's
 // pool; re-exported so the crate is linked and its export kept.
@@ -65,5 +69,5 @@ pub fn start() {
         console_error_panic_hook::hook(info);
         show_fatal(&info.to_string());
     }));
-    leptos::mount::mount_to_body(app::App);
+    leptos::mount::mount_to_body(shell::App);
 }

@@ -49,7 +49,8 @@ pub struct TrainRequest {
     pub from_scratch: bool,
 }
 
-/// Page → worker.
+/// Page → worker. A request that carries a `request` id is answered by one reply with the same
+/// id, or by [`FromWorker::Refused`] with it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum ToWorker {
     /// The base checkpoint follows in `bytes`: config.json, model.safetensors, then
@@ -69,17 +70,17 @@ pub enum ToWorker {
     /// Probabilities for texts (with optional second segments) from the current classifier.
     Predict { request: u32, texts: Vec<(String, Option<String>)> },
     /// Export the current classifier as a zip of a Hugging Face folder.
-    Export { name: String },
+    Export { request: u32, name: String },
     /// Import a classifier: files named in `names`, bytes in `bytes` (or one `.zip`).
-    Import { names: Vec<String> },
+    Import { request: u32, names: Vec<String> },
     /// Send the current classifier's encoder as a plain BERT checkpoint, for the explorer.
-    Encoder,
+    Encoder { request: u32 },
     /// Start an MLM-lab run.
     Pretrain(Box<LabRequest>),
     /// Top-k fills for a sentence with `[MASK]`, from the lab's model.
     FillMask { request: u32, text: String },
     /// Send the lab's model as a Hugging Face folder (files in `bytes`, names in the reply).
-    LabExport,
+    LabExport { request: u32 },
     /// Continue the run whose checkpoint is saved (`store`, [`CHECKPOINT_ID`]), as run `run`,
     /// on `backend` (which may differ from the one it started on).
     ResumeRun { run: u32, backend: Backend },
@@ -251,13 +252,13 @@ pub enum FromWorker {
     Failed { run: u32, message: String, gpu_lost: bool },
     /// Probabilities for request `request`, one row per text.
     Predictions { request: u32, labels: Vec<String>, probs: Vec<Vec<f32>> },
-    /// The export: one zip in `bytes`.
-    Exported { file_name: String },
-    /// An imported classifier is now the current one.
-    Imported { meta: ClassifierMeta, description: String },
+    /// The export for request `request`: one zip in `bytes`.
+    Exported { request: u32, file_name: String },
+    /// An imported classifier is now the current one (request `request`).
+    Imported { request: u32, meta: ClassifierMeta, description: String },
     /// The current classifier's encoder: config.json and model.safetensors in `bytes`, then
     /// tokenizer.json and/or vocab.txt as flagged. `labels` names the classifier.
-    Encoder { labels: Vec<String>, tokenizer_json: bool, vocab_txt: bool },
+    Encoder { request: u32, labels: Vec<String>, tokenizer_json: bool, vocab_txt: bool },
     /// MLM-lab progress for run `run`.
     Lab { run: u32, event: LabEvent },
     /// The lab run ended (cancelled or not); its model is kept for fill-mask and export.
@@ -266,8 +267,8 @@ pub enum FromWorker {
     LabFailed { run: u32, message: String },
     /// Fills for request `request`.
     Filled { request: u32, fills: Vec<MaskFill> },
-    /// The lab's model as files: `names[i]` is `bytes[i]`.
-    LabExported { names: Vec<String> },
+    /// The lab's model as files for request `request`: `names[i]` is `bytes[i]`.
+    LabExported { request: u32, names: Vec<String> },
     /// A saved lab model is the lab's model now (lab run `run`).
     LabOpened { run: u32 },
     /// Run `run` saved a checkpoint after `step` steps (`epoch` epochs of its stage).
@@ -278,7 +279,10 @@ pub enum FromWorker {
     Saved { id: String },
     /// The run (or lab model) item `id` could not be saved.
     SaveFailed { id: String, message: String },
-    /// A request other than training failed.
+    /// Request `request` failed; the message says why.
+    Refused { request: u32, message: String },
+    /// Something failed outside any one request or run (the worker could not start, or read
+    /// the base model); every request still waiting fails with it.
     Error { message: String },
 }
 

@@ -184,3 +184,18 @@ pub fn LineChart(
         </figure>
     }
 }
+
+/// A stored size in words ("–" for none, kB, MB).
+pub fn size(bytes: u64) -> String {
+    match bytes {
+        0 => "–".into(),
+        b if b < 1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+        b => format!("{:.1} MB", b as f64 / 1e6),
+    }
+}
+
+/// "3 min ago", from a saved time in ms since the epoch.
+pub fn ago(saved_ms: f64) -> String {
+    let seconds = ((js_sys::Date::now() - saved_ms) / 1000.0).max(0.0);
+    format!("{} ago", duration(seconds))
+}

@@ -376,16 +376,16 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             let current = STATE.with(|s| s.borrow().current.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let Some(current) = current else {
-                    post(&FromWorker::Error { message: "there is no classifier yet: train or import one first".into() }, &[]);
+                    post(&FromWorker::Refused { request, message: "there is no classifier yet: train or import one first".into() }, &[]);
                     return;
                 };
                 match predict_texts(&current, &texts).await {
                     Ok(probs) => post(&FromWorker::Predictions { request, labels: current.loaded.meta.labels.clone(), probs }, &[]),
-                    Err(message) => post(&FromWorker::Error { message }, &[]),
+                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
                 }
             });
         }
-        ToWorker::Export { name } => {
+        ToWorker::Export { request, name } => {
             let current = STATE.with(|s| s.borrow().current.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let zip = match current {
@@ -393,12 +393,12 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                     None => Err("there is no classifier to export yet".to_string()),
                 };
                 match zip {
-                    Ok(zip) => post(&FromWorker::Exported { file_name: format!("{name}.zip") }, &[&zip]),
-                    Err(message) => post(&FromWorker::Error { message }, &[]),
+                    Ok(zip) => post(&FromWorker::Exported { request, file_name: format!("{name}.zip") }, &[&zip]),
+                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
                 }
             });
         }
-        ToWorker::Encoder => {
+        ToWorker::Encoder { request } => {
             let current = STATE.with(|s| s.borrow().current.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let out = match current {
@@ -415,13 +415,14 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                         files.extend(c.tokenizer_json.as_deref());
                         files.extend(c.vocab_txt.as_deref());
                         let message = FromWorker::Encoder {
+                            request,
                             labels: c.loaded.meta.labels.clone(),
                             tokenizer_json: c.tokenizer_json.is_some(),
                             vocab_txt: c.vocab_txt.is_some(),
                         };
                         post(&message, &files);
                     }
-                    Err(message) => post(&FromWorker::Error { message }, &[]),
+                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
                 }
             });
         }
@@ -447,16 +448,16 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             let lab = STATE.with(|s| s.borrow().lab.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let Some(lab) = lab else {
-                    post(&FromWorker::Error { message: "there is no lab model yet: train one first".into() }, &[]);
+                    post(&FromWorker::Refused { request, message: "there is no lab model yet: train one first".into() }, &[]);
                     return;
                 };
                 match pretraining::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await {
                     Ok(fills) => post(&FromWorker::Filled { request, fills }, &[]),
-                    Err(e) => post(&FromWorker::Error { message: e.to_string() }, &[]),
+                    Err(e) => post(&FromWorker::Refused { request, message: e.to_string() }, &[]),
                 }
             });
         }
-        ToWorker::LabExport => {
+        ToWorker::LabExport { request } => {
             let lab = STATE.with(|s| s.borrow().lab.clone());
             let out = lab.ok_or_else(|| "there is no lab model yet: train one first".to_string()).and_then(|lab| {
                 pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
@@ -465,9 +466,9 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 Ok(files) => {
                     let names = files.iter().map(|(n, _)| n.clone()).collect();
                     let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
-                    post(&FromWorker::LabExported { names }, &bytes);
+                    post(&FromWorker::LabExported { request, names }, &bytes);
                 }
-                Err(message) => post(&FromWorker::Error { message }, &[]),
+                Err(message) => post(&FromWorker::Refused { request, message }, &[]),
             }
         }
         ToWorker::SaveLab { item } => {
@@ -510,7 +511,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
             }
         }
-        ToWorker::Import { names } => match import(names, bytes) {
+        ToWorker::Import { request, names } => match import(names, bytes) {
             Ok(current) => {
                 let description = format!(
                     "{} labels ({}), features: {}",
@@ -520,9 +521,9 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 );
                 let meta = current.loaded.meta.clone();
                 STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
-                post(&FromWorker::Imported { meta, description }, &[]);
+                post(&FromWorker::Imported { request, meta, description }, &[]);
             }
-            Err(message) => post(&FromWorker::Error { message: format!("The classifier could not be imported: {message}") }, &[]),
+            Err(message) => post(&FromWorker::Refused { request, message: format!("The classifier could not be imported: {message}") }, &[]),
         },
     }
 }

@@ -7,9 +7,8 @@
 //!   opening one brings its classifier and results back.
 //! - The run in progress: checkpoints written by the worker (`worker.rs`); after a reload, the
 //!   page offers to resume from the last one.
-//! - A finished (or stopped) MLM-lab run: its model, written by the worker, with its curves,
-//!   probes, settings and corpus. Opening one shows the run again in the lab and makes its model
-//!   the lab's model (fill-mask, explore, fine-tune).
+//!
+//! (The lab saves its own work: `lab/saved.rs`.)
 
 use std::sync::Arc;
 
@@ -19,13 +18,11 @@ use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
 use super::{Live, RunRecord, RunState, Studio, recipe};
-use crate::app::{AppState, Tab};
-use crate::lab::{BUILTIN_NAME, LabRun, LabSettings, SavedLab};
-use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, RunSummary, ToWorker};
+use crate::app::AppState;
+use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, RunSummary, ToWorker};
 use crate::store::{self, Item, Kind};
 
 const SETTINGS_ID: &str = "settings";
-const LAB_SETTINGS_ID: &str = "lab-settings";
 
 /// At most this many training-loss points are kept with a saved run (evenly thinned).
 const MAX_SAVED_STEPS: usize = 2000;
@@ -75,119 +72,70 @@ fn thin(steps: Vec<StepPoint>) -> Vec<StepPoint> {
 }
 
 impl Studio {
-    /// Reads what was saved (settings, runs, the last training file, a checkpoint), then keeps
+    /// Puts back what was saved (`items`: settings, runs, the last training file), then keeps
     /// the settings saved as they change. Called once when the page starts.
-    pub(crate) fn restore_saved(self, state: AppState) {
-        spawn_local(async move {
-            match store::list().await {
-                Ok(items) => {
-                    let settings = items
-                        .iter()
-                        .find(|i| i.kind == Kind::Settings)
-                        .and_then(|i| serde_json::from_str::<Settings>(&i.json).ok());
-                    if let Some(s) = settings {
-                        self.config.set(s.config);
-                        self.max_len.set(s.max_len);
-                        self.restarts.set(s.restarts);
-                        self.backend.set(s.backend);
-                        self.valid_fraction.set(s.valid_fraction);
-                        self.split_seed.set(s.split_seed);
-                        self.from_scratch.set(s.from_scratch);
-                        if let Some(item) = s.dataset.and_then(|id| items.iter().find(|i| i.id == id).cloned()) {
-                            self.open_dataset(state, item);
-                        }
-                    }
-                    let mut runs: Vec<RunRecord> = items
-                        .iter()
-                        .filter(|i| i.kind == Kind::Run)
-                        .filter_map(|i| serde_json::from_str::<SavedRun>(&i.json).ok())
-                        .map(|r| r.record)
-                        .collect();
-                    runs.reverse();
-                    self.history.set(runs);
-                    if let Some(item) = items.iter().find(|i| i.kind == Kind::LabSettings) {
-                        if let Ok(s) = serde_json::from_str::<LabSettings>(&item.json) {
-                            let corpus = if item.size > 0 {
-                                store::bytes(&item.id).await.ok().and_then(|mut p| p.pop()).and_then(|b| String::from_utf8(b).ok())
-                            } else {
-                                None
-                            };
-                            self.lab.apply_settings(s, corpus);
-                        }
-                    }
-                    self.show_saved(items);
-                }
-                Err(e) => self.storage_error.set(Some(e)),
+    pub fn restore_saved(self, state: AppState, items: &[Item]) {
+        let settings = items
+            .iter()
+            .find(|i| i.kind == Kind::Settings)
+            .and_then(|i| serde_json::from_str::<Settings>(&i.json).ok());
+        if let Some(s) = settings {
+            self.config.set(s.config);
+            self.max_len.set(s.max_len);
+            self.restarts.set(s.restarts);
+            self.backend.set(s.backend);
+            self.valid_fraction.set(s.valid_fraction);
+            self.split_seed.set(s.split_seed);
+            self.from_scratch.set(s.from_scratch);
+            if let Some(item) = s.dataset.and_then(|id| items.iter().find(|i| i.id == id).cloned()) {
+                self.open_dataset(state, item);
             }
-            self.settings_ready.set_value(true);
-            // The lab's settings and its corpus (unless built in), likewise.
-            Effect::new(move |_| {
-                let settings = self.lab.settings();
-                let corpus = self.lab.corpus.with(|c| if settings.corpus_name == BUILTIN_NAME { String::new() } else { c.clone() });
-                spawn_local(async move {
-                    let item = Item {
-                        id: LAB_SETTINGS_ID.into(),
-                        kind: Kind::LabSettings,
-                        name: "lab settings".into(),
-                        saved_ms: js_sys::Date::now(),
-                        size: corpus.len() as u64,
-                        json: serde_json::to_string(&settings).unwrap_or_default(),
-                    };
-                    let bytes: &[&[u8]] = if corpus.is_empty() { &[] } else { &[corpus.as_bytes()] };
-                    if let Err(e) = store::put(&item, bytes).await {
-                        self.lab.storage_note.set(Some(Err(e)));
-                    }
-                });
-            });
-            // Write the settings read back (or the defaults) once, and on every change after.
-            Effect::new(move |_| {
-                let settings = Settings {
-                    config: self.config.get(),
-                    max_len: self.max_len.get(),
-                    restarts: self.restarts.get(),
-                    backend: self.backend.get(),
-                    valid_fraction: self.valid_fraction.get(),
-                    split_seed: self.split_seed.get(),
-                    from_scratch: self.from_scratch.get(),
-                    dataset: self.dataset_id.get(),
+        }
+        let mut runs: Vec<RunRecord> = items
+            .iter()
+            .filter(|i| i.kind == Kind::Run)
+            .filter_map(|i| serde_json::from_str::<SavedRun>(&i.json).ok())
+            .map(|r| r.record)
+            .collect();
+        runs.reverse();
+        self.history.set(runs);
+        self.settings_ready.set_value(true);
+        // Write the settings read back (or the defaults) once, and on every change after.
+        Effect::new(move |_| {
+            let settings = Settings {
+                config: self.config.get(),
+                max_len: self.max_len.get(),
+                restarts: self.restarts.get(),
+                backend: self.backend.get(),
+                valid_fraction: self.valid_fraction.get(),
+                split_seed: self.split_seed.get(),
+                from_scratch: self.from_scratch.get(),
+                dataset: self.dataset_id.get(),
+            };
+            spawn_local(async move {
+                let item = Item {
+                    id: SETTINGS_ID.into(),
+                    kind: Kind::Settings,
+                    name: "studio settings".into(),
+                    saved_ms: js_sys::Date::now(),
+                    size: 0,
+                    json: serde_json::to_string(&settings).unwrap_or_default(),
                 };
-                spawn_local(async move {
-                    let item = Item {
-                        id: SETTINGS_ID.into(),
-                        kind: Kind::Settings,
-                        name: "studio settings".into(),
-                        saved_ms: js_sys::Date::now(),
-                        size: 0,
-                        json: serde_json::to_string(&settings).unwrap_or_default(),
-                    };
-                    if let Err(e) = store::put(&item, &[]).await {
-                        self.storage_error.set(Some(e));
-                    }
-                });
+                if let Err(e) = store::put(&item, &[]).await {
+                    self.saved.error.set(Some(e));
+                }
             });
         });
     }
 
-    /// Shows `items` as the saved work, and offers the checkpoint when no run is going on.
-    fn show_saved(self, items: Vec<Item>) {
-        let idle = !matches!(self.run.get_untracked(), RunState::Running { .. });
-        let offer = items
-            .iter()
-            .find(|i| i.kind == Kind::Checkpoint)
-            .filter(|_| idle)
-            .and_then(|i| serde_json::from_str::<CheckpointMeta>(&i.json).ok());
-        self.resume_offer.set(offer.map(Arc::new));
-        self.saved.set(items);
-        spawn_local(async move { self.usage.set(store::estimate().await) });
-    }
-
-    /// Re-reads the saved work.
-    pub fn refresh_saved(self) {
-        spawn_local(async move {
-            match store::list().await {
-                Ok(items) => self.show_saved(items),
-                Err(e) => self.storage_error.set(Some(e)),
-            }
+    /// Each time the saved work is read, offers its checkpoint when no run is going on.
+    pub(super) fn offer_checkpoint(self) {
+        Effect::new(move |_| {
+            let offer = self.saved.items.with(|items| {
+                items.iter().find(|i| i.kind == Kind::Checkpoint).and_then(|i| serde_json::from_str::<CheckpointMeta>(&i.json).ok())
+            });
+            let idle = !matches!(self.run.get_untracked(), RunState::Running { .. });
+            self.resume_offer.set(offer.filter(|_| idle).map(Arc::new));
         });
     }
 
@@ -205,10 +153,10 @@ impl Studio {
                 json: serde_json::to_string(&SavedDataset { rows }).unwrap_or_default(),
             };
             match store::put(&item, &[&bytes]).await {
-                Ok(()) => self.storage_error.set(None),
-                Err(e) => self.storage_error.set(Some(e)),
+                Ok(()) => self.saved.error.set(None),
+                Err(e) => self.saved.error.set(Some(e)),
             }
-            self.refresh_saved();
+            self.saved.refresh();
         });
     }
 
@@ -217,8 +165,8 @@ impl Studio {
         spawn_local(async move {
             match store::bytes(&item.id).await {
                 Ok(mut parts) if !parts.is_empty() => self.set_file(state, item.name.clone(), parts.swap_remove(0), false),
-                Ok(_) => self.storage_error.set(Some(format!("“{}” has no bytes saved", item.name))),
-                Err(e) => self.storage_error.set(Some(e)),
+                Ok(_) => self.saved.error.set(Some(format!("“{}” has no bytes saved", item.name))),
+                Err(e) => self.saved.error.set(Some(e)),
             }
         });
     }
@@ -242,7 +190,21 @@ impl Studio {
             size: 0,
             json: serde_json::to_string(&run).unwrap_or_default(),
         };
-        self.send(&ToWorker::SaveRun { item: Box::new(item) }, &[]);
+        let id = item.id.clone();
+        spawn_local(async move {
+            match self.client.save_run(item).await {
+                Ok(()) => self.saved.error.set(None),
+                Err(message) => {
+                    self.history.update(|h| {
+                        for r in h.iter_mut().filter(|r| r.saved_id.as_deref() == Some(id.as_str())) {
+                            r.saved_id = None;
+                        }
+                    });
+                    self.saved.error.set(Some(message));
+                }
+            }
+            self.saved.refresh();
+        });
     }
 
     /// Brings a saved run back: its classifier into the worker, its results on the page.
@@ -255,7 +217,7 @@ impl Studio {
             let run = match serde_json::from_str::<SavedRun>(&item.json) {
                 Ok(r) => r,
                 Err(e) => {
-                    self.storage_error.set(Some(format!("“{}” is unreadable: {e}", item.name)));
+                    self.saved.error.set(Some(format!("“{}” is unreadable: {e}", item.name)));
                     return;
                 }
             };
@@ -269,80 +231,23 @@ impl Studio {
                     self.run.set(RunState::Finished);
                     self.notice.set(Some(Ok(format!("Opened the saved run “{}”.", item.name))));
                 }
-                Ok(_) => self.storage_error.set(Some(format!("“{}” has no classifier saved", item.name))),
-                Err(e) => self.storage_error.set(Some(e)),
+                Ok(_) => self.saved.error.set(Some(format!("“{}” has no classifier saved", item.name))),
+                Err(e) => self.saved.error.set(Some(e)),
             }
         });
     }
 
-    /// Has the worker save the lab's model, just finished, with its run (curves, probes, corpus
-    /// and settings).
-    pub(crate) fn save_lab(self, cancelled: bool, done: usize, seconds: f64) {
-        let saved = self.lab.to_saved(cancelled, done, seconds);
-        let saved_ms = js_sys::Date::now();
-        let id = format!("lab:{saved_ms:.0}");
-        let model = if saved.settings.continue_pretrained { "continued pretraining".to_string() } else { saved.settings.preset.clone() };
-        let loss = saved.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
-        let item = Item {
-            id: id.clone(),
-            kind: Kind::LabModel,
-            name: format!("{model} · {} · {done} steps{loss}", saved.settings.corpus_name),
-            saved_ms,
-            size: 0,
-            json: serde_json::to_string(&saved).unwrap_or_default(),
-        };
-        self.lab.saving.set_value(Some(id));
-        let corpus = self.lab.corpus.get_untracked();
-        self.send(&ToWorker::SaveLab { item: Box::new(item) }, &[corpus.as_bytes()]);
-    }
-
-    /// Brings a saved lab model back: its run on the lab page, the model into the worker.
-    pub fn open_lab(self, state: AppState, item: Item) {
-        let lab = self.lab;
-        if matches!(lab.run.get_untracked(), LabRun::Running { .. }) || matches!(self.run.get_untracked(), RunState::Running { .. }) {
-            lab.storage_note.set(Some(Err("a run is in progress: wait for it or cancel it before opening a saved lab model".into())));
-            state.show(Tab::Lab);
-            return;
-        }
-        spawn_local(async move {
-            let saved = match serde_json::from_str::<SavedLab>(&item.json) {
-                Ok(s) => s,
-                Err(e) => {
-                    lab.storage_note.set(Some(Err(format!("“{}” is unreadable: {e}", item.name))));
-                    return;
-                }
-            };
-            match store::bytes(&item.id).await {
-                Ok(mut parts) if parts.len() == LAB_FILES.len() + 1 => {
-                    let corpus = String::from_utf8(parts.pop().unwrap_or_default()).unwrap_or_default();
-                    let run = lab.show_saved(saved, corpus);
-                    let files: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-                    self.send(&ToWorker::OpenLab { run }, &files);
-                    lab.storage_note.set(Some(Ok(format!("Opened the saved lab model “{}”.", item.name))));
-                }
-                Ok(_) => lab.storage_note.set(Some(Err(format!("“{}” is incomplete: some of its files are missing", item.name)))),
-                Err(e) => lab.storage_note.set(Some(Err(e))),
-            }
-            state.show(Tab::Lab);
-        });
-    }
-
-    /// Deletes a saved item (a run also leaves the runs table).
+    /// Deletes a saved training file or run (a run also leaves the runs table).
     pub fn delete_saved(self, item: Item) {
         spawn_local(async move {
-            match store::delete(&item.id).await {
-                Ok(()) => {
-                    if item.kind == Kind::Run {
-                        self.history.update(|h| h.retain(|r| r.saved_id.as_deref() != Some(item.id.as_str())));
-                    }
-                    if self.dataset_id.get_untracked().as_deref() == Some(item.id.as_str()) {
-                        self.dataset_id.set(None);
-                    }
-                    self.storage_error.set(None);
+            if self.saved.delete(&item).await.is_ok() {
+                if item.kind == Kind::Run {
+                    self.history.update(|h| h.retain(|r| r.saved_id.as_deref() != Some(item.id.as_str())));
                 }
-                Err(e) => self.storage_error.set(Some(e)),
+                if self.dataset_id.get_untracked().as_deref() == Some(item.id.as_str()) {
+                    self.dataset_id.set(None);
+                }
             }
-            self.refresh_saved();
         });
     }
 
@@ -356,7 +261,7 @@ impl Studio {
                 meta.base_model, engine.model_id, meta.base_model
             ));
         }
-        self.send_base(state)?;
+        self.client.send_base(&engine)?;
         self.continue_from(&meta, None);
         Ok(())
     }
@@ -370,7 +275,7 @@ impl Studio {
         let lost = format!("The GPU failed during training ({reason}).");
         if self.checkpointed.get_value() != Some(run) {
             self.run.set(RunState::Failed(format!("{lost} There was no checkpoint yet; training is now set to the CPU: press Train to start again.")));
-            self.refresh_saved();
+            self.saved.refresh();
             return;
         }
         spawn_local(async move {
@@ -383,7 +288,7 @@ impl Studio {
                 Ok(meta) => self.continue_from(&meta, Some(lost)),
                 Err(e) => {
                     self.run.set(RunState::Failed(format!("{lost} Its checkpoint could not be read back ({e}); training is now set to the CPU.")));
-                    self.refresh_saved();
+                    self.saved.refresh();
                 }
             }
         });
@@ -420,7 +325,8 @@ impl Studio {
             }
         ))));
         self.resume_offer.set(None);
-        self.send(&ToWorker::ResumeRun { run, backend: self.backend.get_untracked() }, &[]);
+        let resume = ToWorker::ResumeRun { run, backend: self.backend.get_untracked() };
+        self.client.run(run, &resume, &[], move |m| self.on_run(run, m));
     }
 
     /// Forgets the interrupted run's checkpoint.
@@ -428,9 +334,9 @@ impl Studio {
         self.resume_offer.set(None);
         spawn_local(async move {
             if let Err(e) = store::delete(CHECKPOINT_ID).await {
-                self.storage_error.set(Some(e));
+                self.saved.error.set(Some(e));
             }
-            self.refresh_saved();
+            self.saved.refresh();
         });
     }
 }

@@ -1,18 +1,18 @@
-//! Shared by the explorer's panels: claiming the model, running many texts through it in small
-//! batches so the page stays responsive, labeled example data, and the word-sense presets.
+//! Computing on the page's own model, shared by the explorer's views and the studio's look
+//! inside: taking turns on it ([`claim`]/[`release`]), numbering requests so only the newest
+//! answer shows ([`Latest`]), and running many texts through it a few at a time so the tab
+//! keeps drawing ([`each_states`]).
 
 use std::rc::Rc;
-use std::sync::Arc;
 
-use bertbench_core::data::{Dataset, guess_columns, parse_table, to_examples};
 use bertbench_core::analysis::inspect::TextStates;
 use bertbench_core::tokenizer::Encoded;
+use futures::channel::oneshot;
 use leptos::prelude::*;
 
 use crate::app::AppState;
 use crate::engine::Engine;
-use crate::fetch::{after_paint, fetch_bytes, sleep_ms, yield_to_browser};
-use crate::studio::Studio;
+use crate::fetch::{after_paint, yield_to_browser};
 
 /// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
 pub const BATCH: usize = 8;
@@ -28,13 +28,23 @@ pub async fn claim(state: AppState) -> Option<Rc<Engine>> {
             state.busy.set(true);
             return Some(engine);
         }
-        sleep_ms(50).await;
+        // Queue up; `release` wakes the first in line, which tries again (another request may
+        // have taken the model in between, and then it queues up again).
+        let (wake, woken) = oneshot::channel();
+        state.waiting.update_value(|w| w.push_back(wake));
+        let _ = woken.await;
     }
 }
 
-/// Lets other work use the model again.
+/// Lets other work use the model again, and wakes the first request waiting for it.
 pub fn release(state: AppState) {
     state.busy.set(false);
+    // A waiter whose future was dropped cannot be woken; the next one is.
+    while let Some(wake) = state.waiting.try_update_value(|w| w.pop_front()).flatten() {
+        if wake.send(()).is_ok() {
+            break;
+        }
+    }
 }
 
 /// Numbers a panel's requests so that only the newest one's answer is shown. Requests wait in
@@ -93,37 +103,4 @@ pub async fn each_states<T>(
         yield_to_browser().await;
     }
     Ok(out)
-}
-
-/// Labeled texts for the layer views: the studio's dataset when one is loaded, otherwise the
-/// sentiment examples that ship with the page. Returns the dataset and where it came from.
-pub async fn labeled_data(studio: Studio) -> Result<(Arc<Dataset>, String), String> {
-    if let Some(p) = studio.prepared.get_untracked() {
-        let name = studio.upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
-        return Ok((p.dataset.clone(), name));
-    }
-    let bytes = fetch_bytes("examples/sentiment.csv", |_, _| {}).await.map_err(|e| format!("the example data could not be read: {e}"))?;
-    let table = parse_table(&bytes, Some("sentiment.csv")).map_err(|e| e.to_string())?;
-    let dataset = to_examples(&table, &guess_columns(&table)).map_err(|e| e.to_string())?;
-    Ok((Arc::new(dataset), "the built-in sentiment examples".into()))
-}
-
-/// Ten distinguishable colours (Tableau 10), then grey for everything else.
-pub const PALETTE: [&str; 10] =
-    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
-
-/// Grey for groups beyond the palette.
-pub const OTHER: &str = "#c9ced6";
-
-/// `text` with the characters `range` (character offsets) wrapped in `<mark>`.
-pub fn highlighted(text: &str, range: Option<(usize, usize)>) -> AnyView {
-    match range {
-        Some((s, e)) if s < e => {
-            let chars: Vec<char> = text.chars().collect();
-            let (s, e) = (s.min(chars.len()), e.min(chars.len()));
-            let part = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
-            view! { <span>{part(0, s)}<mark>{part(s, e)}</mark>{part(e, chars.len())}</span> }.into_any()
-        }
-        _ => view! { <span>{text.to_string()}</span> }.into_any(),
-    }
 }

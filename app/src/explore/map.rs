@@ -14,9 +14,11 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{Latest, OTHER, PALETTE, claim, each_states, encode_all, highlighted, labeled_data, release};
+use super::{OTHER, PALETTE, highlighted};
+use crate::compute::{Latest, claim, each_states, encode_all, release};
 use crate::fetch::yield_to_browser;
-use crate::studio::{Studio, download};
+use crate::files::download;
+use crate::studio::Studio;
 use crate::widgets::{LineChart, Series, now_ms};
 
 /// Most texts a map embeds.
@@ -203,7 +205,7 @@ pub fn MapPanel() -> impl IntoView {
             let (texts, labels): (Vec<String>, Vec<Option<String>>) = match source.get_untracked() {
                 Source::Typed => labeled_lines(&typed.get_untracked()).into_iter().map(|(l, t)| (t, l)).unzip(),
                 Source::Sense(i) => SENSES[i].sentences.iter().map(|(l, t)| (t.to_string(), Some(l.to_string()))).unzip(),
-                Source::Dataset => match labeled_data(studio).await {
+                Source::Dataset => match studio.labeled_data().await {
                     Ok((d, _)) => balanced_sample(&d, MAX_TEXTS)
                         .into_iter()
                         .map(|i| (d.examples[i].text.clone(), Some(d.examples[i].label.clone()).filter(|l| !l.is_empty())))

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{claim, each_states, encode_all, labeled_data, release};
+use crate::compute::{claim, each_states, encode_all, release};
 use crate::fetch::yield_to_browser;
 use crate::studio::Studio;
 use crate::widgets::{LineChart, Series, now_ms};
@@ -42,7 +42,7 @@ pub fn ProbePanel() -> impl IntoView {
         cancel.set(false);
         spawn_local(async move {
             progress.set(Some("reading the data…".into()));
-            let (dataset, source) = match labeled_data(studio).await {
+            let (dataset, source) = match studio.labeled_data().await {
                 Ok(d) => d,
                 Err(e) => {
                     progress.set(None);

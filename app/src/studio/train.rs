@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use crate::app::{AppState, BackendStatus, CheckState};
 use crate::engine::BackendKind;
 use crate::protocol::Backend;
-use crate::studio::{RunState, Studio};
+use super::{RunState, Studio};
 use crate::widgets::{LineChart, ProgressBar, Series, duration};
 
 fn phase_label(p: Phase) -> &'static str {
@@ -49,6 +49,7 @@ fn number_field(
 pub fn StudioTrainPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
+    let client = studio.client;
     let start_error = RwSignal::new(None::<String>);
     let running = move || matches!(studio.run.get(), RunState::Running { .. });
     let gpu_ok = move || {
@@ -239,9 +240,9 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     <label class="small field-inline">"train on"
                         <select data-testid="train-backend" on:change=move |ev| studio.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
                             <option value="cpu" data-testid="train-cpu" selected=move || studio.backend.get() == Backend::Cpu
-                                data-fused-multiply-add=move || studio.fused_multiply_add.get().to_string()
-                                title=move || if studio.fused_multiply_add.get() { "WebAssembly with relaxed SIMD: matrix products use fused multiply-add" } else { "WebAssembly with 128-bit SIMD" }>
-                                {move || cpu_label(studio)}
+                                data-fused-multiply-add=move || client.fused_multiply_add.get().to_string()
+                                title=move || if client.fused_multiply_add.get() { "WebAssembly with relaxed SIMD: matrix products use fused multiply-add" } else { "WebAssembly with 128-bit SIMD" }>
+                                {move || client.cpu_label()}
                             </option>
                             <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || studio.backend.get() == Backend::WebGpu>
                                 {move || if gpu_ok() { "WebGPU".to_string() } else { "WebGPU (not available or failed its check)".to_string() }}
@@ -252,21 +253,21 @@ pub fn StudioTrainPanel() -> impl IntoView {
             </details>
             <div class="row">
                 <button data-testid="train-start" on:click=start
-                    prop:disabled=move || running() || studio.prepared.with(|p| p.as_ref().is_none_or(|p| !p.report.errors.is_empty())) || !studio.worker_ready.get() || state.backend.get().active.is_none()>
+                    prop:disabled=move || running() || studio.prepared.with(|p| p.as_ref().is_none_or(|p| !p.report.errors.is_empty())) || !client.ready.get() || state.backend.get().active.is_none()>
                     "Train"
                 </button>
                 {move || match studio.run.get() {
                     RunState::Running { paused } => view! {
-                        <button class="secondary" data-testid="train-pause" on:click=move |_| studio.pause(!paused)>{if paused { "Resume" } else { "Pause" }}</button>
-                        <button class="secondary" data-testid="train-cancel" on:click=move |_| studio.cancel()>"Cancel (keep best so far)"</button>
+                        <button class="secondary" data-testid="train-pause" on:click=move |_| client.pause(!paused)>{if paused { "Resume" } else { "Pause" }}</button>
+                        <button class="secondary" data-testid="train-cancel" on:click=move |_| client.cancel()>"Cancel (keep best so far)"</button>
                         {paused.then(|| view! { <span class="badge warn" data-testid="paused">"paused"</span> })}
                     }.into_any(),
                     _ => ().into_any(),
                 }}
-                {move || (!studio.worker_ready.get()).then(|| view! { <span class="small muted">"starting the training worker…"</span> })}
+                {move || (!client.ready.get()).then(|| view! { <span class="small muted">"starting the training worker…"</span> })}
                 {move || {
-                    let note = studio.threads.with(|(_, note)| note.clone());
-                    (studio.worker_ready.get() && !note.is_empty() && studio.backend.get() == Backend::Cpu)
+                    let note = client.threads.with(|(_, note)| note.clone());
+                    (client.ready.get() && !note.is_empty() && studio.backend.get() == Backend::Cpu)
                         .then(|| view! { <span class="small muted" data-testid="threads-note">{note}</span> })
                 }}
                 {move || (state.backend.get().active == Some(BackendKind::WebGpu) && studio.backend.get() == Backend::Cpu).then(|| view! {
@@ -296,13 +297,5 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 </div>
             })}
         </section>
-    }
-}
-
-/// "CPU (WebAssembly)", or with the worker's thread count when it has more than one.
-pub fn cpu_label(studio: Studio) -> String {
-    match studio.threads.get().0 {
-        1 => "CPU (WebAssembly)".to_string(),
-        n => format!("CPU · {n} threads"),
     }
 }

@@ -6,8 +6,9 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
-use crate::panels::studio_data::clip;
-use crate::studio::{Studio, download, file_list, read_files};
+use super::data::clip;
+use super::Studio;
+use crate::files::{download, file_list, read_files};
 
 /// CSV text with a header, quoting every field (RFC 4180).
 fn to_csv(header: &[String], rows: &[Vec<String>]) -> String {
@@ -49,7 +50,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
         let t = text.get_untracked();
         let p = pair.get_untracked();
         predicting.set(true);
-        studio.predict(vec![(t, (!p.trim().is_empty()).then_some(p))], move |r| {
+        spawn_local(async move {
+            let r = studio.client.predict(vec![(t, (!p.trim().is_empty()).then_some(p))]).await;
             predicting.set(false);
             prediction.set(Some(r.map(|(labels, mut rows)| (labels, rows.pop().unwrap_or_default()))));
         });
@@ -83,7 +85,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
             batch_note.set(Some(Ok(format!("Predicting {n} rows of {name}…"))));
             let texts: Vec<(String, Option<String>)> = rows.examples.iter().map(|e| (e.text.clone(), e.text_pair.clone())).collect();
             let out_name = format!("{}-predictions.csv", name.rsplit_once('.').map_or(name.as_str(), |(a, _)| a));
-            studio.predict(texts, move |r| match r {
+            match studio.client.predict(texts).await {
                 Ok((labels, probs)) => {
                     let mut header = vec!["line".to_string(), "text".to_string()];
                     if map.text_pair.is_some() {
@@ -112,7 +114,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                     ))));
                 }
                 Err(e) => batch_note.set(Some(Err(e))),
-            });
+            }
         });
     };
 

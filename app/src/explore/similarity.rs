@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{claim, release};
+use crate::compute::{claim, release};
 use crate::widgets::{diverging, ink_on, now_ms};
 
 const EXAMPLES: &str = "A man is playing a guitar.

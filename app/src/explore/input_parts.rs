@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{claim, release};
+use crate::compute::{claim, release};
 
 const PARTS: [(&str, &str); 5] = [
     ("token", "#4e79a7"),

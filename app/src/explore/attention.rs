@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{claim, release};
+use crate::compute::{claim, release};
 use crate::widgets::now_ms;
 
 /// The heatmap and lines views draw at most this many tokens.

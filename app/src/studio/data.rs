@@ -6,7 +6,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{DragEvent, HtmlInputElement};
 
 use crate::app::AppState;
-use crate::studio::{EXAMPLE_CSV, Studio, file_list, read_files};
+use super::{EXAMPLE_CSV, Studio};
+use crate::files::{file_list, read_files};
 
 const PREVIEW_ROWS: usize = 8;
 

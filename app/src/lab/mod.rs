@@ -1,5 +1,6 @@
-//! The MLM lab's state on the page. Training runs in the studio's worker (one run at a time,
-//! shared with the studio); this holds what the page shows and sends the requests.
+//! The MLM lab: its state on the page, and its panel (`view.rs`). Training runs in the training
+//! worker (one run at a time, shared with the studio), reached through the page's worker client;
+//! this holds what the page shows and sends the requests. `saved.rs`: what the lab saves.
 
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::bert::config::BertConfig;
@@ -10,8 +11,14 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::app::AppState;
-use crate::protocol::{Backend, LabEvent, LabRequest, LabVocab, ToWorker};
-use crate::studio::Studio;
+use crate::protocol::{Backend, FromWorker, LabEvent, LabRequest, LabVocab, ToWorker};
+use crate::saved_work::SavedWork;
+use crate::worker_client::WorkerClient;
+
+mod saved;
+mod view;
+
+pub use view::LabPanel;
 
 /// Where a lab run stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +36,10 @@ pub enum LabRun {
 /// What the lab shows.
 #[derive(Clone, Copy)]
 pub struct Lab {
+    /// The training worker.
+    pub client: WorkerClient,
+    /// Work saved in this browser.
+    pub saved: SavedWork,
     /// The corpus text (one sentence or paragraph per line).
     pub corpus: RwSignal<String>,
     /// Where the corpus came from.
@@ -63,8 +74,6 @@ pub struct Lab {
     pub has_model: RwSignal<bool>,
     /// What saving the finished model (or opening a saved one) came to.
     pub storage_note: RwSignal<Option<Result<String, String>>>,
-    /// The item the finished model is being saved as.
-    pub(crate) saving: StoredValue<Option<String>>,
     /// Training speed in work units per second ([`work_per_token`] × tokens), CPU then WebGPU:
     /// measured defaults until a run here measures this machine.
     pub rates: RwSignal<[(f64, bool); 2]>,
@@ -102,8 +111,10 @@ after four comes [MASK].";
 
 impl Lab {
     /// Empty state with the built-in settings.
-    pub fn new() -> Self {
+    pub fn new(client: WorkerClient, saved: SavedWork) -> Self {
         Self {
+            client,
+            saved,
             corpus: RwSignal::new(String::new()),
             corpus_name: RwSignal::new(String::new()),
             vocab: RwSignal::new(LabVocab::Train(2000)),
@@ -121,10 +132,9 @@ impl Lab {
             probe_results: RwSignal::new(Vec::new()),
             has_model: RwSignal::new(false),
             storage_note: RwSignal::new(None),
-            saving: StoredValue::new(None),
             rates: RwSignal::new(DEFAULT_RATES),
             planned: StoredValue::new(None),
-            // Apart from the studio's run ids, so the worker's Paused replies are not confused.
+            // Apart from the studio's run ids: the worker client routes replies by run id.
             run_id: StoredValue::new(1_000_000),
         }
     }
@@ -146,7 +156,7 @@ impl Lab {
     /// the weights come from it).
     ///
     /// `model_config` is the shape about to train, for the speed measurement.
-    pub fn start(self, studio: Studio, state: AppState, model_config: Option<BertConfig>) -> Result<(), String> {
+    pub fn start(self, state: AppState, model_config: Option<BertConfig>) -> Result<(), String> {
         let lines = self.lines();
         if lines.is_empty() {
             return Err("the corpus is empty: pick the built-in corpus or upload a .txt file".into());
@@ -162,7 +172,8 @@ impl Lab {
         }
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
         if needs_base {
-            studio.send_base(state)?;
+            let engine = state.engine().ok_or("the model is still loading")?;
+            self.client.send_base(&engine)?;
         }
         let run = self.run_id.get_value() + 1;
         self.run_id.set_value(run);
@@ -188,15 +199,32 @@ impl Lab {
             probe_every: self.probe_every.get_untracked(),
             backend: self.backend.get_untracked(),
         };
-        studio.send_message(&ToWorker::Pretrain(Box::new(request)), &[]);
+        self.client.run(run, &ToWorker::Pretrain(Box::new(request)), &[], move |m| self.on_run(run, m));
         Ok(())
     }
 
-    /// Applies a worker event for run `run` (older runs are ignored).
-    pub fn on_event(self, run: u32, event: LabEvent) {
+    /// A reply for run `run` (a run, or a saved model being opened); those of an older run are
+    /// ignored.
+    fn on_run(self, run: u32, message: FromWorker) {
         if run != self.run_id.get_value() {
             return;
         }
+        match message {
+            FromWorker::Lab { event, .. } => self.on_event(event),
+            FromWorker::Paused { paused, .. } => self.run.set(LabRun::Running { paused }),
+            FromWorker::LabFinished { cancelled, steps, seconds, .. } => {
+                self.on_finished(cancelled, steps, seconds);
+                if steps > 0 {
+                    self.save_model(cancelled, steps, seconds);
+                }
+            }
+            FromWorker::LabOpened { .. } => self.has_model.set(true),
+            FromWorker::LabFailed { message, .. } => self.run.set(LabRun::Failed(message)),
+            _ => {}
+        }
+    }
+
+    fn on_event(self, event: LabEvent) {
         match event {
             LabEvent::Vocab { size, trained, sample } => self.vocab_info.set(Some((size, trained, sample))),
             LabEvent::Ready { params, total_steps, preview } => {
@@ -208,31 +236,22 @@ impl Lab {
         }
     }
 
-    /// The run ended.
-    pub fn on_finished(self, run: u32, cancelled: bool, steps: usize, seconds: f64) {
-        if run == self.run_id.get_value() {
-            self.has_model.set(true);
-            let total = self.ready.get_untracked().map(|(_, t)| t).unwrap_or(0);
-            if let Some((backend, work)) = self.planned.get_value() {
-                if total > 0 && steps > 0 && seconds > 2.0 {
-                    let rate = work * steps as f64 / total as f64 / seconds;
-                    self.rates.update(|r| r[backend as usize] = (rate, true));
-                }
+    /// The run ended: the model is kept in the worker, and the run's speed measures this machine.
+    fn on_finished(self, cancelled: bool, steps: usize, seconds: f64) {
+        self.has_model.set(true);
+        let total = self.ready.get_untracked().map(|(_, t)| t).unwrap_or(0);
+        if let Some((backend, work)) = self.planned.get_value() {
+            if total > 0 && steps > 0 && seconds > 2.0 {
+                let rate = work * steps as f64 / total as f64 / seconds;
+                self.rates.update(|r| r[backend as usize] = (rate, true));
             }
-            self.run.set(LabRun::Finished { cancelled, steps, seconds });
         }
-    }
-
-    /// The run failed.
-    pub fn on_failed(self, run: u32, message: String) {
-        if run == self.run_id.get_value() {
-            self.run.set(LabRun::Failed(message));
-        }
+        self.run.set(LabRun::Finished { cancelled, steps, seconds });
     }
 }
 
 /// The built-in corpus (`scripts/make_mlm_corpus.py`), in the wasm so it works offline.
-pub const BUILTIN_CORPUS: &str = include_str!("../../public/examples/corpus.txt");
+pub const BUILTIN_CORPUS: &str = include_str!("../../../public/examples/corpus.txt");
 
 /// How the built-in corpus is named on the page.
 pub const BUILTIN_NAME: &str = "the built-in corpus";
@@ -354,13 +373,6 @@ impl Lab {
         self.probe_results.set(saved.probe_results);
         self.run.set(LabRun::Finished { cancelled: saved.cancelled, steps: saved.done, seconds: saved.seconds });
         run
-    }
-
-    /// The worker holds the saved model opened as run `run`.
-    pub fn on_opened(self, run: u32) {
-        if run == self.run_id.get_value() {
-            self.has_model.set(true);
-        }
     }
 }
 

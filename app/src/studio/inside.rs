@@ -3,7 +3,6 @@
 //! cosine between the two models' vectors for the same texts).
 
 use bertbench_core::analysis::samples::balanced_sample;
-use futures_channel::oneshot;
 use bertbench_core::analysis::probe::linear_cka;
 use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
@@ -11,9 +10,9 @@ use leptos::task::spawn_local;
 
 use crate::app::{AppState, Tab};
 use crate::engine::Engine;
-use crate::explore::{claim, each_states, encode_all, labeled_data, release};
+use crate::compute::{claim, each_states, encode_all, release};
 use crate::fetch::yield_to_browser;
-use crate::studio::Studio;
+use super::Studio;
 use crate::widgets::{LineChart, Series, now_ms};
 
 /// Texts compared between the two models.
@@ -29,11 +28,7 @@ struct Change {
 
 /// Fetches the fine-tuned encoder from the worker and builds it on the current device.
 async fn fine_tuned(studio: Studio, state: AppState) -> Result<Engine, String> {
-    let (tx, rx) = oneshot::channel();
-    studio.encoder(move |r| {
-        let _ = tx.send(r);
-    });
-    let (files, labels) = rx.await.map_err(|_| "the worker did not answer".to_string())??;
+    let (files, labels) = studio.client.encoder().await?;
     let current = state.engine().ok_or("no model is loaded")?;
     let name = format!("fine-tuned ({})", labels.join("/"));
     yield_to_browser().await;
@@ -85,7 +80,7 @@ pub fn StudioInsidePanel() -> impl IntoView {
     let compare = move |_| {
         spawn_local(async move {
             progress.set(Some("getting the fine-tuned model…".into()));
-            let (dataset, _) = match labeled_data(studio).await {
+            let (dataset, _) = match studio.labeled_data().await {
                 Ok(d) => d,
                 Err(e) => {
                     progress.set(None);

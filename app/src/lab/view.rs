@@ -11,14 +11,14 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
+use super::{Lab, LabRun, checkpoint_from};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
+use crate::compute::Latest;
 use crate::engine::Engine;
-use crate::lab::{LabRun, checkpoint_from};
-use crate::panels::saved::{ago, size};
-use crate::store::{Item, Kind};
+use crate::files::{download, file_list, read_files};
 use crate::protocol::{Backend, LabVocab};
-use crate::studio::{Studio, download, file_list, read_files};
-use crate::widgets::{LineChart, ProgressBar, Series, duration, human_count};
+use crate::store::{Item, Kind};
+use crate::widgets::{LineChart, ProgressBar, Series, ago, duration, human_count, size};
 
 
 fn fills_view(fills: &[MaskFill]) -> impl IntoView + use<> {
@@ -44,8 +44,8 @@ fn zip_folder(name: &str, files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String
 #[component]
 fn SavedLabModels() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let studio = expect_context::<Studio>();
-    let items = move || studio.saved.get().into_iter().filter(|i| i.kind == Kind::LabModel).collect::<Vec<Item>>();
+    let lab = expect_context::<Lab>();
+    let items = move || lab.saved.items.get().into_iter().filter(|i| i.kind == Kind::LabModel).collect::<Vec<Item>>();
     move || {
         let items = items();
         (!items.is_empty()).then(|| {
@@ -59,9 +59,9 @@ fn SavedLabModels() -> impl IntoView {
                             <td>{size(item.size)}</td>
                             <td>{ago(item.saved_ms)}</td>
                             <td>
-                                <button class="secondary small" data-testid="lab-open-saved" on:click=move |_| studio.open_lab(state, open_item.clone())>"Open"</button>
+                                <button class="secondary small" data-testid="lab-open-saved" on:click=move |_| lab.open_saved(state, open_item.clone())>"Open"</button>
                                 " "
-                                <button class="secondary small" data-testid="lab-delete-saved" on:click=move |_| studio.delete_saved(delete_item.clone())>"Delete"</button>
+                                <button class="secondary small" data-testid="lab-delete-saved" on:click=move |_| lab.delete_saved(delete_item.clone())>"Delete"</button>
                             </td>
                         </tr>
                     }
@@ -81,8 +81,8 @@ fn SavedLabModels() -> impl IntoView {
 #[component]
 pub fn LabPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let studio = expect_context::<Studio>();
-    let lab = studio.lab;
+    let lab = expect_context::<Lab>();
+    let client = lab.client;
     if lab.corpus.get_untracked().is_empty() {
         lab.use_builtin();
     }
@@ -109,15 +109,23 @@ pub fn LabPanel() -> impl IntoView {
     };
 
 
+    // Only the newest fill shows: an older one may answer after it.
+    let fills = Latest::new();
     let fill = move |_| {
         let text = fill_text.get_untracked();
-        studio.fill_mask(text, move |r| fill_result.set(Some(r)));
+        let ticket = fills.next();
+        spawn_local(async move {
+            let r = client.fill_mask(text).await;
+            if fills.is(ticket) {
+                fill_result.set(Some(r));
+            }
+        });
     };
 
     let hand_over = move |to_studio: bool| {
         message.set(Some(Ok("Loading the lab's model on the page…".into())));
-        studio.lab_files(move |r| {
-            let out = r.and_then(|files| {
+        spawn_local(async move {
+            let out = client.lab_files().await.and_then(|files| {
                 let current = state.engine().ok_or("no model is loaded")?;
                 // Unique per run: the worker keeps the base it has when the name is the same.
                 let number = lab.run_id.get_value() - 1_000_000;
@@ -143,9 +151,11 @@ pub fn LabPanel() -> impl IntoView {
     };
 
     let save = move |_| {
-        studio.lab_files(move |r| match r.and_then(|files| zip_folder("bertbench-mlm", &files)) {
-            Ok(zip) => download("bertbench-mlm.zip", &zip, "application/zip"),
-            Err(e) => message.set(Some(Err(e))),
+        spawn_local(async move {
+            match client.lab_files().await.and_then(|files| zip_folder("bertbench-mlm", &files)) {
+                Ok(zip) => download("bertbench-mlm.zip", &zip, "application/zip"),
+                Err(e) => message.set(Some(Err(e))),
+            }
         });
     };
 
@@ -186,7 +196,7 @@ pub fn LabPanel() -> impl IntoView {
         let basis = if measured { "speed measured by the last run in this tab" } else { "speed measured for the README; a run here measures this machine" };
         Some(format!("≈ {} per epoch on {on} ({basis})", duration(seconds)))
     };
-    let start = move |_| match lab.start(studio, state, untrack(model_config)) {
+    let start = move |_| match lab.start(state, untrack(model_config)) {
         Ok(()) => message.set(None),
         Err(e) => message.set(Some(Err(e))),
     };
@@ -364,7 +374,7 @@ pub fn LabPanel() -> impl IntoView {
                 <input type="number" step="any" class="short" data-testid="lab-lr" prop:value=move || lab.config.get().learning_rate.to_string()
                     on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { if v > 0.0 && v < 1.0 { lab.config.update(|c| c.learning_rate = v); } } } />
                 <select data-testid="lab-backend" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
-                    <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>{move || super::studio_train::cpu_label(studio)}</option>
+                    <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>{move || client.cpu_label()}</option>
                     <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || lab.backend.get() == Backend::WebGpu>
                         {move || if gpu_ok() { "WebGPU" } else { "WebGPU (not available or failed its check)" }}
                     </option>
@@ -373,12 +383,12 @@ pub fn LabPanel() -> impl IntoView {
             <label class="field">"Probe sentences (one per line, each with [MASK])"</label>
             <textarea rows="4" data-testid="lab-probes-input" prop:value=move || lab.probes.get() on:input=move |ev| lab.probes.set(event_target_value(&ev))></textarea>
             <div class="row">
-                <button data-testid="lab-start" on:click=start prop:disabled=move || { state.generation.get(); running() || !studio.worker_ready.get() || state.engine().is_none() }>"Start pretraining"</button>
+                <button data-testid="lab-start" on:click=start prop:disabled=move || { state.generation.get(); running() || !client.ready.get() || state.engine().is_none() }>"Start pretraining"</button>
                 <Show when=running>
-                    <button class="secondary" data-testid="lab-pause" on:click=move |_| studio.pause(!matches!(lab.run.get_untracked(), LabRun::Running { paused: true }))>
+                    <button class="secondary" data-testid="lab-pause" on:click=move |_| client.pause(!matches!(lab.run.get_untracked(), LabRun::Running { paused: true }))>
                         {move || if matches!(lab.run.get(), LabRun::Running { paused: true }) { "Resume" } else { "Pause" }}
                     </button>
-                    <button class="secondary" data-testid="lab-cancel" on:click=move |_| studio.cancel()>"Stop (keep the model)"</button>
+                    <button class="secondary" data-testid="lab-cancel" on:click=move |_| client.cancel()>"Stop (keep the model)"</button>
                 </Show>
             </div>
             {move || message.get().map(|m| match m {

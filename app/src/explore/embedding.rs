@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::explore::{Latest, claim, release};
+use crate::compute::{Latest, claim, release};
 use crate::widgets::{diverging, now_ms};
 
 #[derive(Debug, Clone, PartialEq)]

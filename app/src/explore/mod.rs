@@ -1,0 +1,41 @@
+//! The explorer: views of what the page's model does with a sentence (tokens, input parts,
+//! embeddings, similarity, attention, the embedding map, layer probes). They take turns on the
+//! model through `compute.rs`; this file holds what they share for drawing.
+
+mod attention;
+mod embedding;
+mod input_parts;
+mod map;
+mod probe;
+mod similarity;
+mod tokens;
+
+pub use attention::AttentionPanel;
+pub use embedding::EmbeddingPanel;
+pub use input_parts::InputPartsPanel;
+pub use map::MapPanel;
+pub use probe::ProbePanel;
+pub use similarity::SimilarityPanel;
+pub use tokens::TokensPanel;
+
+use leptos::prelude::*;
+
+/// Ten distinguishable colours (Tableau 10), then grey for everything else.
+pub const PALETTE: [&str; 10] =
+    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+/// Grey for groups beyond the palette.
+pub const OTHER: &str = "#c9ced6";
+
+/// `text` with the characters `range` (character offsets) wrapped in `<mark>`.
+pub fn highlighted(text: &str, range: Option<(usize, usize)>) -> AnyView {
+    match range {
+        Some((s, e)) if s < e => {
+            let chars: Vec<char> = text.chars().collect();
+            let (s, e) = (s.min(chars.len()), e.min(chars.len()));
+            let part = |a: usize, b: usize| chars[a..b].iter().collect::<String>();
+            view! { <span>{part(0, s)}<mark>{part(s, e)}</mark>{part(e, chars.len())}</span> }.into_any()
+        }
+        _ => view! { <span>{text.to_string()}</span> }.into_any(),
+    }
+}

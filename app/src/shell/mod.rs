@@ -1,0 +1,14 @@
+//! The page's frame: its layout (`page.rs`), and what every tab shares on screen: the header,
+//! the model picker, the WebGPU check and the list of saved work.
+
+mod device_check;
+mod header;
+mod model;
+mod page;
+mod saved;
+
+pub use device_check::DeviceCheckPanel;
+pub use header::Header;
+pub use model::ModelPanel;
+pub use page::App;
+pub use saved::SavedPanel;

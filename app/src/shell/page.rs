@@ -1,0 +1,128 @@
+//! The whole page: the shared state and each tab's, start-up, and the layout of the tabs.
+
+use std::collections::VecDeque;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::{DeviceCheckPanel, Header, ModelPanel, SavedPanel};
+use crate::app::{AppState, BackendStatus, CheckState, LoadState, Tab, load_model};
+use crate::engine::{self, BackendKind, DEFAULT_MODEL};
+use crate::explore::{AttentionPanel, EmbeddingPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
+use crate::lab::{Lab, LabPanel};
+use crate::saved_work::SavedWork;
+use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel};
+use crate::worker_client::WorkerClient;
+
+fn query_param(name: &str) -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+}
+
+fn current_hash() -> String {
+    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+}
+
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
+    let model_id = query_param("model")
+        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !m.contains(".."))
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let prefer = match query_param("backend").as_deref() {
+        Some("cpu") => BackendKind::Cpu,
+        _ => BackendKind::WebGpu,
+    };
+    let state = AppState {
+        engine: StoredValue::new_local(None),
+        generation: RwSignal::new(0),
+        backend: RwSignal::new(BackendStatus::default()),
+        load: RwSignal::new(LoadState::Starting),
+        check: RwSignal::new(CheckState::NotRun),
+        model_id: RwSignal::new(model_id.clone()),
+        models: RwSignal::new(vec![model_id.clone()]),
+        busy: RwSignal::new(false),
+        waiting: StoredValue::new_local(VecDeque::new()),
+        sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
+        sentence_b: RwSignal::new(String::new()),
+        base: StoredValue::new_local(None),
+        tab: RwSignal::new(match current_hash().as_str() {
+            "#studio" => Tab::Studio,
+            "#lab" => Tab::Lab,
+            _ => Tab::Explore,
+        }),
+    };
+    provide_context(state);
+    // Each tab's state, and what they share besides the model: the training worker and the
+    // saved work. The worker starts once its failures have someone to tell.
+    let client = WorkerClient::new();
+    let saved = SavedWork::new();
+    let studio = Studio::new(client, saved);
+    let lab = Lab::new(client, saved);
+    client.start();
+    provide_context(client);
+    provide_context(saved);
+    provide_context(studio);
+    provide_context(lab);
+    spawn_local(async move {
+        let items = saved.load().await;
+        studio.restore_saved(state, &items);
+        lab.restore_saved(&items).await;
+    });
+    let (offline, updated) = crate::pwa::register();
+    provide_context(crate::pwa::Pwa { offline, updated });
+    let tab = state.tab;
+    let show = move |t: Tab| state.show(t);
+    spawn_local(async move {
+        let models = engine::available_models().await;
+        state.models.update(|m| {
+            for id in models {
+                if !m.contains(&id) {
+                    m.push(id);
+                }
+            }
+        });
+    });
+    spawn_local(load_model(state, model_id, prefer));
+
+    view! {
+        <Header />
+        <nav class="tabs" role="tablist">
+            <button role="tab" data-testid="tab-explore" class:active=move || tab.get() == Tab::Explore
+                aria-selected=move || (tab.get() == Tab::Explore).to_string() on:click=move |_| show(Tab::Explore)>"Explore BERT"</button>
+            <button role="tab" data-testid="tab-studio" class:active=move || tab.get() == Tab::Studio
+                aria-selected=move || (tab.get() == Tab::Studio).to_string() on:click=move |_| show(Tab::Studio)>"Fine-tuning studio"</button>
+            <button role="tab" data-testid="tab-lab" class:active=move || tab.get() == Tab::Lab
+                aria-selected=move || (tab.get() == Tab::Lab).to_string() on:click=move |_| show(Tab::Lab)>"MLM lab"</button>
+        </nav>
+        <main>
+            <ModelPanel />
+            // Both tabs stay mounted (hidden, not removed), so work in one survives a visit to the other.
+            <div class="tab-body" class:hidden=move || tab.get() != Tab::Explore>
+                <TokensPanel />
+                <InputPartsPanel />
+                <EmbeddingPanel />
+                <SimilarityPanel />
+                <AttentionPanel />
+                <MapPanel />
+                <ProbePanel />
+                <DeviceCheckPanel />
+            </div>
+            <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>
+                <ResumeBanner />
+                <StudioDataPanel />
+                <StudioTrainPanel />
+                <StudioResultsPanel />
+                <StudioInsidePanel />
+                <SavedPanel />
+            </div>
+            <div class="tab-body" class:hidden=move || tab.get() != Tab::Lab>
+                <LabPanel />
+            </div>
+        </main>
+        <footer>
+            "bertbench runs entirely in this tab: no text you type leaves your computer. "
+            "Built with burn, tokenizers and Leptos."
+        </footer>
+    }
+}

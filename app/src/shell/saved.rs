@@ -1,0 +1,87 @@
+//! The list of what this browser keeps (training files, finished runs, MLM lab models) with the
+//! storage it takes; opening an item hands it to the studio or the lab.
+
+use leptos::prelude::*;
+
+use crate::app::AppState;
+use crate::lab::Lab;
+use crate::saved_work::SavedWork;
+use crate::store::{Item, Kind};
+use crate::studio::Studio;
+use crate::widgets::{ago, size};
+
+/// What the list shows (settings and the checkpoint have their own places).
+const LISTED: [Kind; 3] = [Kind::Dataset, Kind::Run, Kind::LabModel];
+
+/// Training files and runs saved in this browser: reopen or delete them; the storage used.
+#[component]
+pub fn SavedPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let lab = expect_context::<Lab>();
+    let saved = expect_context::<SavedWork>();
+    let rows = move || {
+        saved
+            .items
+            .get()
+            .into_iter()
+            .filter(|i| LISTED.contains(&i.kind))
+            .map(|item: Item| {
+                let kind = match item.kind {
+                    Kind::Dataset => "training file",
+                    Kind::LabModel => "MLM lab model",
+                    _ => "run + classifier",
+                };
+                let (open_item, delete_item) = (item.clone(), item.clone());
+                let delete = move |_| match delete_item.kind {
+                    Kind::LabModel => lab.delete_saved(delete_item.clone()),
+                    _ => studio.delete_saved(delete_item.clone()),
+                };
+                let open = move |_| match open_item.kind {
+                    Kind::Dataset => studio.open_dataset(state, open_item.clone()),
+                    Kind::LabModel => lab.open_saved(state, open_item.clone()),
+                    _ => studio.open_run(open_item.clone()),
+                };
+                view! {
+                    <tr data-testid="saved-item" data-kind=format!("{:?}", item.kind).to_lowercase()>
+                        <td>{kind}</td>
+                        <td data-testid="saved-name">{item.name.clone()}</td>
+                        <td>{size(item.size)}</td>
+                        <td>{ago(item.saved_ms)}</td>
+                        <td>
+                            <button class="secondary small" data-testid="open-saved" on:click=open>"Open"</button>
+                            " "
+                            <button class="secondary small" data-testid="delete-saved" on:click=delete>"Delete"</button>
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <section class="card" data-testid="saved-panel">
+            <h2>"5 · Saved in this browser"</h2>
+            <p class="hint">
+                "Training files you open, every run you finish (its curves, metrics and classifier) and every MLM lab model are kept here, on this computer only, "
+                "and survive a reload or a browser restart. A run in progress saves a checkpoint at the end of each epoch (and every two minutes)."
+            </p>
+            <p class="small" data-testid="storage-usage">
+                {move || match saved.usage.get() {
+                    Some(u) => format!("Storage used by this page: {}.", u.describe()),
+                    None => "The browser does not say how much storage this page may use.".into(),
+                }}
+            </p>
+            {move || saved.error.get().map(|e| view! { <p class="banner err small" data-testid="storage-error">{e}</p> })}
+            {move || if saved.items.with(|s| s.iter().any(|i| LISTED.contains(&i.kind))) {
+                view! {
+                    <table class="plain small" data-testid="saved-list">
+                        <tr><th>"what"</th><th>"name"</th><th>"size"</th><th>"saved"</th><th></th></tr>
+                        {rows}
+                    </table>
+                }.into_any()
+            } else {
+                view! { <p class="muted small">"Nothing saved yet."</p> }.into_any()
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,520 @@
+//! The fine-tuning studio: its state, and its panels (data, training, results, a look inside,
+//! the offer to resume an interrupted run).
+//!
+//! Data parsing and validation run on the page (they are quick and the user is looking at
+//! them); training, prediction, export and import run in the worker (`worker.rs`), reached
+//! through the page's worker client (`worker_client.rs`). A run's replies update the signals
+//! here, and the studio panels draw from them.
+
+use std::sync::Arc;
+
+use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
+use bertbench_core::tasks::classification::ClassifierMeta;
+use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::app::AppState;
+use crate::fetch::{fetch_bytes, yield_to_browser};
+use crate::files::download;
+use crate::protocol::{Backend, CheckpointMeta, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest};
+use crate::saved_work::SavedWork;
+use crate::worker_client::WorkerClient;
+
+mod data;
+mod inside;
+mod results;
+mod resume;
+mod saved;
+mod train;
+
+pub use data::StudioDataPanel;
+pub use inside::StudioInsidePanel;
+pub use results::StudioResultsPanel;
+pub use resume::ResumeBanner;
+pub use train::StudioTrainPanel;
+use crate::widgets::now_ms;
+
+/// The built-in example dataset, written for this project.
+pub const EXAMPLE_CSV: &[u8] = include_bytes!("../../../public/examples/sentiment.csv");
+
+/// An uploaded file, parsed.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    /// The file's name.
+    pub name: String,
+    /// Its rows.
+    pub table: Arc<Table>,
+}
+
+/// The data after column mapping and validation.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Usable examples and labels (skips recorded).
+    pub dataset: Arc<Dataset>,
+    /// The validation report.
+    pub report: ValidationReport,
+    /// Examples of the separate validation file, if one is used.
+    pub valid_file: Option<Arc<Dataset>>,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunState {
+    /// No run yet.
+    Idle,
+    /// Running (or paused).
+    Running { paused: bool },
+    /// Finished or cancelled; the summary is in `summary`.
+    Finished,
+    /// Failed with a message.
+    Failed(String),
+}
+
+/// Live progress of the current run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Live {
+    /// Current stage.
+    pub phase: Option<Phase>,
+    /// Steps done / in all (all stages, this restart).
+    pub step: usize,
+    /// Total optimizer steps of this restart.
+    pub total_steps: usize,
+    /// Frozen features done / total.
+    pub features: Option<(usize, usize)>,
+    /// Validation examples done / total while evaluating.
+    pub evaluating: Option<(usize, usize)>,
+    /// Steps per second over the current stage.
+    pub steps_per_second: Option<f64>,
+    /// Restart index and count.
+    pub restart: Option<(usize, usize)>,
+    /// When the current stage's first step was seen, and at which step.
+    stage_start: Option<(f64, usize)>,
+}
+
+/// Everything the studio shows (`Copy`: all handles).
+#[derive(Clone, Copy)]
+pub struct Studio {
+    /// The training worker.
+    pub client: WorkerClient,
+    /// Work saved in this browser.
+    pub saved: SavedWork,
+    /// The training file.
+    pub upload: RwSignal<Option<Upload>>,
+    /// A separate validation file (same columns).
+    pub valid_upload: RwSignal<Option<Upload>>,
+    /// Column mapping.
+    pub columns: RwSignal<ColumnMap>,
+    /// Parse / mapping error to show.
+    pub data_error: RwSignal<Option<String>>,
+    /// Mapping + validation result.
+    pub prepared: RwSignal<Option<Prepared>>,
+    /// Validation share when splitting.
+    pub valid_fraction: RwSignal<f32>,
+    /// Seed of the split.
+    pub split_seed: RwSignal<u64>,
+    /// Run configuration.
+    pub config: RwSignal<FineTuneConfig>,
+    /// Longest input in tokens.
+    pub max_len: RwSignal<usize>,
+    /// Seeds to try.
+    pub restarts: RwSignal<usize>,
+    /// Where training runs.
+    pub backend: RwSignal<Backend>,
+    /// Run state.
+    pub run: RwSignal<RunState>,
+    run_id: StoredValue<u32>,
+    /// Live progress.
+    pub live: RwSignal<Live>,
+    /// Step losses of the current restart.
+    pub steps: RwSignal<Vec<StepPoint>>,
+    /// Evaluations of the current restart.
+    pub evals: RwSignal<Vec<EvalReport>>,
+    /// Result of the last finished run.
+    pub summary: RwSignal<Option<Arc<RunSummary>>>,
+    /// The classifier in the worker, if any, and where it came from.
+    pub classifier: RwSignal<Option<(ClassifierMeta, String)>>,
+    /// A message from the worker outside training (import, export, predict, any failure).
+    pub notice: RwSignal<Option<Result<String, String>>>,
+    /// Fine-tune a randomly initialised encoder of the same shape (the "no pretraining" baseline).
+    pub from_scratch: RwSignal<bool>,
+    /// Every run of this session that ended, oldest first, to compare them.
+    pub history: RwSignal<Vec<RunRecord>>,
+    /// What the run in progress will be recorded as.
+    starting: StoredValue<Option<RunRecord>>,
+    /// An interrupted run's checkpoint, offered for resuming.
+    pub resume_offer: RwSignal<Option<Arc<CheckpointMeta>>>,
+    /// The run's last checkpoint, in words (or why it failed).
+    pub checkpoint_note: RwSignal<Option<Result<String, String>>>,
+    /// The last run that saved a checkpoint (the checkpoint in the store is its).
+    checkpointed: StoredValue<Option<u32>>,
+    /// Whether the saved settings have been read (before that, nothing is written).
+    settings_ready: StoredValue<bool>,
+    /// The saved training file last opened.
+    dataset_id: RwSignal<Option<String>>,
+}
+
+/// One ended run, as the comparison table shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunRecord {
+    /// The page's model when the run started.
+    pub model: String,
+    /// Whether the encoder started from random weights instead of the model's.
+    pub from_scratch: bool,
+    /// Training mode and its epochs, in words.
+    pub recipe: String,
+    /// Validation accuracy of the kept weights.
+    pub accuracy: f32,
+    /// Validation macro-F1 of the kept weights.
+    pub macro_f1: f32,
+    /// Optimizer steps.
+    pub steps: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Where it ran.
+    pub device: String,
+    /// Whether it was cancelled before its end.
+    pub cancelled: bool,
+    /// Its key in the browser's saved work, once saved.
+    #[serde(default)]
+    pub saved_id: Option<String>,
+}
+
+impl RunRecord {
+    /// The record of a run that starts now; its results are filled in when it ends.
+    pub fn starting(model: String, from_scratch: bool, recipe: String) -> Self {
+        Self {
+            model,
+            from_scratch,
+            recipe,
+            accuracy: 0.0,
+            macro_f1: 0.0,
+            steps: 0,
+            seconds: 0.0,
+            device: String::new(),
+            cancelled: false,
+            saved_id: None,
+        }
+    }
+}
+
+/// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
+pub fn recipe(c: &FineTuneConfig) -> String {
+    match c.mode {
+        TrainMode::HeadOnly => format!("{} · {} epochs", c.mode.label(), c.head_epochs),
+        TrainMode::Full => format!("{} · {} epochs · lr {:e}", c.mode.label(), c.epochs, c.learning_rate),
+        TrainMode::FreezeThenUnfreeze => format!("{} · {} + {} epochs", c.mode.label(), c.head_epochs, c.epochs),
+    }
+}
+
+impl Studio {
+    /// The studio's state, before anything saved is read back (`restore_saved`); it hears of
+    /// every failure the worker reports.
+    pub fn new(client: WorkerClient, saved: SavedWork) -> Self {
+        let studio = Self {
+            client,
+            saved,
+            upload: RwSignal::new(None),
+            valid_upload: RwSignal::new(None),
+            columns: RwSignal::new(ColumnMap { text: 0, text_pair: None, label: Some(1) }),
+            data_error: RwSignal::new(None),
+            prepared: RwSignal::new(None),
+            valid_fraction: RwSignal::new(0.2),
+            split_seed: RwSignal::new(13),
+            config: RwSignal::new(FineTuneConfig::new()),
+            max_len: RwSignal::new(64),
+            restarts: RwSignal::new(1),
+            backend: RwSignal::new(Backend::Cpu),
+            run: RwSignal::new(RunState::Idle),
+            run_id: StoredValue::new(0),
+            live: RwSignal::new(Live::default()),
+            steps: RwSignal::new(Vec::new()),
+            evals: RwSignal::new(Vec::new()),
+            summary: RwSignal::new(None),
+            classifier: RwSignal::new(None),
+            notice: RwSignal::new(None),
+            from_scratch: RwSignal::new(false),
+            history: RwSignal::new(Vec::new()),
+            starting: StoredValue::new(None),
+            resume_offer: RwSignal::new(None),
+            checkpoint_note: RwSignal::new(None),
+            checkpointed: StoredValue::new(None),
+            settings_ready: StoredValue::new(false),
+            dataset_id: RwSignal::new(None),
+        };
+        client.on_error(move |message| studio.notice.set(Some(Err(message))));
+        studio.offer_checkpoint();
+        studio
+    }
+
+    /// A reply for run `run`; those of an older run are ignored.
+    fn on_run(self, run: u32, message: FromWorker) {
+        if run != self.run_id.get_value() {
+            return;
+        }
+        match message {
+            FromWorker::Event { event, .. } => self.on_event(event),
+            FromWorker::Paused { paused, .. } => self.run.set(RunState::Running { paused }),
+            FromWorker::Finished { summary, .. } => {
+                self.classifier.set(Some((summary.meta.clone(), "trained in this session".into())));
+                if let Some(mut record) = self.starting.get_value() {
+                    record.accuracy = summary.metrics.accuracy;
+                    record.macro_f1 = summary.metrics.macro_f1;
+                    record.steps = summary.steps;
+                    record.seconds = summary.seconds;
+                    record.device = summary.device.clone();
+                    record.cancelled = summary.cancelled;
+                    self.save_run(&mut record, &summary);
+                    self.history.update(|h| h.push(record));
+                }
+                self.checkpoint_note.set(None);
+                self.summary.set(Some(Arc::new(*summary)));
+                self.live.update(|l| l.evaluating = None);
+                self.run.set(RunState::Finished);
+            }
+            FromWorker::Failed { message, gpu_lost: true, .. } => self.fall_back_to_cpu(run, message),
+            FromWorker::Failed { message, .. } => {
+                self.run.set(RunState::Failed(message));
+                // A checkpoint of the failed run, if any, is offered for resuming (on the CPU, say).
+                self.saved.refresh();
+            }
+            FromWorker::Checkpointed { step, epoch, .. } => {
+                self.checkpointed.set_value(Some(run));
+                self.checkpoint_note.set(Some(Ok(format!(
+                    "Checkpoint saved in this browser at step {step} ({epoch} epoch{} of this stage done): a reload can resume from here.",
+                    if epoch == 1 { "" } else { "s" }
+                ))));
+                self.saved.refresh_usage();
+            }
+            FromWorker::CheckpointFailed { message, .. } => {
+                self.checkpoint_note.set(Some(Err(format!("No checkpoint: {message} Training goes on."))));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_event(self, event: TrainEvent) {
+        match event {
+            TrainEvent::Restart { index, of, .. } => {
+                self.steps.set(Vec::new());
+                self.evals.set(Vec::new());
+                self.live.set(Live { restart: Some((index, of)), total_steps: self.expected_steps(), ..Live::default() });
+            }
+            TrainEvent::Features { done, total } => self.live.update(|l| {
+                l.phase = Some(Phase::Features);
+                l.features = Some((done, total));
+            }),
+            TrainEvent::Phase { phase, .. } => self.live.update(|l| {
+                l.phase = Some(phase);
+                l.features = None;
+                l.stage_start = None;
+                l.steps_per_second = None;
+            }),
+            TrainEvent::Step(point) => {
+                self.live.update(|l| {
+                    l.step = point.step;
+                    l.evaluating = None;
+                    let now = now_ms();
+                    match l.stage_start {
+                        None => l.stage_start = Some((now, point.step)),
+                        Some((t0, s0)) if point.step > s0 && now > t0 => {
+                            l.steps_per_second = Some((point.step - s0) as f64 / ((now - t0) / 1000.0));
+                        }
+                        Some(_) => {}
+                    }
+                });
+                self.steps.update(|s| s.push(point));
+            }
+            TrainEvent::Evaluating { done, total } => self.live.update(|l| l.evaluating = Some((done, total))),
+            TrainEvent::Evaluated(report) => {
+                self.live.update(|l| l.evaluating = None);
+                self.evals.update(|e| e.push(*report));
+            }
+        }
+    }
+
+    /// Parses an uploaded training (or validation) file and re-validates.
+    pub fn set_file(self, state: AppState, name: String, bytes: Vec<u8>, validation: bool) {
+        match parse_table(&bytes, Some(&name)) {
+            Ok(table) => {
+                // A training file none of whose rows can be used with the guessed columns (no
+                // label column, nothing readable) is refused like an unreadable one, keeping the
+                // previous data: there would be nothing to fix by choosing columns.
+                if !validation {
+                    if let Err(e) = to_examples(&table, &guess_columns(&table)) {
+                        self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
+                        return;
+                    }
+                }
+                if !validation {
+                    self.save_dataset(name.clone(), bytes.clone(), table.rows.len());
+                }
+                let upload = Upload { name, table: Arc::new(table) };
+                self.data_error.set(None);
+                if validation {
+                    self.valid_upload.set(Some(upload));
+                } else {
+                    self.columns.set(guess_columns(&upload.table));
+                    self.upload.set(Some(upload));
+                    self.valid_upload.set(None);
+                }
+                self.revalidate(state);
+            }
+            // The previous data stays as it was: a bad file changes nothing.
+            Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
+        }
+    }
+
+    /// Maps columns, validates, and counts tokens (in chunks, yielding).
+    pub fn revalidate(self, state: AppState) {
+        let Some(upload) = self.upload.get_untracked() else { return };
+        let map = self.columns.get_untracked();
+        let max_len = self.max_len.get_untracked();
+        let dataset = match to_examples(&upload.table, &map) {
+            Ok(d) => Arc::new(d),
+            Err(e) => {
+                self.prepared.set(None);
+                self.data_error.set(Some(e.to_string()));
+                return;
+            }
+        };
+        let valid_file = match self.valid_upload.get_untracked() {
+            None => None,
+            Some(v) => match to_examples(&v.table, &map) {
+                Ok(d) => Some(Arc::new(d)),
+                Err(e) => {
+                    self.data_error.set(Some(format!("{} (validation file): {e}", v.name)));
+                    None
+                }
+            },
+        };
+        self.data_error.set(None);
+        spawn_local(async move {
+            let Some(engine) = state.engine() else {
+                self.data_error.set(Some("The model is still loading; its tokenizer is needed to count tokens.".into()));
+                return;
+            };
+            let tok = &engine.bert.tokenizer;
+            let mut lengths = Vec::with_capacity(dataset.examples.len());
+            let mut last = now_ms();
+            for ex in &dataset.examples {
+                let enc = match &ex.text_pair {
+                    Some(b) => tok.encode_pair(&ex.text, b),
+                    None => tok.encode(&ex.text),
+                };
+                lengths.push(enc.map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0));
+                if now_ms() - last > 40.0 {
+                    yield_to_browser().await;
+                    last = now_ms();
+                }
+            }
+            let report = validate(&dataset, &lengths, max_len, 2);
+            self.prepared.set(Some(Prepared { dataset, report, valid_file }));
+        });
+    }
+
+    /// Starts a run on the prepared data.
+    pub fn start(self, state: AppState) -> Result<(), String> {
+        let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
+        if let Some(first) = prepared.report.errors.first() {
+            return Err(format!("The data has a problem to fix first: {first}"));
+        }
+        let engine = state.engine().ok_or("the model is still loading")?;
+        let dataset = &prepared.dataset;
+        let (train, valid) = match &prepared.valid_file {
+            Some(v) => {
+                if let Some(bad) = v.examples.iter().find(|e| dataset.label_index(&e.label).is_none()) {
+                    return Err(format!(
+                        "the validation file has label {:?} (line {}), which the training file does not",
+                        bad.label, bad.line
+                    ));
+                }
+                (dataset.examples.clone(), v.examples.clone())
+            }
+            None => {
+                let split = dataset
+                    .split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked())
+                    .map_err(|e| e.to_string())?;
+                let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
+                (pick(&split.train), pick(&split.valid))
+            }
+        };
+        self.client.send_base(&engine)?;
+        let run = self.run_id.get_value() + 1;
+        self.run_id.set_value(run);
+        self.steps.set(Vec::new());
+        self.evals.set(Vec::new());
+        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
+        self.run.set(RunState::Running { paused: false });
+        let request = TrainRequest {
+            run,
+            config: self.config.get_untracked(),
+            labels: dataset.labels.clone(),
+            train,
+            valid,
+            max_len: self.max_len.get_untracked(),
+            backend: self.backend.get_untracked(),
+            restarts: self.restarts.get_untracked(),
+            from_scratch: self.from_scratch.get_untracked(),
+        };
+        self.starting.set_value(Some(RunRecord::starting(engine.model_id.clone(), request.from_scratch, recipe(&request.config))));
+        // A new run's first checkpoint replaces an older run's.
+        self.resume_offer.set(None);
+        self.checkpoint_note.set(None);
+        self.client.run(run, &ToWorker::Train(Box::new(request)), &[], move |m| self.on_run(run, m));
+        Ok(())
+    }
+
+    /// Optimizer steps one restart of the configured run takes on the prepared data.
+    pub fn expected_steps(self) -> usize {
+        let Some(p) = self.prepared.get_untracked() else { return 0 };
+        let c = self.config.get_untracked();
+        let n = match &p.valid_file {
+            Some(_) => p.dataset.examples.len(),
+            None => ((1.0 - self.valid_fraction.get_untracked()) * p.dataset.examples.len() as f32).round() as usize,
+        };
+        let epochs = match c.mode {
+            TrainMode::HeadOnly => c.head_epochs,
+            TrainMode::Full => c.epochs,
+            TrainMode::FreezeThenUnfreeze => c.head_epochs + c.epochs,
+        };
+        n.div_ceil(c.batch_size.max(1)) * epochs
+    }
+
+    /// Exports the current classifier as a zip download.
+    pub fn export(self, name: String) {
+        spawn_local(async move {
+            match self.client.export(name).await {
+                Ok((file_name, zip)) => {
+                    download(&file_name, &zip, "application/zip");
+                    self.notice.set(Some(Ok(format!("Exported {file_name} ({:.1} MB).", zip.len() as f64 / 1_048_576.0))));
+                }
+                Err(e) => self.notice.set(Some(Err(e))),
+            }
+        });
+    }
+
+    /// Imports a classifier from files (or one zip).
+    pub fn import(self, files: Vec<(String, Vec<u8>)>) {
+        spawn_local(async move {
+            // A refusal is shown as the worker's notice already.
+            if let Ok((meta, description)) = self.client.import(files).await {
+                self.notice.set(Some(Ok(format!("Imported a classifier: {description}."))));
+                self.classifier.set(Some((meta, "imported".into())));
+            }
+        });
+    }
+
+    /// Labeled texts for the layer views: the studio's dataset when one is loaded, otherwise
+    /// the sentiment examples that ship with the page. Returns the dataset and where it came from.
+    pub async fn labeled_data(self) -> Result<(Arc<Dataset>, String), String> {
+        if let Some(p) = self.prepared.get_untracked() {
+            let name = self.upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
+            return Ok((p.dataset.clone(), name));
+        }
+        let bytes = fetch_bytes("examples/sentiment.csv", |_, _| {}).await.map_err(|e| format!("the example data could not be read: {e}"))?;
+        let table = parse_table(&bytes, Some("sentiment.csv")).map_err(|e| e.to_string())?;
+        let dataset = to_examples(&table, &guess_columns(&table)).map_err(|e| e.to_string())?;
+        Ok((Arc::new(dataset), "the built-in sentiment examples".into()))
+    }
+}

@@ -1,0 +1,389 @@
+//! The page's one connection to the training worker (`worker.rs`; the messages are in
+//! `protocol.rs`).
+//!
+//! It starts the worker, sends typed requests and routes the replies:
+//! - a request with one answer (predictions, mask fills, the fine-tuned encoder, the lab's
+//!   files, an export, an import, a save) is a `Future` of that answer, matched by its request id
+//!   (a save by its item's id);
+//! - the replies of a run (fine-tuning, an MLM-lab run, opening a saved lab model) go, by run id,
+//!   to whoever started it ([`WorkerClient::run`]).
+//!
+//! The studio and the lab both use it, and neither knows the other.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use bertbench_core::bert::checkpoint::CheckpointFiles;
+use bertbench_core::tasks::classification::ClassifierMeta;
+use bertbench_core::tasks::pretraining::MaskFill;
+use futures::channel::oneshot;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
+
+use crate::engine::Engine;
+use crate::protocol::{FromWorker, ToWorker, decode, encode};
+use crate::store::Item;
+
+/// A reply with its byte attachments, or why there is none.
+type Reply = Result<(FromWorker, Vec<Vec<u8>>), String>;
+
+/// Where each reply goes.
+#[derive(Default)]
+struct Routes {
+    worker: Option<Worker>,
+    /// The last request id given out.
+    last_request: u32,
+    /// Requests waiting for their answer, by id.
+    requests: HashMap<u32, oneshot::Sender<Reply>>,
+    /// Saves waiting for their answer, by item id.
+    saves: HashMap<String, oneshot::Sender<Result<(), String>>>,
+    /// Runs in progress, by run id: who started each.
+    runs: HashMap<u32, Rc<dyn Fn(FromWorker)>>,
+    /// Told every message of a failure (a request refused, or a failure of the worker's own).
+    errors: Vec<Rc<dyn Fn(String)>>,
+    /// The model the worker has as its base.
+    base_sent: Option<String>,
+}
+
+/// The training worker, as the page sees it (`Copy`: all handles).
+#[derive(Clone, Copy)]
+pub struct WorkerClient {
+    routes: StoredValue<Routes, LocalStorage>,
+    /// The worker answered `Ready`.
+    pub ready: RwSignal<bool>,
+    /// The threads the worker computes on (rayon's pool in the threaded build), and why only
+    /// one when that is not the build's choice (empty otherwise).
+    pub threads: RwSignal<(usize, String)>,
+    /// Whether the worker's matrix kernel uses relaxed SIMD's fused multiply-add.
+    pub fused_multiply_add: RwSignal<bool>,
+}
+
+fn bundle_urls() -> Option<(String, String)> {
+    let document = web_sys::window()?.document()?;
+    let href = |selector: &str| -> Option<String> {
+        let link = document.query_selector(selector).ok()??;
+        js_sys::Reflect::get(&link, &"href".into()).ok()?.as_string()
+    };
+    Some((href("link[rel=modulepreload]")?, href("link[rel=preload][as=fetch]")?))
+}
+
+/// The URL of a threaded build's bundle (the meta tag `name` that `cargo xtask` writes into
+/// index.html: `bertbench-threads`, or `bertbench-threads-relaxed` for the one with relaxed
+/// SIMD), if this build has one.
+fn threaded_bundle_url(name: &str) -> Option<String> {
+    let document = web_sys::window()?.document()?;
+    let meta = document.query_selector(&format!("meta[name={name}]")).ok()??;
+    let path = meta.get_attribute("content")?;
+    let base = document.base_uri().ok()??;
+    Some(web_sys::Url::new_with_base(&path, &base).ok()?.href())
+}
+
+impl WorkerClient {
+    /// The client, before its worker starts ([`start`](Self::start)).
+    pub fn new() -> Self {
+        Self {
+            routes: StoredValue::new_local(Routes::default()),
+            ready: RwSignal::new(false),
+            threads: RwSignal::new((1, String::new())),
+            fused_multiply_add: RwSignal::new(false),
+        }
+    }
+
+    /// Starts the worker. Called once, after those who listen for failures ([`on_error`](Self::on_error)) have.
+    pub fn start(self) {
+        let Some((js, wasm)) = bundle_urls() else {
+            self.tell("the page could not find its own wasm bundle to start the training worker".into());
+            return;
+        };
+        let options = WorkerOptions::new();
+        options.set_type(WorkerType::Module);
+        let worker = match Worker::new_with_options("worker.js", &options) {
+            Ok(w) => w,
+            Err(e) => {
+                self.tell(format!("the training worker could not start: {e:?}"));
+                return;
+            }
+        };
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            match decode::<FromWorker>(&event.data()) {
+                Ok((message, bytes)) => self.receive(message, bytes),
+                Err(e) => self.tell(e),
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        on_message.forget();
+        let init = js_sys::Object::new();
+        js_sys::Reflect::set(&init, &"js".into(), &js.into()).ok();
+        js_sys::Reflect::set(&init, &"wasm".into(), &wasm.into()).ok();
+        for (key, name) in [("threaded", "bertbench-threads"), ("threadedRelaxed", "bertbench-threads-relaxed")] {
+            if let Some(url) = threaded_bundle_url(name) {
+                js_sys::Reflect::set(&init, &key.into(), &url.into()).ok();
+            }
+        }
+        worker.post_message(&init).ok();
+        self.routes.update_value(|r| r.worker = Some(worker));
+    }
+
+    /// Calls `listener` with the message of every failure the worker reports (a refused request
+    /// included: its caller gets the same message as its answer).
+    pub fn on_error(self, listener: impl Fn(String) + 'static) {
+        self.routes.update_value(|r| r.errors.push(Rc::new(listener)));
+    }
+
+    fn tell(self, message: String) {
+        let listeners = self.routes.with_value(|r| r.errors.clone());
+        for listener in listeners {
+            listener(message.clone());
+        }
+    }
+
+    fn send(self, message: &ToWorker, bytes: &[&[u8]]) {
+        let (data, transfer) = encode(message, bytes);
+        self.routes.with_value(|r| {
+            if let Some(w) = &r.worker {
+                w.post_message_with_transfer(&data, &transfer).ok();
+            }
+        });
+    }
+
+    fn receive(self, message: FromWorker, bytes: Vec<Vec<u8>>) {
+        match &message {
+            FromWorker::Ready { threads, note, fused_multiply_add } => {
+                self.threads.set((*threads, note.clone()));
+                self.fused_multiply_add.set(*fused_multiply_add);
+                self.ready.set(true);
+            }
+            FromWorker::BaseSet { .. } => {}
+            FromWorker::Event { run, .. }
+            | FromWorker::Paused { run, .. }
+            | FromWorker::Checkpointed { run, .. }
+            | FromWorker::CheckpointFailed { run, .. }
+            | FromWorker::Lab { run, .. } => {
+                let run = *run;
+                self.to_run(run, message, false);
+            }
+            FromWorker::Finished { run, .. }
+            | FromWorker::Failed { run, .. }
+            | FromWorker::LabFinished { run, .. }
+            | FromWorker::LabFailed { run, .. }
+            | FromWorker::LabOpened { run } => {
+                let run = *run;
+                self.to_run(run, message, true);
+            }
+            FromWorker::Predictions { request, .. }
+            | FromWorker::Filled { request, .. }
+            | FromWorker::Encoder { request, .. }
+            | FromWorker::LabExported { request, .. }
+            | FromWorker::Exported { request, .. }
+            | FromWorker::Imported { request, .. } => {
+                let request = *request;
+                self.answer(request, Ok((message, bytes)));
+            }
+            FromWorker::Refused { request, message } => {
+                self.tell(message.clone());
+                self.answer(*request, Err(message.clone()));
+            }
+            FromWorker::Saved { id } => self.saved(id, Ok(())),
+            FromWorker::SaveFailed { id, message } => self.saved(id, Err(message.clone())),
+            FromWorker::Error { message } => {
+                // It belongs to no one request: each waiting one fails with it, so no button
+                // stays stuck.
+                let waiting: Vec<_> = self.routes.try_update_value(|r| r.requests.drain().collect()).unwrap_or_default();
+                for (_, reply) in waiting {
+                    let _ = reply.send(Err(message.clone()));
+                }
+                self.tell(message.clone());
+            }
+        }
+    }
+
+    /// Hands a run's reply to whoever started the run; the run's last reply (`last`) ends it.
+    /// A reply for a run no one follows is dropped.
+    fn to_run(self, run: u32, message: FromWorker, last: bool) {
+        let owner = self.routes.try_update_value(|r| if last { r.runs.remove(&run) } else { r.runs.get(&run).cloned() }).flatten();
+        if let Some(owner) = owner {
+            owner(message);
+        }
+    }
+
+    fn answer(self, request: u32, reply: Reply) {
+        if let Some(waiting) = self.routes.try_update_value(|r| r.requests.remove(&request)).flatten() {
+            let _ = waiting.send(reply);
+        }
+    }
+
+    fn saved(self, id: &str, result: Result<(), String>) {
+        if let Some(waiting) = self.routes.try_update_value(|r| r.saves.remove(id)).flatten() {
+            let _ = waiting.send(result);
+        }
+    }
+
+    /// Sends the request that `request` builds with a new request id, and waits for its answer.
+    async fn ask(self, request: impl FnOnce(u32) -> ToWorker, bytes: &[&[u8]]) -> Reply {
+        if self.routes.with_value(|r| r.worker.is_none()) {
+            return Err("the training worker is not running".into());
+        }
+        let (reply, answer) = oneshot::channel();
+        let id = self
+            .routes
+            .try_update_value(|r| {
+                r.last_request += 1;
+                r.requests.insert(r.last_request, reply);
+                r.last_request
+            })
+            .unwrap_or_default();
+        self.send(&request(id), bytes);
+        answer.await.map_err(|_| "the training worker did not answer".to_string())?
+    }
+
+    /// Starts run `run` with `message` (a training, resume, pretraining or open-lab request);
+    /// `owner` gets each of its replies, the last one included.
+    pub fn run(self, run: u32, message: &ToWorker, bytes: &[&[u8]], owner: impl Fn(FromWorker) + 'static) {
+        self.routes.update_value(|r| {
+            r.runs.insert(run, Rc::new(owner));
+        });
+        self.send(message, bytes);
+    }
+
+    /// Whether a run started here has not ended yet (the worker does one at a time).
+    pub fn run_in_progress(self) -> bool {
+        self.routes.with_value(|r| !r.runs.is_empty())
+    }
+
+    /// Pauses or resumes the run in progress (whichever started it).
+    pub fn pause(self, pause: bool) {
+        self.send(if pause { &ToWorker::Pause } else { &ToWorker::Resume }, &[]);
+    }
+
+    /// Cancels the run in progress (its best weights so far are kept).
+    pub fn cancel(self) {
+        self.send(&ToWorker::Cancel, &[]);
+    }
+
+    /// Makes `engine` (the page's model) the worker's base model, unless it is already.
+    pub fn send_base(self, engine: &Engine) -> Result<(), String> {
+        if self.routes.with_value(|r| r.base_sent.as_deref() == Some(engine.model_id.as_str())) {
+            return Ok(());
+        }
+        if engine.downloaded {
+            self.send(&ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]);
+        } else {
+            let f = engine.files()?;
+            let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
+            if let Some(t) = &f.tokenizer_json {
+                parts.push(t);
+            }
+            if let Some(v) = &f.vocab_txt {
+                parts.push(v);
+            }
+            self.send(
+                &ToWorker::SetBase {
+                    model_id: engine.model_id.clone(),
+                    download: false,
+                    tokenizer_json: f.tokenizer_json.is_some(),
+                    vocab_txt: f.vocab_txt.is_some(),
+                },
+                &parts,
+            );
+        }
+        self.routes.update_value(|r| r.base_sent = Some(engine.model_id.clone()));
+        Ok(())
+    }
+
+    /// The current classifier's labels and probabilities, one row per text.
+    pub async fn predict(self, texts: Vec<(String, Option<String>)>) -> Result<(Vec<String>, Vec<Vec<f32>>), String> {
+        match self.ask(|request| ToWorker::Predict { request, texts }, &[]).await? {
+            (FromWorker::Predictions { labels, probs, .. }, _) => Ok((labels, probs)),
+            _ => Err("the worker answered something else".into()),
+        }
+    }
+
+    /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
+    pub async fn fill_mask(self, text: String) -> Result<Vec<MaskFill>, String> {
+        match self.ask(|request| ToWorker::FillMask { request, text }, &[]).await? {
+            (FromWorker::Filled { fills, .. }, _) => Ok(fills),
+            _ => Err("the worker answered something else".into()),
+        }
+    }
+
+    /// The lab's model as Hugging Face files (name, bytes).
+    pub async fn lab_files(self) -> Result<Vec<(String, Vec<u8>)>, String> {
+        match self.ask(|request| ToWorker::LabExport { request }, &[]).await? {
+            (FromWorker::LabExported { names, .. }, bytes) => Ok(names.into_iter().zip(bytes).collect()),
+            _ => Err("the worker answered something else".into()),
+        }
+    }
+
+    /// The current classifier's encoder as a plain BERT checkpoint, and the classifier's labels.
+    pub async fn encoder(self) -> Result<(CheckpointFiles, Vec<String>), String> {
+        match self.ask(|request| ToWorker::Encoder { request }, &[]).await? {
+            (FromWorker::Encoder { labels, tokenizer_json, vocab_txt, .. }, bytes) => {
+                let mut parts = bytes.into_iter();
+                let (Some(config_json), Some(weights)) = (parts.next(), parts.next()) else {
+                    return Err("the fine-tuned model came back incomplete".into());
+                };
+                let tokenizer_json = if tokenizer_json { parts.next() } else { None };
+                let vocab_txt = if vocab_txt { parts.next() } else { None };
+                Ok((CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt }, labels))
+            }
+            _ => Err("the worker answered something else".into()),
+        }
+    }
+
+    /// The current classifier as a zip of a Hugging Face folder: its file name and bytes.
+    pub async fn export(self, name: String) -> Result<(String, Vec<u8>), String> {
+        match self.ask(|request| ToWorker::Export { request, name }, &[]).await? {
+            (FromWorker::Exported { file_name, .. }, bytes) => {
+                bytes.into_iter().next().map(|zip| (file_name, zip)).ok_or_else(|| "the export came back empty".into())
+            }
+            _ => Err("the worker answered something else".into()),
+        }
+    }
+
+    /// Makes a classifier read from `files` (a Hugging Face folder's files, or one zip) the
+    /// current one: its description, and what it is.
+    pub async fn import(self, files: Vec<(String, Vec<u8>)>) -> Result<(ClassifierMeta, String), String> {
+        let names = files.iter().map(|(n, _)| n.clone()).collect();
+        let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+        match self.ask(|request| ToWorker::Import { request, names }, &bytes).await? {
+            (FromWorker::Imported { meta, description, .. }, _) => Ok((meta, description)),
+            _ => Err("the worker answered something else".into()),
+        }
+    }
+
+    /// Has the worker save the classifier it holds as the bytes of `item` (a saved run); answers
+    /// once it is written, or why not.
+    pub async fn save_run(self, item: Item) -> Result<(), String> {
+        let id = item.id.clone();
+        self.save(id, &ToWorker::SaveRun { item: Box::new(item) }, &[]).await
+    }
+
+    /// Has the worker save the lab's model, with `corpus`, as the bytes of `item`; answers once
+    /// it is written, or why not.
+    pub async fn save_lab(self, item: Item, corpus: &[u8]) -> Result<(), String> {
+        let id = item.id.clone();
+        self.save(id, &ToWorker::SaveLab { item: Box::new(item) }, &[corpus]).await
+    }
+
+    async fn save(self, id: String, message: &ToWorker, bytes: &[&[u8]]) -> Result<(), String> {
+        if self.routes.with_value(|r| r.worker.is_none()) {
+            return Err("the training worker is not running".into());
+        }
+        let (reply, answer) = oneshot::channel();
+        self.routes.update_value(|r| {
+            r.saves.insert(id, reply);
+        });
+        self.send(message, bytes);
+        answer.await.map_err(|_| "the training worker did not answer".to_string())?
+    }
+
+    /// "CPU (WebAssembly)", or with the worker's thread count when it has more than one.
+    pub fn cpu_label(self) -> String {
+        match self.threads.get().0 {
+            1 => "CPU (WebAssembly)".to_string(),
+            n => format!("CPU · {n} threads"),
+        }
+    }
+}
