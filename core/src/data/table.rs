@@ -8,8 +8,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::text::{
-    LineCounter, count_separators, first_non_space, is_number, line_of, most_common_width,
-    normalise_name, strip_bom,
+    LineCounter, count_separators, first_non_space, is_number, line_of, normalise_name, strip_bom,
 };
 use super::{DataError, MAX_FILE_BYTES, SAMPLE_ROWS};
 
@@ -410,6 +409,15 @@ fn json_to_text(value: serde_json::Value) -> String {
         serde_json::Value::Number(n) => n.to_string(),
         other => other.to_string(),
     }
+}
+
+/// The field count most rows have (the widest on a tie).
+fn most_common_width(rows: &[Record]) -> usize {
+    let mut counts: HashMap<usize, usize> = HashMap::new();
+    for r in rows {
+        *counts.entry(r.fields.len()).or_default() += 1;
+    }
+    counts.into_iter().max_by_key(|&(width, n)| (n, width)).map_or(1, |(width, _)| width)
 }
 
 #[cfg(test)]

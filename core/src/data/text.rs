@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use super::PREVIEW_CHARS;
-use super::table::Record;
 
 pub(super) fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes)
@@ -68,14 +67,6 @@ pub(super) fn normalise_name(name: &str) -> String {
     }
 }
 
-/// The field count most rows have (the widest on a tie).
-pub(super) fn most_common_width(rows: &[Record]) -> usize {
-    let mut counts: HashMap<usize, usize> = HashMap::new();
-    for r in rows {
-        *counts.entry(r.fields.len()).or_default() += 1;
-    }
-    counts.into_iter().max_by_key(|&(width, n)| (n, width)).map_or(1, |(width, _)| width)
-}
 
 /// The first [`PREVIEW_CHARS`] characters of the fields joined by `separator`, line breaks and
 /// tabs shown as spaces, `…` when cut.
