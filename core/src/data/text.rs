@@ -1,7 +1,6 @@
 //! Small byte and text helpers shared by the parsers: byte-order marks, line numbers, separators,
 //! numbers, column names and row previews.
 
-use std::collections::HashMap;
 
 use super::PREVIEW_CHARS;
 
