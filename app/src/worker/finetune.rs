@@ -1,0 +1,390 @@
+//! A fine-tuning run in the worker (`Job`): the base on the chosen device, restarts, the
+//! session that drives each, checkpoints into the browser's storage, and the finished run.
+
+use super::*;
+
+/// Files written into [`BlobWriter`]s, one after another: the checkpoint's files go to the
+/// browser's storage a few megabytes at a time, and neither the worker's memory nor the tab's
+/// ever holds a whole file (360 MB for MiniLM with AdamW's moments and the best weights).
+#[derive(Default)]
+pub(super) struct BlobFiles {
+    done: Vec<(String, StoredBlob)>,
+    open: Option<(String, BlobWriter)>,
+}
+
+impl BlobFiles {
+    async fn close(&mut self) -> Result<(), String> {
+        if let Some((name, writer)) = self.open.take() {
+            self.done.push((name, writer.finish().await?));
+        }
+        Ok(())
+    }
+
+    /// Every file, finished.
+    async fn finish(mut self) -> Result<Vec<(String, StoredBlob)>, String> {
+        self.close().await?;
+        Ok(std::mem::take(&mut self.done))
+    }
+}
+
+impl FileSink for BlobFiles {
+    async fn begin(&mut self, name: &str) -> bertbench_core::Result<()> {
+        self.close().await.map_err(bertbench_core::Error::Training)?;
+        self.open = Some((name.to_string(), BlobWriter::new().await));
+        Ok(())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> bertbench_core::Result<()> {
+        let (_, writer) = self.open.as_mut().ok_or_else(|| bertbench_core::Error::Training("no file was begun".into()))?;
+        writer.write(bytes).map_err(bertbench_core::Error::Training)
+    }
+}
+
+/// `tuner`'s snapshot as stored blobs ([`BlobFiles`]). A failure says why, as a save's would
+/// (the storage quota, say).
+pub(super) async fn snapshot_blobs(tuner: &FineTuner, with_optimizer: bool) -> Result<Vec<(String, StoredBlob)>, String> {
+    let mut files = BlobFiles::default();
+    let written = tuner.write_snapshot(with_optimizer, &mut files).await;
+    match written {
+        Ok(()) => files.finish().await,
+        Err(e) => Err(store::write_error("The checkpoint", e.to_string()).await),
+    }
+}
+
+/// Files in memory as stored blobs.
+pub(super) async fn stored_blobs(files: Vec<(String, Vec<u8>)>) -> Result<Vec<(String, StoredBlob)>, String> {
+    let mut out = BlobFiles::default();
+    for (name, bytes) in files {
+        out.begin(&name).await.map_err(|e| e.to_string())?;
+        out.write(&bytes).map_err(|e| e.to_string())?;
+    }
+    out.finish().await
+}
+
+/// Ends run `run`: keeps its classifier, forgets its checkpoint (unless it failed: then the
+/// checkpoint stays, to resume from), and tells the page.
+pub(super) async fn finish_run(run: u32, result: Result<(RunSummary, Current), String>) {
+    match result {
+        Ok((summary, current)) => {
+            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+            let _ = store::delete(CHECKPOINT_ID).await;
+            post(&FromWorker::Finished { run, summary: Box::new(summary) }, &[]);
+        }
+        Err(message) => {
+            let gpu_lost = STATE.with(|s| s.borrow().gpu_lost);
+            post(&FromWorker::Failed { run, message, gpu_lost }, &[]);
+        }
+    }
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.run = None;
+        s.gpu_lost = false;
+    });
+}
+
+/// A run's state read back from a checkpoint: the current restart's snapshot and the best
+/// earlier restart's.
+pub(super) struct Resume {
+    current: Snapshot,
+    kept: Option<Snapshot>,
+}
+
+/// Reads the saved checkpoint; checks the worker has the base model it was trained from.
+pub(super) async fn load_checkpoint() -> Result<(CheckpointMeta, Resume), String> {
+    let item = store::get(CHECKPOINT_ID).await?.ok_or("there is no saved checkpoint to resume")?;
+    let meta: CheckpointMeta = serde_json::from_str(&item.json).map_err(|e| format!("the checkpoint is unreadable: {e}"))?;
+    let base = base_model().await.map(|b| b.id.clone());
+    if base.as_deref() != Some(meta.base_model.as_str()) {
+        return Err(format!("the checkpoint was trained from {}; load that model first", meta.base_model));
+    }
+    let mut bytes = store::bytes(CHECKPOINT_ID).await?.into_iter();
+    let mut take = |names: &[String]| names.iter().map(|n| (n.clone(), bytes.next().unwrap_or_default())).collect::<Vec<_>>();
+    let current = take(&meta.files);
+    let kept = take(&meta.kept_files);
+    let current = Snapshot::from_files(current).map_err(|e| e.to_string())?;
+    let kept = if kept.is_empty() { None } else { Some(Snapshot::from_files(kept).map_err(|e| e.to_string())?) };
+    Ok((meta, Resume { current, kept }))
+}
+
+pub(super) struct Job {
+    request: TrainRequest,
+    control: Rc<Control>,
+    resume: Option<(CheckpointMeta, Resume)>,
+    /// Steps and evaluations of the current restart, for the checkpoint.
+    log: RefCell<(Vec<StepPoint>, Vec<EvalReport>)>,
+    /// Drives every restart: the checkpoint cadence (core's default policy) runs across them.
+    session: RefCell<Session>,
+    /// Seconds trained before a resume.
+    seconds_before: f64,
+    device_name: RefCell<String>,
+    /// The base model's id, for the checkpoint (the worker may let go of the base itself).
+    base_id: RefCell<String>,
+}
+
+impl Job {
+    fn new(request: TrainRequest, control: Rc<Control>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
+        let (log, seconds_before) = match &resume {
+            Some((meta, _)) => ((meta.steps.clone(), meta.evals.clone()), meta.seconds),
+            None => ((Vec::new(), Vec::new()), 0.0),
+        };
+        Self {
+            request,
+            control,
+            resume,
+            log: RefCell::new(log),
+            session: RefCell::new(Session::new(CheckpointPolicy::default())),
+            seconds_before,
+            device_name: RefCell::new(String::new()),
+            base_id: RefCell::new(String::new()),
+        }
+    }
+
+    fn send(&self, event: TrainEvent) {
+        post(&FromWorker::Event { run: self.request.run, event }, &[]);
+    }
+
+    /// The message for a training error; notes a failed WebGPU device, so the page can go on
+    /// on the CPU.
+    fn failure(&self, e: bertbench_core::Error) -> String {
+        if self.request.backend == Backend::WebGpu && matches!(e, bertbench_core::Error::Device(_)) {
+            STATE.with(|s| s.borrow_mut().gpu_lost = true);
+        }
+        e.to_string()
+    }
+
+    /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
+    async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, StoredBlob)], started: f64) {
+        let run = self.request.run;
+        // AdamW's moments are kept (read asynchronously, so on WebGPU too): a resumed run takes
+        // the same steps as the uninterrupted one would have.
+        let with_optimizer = true;
+        let files = match snapshot_blobs(tuner, with_optimizer).await {
+            Ok(f) => f,
+            Err(message) => {
+                post(&FromWorker::CheckpointFailed { run, message }, &[]);
+                return;
+            }
+        };
+        let progress = tuner.progress();
+        let epoch = tuner.epochs_done();
+        let (steps, evals) = self.log.borrow().clone();
+        let meta = CheckpointMeta {
+            request: self.request.clone(),
+            base_model: self.base_id.borrow().clone(),
+            restart,
+            files: files.iter().map(|(n, _)| n.clone()).collect(),
+            kept_files: kept.iter().map(|(n, _)| n.clone()).collect(),
+            step: progress.step,
+            total_steps: progress.total_steps,
+            epoch,
+            phase: progress.phase,
+            with_optimizer,
+            seconds: self.seconds_before + (now_ms() - started) / 1000.0,
+            device: self.device_name.borrow().clone(),
+            steps,
+            evals,
+        };
+        let blobs: Vec<Blob> = files.iter().chain(kept).map(|(_, b)| b.blob.clone()).collect();
+        let item = Item {
+            id: CHECKPOINT_ID.into(),
+            kind: Kind::Checkpoint,
+            name: format!("checkpoint of the run in progress (step {})", progress.step),
+            saved_ms: js_sys::Date::now(),
+            size: blobs.iter().map(|b| b.size() as u64).sum(),
+            json: serde_json::to_string(&meta).unwrap_or_default(),
+        };
+        match store::put_blobs(&item, &blobs).await {
+            Ok(()) => post(&FromWorker::Checkpointed { run, step: progress.step, epoch }, &[]),
+            Err(message) => post(&FromWorker::CheckpointFailed { run, message }, &[]),
+        }
+    }
+
+    /// Runs `tuner` to its end (or until cancelled: returns true) in the job's session,
+    /// forwarding its events and saving checkpoints when the session says they are due.
+    async fn drive(
+        &self,
+        tuner: &mut FineTuner,
+        cached: &mut Option<(Tensor<2>, Tensor<2>)>,
+        restart: usize,
+        kept: &[(String, StoredBlob)],
+        started: f64,
+    ) -> Result<bool, String> {
+        let mut session = self.session.borrow().clone();
+        let ended = session
+            .drive(
+                tuner,
+                &*self.control,
+                async |tuner: &FineTuner, event: Event| {
+                    let event = match event {
+                        Event::Finished => return,
+                        Event::Features { done, total } => TrainEvent::Features { done, total },
+                        Event::PhaseStarted { phase, steps } => {
+                            if cached.is_none() {
+                                *cached = tuner.features();
+                            }
+                            TrainEvent::Phase { phase, steps }
+                        }
+                        Event::Step(point) => {
+                            self.log.borrow_mut().0.push(point.clone());
+                            TrainEvent::Step(point)
+                        }
+                        Event::Evaluating { done, total } => TrainEvent::Evaluating { done, total },
+                        Event::Evaluated(report) => {
+                            self.log.borrow_mut().1.push((*report).clone());
+                            TrainEvent::Evaluated(report)
+                        }
+                    };
+                    self.send(event);
+                },
+                async |tuner: &FineTuner| self.checkpoint(tuner, restart, kept, started).await,
+            )
+            .await;
+        *self.session.borrow_mut() = session;
+        Ok(ended.map_err(|e| self.failure(e))? == Ended::Cancelled)
+    }
+
+    async fn execute(mut self) -> Result<(RunSummary, Current), String> {
+        let started = now_ms();
+        let base = base_model().await.ok_or("no model is loaded in the worker yet")?;
+        let (device, device_name) = match self.request.backend {
+            Backend::Cpu => (Device::flex(), match threads() {
+                1 => "CPU".to_string(),
+                n => format!("CPU · {n} threads"),
+            }),
+            Backend::WebGpu => {
+                let gpu = engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?;
+                (gpu.device, format!("WebGPU · {}", gpu.adapter))
+            }
+        };
+        *self.device_name.borrow_mut() = device_name.clone();
+        let ad = device.clone().autodiff();
+        let LoadedModel { model: base_weights, config, tokenizer, .. } = base.on(&ad, self.request.backend).await?;
+        let restarts = self.request.restarts.max(1);
+        // One run from one of the page's own models: the worker lets go of the base while it
+        // trains (the run starts from its very tensors, the only copy then, 90 MB less for
+        // MiniLM) and reads it again from the offline cache when it next needs it.
+        let let_go = base.downloadable && restarts == 1;
+        *self.base_id.borrow_mut() = base.id.clone();
+        let (tokenizer_json, vocab_txt) = (base.tokenizer_json.clone(), base.vocab_txt.clone());
+        if let_go {
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.base = None;
+                s.base_to_read = Some(base.id.clone());
+            });
+        }
+        drop(base);
+        let has_pooler = base_weights.pooler.is_some();
+        // A run from random weights never needs the base's.
+        let base_weights = RefCell::new(Some(base_weights).filter(|_| !self.request.from_scratch));
+        let max_len = self.request.max_len.clamp(8, config.max_position_embeddings);
+        let tokenizer = tokenizer.with_max_len(max_len);
+        let train = encode_examples(&tokenizer, &self.request.train, &self.request.labels).map_err(|e| e.to_string())?;
+        let valid = encode_examples(&tokenizer, &self.request.valid, &self.request.labels).map_err(|e| e.to_string())?;
+        let mut kept: Option<FineTuner> = None;
+        // The best finished restart, as checkpoint files (written once, saved with every
+        // checkpoint), in Blobs: out of wasm memory.
+        let mut kept_files: Vec<(String, StoredBlob)> = Vec::new();
+        let mut cancelled = false;
+        // Frozen features are the same for every seed: computed once, reused by restarts.
+        let mut cached = None;
+        let fresh = |seed: u64| {
+            let run_config = self.request.config.clone().with_seed(seed);
+            // Every restart starts from the pretrained weights (modules are immutable values), or
+            // from fresh random ones for the baseline.
+            let start = if self.request.from_scratch {
+                BertModelConfig::new(config.clone()).with_with_pooler(has_pooler).init(&ad)
+            } else if let_go {
+                base_weights.borrow_mut().take().ok_or("the base model's weights were already used")?
+            } else {
+                base_weights.borrow().clone().ok_or("the base model's weights were already used")?
+            };
+            FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
+                .map_err(|e| e.to_string())
+        };
+        let resume = self.resume.take();
+        let first = resume.as_ref().map_or(0, |(meta, _)| meta.restart);
+        let mut resume = resume.map(|(_, r)| r);
+        for index in first..restarts {
+            let seed = restart_seed(self.request.config.seed, index);
+            if restarts > 1 {
+                self.send(TrainEvent::Restart { index, of: restarts, seed });
+            }
+            let mut tuner = fresh(seed)?;
+            match resume.take() {
+                Some(r) => {
+                    if let Some(k) = r.kept {
+                        let k_seed = k.state.seed;
+                        kept_files = stored_blobs(k.clone().into_files()).await?;
+                        kept = Some(fresh(k_seed)?.restore(k).map_err(|e| e.to_string())?);
+                    }
+                    tuner = tuner.restore(r.current).map_err(|e| e.to_string())?;
+                    cached = tuner.features();
+                    let p = tuner.progress();
+                    self.send(TrainEvent::Phase { phase: p.phase, steps: p.total_steps });
+                }
+                None => {
+                    self.log.replace((Vec::new(), Vec::new()));
+                    if let Some((f_train, f_valid)) = cached.clone() {
+                        tuner.reuse_features(f_train, f_valid).map_err(|e| e.to_string())?;
+                    }
+                }
+            }
+            cancelled = self.drive(&mut tuner, &mut cached, index, &kept_files, started).await?;
+            if better(kept.as_ref().and_then(FineTuner::best_accuracy), tuner.best_accuracy()) {
+                if index + 1 < restarts && !cancelled {
+                    kept_files = snapshot_blobs(&tuner, false).await.unwrap_or_default();
+                }
+                kept = Some(tuner);
+            }
+            if cancelled {
+                break;
+            }
+        }
+        let Some(tuner) = kept else {
+            return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
+        };
+        let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
+        let labels = &self.request.labels;
+        let mut mistakes: Vec<Mistake> = self
+            .request
+            .valid
+            .iter()
+            .zip(probs)
+            .filter_map(|(ex, p)| {
+                let predicted = argmax(p);
+                (labels[predicted] != ex.label).then(|| Mistake {
+                    line: ex.line,
+                    text: match &ex.text_pair {
+                        Some(b) => format!("{} ‖ {b}", ex.text),
+                        None => ex.text.clone(),
+                    },
+                    label: ex.label.clone(),
+                    predicted: labels[predicted].clone(),
+                    probs: p.clone(),
+                })
+            })
+            .collect();
+        mistakes.sort_by(|a, b| {
+            let conf = |m: &Mistake| m.probs.iter().cloned().fold(0.0, f32::max);
+            conf(b).total_cmp(&conf(a))
+        });
+        mistakes.truncate(500);
+        let summary = RunSummary {
+            meta: tuner.meta(),
+            metrics: metrics.clone(),
+            mistakes,
+            cancelled,
+            seconds: self.seconds_before + (now_ms() - started) / 1000.0,
+            steps: tuner.progress().step,
+            device: device_name,
+        };
+        let current = Current {
+            loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
+            device,
+            tokenizer_json,
+            vocab_txt,
+        };
+        Ok((summary, current))
+    }
+}

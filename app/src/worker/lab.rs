@@ -1,0 +1,108 @@
+//! An MLM-lab run in the worker, and the lab's model kept after it.
+
+use super::*;
+
+/// A sample of a vocabulary's pieces for the page: every k-th entry after the specials.
+pub(super) fn vocab_sample(tokenizer: &BertTokenizer, n: usize) -> Vec<String> {
+    let size = tokenizer.vocab_size() as u32;
+    let step = (size / n.max(1) as u32).max(1);
+    (5..size).step_by(step as usize).filter_map(|id| tokenizer.id_to_piece(id)).take(n).collect()
+}
+
+/// Top-5 fills of every probe sentence (a probe the tokenizer cannot read is left out).
+pub(super) async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(String, Vec<bertbench_core::tasks::pretraining::MaskFill>)> {
+    let mut fills = Vec::new();
+    for p in probes {
+        if let Ok(f) = trainer.fill_mask(p, 5).await {
+            fills.push((p.clone(), f));
+        }
+    }
+    fills
+}
+
+/// Runs an MLM-lab request to its end or until cancelled; returns the model and whether it was
+/// cancelled, and the steps done.
+/// A saved lab model (its files in [`LAB_FILES`] order), on the CPU.
+pub(super) fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
+    if parts.len() != LAB_FILES.len() {
+        return Err(format!("the saved lab model has {} files instead of {}", parts.len(), LAB_FILES.len()));
+    }
+    let some = |b: Vec<u8>| (!b.is_empty()).then_some(b);
+    let vocab_txt = some(parts.pop().unwrap_or_default());
+    let tokenizer_json = some(parts.pop().unwrap_or_default());
+    let weights = parts.pop().unwrap_or_default();
+    let config_json = parts.pop().unwrap_or_default();
+    let files = CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() };
+    let device = Device::flex();
+    let (model, tokenizer, config) = pretraining::load(files, &device).map_err(|e| format!("the saved lab model cannot be read: {e}"))?;
+    Ok(LabModel { model, tokenizer, config, device, tokenizer_json, vocab_txt })
+}
+
+pub(super) async fn run_lab(request: LabRequest, control: &Control) -> Result<(LabModel, bool, usize), String> {
+    let run = request.run;
+    let send = |event: LabEvent| post(&FromWorker::Lab { run, event }, &[]);
+    let device = match request.backend {
+        Backend::Cpu => Device::flex(),
+        Backend::WebGpu => engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?.device,
+    };
+    let ad = device.clone().autodiff();
+    let max_len = request.config.max_len;
+    let pair = request.config.pair_task.is_some();
+    let base = base_model().await;
+    let (model, tokenizer, config, tokenizer_json, vocab_txt) = if request.continue_pretrained {
+        let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
+        let bert = base.on(&ad, request.backend).await?;
+        send(LabEvent::Vocab { size: bert.tokenizer.vocab_size(), trained: false, sample: vocab_sample(&bert.tokenizer, 40) });
+        let model = BertForPreTraining::new(bert.model, &bert.config, pair, &ad);
+        (model, bert.tokenizer, bert.config, base.tokenizer_json.clone(), base.vocab_txt.clone())
+    } else {
+        let (tokenizer, tokenizer_json, vocab_txt) = match request.vocab {
+            LabVocab::Train(size) => {
+                let (tok, vocab) = BertTokenizer::train_wordpiece(&request.lines, size, true, max_len).map_err(|e| e.to_string())?;
+                (tok, None, Some(vocab))
+            }
+            LabVocab::Pretrained => {
+                let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
+                let tok = base.bert.tokenizer.with_max_len(max_len);
+                (tok, base.tokenizer_json.clone(), base.vocab_txt.clone())
+            }
+        };
+        send(LabEvent::Vocab { size: tokenizer.vocab_size(), trained: matches!(request.vocab, LabVocab::Train(_)), sample: vocab_sample(&tokenizer, 40) });
+        let preset = Preset::ALL.into_iter().find(|p| p.name() == request.preset).ok_or_else(|| format!("unknown model size {}", request.preset))?;
+        let config = preset.config(tokenizer.vocab_size()).with_max_position_embeddings(max_len.max(16));
+        let model = BertForPreTraining::from_scratch(&config, pair, &ad);
+        (model, tokenizer, config, tokenizer_json, vocab_txt)
+    };
+    let params = bertbench_core::burn::module::Module::num_params(&model);
+    let mut trainer = Pretrainer::new(model, &tokenizer, request.lines.clone(), request.config.clone(), &ad).map_err(|e| e.to_string())?;
+    send(LabEvent::Ready { params, total_steps: trainer.progress().1, preview: trainer.masking_preview(4, 1) });
+    send(LabEvent::Probes { step: 0, fills: probe_all(&trainer, &request.probes).await });
+    let probes = &request.probes;
+    let ended = Session::new(CheckpointPolicy::NEVER)
+        .drive(
+            &mut trainer,
+            control,
+            async |trainer: &Pretrainer, step: PretrainStep| {
+                send(LabEvent::Step(step));
+                if request.probe_every > 0 && (step.step % request.probe_every == 0 || step.step == step.total_steps) {
+                    send(LabEvent::Probes { step: step.step, fills: probe_all(trainer, probes).await });
+                }
+            },
+            async |_: &Pretrainer| {},
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let was_cancelled = ended == Ended::Cancelled;
+    let steps = trainer.progress().0;
+    let mut model = bertbench_core::burn::module::Module::valid(trainer.model());
+    let mut device = device;
+    if request.backend == Backend::WebGpu {
+        // Kept on the CPU: export and saving read the weights synchronously, which WebGPU cannot
+        // do in the browser, and fill-mask on a tiny model is quick there.
+        let cpu = Device::flex();
+        model = copy_to(model, &cpu).await.map_err(|e| e.to_string())?;
+        device = cpu;
+    }
+    let lab = LabModel { model, tokenizer: trainer.tokenizer().clone(), config, device, tokenizer_json, vocab_txt };
+    Ok((lab, was_cancelled, steps))
+}

@@ -1,0 +1,485 @@
+//! The training worker: the same wasm as the page, started in a dedicated Web Worker by
+//! `worker.js`, so fine-tuning and batch prediction never block the page.
+//!
+//! It holds the base model, the run in progress and the current classifier (trained or
+//! imported), and answers [`ToWorker`] messages with [`FromWorker`] ones. Training yields to the
+//! worker's event loop every few tens of milliseconds so that Pause and Cancel arrive.
+
+use std::cell::{Cell, RefCell};
+use std::io::{Cursor, Read, Write};
+use std::rc::Rc;
+
+use bertbench_core::burn::prelude::{Device, Tensor};
+use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
+use bertbench_core::tasks::classification::{self, HEAD_FILE, LoadedClassifier};
+use bertbench_core::tasks::metrics::argmax;
+use bertbench_core::tokenizer::by_length;
+use bertbench_core::bert::model::BertModelConfig;
+use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::tasks::pretraining::{self, BertForPreTraining};
+use bertbench_core::train::{PretrainStep, Pretrainer};
+use bertbench_core::tokenizer::BertTokenizer;
+use bertbench_core::tasks::classification::predict;
+use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, Snapshot, StepPoint, copy_to, encode_examples};
+use futures::channel::oneshot;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::engine;
+use crate::fetch::sleep_ms;
+use crate::protocol::{
+    Backend, CHECKPOINT_ID, CheckpointMeta, FromWorker, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent,
+    TrainRequest, decode, encode,
+};
+use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
+use crate::widgets::now_ms;
+
+mod base;
+mod classifier;
+mod finetune;
+mod lab;
+
+use base::*;
+use classifier::*;
+use finetune::*;
+use lab::*;
+
+/// The current classifier and what it needs to predict and export.
+struct Current {
+    loaded: LoadedClassifier,
+    device: Device,
+    tokenizer_json: Option<Vec<u8>>,
+    vocab_txt: Option<Vec<u8>>,
+}
+
+/// The MLM lab's model, kept after a run for fill-mask and export.
+struct LabModel {
+    model: BertForPreTraining,
+    tokenizer: BertTokenizer,
+    config: BertConfig,
+    device: Device,
+    tokenizer_json: Option<Vec<u8>>,
+    vocab_txt: Option<Vec<u8>>,
+}
+
+/// The pretrained model runs start from, loaded once on the CPU (from the page's bytes, or read
+/// from `models/<id>/` by [`base_model`]). A run on the CPU starts from these very tensors
+/// (modules are immutable values, so sharing them costs no memory); a run on WebGPU copies them
+/// to the GPU. A run of one restart from a `downloadable` base lets go of it while it trains
+/// (`Job::execute`), and [`base_model`] reads it again when next needed. The checkpoint's bytes are not kept: a
+/// second copy of the weights (and the copies made by loading them again) would add about 180 MB
+/// for MiniLM to every run's peak.
+struct Base {
+    id: String,
+    /// One of the page's own models (`models/<id>/`), which the worker can read again.
+    downloadable: bool,
+    bert: LoadedModel,
+    tokenizer_json: Option<Vec<u8>>,
+    vocab_txt: Option<Vec<u8>>,
+}
+
+impl Base {
+    /// The base model on `device` (an autodiff device, for training).
+    async fn on(&self, device: &Device, backend: Backend) -> Result<LoadedModel, String> {
+        match backend {
+            Backend::Cpu => Ok(self.bert.clone()),
+            Backend::WebGpu => {
+                let model = copy_to(self.bert.model.clone(), device).await.map_err(|e| e.to_string())?;
+                Ok(LoadedModel { model, ..self.bert.clone() })
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    base: Option<Rc<Base>>,
+    /// The page's own model that is the base but not in memory: asked for and not read yet,
+    /// or let go of during a run (see [`base_model`]).
+    base_to_read: Option<String>,
+    /// While a base model is being read (see [`base_model`]): who waits for it.
+    base_reading: Option<Vec<oneshot::Sender<()>>>,
+    /// Counts `SetBase` requests: a download overtaken by a newer request is dropped.
+    base_generation: u32,
+    current: Option<Rc<Current>>,
+    lab: Option<Rc<LabModel>>,
+    run: Option<u32>,
+    control: Rc<Control>,
+    /// The run in progress ran on WebGPU and the device failed under it.
+    gpu_lost: bool,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+const BUSY: &str = "a run is already in progress; cancel it first";
+
+/// Pause and cancel of the worker's one run, as the page asked them. A paused run waits on a
+/// channel that Resume and Cancel close, rather than polling the flag.
+#[derive(Default)]
+struct Control {
+    paused: Cell<bool>,
+    cancelled: Cell<bool>,
+    waiters: RefCell<Vec<oneshot::Sender<()>>>,
+}
+
+impl Control {
+    fn set_paused(&self, paused: bool) {
+        self.paused.set(paused);
+        if !paused {
+            self.wake();
+        }
+    }
+
+    fn cancel(&self) {
+        self.cancelled.set(true);
+        self.set_paused(false);
+    }
+
+    fn wake(&self) {
+        for waiter in self.waiters.borrow_mut().drain(..) {
+            let _ = waiter.send(());
+        }
+    }
+}
+
+impl Host for Control {
+    fn now_ms(&self) -> f64 {
+        now_ms()
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancelled.get()
+    }
+
+    async fn until_resumed(&self) {
+        while self.paused.get() && !self.cancelled.get() {
+            let (waiter, woken) = oneshot::channel();
+            self.waiters.borrow_mut().push(waiter);
+            let _ = woken.await;
+        }
+    }
+
+    async fn breathe(&self) {
+        // A macrotask, so the page's messages (Pause, Cancel) are handled in between.
+        sleep_ms(0).await;
+    }
+}
+
+/// Makes `run` the worker's one run, with a fresh [`Control`]; `None` while another run
+/// (fine-tuning or pretraining) holds the worker.
+fn begin_run(run: u32) -> Option<Rc<Control>> {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.run.is_some() {
+            return None;
+        }
+        s.run = Some(run);
+        s.control = Rc::new(Control::default());
+        Some(s.control.clone())
+    })
+}
+
+fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+fn post(message: &FromWorker, bytes: &[&[u8]]) {
+    let (data, transfer) = encode(message, bytes);
+    let _ = scope().post_message_with_transfer(&data, &transfer);
+}
+
+/// Whether this wasm instance runs in a worker (no `window`).
+pub fn in_worker() -> bool {
+    web_sys::window().is_none()
+}
+
+/// Starts listening; called from `start` (lib.rs) when there is no `window`.
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        let message = format!("the training worker hit an internal error and stopped: {info}. Reload the page.");
+        // The run in progress (if any) ends here: say so, so the page does not wait for it.
+        if let Some(run) = STATE.try_with(|s| s.try_borrow().ok().and_then(|s| s.run)).ok().flatten() {
+            post(&FromWorker::Failed { run, message: message.clone(), gpu_lost: false }, &[]);
+        }
+        post(&FromWorker::Error { message }, &[]);
+    }));
+    let handler = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| match decode::<ToWorker>(&event.data()) {
+        Ok((message, bytes)) => handle(message, bytes),
+        Err(e) => post(&FromWorker::Error { message: e }, &[]),
+    });
+    scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
+    handler.forget();
+}
+
+/// How many threads burn's CPU backend computes on here: rayon's pool (started by `worker.js`
+/// through `initThreadPool`) in the threaded build, else this one.
+pub fn threads() -> usize {
+    #[cfg(feature = "threads")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "threads"))]
+    {
+        1
+    }
+}
+
+/// Called by `worker.js` once the thread pool (if any) is up: tells the page the worker is
+/// ready. Not before: a job must not reach burn before rayon's pool exists, or rayon would build
+/// its own one-thread pool and `initThreadPool` could no longer replace it.
+#[wasm_bindgen]
+pub fn worker_ready(note: String) {
+    post(&FromWorker::Ready { threads: threads(), note, fused_multiply_add: bertbench_core::nn::linear::gemm::FUSED_MULTIPLY_ADD }, &[]);
+}
+
+fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
+    match message {
+        ToWorker::SetBase { model_id, download, tokenizer_json, vocab_txt } => {
+            // The old base goes first, so that two models' weights are never held at once.
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.base = None;
+                s.base_generation += 1;
+                s.base_to_read = download.then(|| model_id.clone());
+            });
+            base_read_ended();
+            if download {
+                // Read when a run first needs it (`base_model`).
+                wasm_bindgen_futures::spawn_local(async {
+                    base_model().await;
+                });
+            } else {
+                let mut it = bytes.into_iter();
+                let files = CheckpointFiles {
+                    config_json: it.next().unwrap_or_default(),
+                    weights: it.next().unwrap_or_default(),
+                    tokenizer_json: if tokenizer_json { it.next() } else { None },
+                    vocab_txt: if vocab_txt { it.next() } else { None },
+                };
+                set_base(model_id, files, false);
+            }
+        }
+        ToWorker::Train(request) => {
+            let run = request.run;
+            let Some(control) = begin_run(run) else {
+                post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
+                return;
+            };
+            wasm_bindgen_futures::spawn_local(async move {
+                let job = Job::new(*request, control, None);
+                finish_run(run, job.execute().await).await;
+            });
+        }
+        ToWorker::ResumeRun { run, backend } => {
+            let Some(control) = begin_run(run) else {
+                post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
+                return;
+            };
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = match load_checkpoint().await {
+                    Ok((meta, resume)) => {
+                        let mut request = meta.request.clone();
+                        request.run = run;
+                        request.backend = backend;
+                        Job::new(request, control, Some((meta, resume))).execute().await
+                    }
+                    Err(message) => Err(message),
+                };
+                finish_run(run, result).await;
+            });
+        }
+        ToWorker::SaveRun { item } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let id = item.id.clone();
+                let zip = match current {
+                    Some(c) => host_zip(&c, &item.name).await,
+                    None => Err("there is no classifier to save".to_string()),
+                };
+                let saved = match zip {
+                    Ok(zip) => {
+                        let item = Item { size: zip.len() as u64, ..*item };
+                        store::put(&item, &[&zip]).await
+                    }
+                    Err(e) => Err(e),
+                };
+                match saved {
+                    Ok(()) => post(&FromWorker::Saved { id }, &[]),
+                    Err(message) => post(&FromWorker::SaveFailed { id, message }, &[]),
+                }
+            });
+        }
+        ToWorker::Pause | ToWorker::Resume => {
+            let pause = matches!(message, ToWorker::Pause);
+            STATE.with(|s| {
+                let s = s.borrow();
+                if let Some(run) = s.run {
+                    s.control.set_paused(pause);
+                    post(&FromWorker::Paused { run, paused: pause }, &[]);
+                }
+            });
+        }
+        ToWorker::Cancel => STATE.with(|s| {
+            let s = s.borrow();
+            s.control.cancel();
+        }),
+        ToWorker::Predict { request, texts } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let Some(current) = current else {
+                    post(&FromWorker::Refused { request, message: "there is no classifier yet: train or import one first".into() }, &[]);
+                    return;
+                };
+                match predict_texts(&current, &texts).await {
+                    Ok(probs) => post(&FromWorker::Predictions { request, labels: current.loaded.meta.labels.clone(), probs }, &[]),
+                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
+                }
+            });
+        }
+        ToWorker::Export { request, name } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let zip = match current {
+                    Some(c) => host_zip(&c, &name).await,
+                    None => Err("there is no classifier to export yet".to_string()),
+                };
+                match zip {
+                    Ok(zip) => post(&FromWorker::Exported { request, file_name: format!("{name}.zip") }, &[&zip]),
+                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
+                }
+            });
+        }
+        ToWorker::Encoder { request } => {
+            let current = STATE.with(|s| s.borrow().current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let out = match current {
+                    None => Err("there is no fine-tuned model yet: train or import one first".to_string()),
+                    // Copied to the CPU first: saving reads tensors synchronously (not possible on WebGPU).
+                    Some(c) => match copy_to(c.loaded.model.bert.clone(), &Device::flex()).await {
+                        Ok(bert) => checkpoint::save_weights(&bert).map(|w| (c.loaded.config.to_hf_json(), w, c)).map_err(|e| e.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    },
+                };
+                match out {
+                    Ok((config, weights, c)) => {
+                        let mut files: Vec<&[u8]> = vec![&config, &weights];
+                        files.extend(c.tokenizer_json.as_deref());
+                        files.extend(c.vocab_txt.as_deref());
+                        let message = FromWorker::Encoder {
+                            request,
+                            labels: c.loaded.meta.labels.clone(),
+                            tokenizer_json: c.tokenizer_json.is_some(),
+                            vocab_txt: c.vocab_txt.is_some(),
+                        };
+                        post(&message, &files);
+                    }
+                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
+                }
+            });
+        }
+        ToWorker::Pretrain(request) => {
+            let run = request.run;
+            let Some(control) = begin_run(run) else {
+                post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
+                return;
+            };
+            wasm_bindgen_futures::spawn_local(async move {
+                let started = now_ms();
+                match run_lab(*request, &control).await {
+                    Ok((lab, was_cancelled, steps)) => {
+                        STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
+                        post(&FromWorker::LabFinished { run, cancelled: was_cancelled, steps, seconds: (now_ms() - started) / 1000.0 }, &[]);
+                    }
+                    Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
+                }
+                STATE.with(|s| s.borrow_mut().run = None);
+            });
+        }
+        ToWorker::FillMask { request, text } => {
+            let lab = STATE.with(|s| s.borrow().lab.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let Some(lab) = lab else {
+                    post(&FromWorker::Refused { request, message: "there is no lab model yet: train one first".into() }, &[]);
+                    return;
+                };
+                match pretraining::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await {
+                    Ok(fills) => post(&FromWorker::Filled { request, fills }, &[]),
+                    Err(e) => post(&FromWorker::Refused { request, message: e.to_string() }, &[]),
+                }
+            });
+        }
+        ToWorker::LabExport { request } => {
+            let lab = STATE.with(|s| s.borrow().lab.clone());
+            let out = lab.ok_or_else(|| "there is no lab model yet: train one first".to_string()).and_then(|lab| {
+                pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
+            });
+            match out {
+                Ok(files) => {
+                    let names = files.iter().map(|(n, _)| n.clone()).collect();
+                    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+                    post(&FromWorker::LabExported { request, names }, &bytes);
+                }
+                Err(message) => post(&FromWorker::Refused { request, message }, &[]),
+            }
+        }
+        ToWorker::SaveLab { item } => {
+            let lab = STATE.with(|s| s.borrow().lab.clone());
+            let corpus = bytes.into_iter().next().unwrap_or_default();
+            wasm_bindgen_futures::spawn_local(async move {
+                let id = item.id.clone();
+                let files = lab.ok_or_else(|| "there is no lab model to save".to_string()).and_then(|lab| {
+                    pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
+                });
+                let saved = match files {
+                    Ok(files) => {
+                        // The files in LAB_FILES order (an absent one empty), then the corpus.
+                        let parts: Vec<&[u8]> = LAB_FILES
+                            .iter()
+                            .map(|name| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice()).unwrap_or(&[]))
+                            .chain([corpus.as_slice()])
+                            .collect();
+                        let item = Item { size: parts.iter().map(|p| p.len() as u64).sum(), ..*item };
+                        store::put(&item, &parts).await
+                    }
+                    Err(e) => Err(e),
+                };
+                match saved {
+                    Ok(()) => post(&FromWorker::Saved { id }, &[]),
+                    Err(message) => post(&FromWorker::SaveFailed { id, message }, &[]),
+                }
+            });
+        }
+        ToWorker::OpenLab { run } => {
+            if STATE.with(|s| s.borrow().run.is_some()) {
+                post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
+                return;
+            }
+            match open_lab(bytes) {
+                Ok(lab) => {
+                    STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
+                    post(&FromWorker::LabOpened { run }, &[]);
+                }
+                Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
+            }
+        }
+        ToWorker::Import { request, names } => match import(names, bytes) {
+            Ok(current) => {
+                let description = format!(
+                    "{} labels ({}), features: {}",
+                    current.loaded.meta.labels.len(),
+                    current.loaded.meta.labels.join(", "),
+                    current.loaded.meta.spec.label()
+                );
+                let meta = current.loaded.meta.clone();
+                STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+                post(&FromWorker::Imported { request, meta, description }, &[]);
+            }
+            Err(message) => post(&FromWorker::Refused { request, message: format!("The classifier could not be imported: {message}") }, &[]),
+        },
+    }
+}
