@@ -122,7 +122,7 @@ pub(super) struct Job {
 }
 
 impl Job {
-    fn new(request: TrainRequest, control: Rc<Control>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
+    pub(super) fn new(request: TrainRequest, control: Rc<Control>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
         let (log, seconds_before) = match &resume {
             Some((meta, _)) => ((meta.steps.clone(), meta.evals.clone()), meta.seconds),
             None => ((Vec::new(), Vec::new()), 0.0),
@@ -243,7 +243,7 @@ impl Job {
         Ok(ended.map_err(|e| self.failure(e))? == Ended::Cancelled)
     }
 
-    async fn execute(mut self) -> Result<(RunSummary, Current), String> {
+    pub(super) async fn execute(mut self) -> Result<(RunSummary, Current), String> {
         let started = now_ms();
         let base = base_model().await.ok_or("no model is loaded in the worker yet")?;
         let (device, device_name) = match self.request.backend {
