@@ -316,3 +316,56 @@ pub fn decode<T: for<'de> Deserialize<'de>>(data: &JsValue) -> Result<(T, Vec<Ve
         .unwrap_or_default();
     Ok((message, bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bertbench_core::train::{FineTuneConfig, TrainMode};
+
+    fn example(text: &str, label: &str, line: usize) -> Example {
+        Example { text: text.into(), text_pair: None, label: label.into(), line }
+    }
+
+    fn request() -> TrainRequest {
+        TrainRequest {
+            run: 7,
+            config: FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_epochs(3),
+            labels: vec!["neg".into(), "pos".into()],
+            train: vec![example("a fine day", "pos", 2)],
+            valid: vec![example("a dull day", "neg", 3)],
+            max_len: 64,
+            backend: Backend::Cpu,
+            restarts: 2,
+            from_scratch: false,
+        }
+    }
+
+    /// Messages cross `postMessage` as JSON: every field survives the trip.
+    #[test]
+    fn a_train_request_goes_to_the_worker_and_back_unchanged() {
+        let json = serde_json::to_string(&ToWorker::Train(Box::new(request()))).unwrap();
+        let ToWorker::Train(back) = serde_json::from_str::<ToWorker>(&json).unwrap() else { panic!("not a Train message: {json}") };
+        assert_eq!(serde_json::to_string(&*back).unwrap(), serde_json::to_string(&request()).unwrap());
+        assert_eq!(back.config.mode, TrainMode::FreezeThenUnfreeze);
+        assert_eq!(back.valid[0].line, 3);
+    }
+
+    /// A checkpoint saved by an older version, whose settings lack a field added since, still
+    /// resumes: the field takes its default.
+    #[test]
+    fn a_request_saved_before_a_setting_existed_still_reads() {
+        let mut value = serde_json::to_value(request()).unwrap();
+        value["config"].as_object_mut().unwrap().remove("group_by_length").expect("the field is saved today");
+        let back: TrainRequest = serde_json::from_value(value).unwrap();
+        assert_eq!(back.config.group_by_length, FineTuneConfig::new().group_by_length);
+        assert_eq!(back.config.epochs, 3);
+    }
+
+    #[test]
+    fn replies_name_their_request_or_run() {
+        let reply: FromWorker = serde_json::from_str(r#"{"Refused":{"request":4,"message":"no classifier yet"}}"#).unwrap();
+        assert!(matches!(reply, FromWorker::Refused { request: 4, ref message } if message == "no classifier yet"));
+        let json = serde_json::to_string(&FromWorker::Paused { run: 9, paused: true }).unwrap();
+        assert_eq!(json, r#"{"Paused":{"run":9,"paused":true}}"#);
+    }
+}

@@ -98,8 +98,9 @@ pub fn estimate_tokens(corpus: &str) -> f64 {
     corpus.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().count() as f64 * 1.3 + 2.0).sum()
 }
 
-/// Default speeds, from BERT-tiny on the built-in corpus in headless Chromium on a 2-core x86-64
-/// laptop-class machine (README, "MLM lab"): the CPU fallback, and WebGPU on SwiftShader.
+/// Default speeds (work per second) before any run in this tab: BERT-tiny on the built-in corpus
+/// in headless Chromium on a 2-core machine (docs/performance.md, "MLM lab"), on the CPU
+/// fallback and on WebGPU (SwiftShader). The tab's own last run replaces them.
 const DEFAULT_RATES: [(f64, bool); 2] = [(3.3e9, false), (1.7e9, false)];
 
 /// The probes the built-in corpus can answer.
@@ -312,9 +313,6 @@ impl Lab {
     }
 }
 
-/// At most this many steps are kept with a saved lab model (evenly thinned, the last kept).
-const MAX_SAVED_STEPS: usize = 2000;
-
 /// A lab model as saved: the JSON of its item. The bytes are its files in
 /// [`LAB_FILES`](crate::protocol::LAB_FILES) order, then the corpus (kept out of the JSON, which
 /// every listing reads).
@@ -326,7 +324,7 @@ pub struct SavedLab {
     pub vocab_info: Option<(usize, bool, Vec<String>)>,
     pub ready: Option<(usize, usize)>,
     pub preview: Vec<Vec<ShownToken>>,
-    /// Every step (thinned beyond [`MAX_SAVED_STEPS`]).
+    /// Every step (thinned beyond [`MAX_SAVED_STEPS`](crate::saved_work::MAX_SAVED_STEPS)).
     pub steps: Vec<PretrainStep>,
     pub probe_results: Vec<(usize, Vec<(String, Vec<MaskFill>)>)>,
     pub cancelled: bool,
@@ -338,12 +336,7 @@ pub struct SavedLab {
 impl Lab {
     /// The finished run as saved (`cancelled`, `done` steps in `seconds`).
     pub fn to_saved(self, cancelled: bool, done: usize, seconds: f64) -> SavedLab {
-        let mut steps = self.steps.get_untracked();
-        if steps.len() > MAX_SAVED_STEPS {
-            let every = steps.len().div_ceil(MAX_SAVED_STEPS);
-            let last = steps.len() - 1;
-            steps = steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect();
-        }
+        let steps = crate::saved_work::thin(self.steps.get_untracked());
         SavedLab {
             settings: untrack(|| self.settings()),
             vocab_info: self.vocab_info.get_untracked(),
@@ -385,4 +378,22 @@ pub fn checkpoint_from(files: &[(String, Vec<u8>)]) -> Result<CheckpointFiles, S
         tokenizer_json: get("tokenizer.json"),
         vocab_txt: get("vocab.txt"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bertbench_core::Preset;
+
+    #[test]
+    fn the_token_estimate_counts_words_and_two_specials_per_line() {
+        assert_eq!(estimate_tokens("the cow eats\n\n  \ngrass\n"), 3.0 * 1.3 + 2.0 + 1.3 + 2.0);
+        assert_eq!(estimate_tokens(""), 0.0);
+    }
+
+    #[test]
+    fn a_bigger_model_costs_more_per_token() {
+        let work: Vec<f64> = Preset::ALL.iter().map(|p| work_per_token(&p.config(1000))).collect();
+        assert!(work.windows(2).all(|w| w[1] > w[0]), "{work:?}");
+    }
 }

@@ -20,12 +20,10 @@ use serde::{Deserialize, Serialize};
 use super::{Live, RunRecord, RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, RunSummary, ToWorker};
+use crate::saved_work::thin;
 use crate::store::{self, Item, Kind};
 
 const SETTINGS_ID: &str = "settings";
-
-/// At most this many training-loss points are kept with a saved run (evenly thinned).
-const MAX_SAVED_STEPS: usize = 2000;
 
 /// The studio's settings as saved.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,14 +60,6 @@ pub struct SavedDataset {
     pub rows: usize,
 }
 
-fn thin(steps: Vec<StepPoint>) -> Vec<StepPoint> {
-    if steps.len() <= MAX_SAVED_STEPS {
-        return steps;
-    }
-    let every = steps.len().div_ceil(MAX_SAVED_STEPS);
-    let last = steps.len() - 1;
-    steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect()
-}
 
 impl Studio {
     /// Puts back what was saved (`items`: settings, runs, the last training file), then keeps
