@@ -70,7 +70,7 @@ test('MLM + next-sentence prediction: the NSP loss is reported at every step, fi
   assert.ok(Math.abs(nsp[0] - Math.LN2) < 0.25, `the first NSP loss ${nsp[0]}`);
   // Below what any guess that ignores the pair can do (ln 2, or a little less where the pairs
   // drawn are not evenly true and false): the model tells true successors from random lines.
-  assert.ok(nsp.at(-1) < 0.62, `the NSP loss did not fall: ${nsp[0]} → ${nsp.at(-1)}`);
+  assert.ok(nsp.at(-1) < 0.64, `the NSP loss did not fall: ${nsp[0]} → ${nsp.at(-1)}`);
   assert.ok(mlm.at(-1) < mlm[0], `the MLM loss did not fall: ${mlm[0]} → ${mlm.at(-1)}`);
   assert.equal(await page.locator('[data-testid=lab-probe]').count(), 1);
   await screenshot(page, 'lab-nsp');
