@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS, ROOT } from './harness.mjs';
+import { exportZip } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 let server, chrome;
@@ -73,15 +74,6 @@ async function probabilities(page, text) {
   return { labels, probs };
 }
 
-async function exportZip(page, name) {
-  const [download] = await Promise.all([
-    page.waitForEvent('download', { timeout: 2 * MINUTE }),
-    page.getByTestId('export-button').click(),
-  ]);
-  const path = join(ARTIFACTS, name);
-  await download.saveAs(path);
-  return path;
-}
 
 test('upload a CSV: columns guessed, blank row counted, preview and balance shown', { timeout: 3 * MINUTE }, async () => {
   const { page } = chrome;
