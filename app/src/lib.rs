@@ -12,6 +12,7 @@ mod js_bytes;
 mod lab;
 mod protocol;
 mod pwa;
+mod runs;
 mod saved_work;
 mod shell;
 mod store;

@@ -62,35 +62,3 @@ impl SavedWork {
         out
     }
 }
-
-/// At most this many steps of a run's curves are kept with a saved run or lab model.
-pub const MAX_SAVED_STEPS: usize = 2000;
-
-/// `steps` thinned evenly to at most [`MAX_SAVED_STEPS`] (every k-th, the last always kept), so a
-/// saved run's curves keep their shape and their end at a bounded size.
-pub fn thin<T>(steps: Vec<T>) -> Vec<T> {
-    if steps.len() <= MAX_SAVED_STEPS {
-        return steps;
-    }
-    let every = steps.len().div_ceil(MAX_SAVED_STEPS);
-    let last = steps.len() - 1;
-    steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn short_curves_are_kept_whole_and_long_ones_thinned_to_the_bound_with_their_end() {
-        let short: Vec<usize> = (0..MAX_SAVED_STEPS).collect();
-        assert_eq!(thin(short.clone()), short);
-        let long: Vec<usize> = (0..5 * MAX_SAVED_STEPS + 7).collect();
-        let thinned = thin(long.clone());
-        assert!(thinned.len() <= MAX_SAVED_STEPS + 1, "{}", thinned.len());
-        assert_eq!(thinned.first(), Some(&0));
-        assert_eq!(thinned.last(), long.last());
-        let gaps: Vec<usize> = thinned.windows(2).map(|w| w[1] - w[0]).collect();
-        assert!(gaps[..gaps.len() - 1].iter().all(|&g| g == gaps[0]), "evenly spaced but for the last");
-    }
-}

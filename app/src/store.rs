@@ -41,7 +41,7 @@ pub enum Kind {
     /// The last checkpoint of the run in progress; its bytes are the snapshot's files.
     Checkpoint,
     /// A model pretrained in the MLM lab, with its run (`lab::SavedLab`); its bytes are the
-    /// Hugging Face files in [`LAB_FILES`](crate::protocol::LAB_FILES) order (empty when absent).
+    /// Hugging Face files in [`LAB_FILES`](crate::runs::LAB_FILES) order (empty when absent).
     LabModel,
     /// The MLM lab's settings (`lab::LabSettings`); its bytes are the lab's corpus unless it is
     /// the built-in one.

@@ -1,12 +1,13 @@
 //! The page's one connection to the training worker (`worker.rs`; the messages are in
 //! `protocol.rs`).
 //!
-//! It starts the worker, sends typed requests and routes the replies:
+//! It starts the worker, sends typed requests and routes the replies, by id (one counter gives
+//! out both kinds):
 //! - a request with one answer (predictions, mask fills, the fine-tuned encoder, the lab's
-//!   files, an export, an import, a save) is a `Future` of that answer, matched by its request id
-//!   (a save by its item's id);
-//! - the replies of a run (fine-tuning, an MLM-lab run, opening a saved lab model) go, by run id,
-//!   to whoever started it ([`WorkerClient::run`]).
+//!   files, an export, an import, opening a saved lab model) is a `Future` of that answer;
+//! - the updates of a run (fine-tuning, an MLM-lab run, whatever its task) go to whoever started
+//!   it ([`WorkerClient::start_run`]), its last one included (the worker saves a finished run
+//!   itself, and says so).
 //!
 //! The studio and the lab both use it, and neither knows the other.
 
@@ -23,24 +24,27 @@ use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::engine::Engine;
-use crate::protocol::{FromWorker, ToWorker, decode, encode};
-use crate::store::Item;
+use crate::protocol::{Answer, Ask, FromWorker, RunUpdate, ToWorker, Work, decode, encode};
 
-/// A reply with its byte attachments, or why there is none.
-type Reply = Result<(FromWorker, Vec<Vec<u8>>), String>;
+/// An answer with its byte attachments, or why there is none.
+type Reply = Result<(Answer, Vec<Vec<u8>>), String>;
+
+/// Whoever started a run, and whether it has finished (its save may still be under way).
+struct Route {
+    owner: Rc<dyn Fn(u32, RunUpdate)>,
+    finished: bool,
+}
 
 /// Where each reply goes.
 #[derive(Default)]
 struct Routes {
     worker: Option<Worker>,
-    /// The last request id given out.
-    last_request: u32,
+    /// The last request or run id given out.
+    last_id: u32,
     /// Requests waiting for their answer, by id.
     requests: HashMap<u32, oneshot::Sender<Reply>>,
-    /// Saves waiting for their answer, by item id.
-    saves: HashMap<String, oneshot::Sender<Result<(), String>>>,
-    /// Runs in progress, by run id: who started each.
-    runs: HashMap<u32, Rc<dyn Fn(FromWorker)>>,
+    /// Runs not ended yet, by id.
+    runs: HashMap<u32, Route>,
     /// Told every message of a failure (a request refused, or a failure of the worker's own).
     errors: Vec<Rc<dyn Fn(String)>>,
     /// The model the worker has as its base.
@@ -59,6 +63,9 @@ pub struct WorkerClient {
     /// Whether the worker's matrix kernel uses relaxed SIMD's fused multiply-add.
     pub fused_multiply_add: RwSignal<bool>,
 }
+
+/// A reply of the wrong kind (a bug in the worker, not a user's problem).
+const OTHER: &str = "the worker answered something else";
 
 fn bundle_urls() -> Option<(String, String)> {
     let document = web_sys::window()?.document()?;
@@ -149,44 +156,21 @@ impl WorkerClient {
     }
 
     fn receive(self, message: FromWorker, bytes: Vec<Vec<u8>>) {
-        match &message {
+        match message {
             FromWorker::Ready { threads, note, fused_multiply_add } => {
-                self.threads.set((*threads, note.clone()));
-                self.fused_multiply_add.set(*fused_multiply_add);
+                self.threads.set((threads, note));
+                self.fused_multiply_add.set(fused_multiply_add);
                 self.ready.set(true);
             }
-            FromWorker::BaseSet { .. } => {}
-            FromWorker::Event { run, .. }
-            | FromWorker::Paused { run, .. }
-            | FromWorker::Checkpointed { run, .. }
-            | FromWorker::CheckpointFailed { run, .. }
-            | FromWorker::Lab { run, .. } => {
-                let run = *run;
-                self.to_run(run, message, false);
+            FromWorker::Run { run, update } => self.to_run(run, update),
+            FromWorker::Reply { request, answer } => {
+                if let Err(message) = &answer {
+                    self.tell(message.clone());
+                }
+                if let Some(waiting) = self.routes.try_update_value(|r| r.requests.remove(&request)).flatten() {
+                    let _ = waiting.send(answer.map(|a| (a, bytes)));
+                }
             }
-            FromWorker::Finished { run, .. }
-            | FromWorker::Failed { run, .. }
-            | FromWorker::LabFinished { run, .. }
-            | FromWorker::LabFailed { run, .. }
-            | FromWorker::LabOpened { run } => {
-                let run = *run;
-                self.to_run(run, message, true);
-            }
-            FromWorker::Predictions { request, .. }
-            | FromWorker::Filled { request, .. }
-            | FromWorker::Encoder { request, .. }
-            | FromWorker::LabExported { request, .. }
-            | FromWorker::Exported { request, .. }
-            | FromWorker::Imported { request, .. } => {
-                let request = *request;
-                self.answer(request, Ok((message, bytes)));
-            }
-            FromWorker::Refused { request, message } => {
-                self.tell(message.clone());
-                self.answer(*request, Err(message.clone()));
-            }
-            FromWorker::Saved { id } => self.saved(id, Ok(())),
-            FromWorker::SaveFailed { id, message } => self.saved(id, Err(message.clone())),
             FromWorker::Error { message } => {
                 // It belongs to no one request: each waiting one fails with it, so no button
                 // stays stuck.
@@ -194,62 +178,70 @@ impl WorkerClient {
                 for (_, reply) in waiting {
                     let _ = reply.send(Err(message.clone()));
                 }
-                self.tell(message.clone());
+                self.tell(message);
             }
         }
     }
 
-    /// Hands a run's reply to whoever started the run; the run's last reply (`last`) ends it.
-    /// A reply for a run no one follows is dropped.
-    fn to_run(self, run: u32, message: FromWorker, last: bool) {
-        let owner = self.routes.try_update_value(|r| if last { r.runs.remove(&run) } else { r.runs.get(&run).cloned() }).flatten();
+    /// Hands a run's update to whoever started the run; its last update ends it. An update for
+    /// a run no one follows is dropped.
+    fn to_run(self, run: u32, update: RunUpdate) {
+        let last = update.ends_run();
+        let finished = matches!(update, RunUpdate::Finished { .. });
+        let owner = self
+            .routes
+            .try_update_value(|r| {
+                if last {
+                    r.runs.remove(&run).map(|route| route.owner)
+                } else {
+                    let route = r.runs.get_mut(&run)?;
+                    route.finished |= finished;
+                    Some(route.owner.clone())
+                }
+            })
+            .flatten();
         if let Some(owner) = owner {
-            owner(message);
+            owner(run, update);
         }
     }
 
-    fn answer(self, request: u32, reply: Reply) {
-        if let Some(waiting) = self.routes.try_update_value(|r| r.requests.remove(&request)).flatten() {
-            let _ = waiting.send(reply);
-        }
+    fn next_id(self) -> u32 {
+        self.routes
+            .try_update_value(|r| {
+                r.last_id += 1;
+                r.last_id
+            })
+            .unwrap_or_default()
     }
 
-    fn saved(self, id: &str, result: Result<(), String>) {
-        if let Some(waiting) = self.routes.try_update_value(|r| r.saves.remove(id)).flatten() {
-            let _ = waiting.send(result);
-        }
-    }
-
-    /// Sends the request that `request` builds with a new request id, and waits for its answer.
-    async fn ask(self, request: impl FnOnce(u32) -> ToWorker, bytes: &[&[u8]]) -> Reply {
+    /// Sends `ask` (with `bytes` attached) and waits for its answer.
+    async fn ask(self, ask: Ask, bytes: &[&[u8]]) -> Reply {
         if self.routes.with_value(|r| r.worker.is_none()) {
             return Err("the training worker is not running".into());
         }
         let (reply, answer) = oneshot::channel();
-        let id = self
-            .routes
-            .try_update_value(|r| {
-                r.last_request += 1;
-                r.requests.insert(r.last_request, reply);
-                r.last_request
-            })
-            .unwrap_or_default();
-        self.send(&request(id), bytes);
+        let request = self.next_id();
+        self.routes.update_value(|r| {
+            r.requests.insert(request, reply);
+        });
+        self.send(&ToWorker::Ask { request, ask }, bytes);
         answer.await.map_err(|_| "the training worker did not answer".to_string())?
     }
 
-    /// Starts run `run` with `message` (a training, resume, pretraining or open-lab request);
-    /// `owner` gets each of its replies, the last one included.
-    pub fn run(self, run: u32, message: &ToWorker, bytes: &[&[u8]], owner: impl Fn(FromWorker) + 'static) {
+    /// Starts a run of `work`; `owner` gets each of its updates with the run's id, the last one
+    /// included. Returns the run's id.
+    pub fn start_run(self, work: Work, owner: impl Fn(u32, RunUpdate) + 'static) -> u32 {
+        let run = self.next_id();
         self.routes.update_value(|r| {
-            r.runs.insert(run, Rc::new(owner));
+            r.runs.insert(run, Route { owner: Rc::new(owner), finished: false });
         });
-        self.send(message, bytes);
+        self.send(&ToWorker::Start { run, work }, &[]);
+        run
     }
 
-    /// Whether a run started here has not ended yet (the worker does one at a time).
+    /// Whether a run started here has not finished yet (the worker trains one at a time).
     pub fn run_in_progress(self) -> bool {
-        self.routes.with_value(|r| !r.runs.is_empty())
+        self.routes.with_value(|r| r.runs.values().any(|route| !route.finished))
     }
 
     /// Pauses or resumes the run in progress (whichever started it).
@@ -294,32 +286,41 @@ impl WorkerClient {
 
     /// The current classifier's labels and probabilities, one row per text.
     pub async fn predict(self, texts: Vec<(String, Option<String>)>) -> Result<(Vec<String>, Vec<Vec<f32>>), String> {
-        match self.ask(|request| ToWorker::Predict { request, texts }, &[]).await? {
-            (FromWorker::Predictions { labels, probs, .. }, _) => Ok((labels, probs)),
-            _ => Err("the worker answered something else".into()),
+        match self.ask(Ask::Predict { texts }, &[]).await? {
+            (Answer::Predictions { labels, probs }, _) => Ok((labels, probs)),
+            _ => Err(OTHER.into()),
         }
     }
 
     /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
     pub async fn fill_mask(self, text: String) -> Result<Vec<MaskFill>, String> {
-        match self.ask(|request| ToWorker::FillMask { request, text }, &[]).await? {
-            (FromWorker::Filled { fills, .. }, _) => Ok(fills),
-            _ => Err("the worker answered something else".into()),
+        match self.ask(Ask::FillMask { text }, &[]).await? {
+            (Answer::Filled { fills }, _) => Ok(fills),
+            _ => Err(OTHER.into()),
         }
     }
 
     /// The lab's model as Hugging Face files (name, bytes).
     pub async fn lab_files(self) -> Result<Vec<(String, Vec<u8>)>, String> {
-        match self.ask(|request| ToWorker::LabExport { request }, &[]).await? {
-            (FromWorker::LabExported { names, .. }, bytes) => Ok(names.into_iter().zip(bytes).collect()),
-            _ => Err("the worker answered something else".into()),
+        match self.ask(Ask::LabFiles, &[]).await? {
+            (Answer::LabFiles { names }, bytes) => Ok(names.into_iter().zip(bytes).collect()),
+            _ => Err(OTHER.into()),
+        }
+    }
+
+    /// Makes a saved lab model (its files in [`LAB_FILES`](crate::runs::LAB_FILES) order) the
+    /// lab's model.
+    pub async fn open_lab(self, files: &[&[u8]]) -> Result<(), String> {
+        match self.ask(Ask::OpenLab, files).await? {
+            (Answer::LabOpened, _) => Ok(()),
+            _ => Err(OTHER.into()),
         }
     }
 
     /// The current classifier's encoder as a plain BERT checkpoint, and the classifier's labels.
     pub async fn encoder(self) -> Result<(CheckpointFiles, Vec<String>), String> {
-        match self.ask(|request| ToWorker::Encoder { request }, &[]).await? {
-            (FromWorker::Encoder { labels, tokenizer_json, vocab_txt, .. }, bytes) => {
+        match self.ask(Ask::Encoder, &[]).await? {
+            (Answer::Encoder { labels, tokenizer_json, vocab_txt }, bytes) => {
                 let mut parts = bytes.into_iter();
                 let (Some(config_json), Some(weights)) = (parts.next(), parts.next()) else {
                     return Err("the fine-tuned model came back incomplete".into());
@@ -328,17 +329,17 @@ impl WorkerClient {
                 let vocab_txt = if vocab_txt { parts.next() } else { None };
                 Ok((CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt }, labels))
             }
-            _ => Err("the worker answered something else".into()),
+            _ => Err(OTHER.into()),
         }
     }
 
     /// The current classifier as a zip of a Hugging Face folder: its file name and bytes.
     pub async fn export(self, name: String) -> Result<(String, Vec<u8>), String> {
-        match self.ask(|request| ToWorker::Export { request, name }, &[]).await? {
-            (FromWorker::Exported { file_name, .. }, bytes) => {
+        match self.ask(Ask::Export { name }, &[]).await? {
+            (Answer::Exported { file_name }, bytes) => {
                 bytes.into_iter().next().map(|zip| (file_name, zip)).ok_or_else(|| "the export came back empty".into())
             }
-            _ => Err("the worker answered something else".into()),
+            _ => Err(OTHER.into()),
         }
     }
 
@@ -347,36 +348,10 @@ impl WorkerClient {
     pub async fn import(self, files: Vec<(String, Vec<u8>)>) -> Result<(ClassifierMeta, String), String> {
         let names = files.iter().map(|(n, _)| n.clone()).collect();
         let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
-        match self.ask(|request| ToWorker::Import { request, names }, &bytes).await? {
-            (FromWorker::Imported { meta, description, .. }, _) => Ok((meta, description)),
-            _ => Err("the worker answered something else".into()),
+        match self.ask(Ask::Import { names }, &bytes).await? {
+            (Answer::Imported { meta, description }, _) => Ok((meta, description)),
+            _ => Err(OTHER.into()),
         }
-    }
-
-    /// Has the worker save the classifier it holds as the bytes of `item` (a saved run); answers
-    /// once it is written, or why not.
-    pub async fn save_run(self, item: Item) -> Result<(), String> {
-        let id = item.id.clone();
-        self.save(id, &ToWorker::SaveRun { item: Box::new(item) }, &[]).await
-    }
-
-    /// Has the worker save the lab's model, with `corpus`, as the bytes of `item`; answers once
-    /// it is written, or why not.
-    pub async fn save_lab(self, item: Item, corpus: &[u8]) -> Result<(), String> {
-        let id = item.id.clone();
-        self.save(id, &ToWorker::SaveLab { item: Box::new(item) }, &[corpus]).await
-    }
-
-    async fn save(self, id: String, message: &ToWorker, bytes: &[&[u8]]) -> Result<(), String> {
-        if self.routes.with_value(|r| r.worker.is_none()) {
-            return Err("the training worker is not running".into());
-        }
-        let (reply, answer) = oneshot::channel();
-        self.routes.update_value(|r| {
-            r.saves.insert(id, reply);
-        });
-        self.send(message, bytes);
-        answer.await.map_err(|_| "the training worker did not answer".to_string())?
     }
 
     /// "CPU (WebAssembly)", or with the worker's thread count when it has more than one.

@@ -8,10 +8,10 @@ use bertbench_core::tasks::masking::{MaskingConfig, PairTask};
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::train::{PretrainConfig, PretrainStep, ShownToken};
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::app::AppState;
-use crate::protocol::{Backend, FromWorker, LabEvent, LabRequest, LabVocab, ToWorker};
+use crate::protocol::{Outcome, Progress, RunUpdate, Work};
+use crate::runs::{Backend, LabEvent, LabRequest, LabSettings, LabVocab, SavedLab};
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
@@ -79,7 +79,10 @@ pub struct Lab {
     pub rates: RwSignal<[(f64, bool); 2]>,
     /// Work the run in progress plans to do, and where.
     planned: StoredValue<Option<(Backend, f64)>>,
-    pub(crate) run_id: StoredValue<u32>,
+    /// The worker's id of the lab's run (or of the run a saved model was opened from: none).
+    run_id: StoredValue<u32>,
+    /// Runs started or opened here, to name each run's model apart.
+    pub(crate) runs: StoredValue<u32>,
 }
 
 /// Training work per corpus token: about 6 operations (forward, backward, weight gradients) per
@@ -135,8 +138,8 @@ impl Lab {
             storage_note: RwSignal::new(None),
             rates: RwSignal::new(DEFAULT_RATES),
             planned: StoredValue::new(None),
-            // Apart from the studio's run ids: the worker client routes replies by run id.
-            run_id: StoredValue::new(1_000_000),
+            run_id: StoredValue::new(0),
+            runs: StoredValue::new(0),
         }
     }
 
@@ -167,8 +170,8 @@ impl Lab {
         if config.pair_task.is_some() && lines.len() < 3 {
             return Err(format!("{} needs at least 3 lines in order", config.pair_task.map(PairTask::label).unwrap_or_default()));
         }
-        let probes: Vec<String> = self.probes.get_untracked().lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
-        if let Some(bad) = probes.iter().find(|p| !p.contains("[MASK]")) {
+        let settings = untrack(|| self.settings());
+        if let Some(bad) = settings.probe_lines().iter().find(|p| !p.contains("[MASK]")) {
             return Err(format!("the probe “{bad}” has no [MASK]"));
         }
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
@@ -176,8 +179,7 @@ impl Lab {
             let engine = state.engine().ok_or("the model is still loading")?;
             self.client.send_base(&engine)?;
         }
-        let run = self.run_id.get_value() + 1;
-        self.run_id.set_value(run);
+        self.runs.update_value(|n| *n += 1);
         self.steps.set(Vec::new());
         self.probe_results.set(Vec::new());
         self.preview.set(Vec::new());
@@ -189,38 +191,26 @@ impl Lab {
             let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * work_per_token(&c) * config.epochs as f64;
             (self.backend.get_untracked(), work)
         }));
-        let request = LabRequest {
-            run,
-            lines,
-            vocab: self.vocab.get_untracked(),
-            preset: self.preset.get_untracked(),
-            continue_pretrained: self.continue_pretrained.get_untracked(),
-            config,
-            probes,
-            probe_every: self.probe_every.get_untracked(),
-            backend: self.backend.get_untracked(),
-        };
-        self.client.run(run, &ToWorker::Pretrain(Box::new(request)), &[], move |m| self.on_run(run, m));
+        let request = LabRequest { settings, lines };
+        let run = self.client.start_run(Work::Pretrain(Box::new(request)), move |run, update| self.on_run(run, update));
+        self.run_id.set_value(run);
         Ok(())
     }
 
-    /// A reply for run `run` (a run, or a saved model being opened); those of an older run are
-    /// ignored.
-    fn on_run(self, run: u32, message: FromWorker) {
+    /// An update of run `run`; those of an older run are ignored, but for its save's end.
+    fn on_run(self, run: u32, update: RunUpdate) {
+        if let RunUpdate::Saved { result, .. } = update {
+            self.on_saved(run == self.run_id.get_value(), result);
+            return;
+        }
         if run != self.run_id.get_value() {
             return;
         }
-        match message {
-            FromWorker::Lab { event, .. } => self.on_event(event),
-            FromWorker::Paused { paused, .. } => self.run.set(LabRun::Running { paused }),
-            FromWorker::LabFinished { cancelled, steps, seconds, .. } => {
-                self.on_finished(cancelled, steps, seconds);
-                if steps > 0 {
-                    self.save_model(cancelled, steps, seconds);
-                }
-            }
-            FromWorker::LabOpened { .. } => self.has_model.set(true),
-            FromWorker::LabFailed { message, .. } => self.run.set(LabRun::Failed(message)),
+        match update {
+            RunUpdate::Progress(Progress::Pretrain(event)) => self.on_event(event),
+            RunUpdate::Paused(paused) => self.run.set(LabRun::Running { paused }),
+            RunUpdate::Finished { outcome: Outcome::Pretrain { cancelled, steps, seconds }, .. } => self.on_finished(cancelled, steps, seconds),
+            RunUpdate::Failed { message, .. } => self.run.set(LabRun::Failed(message)),
             _ => {}
         }
     }
@@ -256,22 +246,6 @@ pub const BUILTIN_CORPUS: &str = include_str!("../../../public/examples/corpus.t
 
 /// How the built-in corpus is named on the page.
 pub const BUILTIN_NAME: &str = "the built-in corpus";
-
-/// The lab's settings and corpus choice as saved (the JSON of a [`Kind::LabSettings`] item; its
-/// bytes are the corpus, unless it is the built-in one).
-///
-/// [`Kind::LabSettings`]: crate::store::Kind::LabSettings
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LabSettings {
-    pub corpus_name: String,
-    pub vocab: LabVocab,
-    pub preset: String,
-    pub continue_pretrained: bool,
-    pub config: PretrainConfig,
-    pub probes: String,
-    pub probe_every: usize,
-    pub backend: Backend,
-}
 
 impl Lab {
     /// The settings as they are (tracked: an effect reading them reruns on every change).
@@ -313,49 +287,12 @@ impl Lab {
     }
 }
 
-/// A lab model as saved: the JSON of its item. The bytes are its files in
-/// [`LAB_FILES`](crate::protocol::LAB_FILES) order, then the corpus (kept out of the JSON, which
-/// every listing reads).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SavedLab {
-    /// Corpus name and settings of the run.
-    #[serde(flatten)]
-    pub settings: LabSettings,
-    pub vocab_info: Option<(usize, bool, Vec<String>)>,
-    pub ready: Option<(usize, usize)>,
-    pub preview: Vec<Vec<ShownToken>>,
-    /// Every step (thinned beyond [`MAX_SAVED_STEPS`](crate::saved_work::MAX_SAVED_STEPS)).
-    pub steps: Vec<PretrainStep>,
-    pub probe_results: Vec<(usize, Vec<(String, Vec<MaskFill>)>)>,
-    pub cancelled: bool,
-    /// Steps done.
-    pub done: usize,
-    pub seconds: f64,
-}
-
 impl Lab {
-    /// The finished run as saved (`cancelled`, `done` steps in `seconds`).
-    pub fn to_saved(self, cancelled: bool, done: usize, seconds: f64) -> SavedLab {
-        let steps = crate::saved_work::thin(self.steps.get_untracked());
-        SavedLab {
-            settings: untrack(|| self.settings()),
-            vocab_info: self.vocab_info.get_untracked(),
-            ready: self.ready.get_untracked(),
-            preview: self.preview.get_untracked(),
-            steps,
-            probe_results: self.probe_results.get_untracked(),
-            cancelled,
-            done,
-            seconds,
-        }
-    }
-
     /// Shows a saved run (its corpus, settings, curves and probes) as a new, finished lab run;
-    /// the model itself is usable once the worker says [`LabOpened`](crate::protocol::FromWorker::LabOpened).
-    /// Returns the new run's id.
-    pub fn show_saved(self, saved: SavedLab, corpus: String) -> u32 {
-        let run = self.run_id.get_value() + 1;
-        self.run_id.set_value(run);
+    /// the model itself is usable once the worker has opened it.
+    pub fn show_saved(self, saved: SavedLab, corpus: String) {
+        self.run_id.set_value(0);
+        self.runs.update_value(|n| *n += 1);
         self.planned.set_value(None);
         self.has_model.set(false);
         self.apply_settings(saved.settings, Some(corpus));
@@ -365,7 +302,6 @@ impl Lab {
         self.steps.set(saved.steps);
         self.probe_results.set(saved.probe_results);
         self.run.set(LabRun::Finished { cancelled: saved.cancelled, steps: saved.done, seconds: saved.seconds });
-        run
     }
 }
 

@@ -7,9 +7,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{BUILTIN_NAME, Lab, LabRun, LabSettings, SavedLab};
+use super::{BUILTIN_NAME, Lab, LabRun};
 use crate::app::{AppState, Tab};
-use crate::protocol::{LAB_FILES, ToWorker};
+use crate::runs::{LAB_FILES, LabSettings, SavedLab};
 use crate::store::{self, Item, Kind};
 
 const LAB_SETTINGS_ID: &str = "lab-settings";
@@ -48,36 +48,24 @@ impl Lab {
         });
     }
 
-    /// Has the worker save the lab's model, just finished, with its run (curves, probes, corpus
-    /// and settings).
-    pub(super) fn save_model(self, cancelled: bool, done: usize, seconds: f64) {
-        let saved = self.to_saved(cancelled, done, seconds);
-        let saved_ms = js_sys::Date::now();
-        let id = format!("lab:{saved_ms:.0}");
-        let model = if saved.settings.continue_pretrained { "continued pretraining".to_string() } else { saved.settings.preset.clone() };
-        let loss = saved.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
-        let item = Item {
-            id,
-            kind: Kind::LabModel,
-            name: format!("{model} · {} · {done} steps{loss}", saved.settings.corpus_name),
-            saved_ms,
-            size: 0,
-            json: serde_json::to_string(&saved).unwrap_or_default(),
-        };
-        let corpus = self.corpus.get_untracked();
-        spawn_local(async move {
-            match self.client.save_lab(item, corpus.as_bytes()).await {
-                Ok(()) => {
+    /// The worker has saved the lab's finished run, or could not (`result`); `current`: it is
+    /// the run the lab shows.
+    pub(super) fn on_saved(self, current: bool, result: Result<(), String>) {
+        match result {
+            Ok(()) => {
+                if current {
                     self.storage_note.set(Some(Ok("Saved in this browser, with its curves and probes: reopen it from the list below after a reload.".into())));
-                    self.saved.error.set(None);
                 }
-                Err(message) => {
-                    self.storage_note.set(Some(Err(message.clone())));
-                    self.saved.error.set(Some(message));
-                }
+                self.saved.error.set(None);
             }
-            self.saved.refresh();
-        });
+            Err(message) => {
+                if current {
+                    self.storage_note.set(Some(Err(message.clone())));
+                }
+                self.saved.error.set(Some(message));
+            }
+        }
+        self.saved.refresh();
     }
 
     /// Brings a saved lab model back: its run on the lab page, the model into the worker.
@@ -98,10 +86,15 @@ impl Lab {
             match store::bytes(&item.id).await {
                 Ok(mut parts) if parts.len() == LAB_FILES.len() + 1 => {
                     let corpus = String::from_utf8(parts.pop().unwrap_or_default()).unwrap_or_default();
-                    let run = self.show_saved(saved, corpus);
+                    self.show_saved(saved, corpus);
                     let files: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-                    self.client.run(run, &ToWorker::OpenLab { run }, &files, move |m| self.on_run(run, m));
-                    self.storage_note.set(Some(Ok(format!("Opened the saved lab model “{}”.", item.name))));
+                    match self.client.open_lab(&files).await {
+                        Ok(()) => {
+                            self.has_model.set(true);
+                            self.storage_note.set(Some(Ok(format!("Opened the saved lab model “{}”.", item.name))));
+                        }
+                        Err(message) => self.run.set(LabRun::Failed(message)),
+                    }
                 }
                 Ok(_) => self.storage_note.set(Some(Err(format!("“{}” is incomplete: some of its files are missing", item.name)))),
                 Err(e) => self.storage_note.set(Some(Err(e))),

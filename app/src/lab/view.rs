@@ -16,7 +16,7 @@ use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
 use crate::engine::Engine;
 use crate::files::{download, file_list, read_files};
-use crate::protocol::{Backend, LabVocab};
+use crate::runs::{Backend, LabVocab};
 use crate::store::{Item, Kind};
 use crate::widgets::{LineChart, ProgressBar, Series, ago, duration, human_count, size};
 
@@ -128,7 +128,7 @@ pub fn LabPanel() -> impl IntoView {
             let out = client.lab_files().await.and_then(|files| {
                 let current = state.engine().ok_or("no model is loaded")?;
                 // Unique per run: the worker keeps the base it has when the name is the same.
-                let number = lab.run_id.get_value() - 1_000_000;
+                let number = lab.runs.get_value();
                 let name = if lab.continue_pretrained.get_untracked() {
                     format!("{} + MLM on {} #{number}", current.model_id, lab.corpus_name.get_untracked())
                 } else {

@@ -17,7 +17,8 @@ use leptos::task::spawn_local;
 use crate::app::AppState;
 use crate::fetch::{fetch_bytes, yield_to_browser};
 use crate::files::download;
-use crate::protocol::{Backend, CheckpointMeta, FromWorker, RunSummary, ToWorker, TrainEvent, TrainRequest};
+use crate::protocol::{Outcome, Progress, RunUpdate, Work};
+use crate::runs::{Backend, CheckpointMeta, RunRecord, RunSummary, TrainEvent, TrainRequest};
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
@@ -148,54 +149,8 @@ pub struct Studio {
     pub checkpoint_note: RwSignal<Option<Result<String, String>>>,
     /// The last run that saved a checkpoint (the checkpoint in the store is its).
     checkpointed: StoredValue<Option<u32>>,
-    /// Whether the saved settings have been read (before that, nothing is written).
-    settings_ready: StoredValue<bool>,
     /// The saved training file last opened.
     dataset_id: RwSignal<Option<String>>,
-}
-
-/// One ended run, as the comparison table shows it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RunRecord {
-    /// The page's model when the run started.
-    pub model: String,
-    /// Whether the encoder started from random weights instead of the model's.
-    pub from_scratch: bool,
-    /// Training mode and its epochs, in words.
-    pub recipe: String,
-    /// Validation accuracy of the kept weights.
-    pub accuracy: f32,
-    /// Validation macro-F1 of the kept weights.
-    pub macro_f1: f32,
-    /// Optimizer steps.
-    pub steps: usize,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-    /// Where it ran.
-    pub device: String,
-    /// Whether it was cancelled before its end.
-    pub cancelled: bool,
-    /// Its key in the browser's saved work, once saved.
-    #[serde(default)]
-    pub saved_id: Option<String>,
-}
-
-impl RunRecord {
-    /// The record of a run that starts now; its results are filled in when it ends.
-    pub fn starting(model: String, from_scratch: bool, recipe: String) -> Self {
-        Self {
-            model,
-            from_scratch,
-            recipe,
-            accuracy: 0.0,
-            macro_f1: 0.0,
-            steps: 0,
-            seconds: 0.0,
-            device: String::new(),
-            cancelled: false,
-            saved_id: None,
-        }
-    }
 }
 
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
@@ -239,7 +194,6 @@ impl Studio {
             resume_offer: RwSignal::new(None),
             checkpoint_note: RwSignal::new(None),
             checkpointed: StoredValue::new(None),
-            settings_ready: StoredValue::new(false),
             dataset_id: RwSignal::new(None),
         };
         client.on_error(move |message| studio.notice.set(Some(Err(message))));
@@ -247,24 +201,24 @@ impl Studio {
         studio
     }
 
-    /// A reply for run `run`; those of an older run are ignored.
-    fn on_run(self, run: u32, message: FromWorker) {
+    /// An update of run `run`. Those of an older run are ignored, but for the end of its save.
+    fn on_run(self, run: u32, update: RunUpdate) {
+        if let RunUpdate::Saved { id, result } = update {
+            self.on_saved(id, result);
+            return;
+        }
         if run != self.run_id.get_value() {
             return;
         }
-        match message {
-            FromWorker::Event { event, .. } => self.on_event(event),
-            FromWorker::Paused { paused, .. } => self.run.set(RunState::Running { paused }),
-            FromWorker::Finished { summary, .. } => {
+        match update {
+            RunUpdate::Progress(Progress::FineTune(event)) => self.on_event(event),
+            RunUpdate::Progress(_) => {}
+            RunUpdate::Paused(paused) => self.run.set(RunState::Running { paused }),
+            RunUpdate::Finished { outcome: Outcome::FineTune(summary), saving } => {
                 self.classifier.set(Some((summary.meta.clone(), "trained in this session".into())));
-                if let Some(mut record) = self.starting.get_value() {
-                    record.accuracy = summary.metrics.accuracy;
-                    record.macro_f1 = summary.metrics.macro_f1;
-                    record.steps = summary.steps;
-                    record.seconds = summary.seconds;
-                    record.device = summary.device.clone();
-                    record.cancelled = summary.cancelled;
-                    self.save_run(&mut record, &summary);
+                if let Some(record) = self.starting.get_value() {
+                    // The worker is saving the run as `saving`, with this very record.
+                    let record = RunRecord { saved_id: saving, ..record.finished(&summary) };
                     self.history.update(|h| h.push(record));
                 }
                 self.checkpoint_note.set(None);
@@ -272,13 +226,14 @@ impl Studio {
                 self.live.update(|l| l.evaluating = None);
                 self.run.set(RunState::Finished);
             }
-            FromWorker::Failed { message, gpu_lost: true, .. } => self.fall_back_to_cpu(run, message),
-            FromWorker::Failed { message, .. } => {
+            RunUpdate::Finished { .. } | RunUpdate::Saved { .. } => {}
+            RunUpdate::Failed { message, gpu_lost: true } => self.fall_back_to_cpu(run, message),
+            RunUpdate::Failed { message, .. } => {
                 self.run.set(RunState::Failed(message));
                 // A checkpoint of the failed run, if any, is offered for resuming (on the CPU, say).
                 self.saved.refresh();
             }
-            FromWorker::Checkpointed { step, epoch, .. } => {
+            RunUpdate::Checkpointed { step, epoch } => {
                 self.checkpointed.set_value(Some(run));
                 self.checkpoint_note.set(Some(Ok(format!(
                     "Checkpoint saved in this browser at step {step} ({epoch} epoch{} of this stage done): a reload can resume from here.",
@@ -286,10 +241,9 @@ impl Studio {
                 ))));
                 self.saved.refresh_usage();
             }
-            FromWorker::CheckpointFailed { message, .. } => {
+            RunUpdate::CheckpointFailed(message) => {
                 self.checkpoint_note.set(Some(Err(format!("No checkpoint: {message} Training goes on."))));
             }
-            _ => {}
         }
     }
 
@@ -440,29 +394,36 @@ impl Studio {
             }
         };
         self.client.send_base(&engine)?;
-        let run = self.run_id.get_value() + 1;
-        self.run_id.set_value(run);
         self.steps.set(Vec::new());
         self.evals.set(Vec::new());
         self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
         self.run.set(RunState::Running { paused: false });
+        let config = self.config.get_untracked();
+        let from_scratch = self.from_scratch.get_untracked();
+        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, recipe(&config));
         let request = TrainRequest {
-            run,
-            config: self.config.get_untracked(),
+            config,
             labels: dataset.labels.clone(),
             train,
             valid,
             max_len: self.max_len.get_untracked(),
             backend: self.backend.get_untracked(),
             restarts: self.restarts.get_untracked(),
-            from_scratch: self.from_scratch.get_untracked(),
+            from_scratch,
+            record: record.clone(),
         };
-        self.starting.set_value(Some(RunRecord::starting(engine.model_id.clone(), request.from_scratch, recipe(&request.config))));
+        self.starting.set_value(Some(record));
         // A new run's first checkpoint replaces an older run's.
         self.resume_offer.set(None);
         self.checkpoint_note.set(None);
-        self.client.run(run, &ToWorker::Train(Box::new(request)), &[], move |m| self.on_run(run, m));
+        self.start_run(Work::FineTune(Box::new(request)));
         Ok(())
+    }
+
+    /// Starts `work` in the worker as the studio's run.
+    pub(super) fn start_run(self, work: Work) {
+        let run = self.client.start_run(work, move |run, update| self.on_run(run, update));
+        self.run_id.set_value(run);
     }
 
     /// Optimizer steps one restart of the configured run takes on the prepared data.

@@ -12,15 +12,15 @@
 
 use std::sync::Arc;
 
-use bertbench_core::train::{EvalReport, FineTuneConfig, StepPoint};
+use bertbench_core::train::FineTuneConfig;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
-use super::{Live, RunRecord, RunState, Studio, recipe};
+use super::{Live, RunState, Studio, recipe};
 use crate::app::AppState;
-use crate::protocol::{Backend, CHECKPOINT_ID, CheckpointMeta, RunSummary, ToWorker};
-use crate::saved_work::thin;
+use crate::protocol::Work;
+use crate::runs::{Backend, CHECKPOINT_ID, CheckpointMeta, RunRecord, SavedRun};
 use crate::store::{self, Item, Kind};
 
 const SETTINGS_ID: &str = "settings";
@@ -38,19 +38,6 @@ struct Settings {
     from_scratch: bool,
     /// The training file last opened.
     dataset: Option<String>,
-}
-
-/// A finished run as saved (the JSON of its item; the bytes are the classifier's zip).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SavedRun {
-    /// Its row in the runs table.
-    pub record: RunRecord,
-    /// Metrics and mistakes.
-    pub summary: RunSummary,
-    /// Training-loss points (thinned).
-    pub steps: Vec<StepPoint>,
-    /// Every evaluation.
-    pub evals: Vec<EvalReport>,
 }
 
 /// Details of a saved training file.
@@ -89,7 +76,6 @@ impl Studio {
             .collect();
         runs.reverse();
         self.history.set(runs);
-        self.settings_ready.set_value(true);
         // Write the settings read back (or the defaults) once, and on every change after.
         Effect::new(move |_| {
             let settings = Settings {
@@ -161,40 +147,20 @@ impl Studio {
         });
     }
 
-    /// Has the worker save the classifier it just trained, with the run's record and curves.
-    pub(super) fn save_run(self, record: &mut RunRecord, summary: &RunSummary) {
-        let saved_ms = js_sys::Date::now();
-        let id = format!("run:{saved_ms:.0}");
-        record.saved_id = Some(id.clone());
-        let run = SavedRun {
-            record: record.clone(),
-            summary: summary.clone(),
-            steps: thin(self.steps.get_untracked()),
-            evals: self.evals.get_untracked(),
-        };
-        let item = Item {
-            id,
-            kind: Kind::Run,
-            name: format!("{} · {} · {:.1}%", record.model, record.recipe, record.accuracy * 100.0),
-            saved_ms,
-            size: 0,
-            json: serde_json::to_string(&run).unwrap_or_default(),
-        };
-        let id = item.id.clone();
-        spawn_local(async move {
-            match self.client.save_run(item).await {
-                Ok(()) => self.saved.error.set(None),
-                Err(message) => {
-                    self.history.update(|h| {
-                        for r in h.iter_mut().filter(|r| r.saved_id.as_deref() == Some(id.as_str())) {
-                            r.saved_id = None;
-                        }
-                    });
-                    self.saved.error.set(Some(message));
-                }
+    /// The worker has saved the finished run as item `id`, or could not (`result`).
+    pub(super) fn on_saved(self, id: String, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.saved.error.set(None),
+            Err(message) => {
+                self.history.update(|h| {
+                    for r in h.iter_mut().filter(|r| r.saved_id.as_deref() == Some(id.as_str())) {
+                        r.saved_id = None;
+                    }
+                });
+                self.saved.error.set(Some(message));
             }
-            self.saved.refresh();
-        });
+        }
+        self.saved.refresh();
     }
 
     /// Brings a saved run back: its classifier into the worker, its results on the page.
@@ -287,18 +253,13 @@ impl Studio {
     /// Starts a new run from the saved checkpoint `meta` on the studio's backend; `why` prefixes
     /// the note (the reason for an automatic resume).
     fn continue_from(self, meta: &CheckpointMeta, why: Option<String>) {
-        let run = self.run_id.get_value() + 1;
-        self.run_id.set_value(run);
         self.steps.set(meta.steps.clone());
         self.evals.set(meta.evals.clone());
         self.live.set(Live { step: meta.step, total_steps: meta.total_steps, ..Live::default() });
         self.summary.set(None);
         self.run.set(RunState::Running { paused: false });
-        self.starting.set_value(Some(RunRecord::starting(
-            meta.base_model.clone(),
-            meta.request.from_scratch,
-            format!("{} (resumed)", recipe(&meta.request.config)),
-        )));
+        let record = RunRecord::starting(meta.base_model.clone(), meta.request.from_scratch, format!("{} (resumed)", recipe(&meta.request.config)));
+        self.starting.set_value(Some(record.clone()));
         let on = match self.backend.get_untracked() {
             Backend::Cpu => "on the CPU",
             Backend::WebGpu => "on WebGPU",
@@ -315,8 +276,7 @@ impl Studio {
             }
         ))));
         self.resume_offer.set(None);
-        let resume = ToWorker::ResumeRun { run, backend: self.backend.get_untracked() };
-        self.client.run(run, &resume, &[], move |m| self.on_run(run, m));
+        self.start_run(Work::ResumeFineTune { backend: self.backend.get_untracked(), record });
     }
 
     /// Forgets the interrupted run's checkpoint.

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use crate::app::{AppState, BackendStatus, CheckState};
 use crate::engine::BackendKind;
-use crate::protocol::Backend;
+use crate::runs::Backend;
 use super::{RunState, Studio};
 use crate::widgets::{LineChart, ProgressBar, Series, duration};
 

@@ -8,9 +8,8 @@ pub(super) fn set_base(model_id: String, files: CheckpointFiles, downloadable: b
     let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
     match checkpoint::load(files, &Device::flex().autodiff()) {
         Ok(bert) => {
-            let base = Base { id: model_id.clone(), downloadable, bert, tokenizer_json, vocab_txt };
+            let base = Base { id: model_id, downloadable, bert, tokenizer_json, vocab_txt };
             STATE.with(|s| s.borrow_mut().base = Some(Rc::new(base)));
-            post(&FromWorker::BaseSet { model_id }, &[]);
         }
         Err(e) => post(&FromWorker::Error { message: format!("the training worker could not load {model_id}: {e}") }, &[]),
     }

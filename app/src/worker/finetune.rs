@@ -62,24 +62,30 @@ pub(super) async fn stored_blobs(files: Vec<(String, Vec<u8>)>) -> Result<Vec<(S
 }
 
 /// Ends run `run`: keeps its classifier, forgets its checkpoint (unless it failed: then the
-/// checkpoint stays, to resume from), and tells the page.
-pub(super) async fn finish_run(run: u32, result: Result<(RunSummary, Current), String>) {
-    match result {
-        Ok((summary, current)) => {
-            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
-            let _ = store::delete(CHECKPOINT_ID).await;
-            post(&FromWorker::Finished { run, summary: Box::new(summary) }, &[]);
-        }
-        Err(message) => {
-            let gpu_lost = STATE.with(|s| s.borrow().gpu_lost);
-            post(&FromWorker::Failed { run, message, gpu_lost }, &[]);
-        }
-    }
-    STATE.with(|s| {
+/// checkpoint stays, to resume from), tells the page, and saves the run (its record and curves,
+/// and the classifier as a zip) in the browser's storage. The worker takes another run while
+/// it saves.
+pub(super) async fn finish_run(run: u32, result: Result<(RunSummary, Current, SavedRun), String>) {
+    let gpu_lost = STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.run = None;
-        s.gpu_lost = false;
+        std::mem::take(&mut s.gpu_lost)
     });
+    let (summary, current, saved) = match result {
+        Ok(out) => out,
+        Err(message) => return update(run, RunUpdate::Failed { message, gpu_lost }),
+    };
+    let current = Rc::new(current);
+    STATE.with(|s| s.borrow_mut().current = Some(current.clone()));
+    let _ = store::delete(CHECKPOINT_ID).await;
+    let (item, _) = saved.item(js_sys::Date::now());
+    let id = item.id.clone();
+    update(run, RunUpdate::Finished { outcome: Outcome::FineTune(Box::new(summary)), saving: Some(id.clone()) });
+    let result = match host_zip(&current, &item.name).await {
+        Ok(zip) => store::put(&Item { size: zip.len() as u64, ..item }, &[&zip]).await,
+        Err(e) => Err(e),
+    };
+    update(run, RunUpdate::Saved { id, result });
 }
 
 /// A run's state read back from a checkpoint: the current restart's snapshot and the best
@@ -107,6 +113,7 @@ pub(super) async fn load_checkpoint() -> Result<(CheckpointMeta, Resume), String
 }
 
 pub(super) struct Job {
+    run: u32,
     request: TrainRequest,
     control: Rc<Control>,
     resume: Option<(CheckpointMeta, Resume)>,
@@ -122,12 +129,13 @@ pub(super) struct Job {
 }
 
 impl Job {
-    pub(super) fn new(request: TrainRequest, control: Rc<Control>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
+    pub(super) fn new(run: u32, request: TrainRequest, control: Rc<Control>, resume: Option<(CheckpointMeta, Resume)>) -> Self {
         let (log, seconds_before) = match &resume {
             Some((meta, _)) => ((meta.steps.clone(), meta.evals.clone()), meta.seconds),
             None => ((Vec::new(), Vec::new()), 0.0),
         };
         Self {
+            run,
             request,
             control,
             resume,
@@ -140,7 +148,7 @@ impl Job {
     }
 
     fn send(&self, event: TrainEvent) {
-        post(&FromWorker::Event { run: self.request.run, event }, &[]);
+        update(self.run, RunUpdate::Progress(Progress::FineTune(event)));
     }
 
     /// The message for a training error; notes a failed WebGPU device, so the page can go on
@@ -154,14 +162,14 @@ impl Job {
 
     /// Saves `tuner` (restart `restart`) and the best earlier restart's files as the checkpoint.
     async fn checkpoint(&self, tuner: &FineTuner, restart: usize, kept: &[(String, StoredBlob)], started: f64) {
-        let run = self.request.run;
+        let run = self.run;
         // AdamW's moments are kept (read asynchronously, so on WebGPU too): a resumed run takes
         // the same steps as the uninterrupted one would have.
         let with_optimizer = true;
         let files = match snapshot_blobs(tuner, with_optimizer).await {
             Ok(f) => f,
             Err(message) => {
-                post(&FromWorker::CheckpointFailed { run, message }, &[]);
+                update(run, RunUpdate::CheckpointFailed(message));
                 return;
             }
         };
@@ -194,8 +202,8 @@ impl Job {
             json: serde_json::to_string(&meta).unwrap_or_default(),
         };
         match store::put_blobs(&item, &blobs).await {
-            Ok(()) => post(&FromWorker::Checkpointed { run, step: progress.step, epoch }, &[]),
-            Err(message) => post(&FromWorker::CheckpointFailed { run, message }, &[]),
+            Ok(()) => update(run, RunUpdate::Checkpointed { step: progress.step, epoch }),
+            Err(message) => update(run, RunUpdate::CheckpointFailed(message)),
         }
     }
 
@@ -243,7 +251,9 @@ impl Job {
         Ok(ended.map_err(|e| self.failure(e))? == Ended::Cancelled)
     }
 
-    pub(super) async fn execute(mut self) -> Result<(RunSummary, Current), String> {
+    /// Runs every restart; returns the kept classifier's summary, the classifier, and the run
+    /// as it is to be saved.
+    pub(super) async fn execute(mut self) -> Result<(RunSummary, Current, SavedRun), String> {
         let started = now_ms();
         let base = base_model().await.ok_or("no model is loaded in the worker yet")?;
         let (device, device_name) = match self.request.backend {
@@ -385,6 +395,8 @@ impl Job {
             tokenizer_json,
             vocab_txt,
         };
-        Ok((summary, current))
+        let (steps, evals) = self.log.take();
+        let saved = SavedRun { record: self.request.record.clone().finished(&summary), summary: summary.clone(), steps: thin(steps), evals };
+        Ok((summary, current, saved))
     }
 }

@@ -20,8 +20,13 @@ pub(super) async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(S
     fills
 }
 
-/// Runs an MLM-lab request to its end or until cancelled; returns the model and whether it was
-/// cancelled, and the steps done.
+impl LabModel {
+    /// The model as a Hugging Face folder's files.
+    pub(super) fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
+        pretraining::export(&self.model, &self.config, self.tokenizer_json.as_deref(), self.vocab_txt.as_deref()).map_err(|e| e.to_string())
+    }
+}
+
 /// A saved lab model (its files in [`LAB_FILES`] order), on the CPU.
 pub(super) fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
     if parts.len() != LAB_FILES.len() {
@@ -38,25 +43,39 @@ pub(super) fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
     Ok(LabModel { model, tokenizer, config, device, tokenizer_json, vocab_txt })
 }
 
-pub(super) async fn run_lab(request: LabRequest, control: &Control) -> Result<(LabModel, bool, usize), String> {
-    let run = request.run;
-    let send = |event: LabEvent| post(&FromWorker::Lab { run, event }, &[]);
-    let device = match request.backend {
+/// What an MLM-lab run leaves: its model, whether it was cancelled, the steps done, and the
+/// run as it is to be saved.
+pub(super) struct LabEnd {
+    lab: LabModel,
+    cancelled: bool,
+    steps: usize,
+    saved: SavedLab,
+}
+
+/// Runs MLM-lab request `request` as run `run` to its end or until cancelled.
+pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -> Result<LabEnd, String> {
+    let settings = &request.settings;
+    let saved = RefCell::new(SavedLab::starting(settings.clone()));
+    let send = |event: LabEvent| {
+        saved.borrow_mut().record(&event);
+        update(run, RunUpdate::Progress(Progress::Pretrain(event)));
+    };
+    let device = match settings.backend {
         Backend::Cpu => Device::flex(),
         Backend::WebGpu => engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?.device,
     };
     let ad = device.clone().autodiff();
-    let max_len = request.config.max_len;
-    let pair = request.config.pair_task.is_some();
+    let max_len = settings.config.max_len;
+    let pair = settings.config.pair_task.is_some();
     let base = base_model().await;
-    let (model, tokenizer, config, tokenizer_json, vocab_txt) = if request.continue_pretrained {
+    let (model, tokenizer, config, tokenizer_json, vocab_txt) = if settings.continue_pretrained {
         let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
-        let bert = base.on(&ad, request.backend).await?;
+        let bert = base.on(&ad, settings.backend).await?;
         send(LabEvent::Vocab { size: bert.tokenizer.vocab_size(), trained: false, sample: vocab_sample(&bert.tokenizer, 40) });
         let model = BertForPreTraining::new(bert.model, &bert.config, pair, &ad);
         (model, bert.tokenizer, bert.config, base.tokenizer_json.clone(), base.vocab_txt.clone())
     } else {
-        let (tokenizer, tokenizer_json, vocab_txt) = match request.vocab {
+        let (tokenizer, tokenizer_json, vocab_txt) = match settings.vocab {
             LabVocab::Train(size) => {
                 let (tok, vocab) = BertTokenizer::train_wordpiece(&request.lines, size, true, max_len).map_err(|e| e.to_string())?;
                 (tok, None, Some(vocab))
@@ -67,24 +86,24 @@ pub(super) async fn run_lab(request: LabRequest, control: &Control) -> Result<(L
                 (tok, base.tokenizer_json.clone(), base.vocab_txt.clone())
             }
         };
-        send(LabEvent::Vocab { size: tokenizer.vocab_size(), trained: matches!(request.vocab, LabVocab::Train(_)), sample: vocab_sample(&tokenizer, 40) });
-        let preset = Preset::ALL.into_iter().find(|p| p.name() == request.preset).ok_or_else(|| format!("unknown model size {}", request.preset))?;
+        send(LabEvent::Vocab { size: tokenizer.vocab_size(), trained: matches!(settings.vocab, LabVocab::Train(_)), sample: vocab_sample(&tokenizer, 40) });
+        let preset = Preset::ALL.into_iter().find(|p| p.name() == settings.preset).ok_or_else(|| format!("unknown model size {}", settings.preset))?;
         let config = preset.config(tokenizer.vocab_size()).with_max_position_embeddings(max_len.max(16));
         let model = BertForPreTraining::from_scratch(&config, pair, &ad);
         (model, tokenizer, config, tokenizer_json, vocab_txt)
     };
     let params = bertbench_core::burn::module::Module::num_params(&model);
-    let mut trainer = Pretrainer::new(model, &tokenizer, request.lines.clone(), request.config.clone(), &ad).map_err(|e| e.to_string())?;
+    let mut trainer = Pretrainer::new(model, &tokenizer, request.lines.clone(), settings.config.clone(), &ad).map_err(|e| e.to_string())?;
     send(LabEvent::Ready { params, total_steps: trainer.progress().1, preview: trainer.masking_preview(4, 1) });
-    send(LabEvent::Probes { step: 0, fills: probe_all(&trainer, &request.probes).await });
-    let probes = &request.probes;
+    let probes = &settings.probe_lines();
+    send(LabEvent::Probes { step: 0, fills: probe_all(&trainer, probes).await });
     let ended = Session::new(CheckpointPolicy::NEVER)
         .drive(
             &mut trainer,
             control,
             async |trainer: &Pretrainer, step: PretrainStep| {
                 send(LabEvent::Step(step));
-                if request.probe_every > 0 && (step.step % request.probe_every == 0 || step.step == step.total_steps) {
+                if settings.probe_every > 0 && (step.step % settings.probe_every == 0 || step.step == step.total_steps) {
                     send(LabEvent::Probes { step: step.step, fills: probe_all(trainer, probes).await });
                 }
             },
@@ -96,7 +115,7 @@ pub(super) async fn run_lab(request: LabRequest, control: &Control) -> Result<(L
     let steps = trainer.progress().0;
     let mut model = bertbench_core::burn::module::Module::valid(trainer.model());
     let mut device = device;
-    if request.backend == Backend::WebGpu {
+    if settings.backend == Backend::WebGpu {
         // Kept on the CPU: export and saving read the weights synchronously, which WebGPU cannot
         // do in the browser, and fill-mask on a tiny model is quick there.
         let cpu = Device::flex();
@@ -104,5 +123,40 @@ pub(super) async fn run_lab(request: LabRequest, control: &Control) -> Result<(L
         device = cpu;
     }
     let lab = LabModel { model, tokenizer: trainer.tokenizer().clone(), config, device, tokenizer_json, vocab_txt };
-    Ok((lab, was_cancelled, steps))
+    Ok(LabEnd { lab, cancelled: was_cancelled, steps, saved: saved.into_inner() })
+}
+
+/// Ends MLM-lab run `run` (of `request`, after `seconds`): keeps its model as the lab's, tells
+/// the page, and saves it (with its curves, probes, settings and corpus) in the browser's
+/// storage, unless it took no step. The worker takes another run while it saves.
+pub(super) async fn finish_lab(run: u32, request: &LabRequest, result: Result<LabEnd, String>, seconds: f64) {
+    STATE.with(|s| s.borrow_mut().run = None);
+    let LabEnd { lab, cancelled, steps, saved } = match result {
+        Ok(end) => end,
+        Err(message) => return update(run, RunUpdate::Failed { message, gpu_lost: false }),
+    };
+    let lab = Rc::new(lab);
+    STATE.with(|s| s.borrow_mut().lab = Some(lab.clone()));
+    let outcome = Outcome::Pretrain { cancelled, steps, seconds };
+    if steps == 0 {
+        return update(run, RunUpdate::Finished { outcome, saving: None });
+    }
+    let item = saved.item(cancelled, steps, seconds, js_sys::Date::now());
+    let id = item.id.clone();
+    update(run, RunUpdate::Finished { outcome, saving: Some(id.clone()) });
+    let corpus = request.lines.join("\n") + "\n";
+    let result = match lab.files() {
+        Ok(files) => {
+            // The files in LAB_FILES order (an absent one empty), then the corpus.
+            let parts: Vec<&[u8]> = LAB_FILES
+                .iter()
+                .map(|name| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice()).unwrap_or(&[]))
+                .chain([corpus.as_bytes()])
+                .collect();
+            let item = Item { size: parts.iter().map(|p| p.len() as u64).sum(), ..item };
+            store::put(&item, &parts).await
+        }
+        Err(e) => Err(e),
+    };
+    update(run, RunUpdate::Saved { id, result });
 }

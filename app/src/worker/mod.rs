@@ -29,9 +29,10 @@ use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::engine;
 use crate::fetch::sleep_ms;
-use crate::protocol::{
-    Backend, CHECKPOINT_ID, CheckpointMeta, FromWorker, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, ToWorker, TrainEvent,
-    TrainRequest, decode, encode,
+use crate::protocol::{Answer, Ask, FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
+use crate::runs::{
+    Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, SavedLab, SavedRun, TrainEvent,
+    TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
 use crate::widgets::now_ms;
@@ -204,7 +205,7 @@ pub fn start() {
         let message = format!("the training worker hit an internal error and stopped: {info}. Reload the page.");
         // The run in progress (if any) ends here: say so, so the page does not wait for it.
         if let Some(run) = STATE.try_with(|s| s.try_borrow().ok().and_then(|s| s.run)).ok().flatten() {
-            post(&FromWorker::Failed { run, message: message.clone(), gpu_lost: false }, &[]);
+            update(run, RunUpdate::Failed { message: message.clone(), gpu_lost: false });
         }
         post(&FromWorker::Error { message }, &[]);
     }));
@@ -264,53 +265,29 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 set_base(model_id, files, false);
             }
         }
-        ToWorker::Train(request) => {
-            let run = request.run;
+        ToWorker::Start { run, work } => {
             let Some(control) = begin_run(run) else {
-                post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
+                update(run, RunUpdate::Failed { message: BUSY.into(), gpu_lost: false });
                 return;
             };
             wasm_bindgen_futures::spawn_local(async move {
-                let job = Job::new(*request, control, None);
-                finish_run(run, job.execute().await).await;
-            });
-        }
-        ToWorker::ResumeRun { run, backend } => {
-            let Some(control) = begin_run(run) else {
-                post(&FromWorker::Failed { run, message: BUSY.into(), gpu_lost: false }, &[]);
-                return;
-            };
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = match load_checkpoint().await {
-                    Ok((meta, resume)) => {
-                        let mut request = meta.request.clone();
-                        request.run = run;
-                        request.backend = backend;
-                        Job::new(request, control, Some((meta, resume))).execute().await
+                match work {
+                    Work::FineTune(request) => finish_run(run, Job::new(run, *request, control, None).execute().await).await,
+                    Work::ResumeFineTune { backend, record } => {
+                        let result = match load_checkpoint().await {
+                            Ok((meta, resume)) => {
+                                let request = TrainRequest { backend, record, ..meta.request.clone() };
+                                Job::new(run, request, control, Some((meta, resume))).execute().await
+                            }
+                            Err(message) => Err(message),
+                        };
+                        finish_run(run, result).await;
                     }
-                    Err(message) => Err(message),
-                };
-                finish_run(run, result).await;
-            });
-        }
-        ToWorker::SaveRun { item } => {
-            let current = STATE.with(|s| s.borrow().current.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let id = item.id.clone();
-                let zip = match current {
-                    Some(c) => host_zip(&c, &item.name).await,
-                    None => Err("there is no classifier to save".to_string()),
-                };
-                let saved = match zip {
-                    Ok(zip) => {
-                        let item = Item { size: zip.len() as u64, ..*item };
-                        store::put(&item, &[&zip]).await
+                    Work::Pretrain(request) => {
+                        let started = now_ms();
+                        let result = run_lab(run, &request, &control).await;
+                        finish_lab(run, &request, result, (now_ms() - started) / 1000.0).await;
                     }
-                    Err(e) => Err(e),
-                };
-                match saved {
-                    Ok(()) => post(&FromWorker::Saved { id }, &[]),
-                    Err(message) => post(&FromWorker::SaveFailed { id, message }, &[]),
                 }
             });
         }
@@ -320,7 +297,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
                 let s = s.borrow();
                 if let Some(run) = s.run {
                     s.control.set_paused(pause);
-                    post(&FromWorker::Paused { run, paused: pause }, &[]);
+                    update(run, RunUpdate::Paused(pause));
                 }
             });
         }
@@ -328,158 +305,73 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             let s = s.borrow();
             s.control.cancel();
         }),
-        ToWorker::Predict { request, texts } => {
-            let current = STATE.with(|s| s.borrow().current.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let Some(current) = current else {
-                    post(&FromWorker::Refused { request, message: "there is no classifier yet: train or import one first".into() }, &[]);
-                    return;
-                };
-                match predict_texts(&current, &texts).await {
-                    Ok(probs) => post(&FromWorker::Predictions { request, labels: current.loaded.meta.labels.clone(), probs }, &[]),
-                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
+        ToWorker::Ask { request, ask } => wasm_bindgen_futures::spawn_local(async move {
+            match answer(ask, bytes).await {
+                Ok((answer, files)) => {
+                    let files: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+                    post(&FromWorker::Reply { request, answer: Ok(answer) }, &files);
                 }
-            });
-        }
-        ToWorker::Export { request, name } => {
-            let current = STATE.with(|s| s.borrow().current.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let zip = match current {
-                    Some(c) => host_zip(&c, &name).await,
-                    None => Err("there is no classifier to export yet".to_string()),
-                };
-                match zip {
-                    Ok(zip) => post(&FromWorker::Exported { request, file_name: format!("{name}.zip") }, &[&zip]),
-                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
-                }
-            });
-        }
-        ToWorker::Encoder { request } => {
-            let current = STATE.with(|s| s.borrow().current.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let out = match current {
-                    None => Err("there is no fine-tuned model yet: train or import one first".to_string()),
-                    // Copied to the CPU first: saving reads tensors synchronously (not possible on WebGPU).
-                    Some(c) => match copy_to(c.loaded.model.bert.clone(), &Device::flex()).await {
-                        Ok(bert) => checkpoint::save_weights(&bert).map(|w| (c.loaded.config.to_hf_json(), w, c)).map_err(|e| e.to_string()),
-                        Err(e) => Err(e.to_string()),
-                    },
-                };
-                match out {
-                    Ok((config, weights, c)) => {
-                        let mut files: Vec<&[u8]> = vec![&config, &weights];
-                        files.extend(c.tokenizer_json.as_deref());
-                        files.extend(c.vocab_txt.as_deref());
-                        let message = FromWorker::Encoder {
-                            request,
-                            labels: c.loaded.meta.labels.clone(),
-                            tokenizer_json: c.tokenizer_json.is_some(),
-                            vocab_txt: c.vocab_txt.is_some(),
-                        };
-                        post(&message, &files);
-                    }
-                    Err(message) => post(&FromWorker::Refused { request, message }, &[]),
-                }
-            });
-        }
-        ToWorker::Pretrain(request) => {
-            let run = request.run;
-            let Some(control) = begin_run(run) else {
-                post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
-                return;
-            };
-            wasm_bindgen_futures::spawn_local(async move {
-                let started = now_ms();
-                match run_lab(*request, &control).await {
-                    Ok((lab, was_cancelled, steps)) => {
-                        STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
-                        post(&FromWorker::LabFinished { run, cancelled: was_cancelled, steps, seconds: (now_ms() - started) / 1000.0 }, &[]);
-                    }
-                    Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
-                }
-                STATE.with(|s| s.borrow_mut().run = None);
-            });
-        }
-        ToWorker::FillMask { request, text } => {
-            let lab = STATE.with(|s| s.borrow().lab.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                let Some(lab) = lab else {
-                    post(&FromWorker::Refused { request, message: "there is no lab model yet: train one first".into() }, &[]);
-                    return;
-                };
-                match pretraining::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await {
-                    Ok(fills) => post(&FromWorker::Filled { request, fills }, &[]),
-                    Err(e) => post(&FromWorker::Refused { request, message: e.to_string() }, &[]),
-                }
-            });
-        }
-        ToWorker::LabExport { request } => {
-            let lab = STATE.with(|s| s.borrow().lab.clone());
-            let out = lab.ok_or_else(|| "there is no lab model yet: train one first".to_string()).and_then(|lab| {
-                pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
-            });
-            match out {
-                Ok(files) => {
-                    let names = files.iter().map(|(n, _)| n.clone()).collect();
-                    let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
-                    post(&FromWorker::LabExported { request, names }, &bytes);
-                }
-                Err(message) => post(&FromWorker::Refused { request, message }, &[]),
+                Err(message) => post(&FromWorker::Reply { request, answer: Err(message) }, &[]),
             }
+        }),
+    }
+}
+
+/// Tells the page what run `run` did.
+fn update(run: u32, update: RunUpdate) {
+    post(&FromWorker::Run { run, update }, &[]);
+}
+
+/// The answer to `ask` (with `bytes`, its attachments), and the answer's attachments.
+async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>), String> {
+    let current = || STATE.with(|s| s.borrow().current.clone());
+    let lab = || STATE.with(|s| s.borrow().lab.clone()).ok_or_else(|| "there is no lab model yet: train one first".to_string());
+    match ask {
+        Ask::Predict { texts } => {
+            let current = current().ok_or("there is no classifier yet: train or import one first")?;
+            let probs = predict_texts(&current, &texts).await?;
+            Ok((Answer::Predictions { labels: current.loaded.meta.labels.clone(), probs }, Vec::new()))
         }
-        ToWorker::SaveLab { item } => {
-            let lab = STATE.with(|s| s.borrow().lab.clone());
-            let corpus = bytes.into_iter().next().unwrap_or_default();
-            wasm_bindgen_futures::spawn_local(async move {
-                let id = item.id.clone();
-                let files = lab.ok_or_else(|| "there is no lab model to save".to_string()).and_then(|lab| {
-                    pretraining::export(&lab.model, &lab.config, lab.tokenizer_json.as_deref(), lab.vocab_txt.as_deref()).map_err(|e| e.to_string())
-                });
-                let saved = match files {
-                    Ok(files) => {
-                        // The files in LAB_FILES order (an absent one empty), then the corpus.
-                        let parts: Vec<&[u8]> = LAB_FILES
-                            .iter()
-                            .map(|name| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice()).unwrap_or(&[]))
-                            .chain([corpus.as_slice()])
-                            .collect();
-                        let item = Item { size: parts.iter().map(|p| p.len() as u64).sum(), ..*item };
-                        store::put(&item, &parts).await
-                    }
-                    Err(e) => Err(e),
-                };
-                match saved {
-                    Ok(()) => post(&FromWorker::Saved { id }, &[]),
-                    Err(message) => post(&FromWorker::SaveFailed { id, message }, &[]),
-                }
-            });
+        Ask::Export { name } => {
+            let current = current().ok_or("there is no classifier to export yet")?;
+            let zip = host_zip(&current, &name).await?;
+            Ok((Answer::Exported { file_name: format!("{name}.zip") }, vec![zip]))
         }
-        ToWorker::OpenLab { run } => {
+        Ask::Import { names } => {
+            let current = import(names, bytes).map_err(|message| format!("The classifier could not be imported: {message}"))?;
+            let meta = current.loaded.meta.clone();
+            let description = format!("{} labels ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());
+            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+            Ok((Answer::Imported { meta, description }, Vec::new()))
+        }
+        Ask::Encoder => {
+            let c = current().ok_or("there is no fine-tuned model yet: train or import one first")?;
+            // Copied to the CPU first: saving reads tensors synchronously (not possible on WebGPU).
+            let bert = copy_to(c.loaded.model.bert.clone(), &Device::flex()).await.map_err(|e| e.to_string())?;
+            let weights = checkpoint::save_weights(&bert).map_err(|e| e.to_string())?;
+            let mut files = vec![c.loaded.config.to_hf_json(), weights];
+            files.extend(c.tokenizer_json.clone());
+            files.extend(c.vocab_txt.clone());
+            let answer =
+                Answer::Encoder { labels: c.loaded.meta.labels.clone(), tokenizer_json: c.tokenizer_json.is_some(), vocab_txt: c.vocab_txt.is_some() };
+            Ok((answer, files))
+        }
+        Ask::FillMask { text } => {
+            let lab = lab()?;
+            let fills = pretraining::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await.map_err(|e| e.to_string())?;
+            Ok((Answer::Filled { fills }, Vec::new()))
+        }
+        Ask::LabFiles => {
+            let (names, files) = lab()?.files()?.into_iter().unzip();
+            Ok((Answer::LabFiles { names }, files))
+        }
+        Ask::OpenLab => {
             if STATE.with(|s| s.borrow().run.is_some()) {
-                post(&FromWorker::LabFailed { run, message: BUSY.into() }, &[]);
-                return;
+                return Err(BUSY.into());
             }
-            match open_lab(bytes) {
-                Ok(lab) => {
-                    STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
-                    post(&FromWorker::LabOpened { run }, &[]);
-                }
-                Err(message) => post(&FromWorker::LabFailed { run, message }, &[]),
-            }
+            let lab = open_lab(bytes)?;
+            STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
+            Ok((Answer::LabOpened, Vec::new()))
         }
-        ToWorker::Import { request, names } => match import(names, bytes) {
-            Ok(current) => {
-                let description = format!(
-                    "{} labels ({}), features: {}",
-                    current.loaded.meta.labels.len(),
-                    current.loaded.meta.labels.join(", "),
-                    current.loaded.meta.spec.label()
-                );
-                let meta = current.loaded.meta.clone();
-                STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
-                post(&FromWorker::Imported { request, meta, description }, &[]);
-            }
-            Err(message) => post(&FromWorker::Refused { request, message: format!("The classifier could not be imported: {message}") }, &[]),
-        },
     }
 }

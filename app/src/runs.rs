@@ -1,0 +1,486 @@
+//! What a run is given, what it reports, and what it leaves: the plain data that the page, the
+//! worker and the browser's storage share. Nothing here touches JavaScript, so it is tested
+//! natively; the messages that carry these values are in `protocol.rs`.
+//!
+//! A run is one task's training: fine-tuning a classifier ([`TrainRequest`], [`TrainEvent`],
+//! [`RunSummary`], saved as a [`SavedRun`]) or MLM pretraining in the lab ([`LabRequest`],
+//! [`LabEvent`], saved as a [`SavedLab`]). The worker saves a finished run itself, from the record
+//! the page gave it when the run started.
+
+use bertbench_core::data::Example;
+use bertbench_core::tasks::classification::ClassifierMeta;
+use bertbench_core::tasks::metrics::Metrics;
+use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint};
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Item, Kind};
+
+/// Where the worker computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Backend {
+    /// burn's `flex` backend in WebAssembly.
+    Cpu,
+    /// WebGPU through burn-wgpu.
+    WebGpu,
+}
+
+/// A fine-tuning run to start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrainRequest {
+    /// Hyper-parameters (a checkpoint saved before a field existed gets its default).
+    #[serde(deserialize_with = "bertbench_core::train::config_with_defaults")]
+    pub config: FineTuneConfig,
+    /// Label names in id order.
+    pub labels: Vec<String>,
+    /// Training examples.
+    pub train: Vec<Example>,
+    /// Validation examples.
+    pub valid: Vec<Example>,
+    /// Longest input in tokens.
+    pub max_len: usize,
+    /// Where to compute.
+    pub backend: Backend,
+    /// Runs with seeds `seed`, `seed + 1`, …; the best validation accuracy is kept.
+    pub restarts: usize,
+    /// Start the encoder from random weights of the same shape (a baseline without pretraining).
+    pub from_scratch: bool,
+    /// The run's row in the runs table, its results still empty: the worker fills them in and
+    /// saves the finished run with it.
+    #[serde(default)]
+    pub record: RunRecord,
+}
+
+/// A fine-tuning event, as the page draws it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum TrainEvent {
+    /// Restart `index` (from 0) of `of` begins, with this seed.
+    Restart { index: usize, of: usize, seed: u64 },
+    /// Caching frozen features.
+    Features { done: usize, total: usize },
+    /// A stage starts.
+    Phase { phase: Phase, steps: usize },
+    /// One optimizer step.
+    Step(StepPoint),
+    /// Evaluating.
+    Evaluating { done: usize, total: usize },
+    /// A validation pass.
+    Evaluated(Box<EvalReport>),
+}
+
+/// A validation example the classifier got wrong.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mistake {
+    /// Line in the uploaded file.
+    pub line: usize,
+    /// The text (and pair).
+    pub text: String,
+    /// True label.
+    pub label: String,
+    /// Predicted label.
+    pub predicted: String,
+    /// Probability per label.
+    pub probs: Vec<f32>,
+}
+
+/// What a finished (or cancelled) fine-tuning run leaves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Labels, features, length.
+    pub meta: ClassifierMeta,
+    /// Validation metrics of the kept weights.
+    pub metrics: Metrics,
+    /// Misclassified validation examples, most confident mistakes first.
+    pub mistakes: Vec<Mistake>,
+    /// Whether the run was cancelled before its end.
+    pub cancelled: bool,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Optimizer steps done.
+    pub steps: usize,
+    /// Where it trained ("CPU" or "WebGPU · adapter").
+    pub device: String,
+}
+
+/// One ended fine-tuning run, as the comparison table shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The page's model when the run started.
+    pub model: String,
+    /// Whether the encoder started from random weights instead of the model's.
+    pub from_scratch: bool,
+    /// Training mode and its epochs, in words.
+    pub recipe: String,
+    /// Validation accuracy of the kept weights.
+    pub accuracy: f32,
+    /// Validation macro-F1 of the kept weights.
+    pub macro_f1: f32,
+    /// Optimizer steps.
+    pub steps: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Where it ran.
+    pub device: String,
+    /// Whether it was cancelled before its end.
+    pub cancelled: bool,
+    /// Its key in the browser's saved work, once saved.
+    #[serde(default)]
+    pub saved_id: Option<String>,
+}
+
+impl RunRecord {
+    /// The record of a run that starts now; its results are filled in when it ends.
+    pub fn starting(model: String, from_scratch: bool, recipe: String) -> Self {
+        Self { model, from_scratch, recipe, ..Self::default() }
+    }
+
+    /// This record with the results of `summary`.
+    pub fn finished(self, summary: &RunSummary) -> Self {
+        Self {
+            accuracy: summary.metrics.accuracy,
+            macro_f1: summary.metrics.macro_f1,
+            steps: summary.steps,
+            seconds: summary.seconds,
+            device: summary.device.clone(),
+            cancelled: summary.cancelled,
+            ..self
+        }
+    }
+}
+
+/// A finished fine-tuning run as saved (the JSON of its item; the bytes are the classifier's zip).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// Its row in the runs table.
+    pub record: RunRecord,
+    /// Metrics and mistakes.
+    pub summary: RunSummary,
+    /// Training-loss points (thinned).
+    pub steps: Vec<StepPoint>,
+    /// Every evaluation.
+    pub evals: Vec<EvalReport>,
+}
+
+impl SavedRun {
+    /// The run as an item saved at `saved_ms` (its bytes, the classifier, are written with it):
+    /// the record's `saved_id` is the item's id.
+    pub fn item(mut self, saved_ms: f64) -> (Item, Self) {
+        let id = format!("run:{saved_ms:.0}");
+        self.record.saved_id = Some(id.clone());
+        let r = &self.record;
+        let item = Item {
+            id,
+            kind: Kind::Run,
+            name: format!("{} · {} · {:.1}%", r.model, r.recipe, r.accuracy * 100.0),
+            saved_ms,
+            size: 0,
+            json: serde_json::to_string(&self).unwrap_or_default(),
+        };
+        (item, self)
+    }
+}
+
+/// Where the MLM lab's vocabulary comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LabVocab {
+    /// The pretrained model's WordPiece vocabulary.
+    Pretrained,
+    /// A WordPiece vocabulary of this many pieces, trained on the corpus.
+    Train(usize),
+}
+
+/// The lab's settings and corpus choice as the page holds them, saved with the lab's settings
+/// and with every lab model.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabSettings {
+    pub corpus_name: String,
+    pub vocab: LabVocab,
+    /// Preset size (`bert-tiny`, ...), unless continuing the pretrained model.
+    pub preset: String,
+    /// Continue pretraining the page's model instead of starting from scratch.
+    pub continue_pretrained: bool,
+    /// Hyper-parameters, masking and pair task.
+    pub config: PretrainConfig,
+    /// Probe sentences, one per line, each with `[MASK]`.
+    pub probes: String,
+    /// Steps between probe evaluations.
+    pub probe_every: usize,
+    pub backend: Backend,
+}
+
+impl LabSettings {
+    /// The probe sentences (non-empty lines).
+    pub fn probe_lines(&self) -> Vec<String> {
+        self.probes.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect()
+    }
+}
+
+/// An MLM-lab run to start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabRequest {
+    /// The settings (the vocabulary is ignored when continuing: the pretrained model keeps its own).
+    pub settings: LabSettings,
+    /// The corpus, one sentence or paragraph per line, in reading order.
+    pub lines: Vec<String>,
+}
+
+/// Progress of an MLM-lab run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum LabEvent {
+    /// The vocabulary is ready: its size and some of its pieces (`##` ones included).
+    Vocab { size: usize, trained: bool, sample: Vec<String> },
+    /// The model is built: parameters, planned steps, and a masked batch to show.
+    Ready { params: usize, total_steps: usize, preview: Vec<Vec<ShownToken>> },
+    /// One optimizer step.
+    Step(PretrainStep),
+    /// The probe sentences' top predictions after `step` steps.
+    Probes { step: usize, fills: Vec<(String, Vec<MaskFill>)> },
+}
+
+/// A lab model as saved: the JSON of its item. The bytes are its files in [`LAB_FILES`] order,
+/// then the corpus (kept out of the JSON, which every listing reads).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedLab {
+    /// Corpus name and settings of the run.
+    #[serde(flatten)]
+    pub settings: LabSettings,
+    pub vocab_info: Option<(usize, bool, Vec<String>)>,
+    pub ready: Option<(usize, usize)>,
+    pub preview: Vec<Vec<ShownToken>>,
+    /// Every step (thinned beyond [`MAX_SAVED_STEPS`]).
+    pub steps: Vec<PretrainStep>,
+    pub probe_results: Vec<(usize, Vec<(String, Vec<MaskFill>)>)>,
+    pub cancelled: bool,
+    /// Steps done.
+    pub done: usize,
+    pub seconds: f64,
+}
+
+impl SavedLab {
+    /// A run of `settings` that has not reported anything yet.
+    pub fn starting(settings: LabSettings) -> Self {
+        Self {
+            settings,
+            vocab_info: None,
+            ready: None,
+            preview: Vec::new(),
+            steps: Vec::new(),
+            probe_results: Vec::new(),
+            cancelled: false,
+            done: 0,
+            seconds: 0.0,
+        }
+    }
+
+    /// Takes in what `event` reports.
+    pub fn record(&mut self, event: &LabEvent) {
+        match event {
+            LabEvent::Vocab { size, trained, sample } => self.vocab_info = Some((*size, *trained, sample.clone())),
+            LabEvent::Ready { params, total_steps, preview } => {
+                self.ready = Some((*params, *total_steps));
+                self.preview = preview.clone();
+            }
+            LabEvent::Step(s) => self.steps.push(*s),
+            LabEvent::Probes { step, fills } => self.probe_results.push((*step, fills.clone())),
+        }
+    }
+
+    /// The finished run (`cancelled`, `done` steps in `seconds`) as an item saved at `saved_ms`,
+    /// its curves thinned.
+    pub fn item(mut self, cancelled: bool, done: usize, seconds: f64, saved_ms: f64) -> Item {
+        self.steps = thin(std::mem::take(&mut self.steps));
+        let s = &self.settings;
+        let model = if s.continue_pretrained { "continued pretraining".to_string() } else { s.preset.clone() };
+        let loss = self.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
+        let name = format!("{model} · {} · {done} steps{loss}", s.corpus_name);
+        let saved = Self { cancelled, done, seconds, ..self };
+        Item { id: format!("lab:{saved_ms:.0}"), kind: Kind::LabModel, name, saved_ms, size: 0, json: serde_json::to_string(&saved).unwrap_or_default() }
+    }
+}
+
+/// The files of a saved lab model, in the order of its item's bytes (an absent one is empty).
+pub const LAB_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
+
+/// The key of the one saved checkpoint: the run in progress.
+pub const CHECKPOINT_ID: &str = "checkpoint";
+
+/// What a saved checkpoint says about its run (the JSON of its [`Item`]); the bytes are the
+/// files of the current restart's snapshot, then those of the best earlier restart's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckpointMeta {
+    /// The run's request, examples included.
+    pub request: TrainRequest,
+    /// The base model's id (the page must have it loaded to resume).
+    pub base_model: String,
+    /// Restart being trained (from 0).
+    pub restart: usize,
+    /// Names of the snapshot's files.
+    pub files: Vec<String>,
+    /// Names of the best finished restart's snapshot files, if any.
+    pub kept_files: Vec<String>,
+    /// Steps done and planned in this restart.
+    pub step: usize,
+    /// Steps of this restart.
+    pub total_steps: usize,
+    /// Epochs done in the current stage, and the stage.
+    pub epoch: usize,
+    /// The stage.
+    pub phase: Phase,
+    /// Whether AdamW's moments were saved (not on WebGPU).
+    pub with_optimizer: bool,
+    /// Seconds trained before this checkpoint.
+    pub seconds: f64,
+    /// Where it trained.
+    pub device: String,
+    /// The curves so far.
+    pub steps: Vec<StepPoint>,
+    /// The evaluations so far.
+    pub evals: Vec<EvalReport>,
+}
+
+/// At most this many steps of a run's curves are kept with a saved run or lab model.
+pub const MAX_SAVED_STEPS: usize = 2000;
+
+/// `steps` thinned evenly to at most [`MAX_SAVED_STEPS`] (every k-th, the last always kept), so a
+/// saved run's curves keep their shape and their end at a bounded size.
+pub fn thin<T>(steps: Vec<T>) -> Vec<T> {
+    if steps.len() <= MAX_SAVED_STEPS {
+        return steps;
+    }
+    let every = steps.len().div_ceil(MAX_SAVED_STEPS);
+    let last = steps.len() - 1;
+    steps.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, s)| s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bertbench_core::train::TrainMode;
+
+    fn example(text: &str, label: &str, line: usize) -> Example {
+        Example { text: text.into(), text_pair: None, label: label.into(), line }
+    }
+
+    fn request() -> TrainRequest {
+        TrainRequest {
+            config: FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_epochs(3),
+            labels: vec!["neg".into(), "pos".into()],
+            train: vec![example("a fine day", "pos", 2)],
+            valid: vec![example("a dull day", "neg", 3)],
+            max_len: 64,
+            backend: Backend::Cpu,
+            restarts: 2,
+            from_scratch: false,
+            record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
+        }
+    }
+
+    /// Requests cross `postMessage` as JSON, and checkpoints keep them as JSON: every field
+    /// survives the trip.
+    #[test]
+    fn a_train_request_goes_to_the_worker_and_back_unchanged() {
+        let json = serde_json::to_string(&request()).unwrap();
+        let back: TrainRequest = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        assert_eq!(back.config.mode, TrainMode::FreezeThenUnfreeze);
+        assert_eq!(back.valid[0].line, 3);
+        assert_eq!(back.record.model, "bert-tiny");
+    }
+
+    /// A checkpoint saved by an older version, whose settings lack a field added since (and
+    /// which had no record, and a run id inside), still resumes: the field takes its default.
+    #[test]
+    fn a_request_saved_before_a_setting_existed_still_reads() {
+        let mut value = serde_json::to_value(request()).unwrap();
+        value["config"].as_object_mut().unwrap().remove("group_by_length").expect("the field is saved today");
+        value.as_object_mut().unwrap().remove("record");
+        value.as_object_mut().unwrap().insert("run".into(), 7.into());
+        let back: TrainRequest = serde_json::from_value(value).unwrap();
+        assert_eq!(back.config.group_by_length, FineTuneConfig::new().group_by_length);
+        assert_eq!(back.config.epochs, 3);
+        assert_eq!(back.record, RunRecord::default());
+    }
+
+    #[test]
+    fn short_curves_are_kept_whole_and_long_ones_thinned_to_the_bound_with_their_end() {
+        let short: Vec<usize> = (0..MAX_SAVED_STEPS).collect();
+        assert_eq!(thin(short.clone()), short);
+        let long: Vec<usize> = (0..5 * MAX_SAVED_STEPS + 7).collect();
+        let thinned = thin(long.clone());
+        assert!(thinned.len() <= MAX_SAVED_STEPS + 1, "{}", thinned.len());
+        assert_eq!(thinned.first(), Some(&0));
+        assert_eq!(thinned.last(), long.last());
+        let gaps: Vec<usize> = thinned.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps[..gaps.len() - 1].iter().all(|&g| g == gaps[0]), "evenly spaced but for the last");
+    }
+
+    fn summary(accuracy: f32) -> RunSummary {
+        let metrics = Metrics { accuracy, macro_f1: accuracy - 0.1, per_class: Vec::new(), confusion: Vec::new(), count: 8 };
+        RunSummary {
+            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64 },
+            metrics,
+            mistakes: Vec::new(),
+            cancelled: true,
+            seconds: 12.5,
+            steps: 40,
+            device: "CPU".into(),
+        }
+    }
+
+    /// A finished run saved by the worker comes back as the page showed it: the record's
+    /// results are the summary's, and its `saved_id` is its item's id.
+    #[test]
+    fn a_saved_run_carries_its_results_and_its_own_id() {
+        let record = request().record.finished(&summary(0.875));
+        assert_eq!((record.accuracy, record.steps, record.cancelled, record.device.as_str()), (0.875, 40, true, "CPU"));
+        assert_eq!(record.model, "bert-tiny");
+        let saved = SavedRun { record, summary: summary(0.875), steps: Vec::new(), evals: Vec::new() };
+        let (item, saved) = saved.item(1234.0);
+        assert_eq!(item.id, "run:1234");
+        assert_eq!(item.kind, Kind::Run);
+        assert_eq!(item.name, "bert-tiny · freeze, then unfreeze · 87.5%");
+        let back: SavedRun = serde_json::from_str(&item.json).unwrap();
+        assert_eq!(back.record.saved_id.as_deref(), Some("run:1234"));
+        assert_eq!(back.record, saved.record);
+    }
+
+    fn settings() -> LabSettings {
+        LabSettings {
+            corpus_name: "farm.txt".into(),
+            vocab: LabVocab::Train(500),
+            preset: "bert-tiny".into(),
+            continue_pretrained: false,
+            config: PretrainConfig::new(),
+            probes: " the cow [MASK].\n\n the sun [MASK]. \n".into(),
+            probe_every: 10,
+            backend: Backend::Cpu,
+        }
+    }
+
+    fn step(step: usize, mlm_loss: f32) -> PretrainStep {
+        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40 }
+    }
+
+    /// The worker saves a lab run from the events it sent: the saved run shows what the page
+    /// showed.
+    #[test]
+    fn a_saved_lab_run_holds_what_its_events_reported() {
+        assert_eq!(settings().probe_lines(), ["the cow [MASK].", "the sun [MASK]."]);
+        let mut saved = SavedLab::starting(settings());
+        saved.record(&LabEvent::Vocab { size: 500, trained: true, sample: vec!["##s".into()] });
+        saved.record(&LabEvent::Ready { params: 1000, total_steps: 3, preview: Vec::new() });
+        saved.record(&LabEvent::Step(step(1, 6.5)));
+        saved.record(&LabEvent::Probes { step: 1, fills: Vec::new() });
+        saved.record(&LabEvent::Step(step(2, 5.25)));
+        let item = saved.item(true, 2, 3.5, 99.0);
+        assert_eq!(item.id, "lab:99");
+        assert_eq!(item.kind, Kind::LabModel);
+        assert_eq!(item.name, "bert-tiny · farm.txt · 2 steps · MLM loss 5.25");
+        let back: SavedLab = serde_json::from_str(&item.json).unwrap();
+        assert_eq!(back.vocab_info, Some((500, true, vec!["##s".to_string()])));
+        assert_eq!(back.ready, Some((1000, 3)));
+        assert_eq!(back.steps.iter().map(|s| s.step).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(back.probe_results.len(), 1);
+        assert_eq!((back.cancelled, back.done, back.settings.corpus_name.as_str()), (true, 2, "farm.txt"));
+    }
+}
