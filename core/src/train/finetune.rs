@@ -285,6 +285,11 @@ pub struct FineTuner {
     total_steps: usize,
     since_eval: (f64, usize, usize),
     eval: Option<EvalState>,
+    /// A stage's start, for the next call of [`advance`](Self::advance) to report before any
+    /// work: freeze-then-unfreeze's second stage starts in the call that ends the head stage's
+    /// last evaluation, and that call reports the evaluation. Not in a snapshot: a resumed run
+    /// is already in its stage (the host names it from [`progress`](Self::progress)).
+    announce: Option<Event>,
     best: Option<Best>,
     rng: Rng,
 }
@@ -425,6 +430,7 @@ impl FineTuner {
             total_steps,
             since_eval: (0.0, 0, 0),
             eval: None,
+            announce: None,
             best: None,
             rng,
             config,
@@ -505,8 +511,11 @@ impl FineTuner {
         Ok(self.start_phase(Phase::Head))
     }
 
-    /// Does the next unit of work.
+    /// Does the next unit of work (or reports a stage that started at the end of the last one).
     pub async fn advance(&mut self) -> crate::Result<Event> {
+        if let Some(event) = self.announce.take() {
+            return Ok(event);
+        }
         match self.phase {
             Phase::Features => self.feature_batch().await,
             Phase::Head | Phase::Full if self.eval.is_some() => self.eval_batch().await,
@@ -684,10 +693,11 @@ impl FineTuner {
             if self.epoch < self.epochs_of(self.phase) {
                 self.new_epoch_order();
             } else if self.phase == Phase::Head && self.config.mode == TrainMode::FreezeThenUnfreeze && self.config.epochs > 0 {
-                // Free the cached features; the encoder now trains.
+                // Free the cached features; the encoder now trains. This call reports the
+                // evaluation, the next one the new stage.
                 self.train_features = None;
                 self.valid_features = None;
-                self.start_phase(Phase::Full);
+                self.announce = Some(self.start_phase(Phase::Full));
             } else {
                 self.phase = Phase::Done;
             }
@@ -875,6 +885,50 @@ mod tests {
         for p in &probs {
             assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         }
+    }
+
+    /// Every event of a tiny run of `mode` up to `Finished`, without the progress of the feature
+    /// and evaluation passes, each as a short line: 32 training examples in batches of 16 (2
+    /// steps an epoch), 2 head epochs, 1 full one.
+    fn outline(mode: TrainMode) -> Vec<String> {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
+        let cfg = FineTuneConfig::new().with_mode(mode).with_batch_size(16).with_head_epochs(2).with_epochs(1).with_seed(3);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 1), toy(8, 2), cfg, &device).unwrap();
+        let mut lines = Vec::new();
+        for _ in 0..1_000 {
+            lines.push(match pollster::block_on(tuner.advance()).unwrap() {
+                Event::Finished => return lines,
+                Event::Features { .. } | Event::Evaluating { .. } => continue,
+                Event::PhaseStarted { phase, steps } => format!("start {phase:?}, {steps} steps"),
+                Event::Step(s) => format!("step {} {:?}", s.step, s.phase),
+                Event::Evaluated(r) => format!("evaluated {:?}", r.phase),
+            });
+        }
+        panic!("the run did not finish");
+    }
+
+    #[test]
+    fn freeze_then_unfreeze_announces_its_second_stage_after_the_head_stages_last_evaluation() {
+        // The second stage starts in the call that ends the head stage's last evaluation; the
+        // next call says so, before the stage's first step, with as many steps as it takes.
+        assert_eq!(
+            outline(TrainMode::FreezeThenUnfreeze),
+            [
+                "start Head, 4 steps",
+                "step 1 Head",
+                "step 2 Head",
+                "evaluated Head",
+                "step 3 Head",
+                "step 4 Head",
+                "evaluated Head",
+                "start Full, 2 steps",
+                "step 5 Full",
+                "step 6 Full",
+                "evaluated Full",
+            ]
+        );
     }
 
     #[test]
