@@ -286,8 +286,10 @@ pub struct FineTuner {
     since_eval: (f64, usize, usize),
     eval: Option<EvalState>,
     /// A stage's start, for the next call of [`advance`](Self::advance) to report before any
-    /// work: freeze-then-unfreeze's second stage starts in the call that ends the head stage's
-    /// last evaluation, and that call reports the evaluation. Not in a snapshot: a resumed run
+    /// work, so every stage is announced by `advance`: freeze-then-unfreeze's second stage starts
+    /// in the call that ends the head stage's last evaluation (that call reports the
+    /// evaluation), a full fine-tuning run's stage in [`new`](Self::new), a head stage on reused
+    /// features in [`reuse_features`](Self::reuse_features). Not in a snapshot: a resumed run
     /// is already in its stage (the host names it from [`progress`](Self::progress)).
     announce: Option<Event>,
     best: Option<Best>,
@@ -436,7 +438,7 @@ impl FineTuner {
             config,
         };
         if phase == Phase::Full {
-            tuner.start_phase(Phase::Full);
+            tuner.announce = Some(tuner.start_phase(Phase::Full));
         }
         Ok(tuner)
     }
@@ -497,8 +499,9 @@ impl FineTuner {
     }
 
     /// Skips the feature stage, using features cached by an earlier run on the same examples,
-    /// encoder and feature choice (a restart with another seed, say).
-    pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<Event> {
+    /// encoder and feature choice (a restart with another seed, say). The head stage starts;
+    /// the next [`advance`](Self::advance) says so.
+    pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<()> {
         let width = self.model.head.classifier.weight.dims()[0];
         if self.phase != Phase::Features
             || train.dims() != [self.train.len(), width]
@@ -508,7 +511,8 @@ impl FineTuner {
         }
         self.train_features = Some(train);
         self.valid_features = Some(valid);
-        Ok(self.start_phase(Phase::Head))
+        self.announce = Some(self.start_phase(Phase::Head));
+        Ok(())
     }
 
     /// Does the next unit of work (or reports a stage that started at the end of the last one).
@@ -929,6 +933,32 @@ mod tests {
                 "evaluated Full",
             ]
         );
+    }
+
+    #[test]
+    fn a_full_run_announces_its_stage_before_its_first_step() {
+        assert_eq!(outline(TrainMode::Full), ["start Full, 2 steps", "step 1 Full", "step 2 Full", "evaluated Full"]);
+    }
+
+    #[test]
+    fn a_run_on_reused_features_announces_its_head_stage_before_its_first_step() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
+        // 16 training examples in batches of 8, one epoch: 2 steps.
+        let tuner = || {
+            let cfg = FineTuneConfig::new().with_head_epochs(1).with_batch_size(8);
+            FineTuner::new(bert.clone(), 0, 16, vec!["a".into(), "b".into()], toy(16, 1), toy(8, 2), cfg, &device).unwrap()
+        };
+        let mut first = tuner();
+        while first.features().is_none() {
+            pollster::block_on(first.advance()).unwrap();
+        }
+        let (train, valid) = first.features().unwrap();
+        let mut restart = tuner();
+        restart.reuse_features(train, valid).unwrap();
+        assert!(matches!(pollster::block_on(restart.advance()).unwrap(), Event::PhaseStarted { phase: Phase::Head, steps: 2 }));
+        assert!(matches!(pollster::block_on(restart.advance()).unwrap(), Event::Step(StepPoint { phase: Phase::Head, step: 1, .. })));
     }
 
     #[test]
