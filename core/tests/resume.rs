@@ -117,6 +117,13 @@ fn a_head_only_run_resumed_keeps_its_cached_features() {
 }
 
 #[test]
+fn a_freeze_then_unfreeze_run_resumed_between_its_stages_takes_the_same_steps() {
+    // Two head epochs of 5 steps: the snapshot is taken after the head stage's last evaluation,
+    // where the second stage has started but not yet been announced.
+    resumes_exactly(TrainMode::FreezeThenUnfreeze, 10);
+}
+
+#[test]
 fn without_the_optimizer_state_the_run_still_resumes() {
     // What a WebGPU run saves: weights and counters, AdamW's moments start afresh.
     let _guard = DEVICE_RNG.lock().unwrap_or_else(|e| e.into_inner());

@@ -62,10 +62,7 @@ test('freeze, then unfreeze: the head trains on frozen features, then the whole 
   await screenshot(page, 'studio-ftu');
 });
 
-test('freeze, then unfreeze: the progress line names the second stage while it runs', {
-  todo: 'not so today: the second stage starts inside an evaluation (core FineTuner::eval_batch calls start_phase(Phase::Full) '
-    + 'and returns Evaluated), so no Phase event reaches the page and it says "training the head" to the end',
-}, () => {
+test('freeze, then unfreeze: the progress line names the second stage while it runs', () => {
   assert.ok(ftuStages.includes('fine-tuning everything'), `stages shown: ${ftuStages.join(' → ')}`);
 });
 

@@ -35,7 +35,8 @@ const LABEL_NAMES: &[&str] = &[
 /// `labels`, `sentiment`, `class`, `category`, `target`, `y`, …; a second text from `sentence2`,
 /// `text_b` or `hypothesis` when that column also holds text. Else by content: the label is the
 /// column with the fewest distinct short values (at most 50, at most half the rows), the text
-/// the column with the longest average length. A table of one column is unlabeled text.
+/// the column with the longest average length; a column named as the second text is never
+/// guessed to be the label. A table of one column is unlabeled text.
 pub fn guess_columns(table: &Table) -> ColumnMap {
     let names: Vec<String> = table.columns.iter().map(|c| normalise_name(c)).collect();
     let by_name = |wanted: &[&str], except: &[usize]| {
@@ -57,18 +58,20 @@ pub fn guess_columns(table: &Table) -> ColumnMap {
             .max_by(|a, b| stats[*a].mean_chars.total_cmp(&stats[*b].mean_chars).then(b.cmp(a)))
             .unwrap_or(0)
     });
-    let label = named_label.or_else(|| {
-        (0..stats.len())
-            .filter(|&j| j != text && stats[j].label_like())
-            // Fewest distinct values, but a constant column only when nothing else fits.
-            .min_by_key(|&j| (stats[j].distinct < 2, stats[j].distinct, j))
-    });
+    // The second text is chosen by its name before any label is guessed by content: in a file
+    // of a few rows, short second texts look like labels, but their header says what they are.
     let text_pair = if table.has_header {
-        by_name(PAIR_NAMES, &[Some(text), label].into_iter().flatten().collect::<Vec<_>>())
+        by_name(PAIR_NAMES, &[Some(text), named_label].into_iter().flatten().collect::<Vec<_>>())
             .filter(|&j| stats.get(j).is_some_and(|s| s.text_like()))
     } else {
         None
     };
+    let label = named_label.or_else(|| {
+        (0..stats.len())
+            .filter(|&j| j != text && Some(j) != text_pair && stats[j].label_like())
+            // Fewest distinct values, but a constant column only when nothing else fits.
+            .min_by_key(|&j| (stats[j].distinct < 2, stats[j].distinct, j))
+    });
     ColumnMap { text, text_pair, label }
 }
 
@@ -86,8 +89,10 @@ impl ColumnStats {
             && (self.distinct * 2 <= self.cells || self.cells < 4)
             && self.mean_chars <= 30.0
     }
+    /// Long or varied cells. Fewer than 4 cells say too little to tell (as in
+    /// [`label_like`](Self::label_like)): any non-empty column then passes.
     fn text_like(&self) -> bool {
-        self.mean_chars >= 8.0 || self.distinct * 2 > self.cells
+        self.cells > 0 && (self.mean_chars >= 8.0 || self.distinct * 2 > self.cells || self.cells < 4)
     }
 }
 
@@ -139,5 +144,46 @@ mod tests {
         assert_eq!(guess_columns(&t), ColumnMap { text: 1, text_pair: None, label: Some(0) });
         let t = table("just one sentence here\nand another one\n", None);
         assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: None, label: None });
+    }
+
+    #[test]
+    fn a_column_named_as_the_second_text_is_the_pair_in_a_file_of_a_few_rows() {
+        // Two or three short second texts look like labels by content (few rows, few
+        // characters); their header says they are the pair.
+        let pairs = ColumnMap { text: 0, text_pair: Some(1), label: None };
+        let t = table("sentence1,sentence2\nwhere is the cat sleeping,the cat is asleep on the sofa\nwhere is the cat sleeping,the bus leaves at nine\n", None);
+        assert_eq!(guess_columns(&t), pairs);
+        let t = table("sentence1,sentence2\nIs it raining?,Yes.\nIs it cold?,No.\nIs it late?,Yes.\n", None);
+        assert_eq!(guess_columns(&t), pairs);
+        // The same short second text twice is still a pair, not a constant label.
+        let t = table("premise,hypothesis\nA man sleeps.,Yes.\nA dog barks.,Yes.\n", None);
+        assert_eq!(guess_columns(&t), pairs);
+        // An empty second-text column is no pair: every row would be skipped.
+        let t = table("sentence1,sentence2,label\nA good film.,,pos\nA bad film.,,neg\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: None, label: Some(2) });
+    }
+
+    #[test]
+    fn a_named_label_beside_named_pairs_stays_the_label() {
+        let nli = ColumnMap { text: 0, text_pair: Some(1), label: Some(2) };
+        let t = table("sentence1,sentence2,label\nWhere is the tower?,In Paris.,answer\nWhere is the tower?,It is tall.,unrelated\n", None);
+        assert_eq!(guess_columns(&t), nli);
+        let t = table("premise,hypothesis,label\nA man sleeps.,A person rests.,entailment\nA man sleeps.,He runs.,contradiction\nA dog barks.,It is loud.,neutral\n", None);
+        assert_eq!(guess_columns(&t), nli);
+        let t = table("gold_label\tsentence1\tsentence2\nentailment\tA man sleeps.\tA person rests.\nneutral\tA dog barks.\tIt is hungry.\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 1, text_pair: Some(2), label: Some(0) });
+    }
+
+    #[test]
+    fn small_files_without_pair_names_keep_their_guesses() {
+        // No pair name: the answer column is no second text, the named label stays the label.
+        let t = table("question,answer,label\nWhere is the tower?,In Paris.,yes\nWhere is the tower?,It is tall.,no\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: None, label: Some(2) });
+        let t = table("text,label\nA warm and funny film,pos\nDull,neg\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: None, label: Some(1) });
+        // Without a header, the short column of a small file is the label, by content.
+        let t = table("I loved every minute of it,positive\nNever again,negative\n", None);
+        assert!(!t.has_header);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 0, text_pair: None, label: Some(1) });
     }
 }

@@ -285,6 +285,13 @@ pub struct FineTuner {
     total_steps: usize,
     since_eval: (f64, usize, usize),
     eval: Option<EvalState>,
+    /// A stage's start, for the next call of [`advance`](Self::advance) to report before any
+    /// work, so every stage is announced by `advance`: freeze-then-unfreeze's second stage starts
+    /// in the call that ends the head stage's last evaluation (that call reports the
+    /// evaluation), a full fine-tuning run's stage in [`new`](Self::new), a head stage on reused
+    /// features in [`reuse_features`](Self::reuse_features). Not in a snapshot: a resumed run
+    /// is already in its stage (the host names it from [`progress`](Self::progress)).
+    announce: Option<Event>,
     best: Option<Best>,
     rng: Rng,
 }
@@ -425,12 +432,13 @@ impl FineTuner {
             total_steps,
             since_eval: (0.0, 0, 0),
             eval: None,
+            announce: None,
             best: None,
             rng,
             config,
         };
         if phase == Phase::Full {
-            tuner.start_phase(Phase::Full);
+            tuner.announce = Some(tuner.start_phase(Phase::Full));
         }
         Ok(tuner)
     }
@@ -491,8 +499,9 @@ impl FineTuner {
     }
 
     /// Skips the feature stage, using features cached by an earlier run on the same examples,
-    /// encoder and feature choice (a restart with another seed, say).
-    pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<Event> {
+    /// encoder and feature choice (a restart with another seed, say). The head stage starts;
+    /// the next [`advance`](Self::advance) says so.
+    pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<()> {
         let width = self.model.head.classifier.weight.dims()[0];
         if self.phase != Phase::Features
             || train.dims() != [self.train.len(), width]
@@ -502,11 +511,15 @@ impl FineTuner {
         }
         self.train_features = Some(train);
         self.valid_features = Some(valid);
-        Ok(self.start_phase(Phase::Head))
+        self.announce = Some(self.start_phase(Phase::Head));
+        Ok(())
     }
 
-    /// Does the next unit of work.
+    /// Does the next unit of work (or reports a stage that started at the end of the last one).
     pub async fn advance(&mut self) -> crate::Result<Event> {
+        if let Some(event) = self.announce.take() {
+            return Ok(event);
+        }
         match self.phase {
             Phase::Features => self.feature_batch().await,
             Phase::Head | Phase::Full if self.eval.is_some() => self.eval_batch().await,
@@ -684,10 +697,11 @@ impl FineTuner {
             if self.epoch < self.epochs_of(self.phase) {
                 self.new_epoch_order();
             } else if self.phase == Phase::Head && self.config.mode == TrainMode::FreezeThenUnfreeze && self.config.epochs > 0 {
-                // Free the cached features; the encoder now trains.
+                // Free the cached features; the encoder now trains. This call reports the
+                // evaluation, the next one the new stage.
                 self.train_features = None;
                 self.valid_features = None;
-                self.start_phase(Phase::Full);
+                self.announce = Some(self.start_phase(Phase::Full));
             } else {
                 self.phase = Phase::Done;
             }
@@ -875,6 +889,76 @@ mod tests {
         for p in &probs {
             assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         }
+    }
+
+    /// Every event of a tiny run of `mode` up to `Finished`, without the progress of the feature
+    /// and evaluation passes, each as a short line: 32 training examples in batches of 16 (2
+    /// steps an epoch), 2 head epochs, 1 full one.
+    fn outline(mode: TrainMode) -> Vec<String> {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
+        let cfg = FineTuneConfig::new().with_mode(mode).with_batch_size(16).with_head_epochs(2).with_epochs(1).with_seed(3);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 1), toy(8, 2), cfg, &device).unwrap();
+        let mut lines = Vec::new();
+        for _ in 0..1_000 {
+            lines.push(match pollster::block_on(tuner.advance()).unwrap() {
+                Event::Finished => return lines,
+                Event::Features { .. } | Event::Evaluating { .. } => continue,
+                Event::PhaseStarted { phase, steps } => format!("start {phase:?}, {steps} steps"),
+                Event::Step(s) => format!("step {} {:?}", s.step, s.phase),
+                Event::Evaluated(r) => format!("evaluated {:?}", r.phase),
+            });
+        }
+        panic!("the run did not finish");
+    }
+
+    #[test]
+    fn freeze_then_unfreeze_announces_its_second_stage_after_the_head_stages_last_evaluation() {
+        // The second stage starts in the call that ends the head stage's last evaluation; the
+        // next call says so, before the stage's first step, with as many steps as it takes.
+        assert_eq!(
+            outline(TrainMode::FreezeThenUnfreeze),
+            [
+                "start Head, 4 steps",
+                "step 1 Head",
+                "step 2 Head",
+                "evaluated Head",
+                "step 3 Head",
+                "step 4 Head",
+                "evaluated Head",
+                "start Full, 2 steps",
+                "step 5 Full",
+                "step 6 Full",
+                "evaluated Full",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_full_run_announces_its_stage_before_its_first_step() {
+        assert_eq!(outline(TrainMode::Full), ["start Full, 2 steps", "step 1 Full", "step 2 Full", "evaluated Full"]);
+    }
+
+    #[test]
+    fn a_run_on_reused_features_announces_its_head_stage_before_its_first_step() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
+        // 16 training examples in batches of 8, one epoch: 2 steps.
+        let tuner = || {
+            let cfg = FineTuneConfig::new().with_head_epochs(1).with_batch_size(8);
+            FineTuner::new(bert.clone(), 0, 16, vec!["a".into(), "b".into()], toy(16, 1), toy(8, 2), cfg, &device).unwrap()
+        };
+        let mut first = tuner();
+        while first.features().is_none() {
+            pollster::block_on(first.advance()).unwrap();
+        }
+        let (train, valid) = first.features().unwrap();
+        let mut restart = tuner();
+        restart.reuse_features(train, valid).unwrap();
+        assert!(matches!(pollster::block_on(restart.advance()).unwrap(), Event::PhaseStarted { phase: Phase::Head, steps: 2 }));
+        assert!(matches!(pollster::block_on(restart.advance()).unwrap(), Event::Step(StepPoint { phase: Phase::Head, step: 1, .. })));
     }
 
     #[test]

@@ -328,6 +328,55 @@ mod tests {
         assert_eq!(restart_seed(42, 2), 44);
     }
 
+    /// Freeze-then-unfreeze through a session that checkpoints at every epoch's end: the second
+    /// stage is checkpointed once, at its start, and announced by the next unit, which is no
+    /// epoch's end (no second checkpoint of the same step).
+    #[test]
+    fn freeze_then_unfreeze_announces_its_second_stage_after_the_checkpoint_between_the_stages() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let bert = BertModelConfig::new(tiny_config(64)).init(&device);
+        // 16 training examples in batches of 8: 2 steps an epoch.
+        let cfg = FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_batch_size(8).with_head_epochs(2).with_epochs(1).with_seed(5);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(16, 1), toy(8, 2), cfg, &device).unwrap();
+        let host = FakeHost::default();
+        let log = RefCell::new(Vec::new());
+        let ended = pollster::block_on(Session::new(CheckpointPolicy { min_gap_ms: 0.0, every_ms: 0.0 }).drive(
+            &mut tuner,
+            &host,
+            async |_: &FineTuner, e| {
+                log.borrow_mut().push(match e {
+                    Event::PhaseStarted { phase, steps } => format!("start {phase:?}, {steps} steps"),
+                    Event::Step(s) => format!("step {}", s.step),
+                    Event::Evaluated(r) => format!("evaluated {:?}", r.phase),
+                    _ => return,
+                })
+            },
+            async |t: &FineTuner| log.borrow_mut().push(format!("checkpoint: {:?} at step {}", t.progress().phase, t.progress().step)),
+        ))
+        .unwrap();
+        assert_eq!(ended, Ended::Finished);
+        assert_eq!(
+            log.into_inner(),
+            [
+                "start Head, 4 steps",
+                "checkpoint: Head at step 0",
+                "step 1",
+                "step 2",
+                "evaluated Head",
+                "checkpoint: Head at step 2",
+                "step 3",
+                "step 4",
+                "evaluated Head",
+                "checkpoint: Full at step 4",
+                "start Full, 2 steps",
+                "step 5",
+                "step 6",
+                "evaluated Full",
+            ]
+        );
+    }
+
     /// Cancelling a real fine-tuning run after its first evaluations keeps the best weights
     /// evaluated so far, not the last ones.
     #[test]

@@ -344,6 +344,7 @@ impl FineTuner {
         self.since_eval = s.since_eval;
         self.rng = Rng::new(s.rng);
         self.eval = None;
+        self.announce = None;
         Ok(self)
     }
 }
@@ -402,6 +403,40 @@ mod tests {
         let restored = tuner().restore(snapshot).unwrap();
         assert!(best_bytes(&restored) == best_bytes(&first));
         assert!(best_bytes(&restored) != values(&restored.model));
+    }
+
+    #[test]
+    fn a_snapshot_between_the_stages_of_freeze_then_unfreeze_resumes_at_the_second_stages_start() {
+        let _rng = device_rng();
+        // 40 training examples in batches of 8: 5 steps an epoch, one epoch a stage.
+        let tuner = || {
+            let device = Device::flex().autodiff();
+            let bert = BertModelConfig::new(tiny_config(64)).init(&device);
+            let cfg = FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_batch_size(8).with_head_epochs(1).with_epochs(1).with_seed(7);
+            FineTuner::new(bert, 0, 16, vec!["neg".into(), "pos".into()], toy(40, 1), toy(16, 2), cfg, &device).unwrap()
+        };
+        let mut first = tuner();
+        // Up to the head stage's evaluation: the second stage has started (its features freed),
+        // and the next call will announce it.
+        while !matches!(pollster::block_on(first.advance()).unwrap(), Event::Evaluated(_)) {}
+        assert!(first.can_snapshot());
+        let p = first.progress();
+        assert_eq!((p.phase, p.step, p.total_steps, first.epochs_done()), (Phase::Full, 5, 10, 0));
+        assert!(first.features().is_none());
+        let snapshot = pollster::block_on(first.snapshot(true)).unwrap();
+        let s = &snapshot.state;
+        assert_eq!((s.phase, s.epoch, s.cursor, s.phase_step, s.phase_steps, s.step), (Phase::Full, 0, 0, 0, 5, 5));
+        assert!(snapshot.features.is_none());
+        assert!(matches!(pollster::block_on(first.advance()).unwrap(), Event::PhaseStarted { phase: Phase::Full, steps: 5 }));
+
+        // The resumed run is in the second stage already: its first call is the stage's first step.
+        let mut resumed = tuner().restore(snapshot).unwrap();
+        let p = resumed.progress();
+        assert_eq!((p.phase, p.step, p.total_steps, resumed.epochs_done()), (Phase::Full, 5, 10, 0));
+        match pollster::block_on(resumed.advance()).unwrap() {
+            Event::Step(point) => assert_eq!((point.phase, point.step), (Phase::Full, 6)),
+            other => panic!("expected the second stage's first step, got {other:?}"),
+        }
     }
 
     #[test]
