@@ -427,13 +427,15 @@ fn pin_inline_scripts(index: &Path) -> Result {
 // Tests
 
 fn test() -> Result {
-    step("native tests: unit tests, checkpoint loading, parity with PyTorch fixtures (CPU backend)");
-    run("cargo", &["test", "--locked", "--package", "bertbench-core", "--", "--skip", "wgpu_"])?;
+    // core and the app's plain-data modules (protocol, runs, saved items) in one invocation, and
+    // the WebGPU check with the same two packages: one feature set, so burn is built once.
+    step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend) and the app's protocol and persistence types");
+    run("cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--", "--skip", "wgpu_"])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();
     let vulkan = [("WGPU_BACKEND", "vulkan"), ("XDG_RUNTIME_DIR", runtime.as_str())];
-    run_in(&root(), "cargo", &["test", "--locked", "--package", "bertbench-core", "--test", "wgpu_native", "--", "--test-threads=1"], &vulkan)?;
+    run_in(&root(), "cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--test", "wgpu_native", "--", "--test-threads=1"], &vulkan)?;
 
     step("tiny random BERT checkpoint for the browser tests");
     run("cargo", &["run", "--locked", "--quiet", "--package", "bertbench-cli", "--", "init", "--preset", "tiny", "--tokenizer-from", MODEL_DIR, "--out", TINY_DIR])?;
