@@ -41,6 +41,7 @@ use std::time::Instant;
 
 use bertbench_core::burn::prelude::Device;
 use bertbench_core::bert::checkpoint::{self, CheckpointFiles};
+use bertbench_core::bert::folder;
 use bertbench_core::bert::config::Preset;
 use bertbench_core::device_check::compare_devices;
 use bertbench_core::analysis::embed::EmbedOptions;
@@ -160,14 +161,22 @@ fn device(name: &str) -> Result<Device> {
     }
 }
 
+/// A Hugging Face model folder of any supported family and format (see
+/// `bertbench_core::bert::folder`).
+fn folder_files(dir: &Path) -> Result<CheckpointFiles> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.is_file() {
+            files.push((path.file_name().unwrap_or_default().to_string_lossy().into_owned(), read(&path)?));
+        }
+    }
+    folder::from_folder(files).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
 fn load_dir(dir: &Path, device: &Device) -> Result<bertbench_core::LoadedModel> {
-    let files = CheckpointFiles {
-        config_json: read(&dir.join("config.json"))?,
-        weights: read(&dir.join("model.safetensors"))?,
-        tokenizer_json: read_optional(&dir.join("tokenizer.json")),
-        vocab_txt: read_optional(&dir.join("vocab.txt")),
-    };
-    checkpoint::load(files, device).map_err(|e| e.to_string())
+    checkpoint::load(folder_files(dir)?, device).map_err(|e| e.to_string())
 }
 
 fn bench(args: &[String]) -> Result {
@@ -442,12 +451,7 @@ fn classify(args: &[String]) -> Result {
     let args = Args::parse(args)?;
     let dir = PathBuf::from(args.require("model")?);
     let device = Device::flex();
-    let files = CheckpointFiles {
-        config_json: read(&dir.join("config.json"))?,
-        weights: read(&dir.join("model.safetensors"))?,
-        tokenizer_json: read_optional(&dir.join("tokenizer.json")),
-        vocab_txt: read_optional(&dir.join("vocab.txt")),
-    };
+    let files = folder_files(&dir)?;
     let loaded = classification::load_classifier(files, read_optional(&dir.join(classification::HEAD_FILE)), &device).map_err(|e| e.to_string())?;
     let encoded = args
         .positional

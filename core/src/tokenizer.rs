@@ -1,4 +1,5 @@
-//! WordPiece tokenization through the `tokenizers` crate, and padded batches for the model.
+//! Tokenization through the `tokenizers` crate (BERT's WordPiece, RoBERTa's byte-level BPE: any
+//! `tokenizer.json`), and padded batches for the model.
 
 use serde::Serialize;
 use tokenizers::decoders::wordpiece::WordPiece as WordPieceDecoder;
@@ -110,20 +111,31 @@ impl Batch {
     }
 }
 
-/// BERT's WordPiece tokenizer with `[CLS] a [SEP] (b [SEP])` post-processing.
+/// The special tokens of each family: BERT's, then RoBERTa's spelling.
+const SPECIALS: [(&str, [&str; 2]); 5] = [
+    ("padding", ["[PAD]", "<pad>"]),
+    ("start", ["[CLS]", "<s>"]),
+    ("separator", ["[SEP]", "</s>"]),
+    ("mask", ["[MASK]", "<mask>"]),
+    ("unknown", ["[UNK]", "<unk>"]),
+];
+
+/// A BERT-family tokenizer with `[CLS] a [SEP] (b [SEP])` post-processing (RoBERTa:
+/// `<s> a </s></s> b </s>`). The special tokens are named by their BERT roles whatever the
+/// family spells them.
 #[derive(Clone)]
 pub struct BertTokenizer {
     inner: Tokenizer,
     max_len: usize,
-    /// Id of `[PAD]`.
+    /// Id of `[PAD]` (`<pad>`).
     pub pad_id: u32,
-    /// Id of `[CLS]`.
+    /// Id of `[CLS]` (`<s>`).
     pub cls_id: u32,
-    /// Id of `[SEP]`.
+    /// Id of `[SEP]` (`</s>`).
     pub sep_id: u32,
-    /// Id of `[MASK]`.
+    /// Id of `[MASK]` (`<mask>`).
     pub mask_id: u32,
-    /// Id of `[UNK]`.
+    /// Id of `[UNK]` (`<unk>`).
     pub unk_id: u32,
 }
 
@@ -136,6 +148,15 @@ impl std::fmt::Debug for BertTokenizer {
     }
 }
 
+/// The options of BERT's normaliser that a `tokenizer_config.json` sets.
+#[derive(Debug, Clone, Copy)]
+struct WordPieceOptions {
+    lowercase: bool,
+    /// `None`: strip accents exactly when lowercasing.
+    strip_accents: Option<bool>,
+    chinese_chars: bool,
+}
+
 impl BertTokenizer {
     /// Loads a `tokenizer.json`. Its own truncation and padding settings (all-MiniLM-L6-v2
     /// ships 128-token truncation and fixed padding) are replaced: sequences are truncated at
@@ -145,9 +166,32 @@ impl BertTokenizer {
         Self::wrap(inner, max_len)
     }
 
+    /// Builds the tokenizer of a model that ships `vocab.txt` without `tokenizer.json`, with the
+    /// options its `tokenizer_config.json` gives as `transformers`' `BertTokenizer` reads them:
+    /// `do_lower_case` (true when absent), `strip_accents` (follows lowercasing when absent),
+    /// `tokenize_chinese_chars` (true when absent).
+    pub fn from_vocab_files(vocab: &[u8], tokenizer_config: Option<&[u8]>, max_len: usize) -> Result<Self> {
+        let config: serde_json::Value = match tokenizer_config {
+            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| Error::Tokenizer(format!("tokenizer_config.json: {e}")))?,
+            None => serde_json::Value::Null,
+        };
+        let flag = |key: &str| config.get(key).and_then(serde_json::Value::as_bool);
+        let lowercase = flag("do_lower_case").unwrap_or(true);
+        let options = WordPieceOptions {
+            lowercase,
+            strip_accents: flag("strip_accents"),
+            chinese_chars: flag("tokenize_chinese_chars").unwrap_or(true),
+        };
+        Self::from_vocab(vocab, options, max_len)
+    }
+
     /// Builds the standard BERT pipeline from a `vocab.txt` (one piece per line, id = line
     /// number), lowercasing if the model is uncased.
     pub fn from_vocab_txt(bytes: &[u8], lowercase: bool, max_len: usize) -> Result<Self> {
+        Self::from_vocab(bytes, WordPieceOptions { lowercase, strip_accents: None, chinese_chars: true }, max_len)
+    }
+
+    fn from_vocab(bytes: &[u8], options: WordPieceOptions, max_len: usize) -> Result<Self> {
         let text = std::str::from_utf8(bytes)
             .map_err(|_| Error::Tokenizer("vocab.txt is not UTF-8 text".into()))?;
         let vocab: ahash::AHashMap<String, u32> = text
@@ -171,7 +215,7 @@ impl BertTokenizer {
             .map_err(|e| Error::Tokenizer(e.to_string()))?;
         let mut inner = Tokenizer::new(model);
         inner
-            .with_normalizer(Some(BertNormalizer::new(true, true, None, lowercase)))
+            .with_normalizer(Some(BertNormalizer::new(true, options.chinese_chars, options.strip_accents, options.lowercase)))
             .with_pre_tokenizer(Some(BertPreTokenizer))
             .with_post_processor(Some(BertProcessing::new(("[SEP]".into(), sep), ("[CLS]".into(), cls))))
             .with_decoder(Some(WordPieceDecoder::default()));
@@ -220,20 +264,16 @@ impl BertTokenizer {
         inner
             .with_truncation(None)
             .map_err(|e| Error::Tokenizer(e.to_string()))?;
-        let id = |piece: &str| {
-            inner
-                .token_to_id(piece)
-                .ok_or_else(|| Error::Tokenizer(format!("the vocabulary has no {piece} token; is this a BERT tokenizer?")))
+        let id = |(role, spellings): (&str, [&str; 2])| {
+            spellings.iter().find_map(|piece| inner.token_to_id(piece)).ok_or_else(|| {
+                Error::Tokenizer(format!(
+                    "the vocabulary has no {role} token ({} or {}); is this a BERT-family tokenizer?",
+                    spellings[0], spellings[1]
+                ))
+            })
         };
-        Ok(Self {
-            pad_id: id("[PAD]")?,
-            cls_id: id("[CLS]")?,
-            sep_id: id("[SEP]")?,
-            mask_id: id("[MASK]")?,
-            unk_id: id("[UNK]")?,
-            max_len,
-            inner,
-        })
+        let [pad, cls, sep, mask, unk] = SPECIALS;
+        Ok(Self { pad_id: id(pad)?, cls_id: id(cls)?, sep_id: id(sep)?, mask_id: id(mask)?, unk_id: id(unk)?, max_len, inner })
     }
 
     /// Number of pieces in the vocabulary.
@@ -250,6 +290,23 @@ impl BertTokenizer {
     /// 64-token inputs, say).
     pub fn with_max_len(&self, max_len: usize) -> Self {
         Self { max_len: max_len.max(2), ..self.clone() }
+    }
+
+    /// The tokenizer as `tokenizer.json` bytes (what `transformers`' fast tokenizers read).
+    pub fn to_tokenizer_json(&self) -> Result<Vec<u8>> {
+        self.inner.to_string(false).map(String::into_bytes).map_err(|e| Error::Tokenizer(format!("writing tokenizer.json: {e}")))
+    }
+
+    /// Whether case is kept (`"Apple"` and `"apple"` tokenize differently): false for an
+    /// uncased BERT, which lowercases first.
+    pub fn is_cased(&self) -> bool {
+        let ids = |text: &str| self.inner.encode(text, false).map(|e| e.get_ids().to_vec()).ok();
+        ids("Apple The") != ids("apple the")
+    }
+
+    /// The mask token as it is written in a text (`[MASK]`, RoBERTa's `<mask>`).
+    pub fn mask_token(&self) -> String {
+        self.id_to_piece(self.mask_id).unwrap_or_else(|| "[MASK]".into())
     }
 
     /// The piece for an id.

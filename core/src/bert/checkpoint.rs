@@ -1,14 +1,17 @@
 //! Hugging Face checkpoints in and out: `config.json` + `model.safetensors` + `tokenizer.json`
-//! (or `vocab.txt`), always from bytes so the same code runs in the browser.
+//! (or `vocab.txt`), always from bytes so the same code runs in
+//! the browser. [`folder`](crate::bert::folder) turns any Hugging Face folder (sharded
+//! safetensors, `pytorch_model.bin`) into these files.
 //!
-//! Module names follow the checkpoint; two differ because Rust needs them to:
+//! Module names follow BERT's checkpoint (other families' names are mapped onto them, see
+//! [`Family`]); two differ because Rust needs them to:
 //!
 //! | checkpoint          | here              |
 //! |---------------------|-------------------|
 //! | `*.LayerNorm.*`     | `*.layer_norm.*`  |
 //! | `attention.self.*`  | `attention.self_attn.*` |
 //!
-//! A `bert.` prefix (task checkpoints such as `BertForMaskedLM`) is stripped. PyTorch stores
+//! The family's prefix (`bert.` in task checkpoints such as `BertForMaskedLM`) is stripped. PyTorch stores
 //! linear weights as `[out, in]`; burn's adapter transposes them. Half-precision weights are
 //! widened to f32.
 
@@ -21,16 +24,13 @@ use burn_store::{
 use safetensors::SafeTensors;
 
 use crate::bert::config::BertConfig;
+use crate::bert::family::Family;
 use crate::error::{Error, Result};
 use crate::bert::model::{BertModel, BertModelConfig};
 use crate::tokenizer::BertTokenizer;
 
-/// Checkpoint tensors that belong to task heads, not to the encoder: loading an encoder skips
-/// them (and says so) instead of refusing the file.
-const HEAD_PREFIXES: [&str; 2] = ["cls.", "classifier."];
-
-/// Buffers some checkpoints carry that are not weights (`arange(512)`): ignored silently.
-const BUFFERS: [&str; 1] = ["embeddings.position_ids"];
+/// Buffers some checkpoints carry that are not weights (`arange(512)`, zeros): ignored silently.
+const BUFFERS: [&str; 2] = ["embeddings.position_ids", "embeddings.token_type_ids"];
 
 /// The raw files of a checkpoint.
 #[derive(Debug, Clone, Default)]
@@ -50,12 +50,58 @@ pub struct CheckpointFiles {
 pub struct LoadReport {
     /// Tensors loaded into the model.
     pub loaded: usize,
-    /// Tensors in the file that belong to something else (heads, `position_ids`).
+    /// Tensors in the file that belong to task heads (read by the task that uses them).
     pub skipped: Vec<String>,
     /// Whether the checkpoint had a pooler.
     pub with_pooler: bool,
     /// Number of parameters of the loaded model.
     pub num_params: usize,
+    /// The task heads the checkpoint carries besides the encoder, by name (see [`Head`]).
+    pub heads: Vec<Head>,
+}
+
+/// A task head found in a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Head {
+    /// A masked-language-model head: fill-mask, continued pretraining.
+    MaskedLm,
+    /// BERT's next-sentence head.
+    NextSentence,
+    /// A classifier over the whole text (`classifier.*`; `id2label` names its classes).
+    Classifier,
+    /// A span head for extractive question answering (`qa_outputs.*`).
+    QuestionAnswering,
+}
+
+impl Head {
+    /// What the page calls it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Head::MaskedLm => "masked-language-model head (fill-mask)",
+            Head::NextSentence => "next-sentence head",
+            Head::Classifier => "classification head",
+            Head::QuestionAnswering => "question-answering head",
+        }
+    }
+
+    /// The heads a family's head tensors (as [`LoadReport::skipped`] names them) make up.
+    pub fn found(family: Family, skipped: &[String]) -> Vec<Head> {
+        let any = |prefix: &str| skipped.iter().any(|n| n.starts_with(prefix));
+        let mut heads = Vec::new();
+        if skipped.iter().any(|n| n == family.mlm_marker()) {
+            heads.push(Head::MaskedLm);
+        }
+        if any("cls.seq_relationship.") {
+            heads.push(Head::NextSentence);
+        }
+        if any("classifier.") {
+            heads.push(Head::Classifier);
+        }
+        if any("qa_outputs.") {
+            heads.push(Head::QuestionAnswering);
+        }
+        heads
+    }
 }
 
 /// A loaded model with its configuration and tokenizer.
@@ -74,14 +120,7 @@ pub struct LoadedModel {
 /// Loads a whole checkpoint onto `device`.
 pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
     let config = BertConfig::from_json_bytes(&files.config_json)?;
-    let max_len = config.max_position_embeddings;
-    let tokenizer = match (&files.tokenizer_json, &files.vocab_txt) {
-        (Some(json), _) => BertTokenizer::from_tokenizer_json(json, max_len)?,
-        (None, Some(vocab)) => BertTokenizer::from_vocab_txt(vocab, true, max_len)?,
-        (None, None) => {
-            return Err(Error::Tokenizer("the checkpoint has neither tokenizer.json nor vocab.txt".into()));
-        }
-    };
+    let tokenizer = files.tokenizer(config.max_len())?;
     if tokenizer.vocab_size() > config.vocab_size {
         return Err(Error::Tokenizer(format!(
             "the tokenizer has {} pieces but config.json says vocab_size is {}",
@@ -93,42 +132,70 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
     Ok(LoadedModel { config, model, tokenizer, report })
 }
 
-/// Loads `model.safetensors` bytes into a [`BertModel`] built from `config`.
+impl CheckpointFiles {
+    /// The tokenizer: `tokenizer.json` when there is one, else an uncased `vocab.txt` (a
+    /// folder's `tokenizer_config.json` is read by [`from_folder`](crate::bert::folder::from_folder),
+    /// which writes the `tokenizer.json` it describes).
+    pub fn tokenizer(&self, max_len: usize) -> Result<BertTokenizer> {
+        match (&self.tokenizer_json, &self.vocab_txt) {
+            (Some(json), _) => BertTokenizer::from_tokenizer_json(json, max_len),
+            (None, Some(vocab)) => BertTokenizer::from_vocab_txt(vocab, true, max_len),
+            (None, None) => Err(Error::Tokenizer("the model has no tokenizer: it needs tokenizer.json or vocab.txt".into())),
+        }
+    }
+}
+
+/// Loads `model.safetensors` bytes into a [`BertModel`] built from `config`, mapping the
+/// family's tensor names (see [`Family`]) onto the model's.
 pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Result<(BertModel, LoadReport)> {
+    let family = config.model_type;
     let names = tensor_names(&weights)?;
-    let prefixed = names.iter().all(|n| n.starts_with("bert.") || n.starts_with("cls.") || n.starts_with("classifier."))
-        && names.iter().any(|n| n.starts_with("bert."));
-    let strip = |n: &str| if prefixed { n.strip_prefix("bert.").unwrap_or(n).to_string() } else { n.to_string() };
-    let with_pooler = names.iter().any(|n| strip(n).starts_with("pooler."));
+    let prefix = family.prefix();
+    let strip = |n: &str| n.strip_prefix(prefix).unwrap_or(n).to_string();
+    let with_pooler = family.has_pooler() && names.iter().any(|n| strip(n).starts_with("pooler."));
 
     let mut model = BertModelConfig::new(config.clone()).with_with_pooler(with_pooler).init(device);
-    let mut store = hf_store(weights).with_key_remapping(r"^bert\.", "");
+    let mut store = encoder_store(weights, family);
     let result = model
         .load_from(&mut store)
         .map_err(|e| Error::Weights(e.to_string()))?;
 
+    let name = |p: &str| family.to_checkpoint_name(p);
     if !result.errors.is_empty() {
-        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| to_hf_name(&e.to_string())).collect()));
+        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| name(&e.to_string())).collect()));
     }
     if !result.missing.is_empty() {
-        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| to_hf_name(p)).collect()));
+        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| name(p)).collect()));
     }
     let (skipped, unknown): (Vec<String>, Vec<String>) = result
         .unused
         .iter()
-        .map(|p| to_hf_name(p))
+        .map(|p| name(p))
         .filter(|p| !BUFFERS.contains(&p.as_str()))
-        .partition(|p| HEAD_PREFIXES.iter().any(|f| p.starts_with(f)));
+        .partition(|p| family.head_prefixes().iter().any(|f| p.starts_with(f)));
     if !unknown.is_empty() {
         return Err(Error::UnknownTensors(unknown));
     }
     let report = LoadReport {
         loaded: result.applied.len(),
+        heads: Head::found(family, &skipped),
         skipped,
         with_pooler,
         num_params: model.num_params(),
     };
     Ok((model, report))
+}
+
+/// A store reading a family's encoder from `model.safetensors` bytes: its prefix removed, its
+/// names mapped onto BERT's (see [`Family::load_renames`]), weights as [`hf_store`] reads them.
+pub(crate) fn encoder_store(weights: Vec<u8>, family: Family) -> SafetensorsStore {
+    let mut store = SafetensorsStore::from_bytes(Some(weights))
+        .with_from_adapter(PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32)))
+        .with_key_remapping(&format!("^{}", regex::escape(family.prefix())), "");
+    for (from, to) in family.load_renames() {
+        store = store.with_key_remapping(from, *to);
+    }
+    store.allow_partial(true).validate(false)
 }
 
 /// A store reading Hugging Face `model.safetensors` bytes into this crate's modules: linear
@@ -167,18 +234,15 @@ fn describe_safetensors_error(e: safetensors::SafeTensorError, len: usize) -> St
     }
 }
 
-/// Our module path → the checkpoint's name.
-fn to_hf_name(path: &str) -> String {
-    path.replace(".layer_norm.", ".LayerNorm.")
-        .replace(".self_attn.", ".self.")
-        .replace(".gamma", ".weight")
-        .replace(".beta", ".bias")
-}
-
-/// Writes the model's weights as `model.safetensors` bytes with Hugging Face names and
-/// layout, which `transformers.BertModel` loads as it is.
+/// Writes the model's weights as `model.safetensors` bytes with its family's Hugging Face
+/// names and layout, which `transformers`' `AutoModel` loads as it is.
 pub fn save_weights(model: &BertModel) -> Result<Vec<u8>> {
-    save_module(model)
+    let mut store = SafetensorsStore::from_bytes(None).with_to_adapter(BurnToPyTorchAdapter).metadata("format", "pt");
+    for (from, to) in model.family().save_renames() {
+        store = store.with_key_remapping(from, *to);
+    }
+    model.save_into(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    store.get_bytes().map_err(|e| Error::Weights(e.to_string()))
 }
 
 /// [`save_weights`] for any module built from this crate's parts (a model with heads, say):

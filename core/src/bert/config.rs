@@ -3,6 +3,7 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
+use crate::bert::family::Family;
 use crate::error::Error;
 
 /// The activation of the feed-forward block, as `hidden_act` names it in `config.json`.
@@ -59,9 +60,12 @@ pub struct BertConfig {
     /// LayerNorm epsilon.
     #[config(default = 1e-12)]
     pub layer_norm_eps: f64,
-    /// Id of `[PAD]`.
+    /// Id of `[PAD]` (`<pad>` in RoBERTa).
     #[config(default = 0)]
     pub pad_token_id: usize,
+    /// The family (`model_type`): how positions, segments and tensor names differ from BERT's.
+    #[config(default = "Family::Bert")]
+    pub model_type: Family,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
@@ -130,17 +134,15 @@ impl Preset {
 }
 
 impl BertConfig {
-    /// Parses a Hugging Face `config.json` and checks that it describes a BERT we can build.
+    /// Parses a Hugging Face `config.json` of any supported family (see
+    /// [`Family`]) and checks that it describes an encoder we can build.
     pub fn from_json_bytes(bytes: &[u8]) -> crate::Result<Self> {
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| Error::Config(e.to_string()))?;
-        if let Some(kind) = value.get("model_type").and_then(|v| v.as_str()) {
-            if kind != "bert" {
-                return Err(Error::UnsupportedConfig(format!(
-                    "model_type is \"{kind}\"; only \"bert\" is supported"
-                )));
-            }
-        }
+        let family = match value.get("model_type").and_then(|v| v.as_str()) {
+            Some(kind) => Family::from_model_type(kind).map_err(Error::UnsupportedConfig)?,
+            None => Family::Bert,
+        };
         if let Some(kind) = value.get("position_embedding_type").and_then(|v| v.as_str()) {
             if kind != "absolute" {
                 return Err(Error::UnsupportedConfig(format!(
@@ -148,10 +150,15 @@ impl BertConfig {
                 )));
             }
         }
+        if value.get("is_decoder").and_then(|v| v.as_bool()) == Some(true) {
+            return Err(Error::UnsupportedConfig("is_decoder is true: this is a decoder (causal) model; bertbench runs encoders".into()));
+        }
         // Fields a config.json leaves out take transformers' BertConfig defaults.
         let serde_json::Value::Object(given) = value else {
             return Err(Error::Config("expected a JSON object".into()));
         };
+        let mut given = family.bert_keys(given);
+        given.insert("model_type".into(), serde_json::to_value(family).expect("family serialises"));
         let mut merged = serde_json::to_value(BertConfig::new()).expect("config serialises");
         let fields = merged.as_object_mut().expect("config is an object");
         for (key, v) in given {
@@ -177,8 +184,18 @@ impl BertConfig {
                 self.hidden_size, self.num_attention_heads
             ));
         }
-        if self.vocab_size == 0 || self.max_position_embeddings == 0 || self.type_vocab_size == 0 {
-            return bad("vocab_size, max_position_embeddings and type_vocab_size must be > 0".into());
+        if self.vocab_size == 0 || self.max_position_embeddings == 0 {
+            return bad("vocab_size and max_position_embeddings must be > 0".into());
+        }
+        if self.type_vocab_size == 0 && self.model_type != Family::DistilBert {
+            return bad("type_vocab_size must be > 0".into());
+        }
+        if self.max_len() < 2 {
+            return bad(format!(
+                "max_position_embeddings {} leaves no room for a sequence after the {} reserved positions",
+                self.max_position_embeddings,
+                self.model_type.position_offset(self.pad_token_id)
+            ));
         }
         if self.pad_token_id >= self.vocab_size {
             return bad(format!(
@@ -187,6 +204,12 @@ impl BertConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The longest input in tokens, specials included: the position table's rows after the
+    /// family's offset (512 for BERT-base and RoBERTa-base alike).
+    pub fn max_len(&self) -> usize {
+        self.max_position_embeddings.saturating_sub(self.model_type.position_offset(self.pad_token_id))
     }
 
     /// Width of one attention head.
@@ -219,12 +242,16 @@ impl BertConfig {
     /// The configuration as Hugging Face `config.json` bytes, so `transformers` can load what
     /// we save.
     pub fn to_hf_json(&self) -> Vec<u8> {
-        let mut value = serde_json::to_value(self).expect("config serialises");
-        let obj = value.as_object_mut().expect("config is an object");
-        obj.insert("model_type".into(), "bert".into());
-        obj.insert("architectures".into(), serde_json::json!(["BertModel"]));
-        obj.insert("position_embedding_type".into(), "absolute".into());
-        serde_json::to_vec_pretty(&value).expect("config serialises")
+        let family = self.model_type;
+        let serde_json::Value::Object(obj) = serde_json::to_value(self).expect("config serialises") else {
+            unreachable!("a config serialises to an object")
+        };
+        let mut obj = family.family_keys(obj);
+        obj.insert("architectures".into(), serde_json::json!([family.base_architecture()]));
+        if family != Family::DistilBert {
+            obj.insert("position_embedding_type".into(), "absolute".into());
+        }
+        serde_json::to_vec_pretty(&obj).expect("config serialises")
     }
 }
 

@@ -1,4 +1,5 @@
 //! Input representation: token + segment + position embeddings, then LayerNorm and dropout.
+//! DistilBERT has no segment table; RoBERTa's positions start after its padding id.
 
 use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer};
 use burn::prelude::*;
@@ -14,7 +15,7 @@ pub struct BertEmbeddingsConfig {
     pub vocab_size: usize,
     /// Longest sequence (number of learned positions).
     pub max_position_embeddings: usize,
-    /// Number of segments.
+    /// Number of segments (0: no segment table, as DistilBERT).
     pub type_vocab_size: usize,
     /// Width of the embeddings.
     pub hidden_size: usize,
@@ -27,6 +28,9 @@ pub struct BertEmbeddingsConfig {
     /// Standard deviation of the normal initialiser.
     #[config(default = 0.02)]
     pub initializer_range: f64,
+    /// The first position id (RoBERTa: `pad_token_id + 1`).
+    #[config(default = 0)]
+    pub position_offset: usize,
 }
 
 impl BertEmbeddingsConfig {
@@ -41,6 +45,7 @@ impl BertEmbeddingsConfig {
         .with_layer_norm_eps(config.layer_norm_eps)
         .with_dropout(config.hidden_dropout_prob)
         .with_initializer_range(config.initializer_range)
+        .with_position_offset(config.model_type.position_offset(config.pad_token_id))
     }
 
     /// Creates the module with freshly initialised weights.
@@ -54,9 +59,10 @@ impl BertEmbeddingsConfig {
         BertEmbeddings {
             word_embeddings: table(self.vocab_size),
             position_embeddings: table(self.max_position_embeddings),
-            token_type_embeddings: table(self.type_vocab_size),
+            token_type_embeddings: (self.type_vocab_size > 0).then(|| table(self.type_vocab_size)),
             layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
             dropout: DropoutConfig::new(self.dropout).init(),
+            position_offset: self.position_offset,
         }
     }
 }
@@ -66,7 +72,7 @@ impl BertEmbeddingsConfig {
 pub struct EmbeddingParts {
     /// Token (WordPiece) embeddings, `[batch, seq, hidden]`.
     pub token: Tensor<3>,
-    /// Segment embeddings, `[batch, seq, hidden]`.
+    /// Segment embeddings, `[batch, seq, hidden]` (zeros for a family without segments).
     pub segment: Tensor<3>,
     /// Position embeddings, `[1, seq, hidden]` (the same for every row).
     pub position: Tensor<3>,
@@ -80,12 +86,15 @@ pub struct BertEmbeddings {
     pub word_embeddings: Embedding,
     /// One row per position `0..max_position_embeddings`.
     pub position_embeddings: Embedding,
-    /// One row per segment (0 = sentence A, 1 = sentence B).
-    pub token_type_embeddings: Embedding,
+    /// One row per segment (0 = sentence A, 1 = sentence B); none in DistilBERT.
+    pub token_type_embeddings: Option<Embedding>,
     /// Normalises the sum.
     pub layer_norm: LayerNorm,
     /// Applied after the LayerNorm while training.
     pub dropout: Dropout,
+    /// The first position id.
+    #[module(skip)]
+    position_offset: usize,
 }
 
 impl BertEmbeddings {
@@ -96,7 +105,7 @@ impl BertEmbeddings {
     /// - `token_type_ids`: `[batch, seq]`
     /// - output: `[batch, seq, hidden]`
     ///
-    /// `seq` must not exceed `max_position_embeddings`; the tokenizer truncates to it.
+    /// `seq` must not exceed the config's `max_len()`; the tokenizer truncates to it.
     pub fn forward(&self, input_ids: Tensor<2, Int>, token_type_ids: Tensor<2, Int>) -> Tensor<3> {
         let parts = self.parts(input_ids, token_type_ids);
         let summed = parts.token + parts.segment + parts.position;
@@ -109,14 +118,19 @@ impl BertEmbeddings {
     /// - `input_ids`, `token_type_ids`: `[batch, seq]`
     /// - output: see [`EmbeddingParts`]
     pub fn parts(&self, input_ids: Tensor<2, Int>, token_type_ids: Tensor<2, Int>) -> EmbeddingParts {
-        let [_, seq] = input_ids.dims();
+        let [batch, seq] = input_ids.dims();
         let device = input_ids.device();
-        let positions = Tensor::<1, Int>::arange(0..seq as i64, &device).reshape([1, seq]);
-        EmbeddingParts {
-            token: self.word_embeddings.forward(input_ids),
-            segment: self.token_type_embeddings.forward(token_type_ids),
-            position: self.position_embeddings.forward(positions),
-        }
+        let start = self.position_offset as i64;
+        let positions = Tensor::<1, Int>::arange(start..start + seq as i64, &device).reshape([1, seq]);
+        let token = self.word_embeddings.forward(input_ids);
+        // A one-row segment table (RoBERTa) has only segment 0, whatever ids a pair encoding
+        // carries, as `transformers` gives it.
+        let segment = match &self.token_type_embeddings {
+            Some(table) if table.weight.dims()[0] == 1 => table.forward(token_type_ids.zeros_like()),
+            Some(table) => table.forward(token_type_ids),
+            None => Tensor::zeros([batch, seq, token.dims()[2]], &device),
+        };
+        EmbeddingParts { token, segment, position: self.position_embeddings.forward(positions) }
     }
 }
 
@@ -136,7 +150,7 @@ mod tests {
 
         // By hand: row 2 is word[7] + type[1] + position[2], normalised.
         let w = emb.word_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
-        let t = emb.token_type_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let t = emb.token_type_embeddings.as_ref().unwrap().weight.val().into_data().try_to_vec::<f32>().unwrap();
         let p = emb.position_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
         let sum: Vec<f32> = (0..4).map(|k| w[7 * 4 + k] + t[4 + k] + p[2 * 4 + k]).collect();
         let mean = sum.iter().sum::<f32>() / 4.0;
@@ -146,5 +160,18 @@ mod tests {
         for k in 0..4 {
             assert!((got[8 + k] - expected[k]).abs() < 1e-4, "{got:?} vs {expected:?}");
         }
+    }
+
+    #[test]
+    fn positions_start_at_the_offset_and_a_missing_segment_table_adds_nothing() {
+        let device = Device::flex();
+        let emb = BertEmbeddingsConfig::new(10, 8, 0, 4).with_dropout(0.0).with_position_offset(2).init(&device);
+        assert!(emb.token_type_embeddings.is_none());
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(vec![1i64, 5], [1, 2]), &device);
+        let parts = emb.parts(ids.clone(), ids.zeros_like());
+        let p = emb.position_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let got = parts.position.into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(got, p[2 * 4..4 * 4].to_vec());
+        assert!(parts.segment.into_data().try_to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));
     }
 }

@@ -1,4 +1,5 @@
-//! BERT itself, one file per module of a Hugging Face checkpoint: configuration, embeddings,
+//! BERT itself, one file per module of a Hugging Face checkpoint: configuration, the families
+//! that share its architecture (RoBERTa, DistilBERT), embeddings,
 //! self-attention, the encoder stack, the model with its pooler, pooling, and loading and saving
 //! checkpoints. Built from [`crate::nn`]; knows nothing of tasks or training.
 
@@ -7,5 +8,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod embeddings;
 pub mod encoder;
+pub mod folder;
+pub mod family;
 pub mod model;
 pub mod pooling;

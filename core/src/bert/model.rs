@@ -10,6 +10,7 @@ use crate::nn::linear::init_linear;
 use crate::nn::linear::linear;
 use crate::bert::config::BertConfig;
 use crate::bert::embeddings::{BertEmbeddings, BertEmbeddingsConfig};
+use crate::bert::family::Family;
 use crate::bert::encoder::{BertEncoder, BertEncoderConfig};
 use crate::error::Error;
 use crate::nn::read_f32;
@@ -54,6 +55,7 @@ impl BertModelConfig {
             pooler: self.with_pooler.then(|| BertPooler {
                 dense: init_linear(c.hidden_size, c.hidden_size, c.initializer_range, device),
             }),
+            family: c.model_type,
         }
     }
 }
@@ -106,7 +108,8 @@ pub struct BertModelOutput {
     pub attentions: Vec<Tensor<4>>,
 }
 
-/// BERT: embeddings, encoder and pooler, with Hugging Face module names.
+/// BERT: embeddings, encoder and pooler, with Hugging Face module names. RoBERTa and
+/// DistilBERT are this model too (see [`Family`]).
 #[derive(Module, Debug)]
 pub struct BertModel {
     /// Token + segment + position embeddings.
@@ -115,6 +118,9 @@ pub struct BertModel {
     pub encoder: BertEncoder,
     /// The NSP-trained pooler, if the checkpoint has one.
     pub pooler: Option<BertPooler>,
+    /// Which family's checkpoint names it is saved under.
+    #[module(skip)]
+    family: Family,
 }
 
 /// Runs `forward` over `encoded` in batches of `batch_size` taken shortest first, so each
@@ -169,6 +175,11 @@ impl BertModel {
             hidden_states: out.hidden_states,
             attentions: out.attentions,
         }
+    }
+
+    /// The family whose checkpoint names the model is saved under.
+    pub fn family(&self) -> Family {
+        self.family
     }
 
     /// Number of encoder layers.

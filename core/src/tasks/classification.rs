@@ -344,10 +344,19 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     };
     let weights = files.weights.clone();
     let bert = crate::bert::checkpoint::load(files, device)?;
+    let family = bert.config.model_type;
+    if family != crate::bert::family::Family::Bert && raw.get("bertbench_head").is_none() {
+        // RoBERTa's head is dense → tanh → out_proj on <s>, DistilBERT's pre_classifier → ReLU
+        // → classifier: not BERT's pooler + classifier, so reading them as BERT's would be wrong.
+        return Err(Error::UnsupportedConfig(format!(
+            "{}'s sequence-classification head is not read yet (BERT's is); open the folder as an encoder and train a new head",
+            family.display_name()
+        )));
+    }
     let max_len = raw
         .pointer("/bertbench_head/max_len")
         .and_then(serde_json::Value::as_u64)
-        .map_or(bert.config.max_position_embeddings, |n| n as usize);
+        .map_or(bert.config.max_len(), |n| n as usize);
     spec.check(bert.config.num_hidden_layers, bert.report.with_pooler)?;
     let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
     let head = match head {

@@ -19,6 +19,7 @@ use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::{init_linear, linear, matmul};
 use crate::bert::checkpoint::{LoadedModel, CheckpointFiles, hf_store};
 use crate::bert::config::BertConfig;
+use crate::bert::family::Family;
 use crate::error::Error;
 use crate::nn::read_f32;
 use crate::tasks::metrics::softmax;
@@ -120,35 +121,61 @@ pub fn export(
     Ok(files)
 }
 
-/// A model saved by [`export`] (a `BertForMaskedLM` or `BertForPreTraining` folder), heads
-/// included, with its tokenizer and configuration: what the lab reopens from the browser's
-/// storage. An encoder-only checkpoint is refused (it has no MLM head to fill masks with).
+/// A checkpoint with its masked-language-model head (a `BertForMaskedLM`, `BertForPreTraining`,
+/// `RobertaForMaskedLM` or `DistilBertForMaskedLM` folder, or one saved by [`export`]), with its
+/// tokenizer and configuration: what fill-mask and continued pretraining start from. An
+/// encoder-only checkpoint is refused (it has no head to fill masks with).
 pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPreTraining, BertTokenizer, BertConfig)> {
     let weights = files.weights.clone();
+    let tied = tied_word_embeddings(&files.config_json);
     let LoadedModel { config, model: bert, tokenizer, report } = crate::bert::checkpoint::load(files, device)?;
+    let family = config.model_type;
     let has = |name: &str| report.skipped.iter().any(|n| n == name);
-    if !has("cls.predictions.bias") {
-        return Err(Error::MissingTensors(vec!["cls.predictions.bias (the checkpoint has no masked-language-model head)".into()]));
+    if !has(family.mlm_marker()) {
+        return Err(Error::MissingTensors(vec![format!("{} (the checkpoint has no masked-language-model head)", family.mlm_marker())]));
     }
-    let pair = has("cls.seq_relationship.weight");
+    if !tied {
+        return Err(Error::UnsupportedConfig(
+            "tie_word_embeddings is false: the masked-language-model head has its own decoder matrix, which bertbench does not read (it ties the decoder to the word embeddings)".into(),
+        ));
+    }
+    let pair = family == Family::Bert && has("cls.seq_relationship.weight");
+    let mut config = config;
+    if family == Family::Roberta {
+        // RoBERTa's head applies exact GELU whatever the encoder's activation.
+        config.hidden_act = HiddenAct::Gelu;
+    }
     let mut model = BertForPreTraining::new(bert, &config, pair, device);
-    let mut store = hf_store(weights).with_key_remapping(r"^cls\.", "");
+    let mut store = hf_store(weights);
+    for (from, to) in family.mlm_renames() {
+        store = store.with_key_remapping(from, *to);
+    }
     let result = model.cls.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
     if !result.errors.is_empty() {
-        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("cls.{e}")).collect()));
+        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("{} head: {e}", family.display_name())).collect()));
     }
     if !result.missing.is_empty() {
-        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| format!("cls.{p}")).collect()));
+        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| format!("{} head: {p}", family.display_name())).collect()));
     }
     Ok((model, tokenizer, config))
 }
 
-/// Top-`k` predictions for every `[MASK]` in `text` (written literally as `[MASK]`).
+/// `tie_word_embeddings` of a `config.json` (true when absent, as `transformers` defaults it).
+fn tied_word_embeddings(config_json: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(config_json)
+        .ok()
+        .and_then(|v| v.get("tie_word_embeddings").and_then(serde_json::Value::as_bool))
+        .unwrap_or(true)
+}
+
+/// Top-`k` predictions for every mask in `text` (written literally as the tokenizer's mask
+/// token: `[MASK]`, RoBERTa's `<mask>`).
 pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, text: &str, k: usize, device: &Device) -> crate::Result<Vec<MaskFill>> {
     let encoded = tokenizer.encode(text)?;
     let positions: Vec<usize> = encoded.tokens.iter().enumerate().filter(|(_, t)| t.id == tokenizer.mask_id).map(|(i, _)| i).collect();
     if positions.is_empty() {
-        return Err(Error::Input("the text has no [MASK]: write [MASK] where a word should be guessed".into()));
+        let mask = tokenizer.mask_token();
+        return Err(Error::Input(format!("the text has no {mask}: write {mask} where a word should be guessed")));
     }
     let batch = Batch::from_encoded(std::slice::from_ref(&encoded), tokenizer.pad_id);
     let picked: Vec<i64> = positions.iter().map(|&p| p as i64).collect();

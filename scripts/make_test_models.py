@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Small random-weight Hugging Face models of every family and format bertbench reads, and what
+PyTorch `transformers` computes with them, for the tests to check against.
+
+    python3 scripts/make_test_models.py tests/models
+
+writes one folder per case (what `save_pretrained` writes, or what older `transformers` did) and an
+`expected.json` in each: for every test text, the token ids `AutoTokenizer` gives, the last hidden
+state of the encoder, and where the model has a head, its output (the top predictions at each
+mask, or the class probabilities). No download: `transformers` builds each model from a config,
+seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
+before the tests that read the folders (core/tests/families.rs, the browser's model tests).
+"""
+import json
+import os
+import shutil
+import sys
+
+import torch
+import transformers
+from tokenizers import ByteLevelBPETokenizer
+from transformers import (
+    AutoModel,
+    AutoTokenizer,
+    BertConfig,
+    BertForMaskedLM,
+    BertForSequenceClassification,
+    BertModel,
+    BertTokenizerFast,
+    DistilBertConfig,
+    DistilBertForMaskedLM,
+    DistilBertTokenizerFast,
+    RobertaConfig,
+    RobertaForMaskedLM,
+    RobertaTokenizerFast,
+)
+
+CORPUS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "I deposited the cheque at the bank.",
+    "We had a picnic on the river bank near Paris.",
+    "Unbelievably, the tokenizer splits uncommonly long words into pieces!",
+    "Hello World, said Alice to Bob in London.",
+    "The movie was wonderful and the actors were great.",
+    "I hated every minute of it; the plot was terrible.",
+    "How old are you? What is your age?",
+]
+TEXTS = [
+    ("The quick brown fox jumps over the lazy dog.", None),
+    ("Hello World, said Alice to BOB in London!", None),
+    ("Unbelievably, zyx splits uncommonly into pieces.", None),
+    ("How old are you?", "What is your age?"),
+]
+# Masked texts, written with the family's own mask token in place of {mask}.
+MASKED = ["The quick brown {mask} jumps over the lazy dog.", "I deposited the {mask} at the {mask}."]
+TOP_K = 5
+
+
+def wordpiece_vocab(cased):
+    """Specials, every character alone and as a continuation, then the corpus's words."""
+    text = " ".join(CORPUS)
+    if not cased:
+        text = text.lower()
+    chars = sorted(set(c for c in text if not c.isspace()) | set("abcdefghijklmnopqrstuvwxyz0123456789"))
+    words = sorted(set(w.strip(".,!?;") for w in text.split()) - {""})
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + ["##" + c for c in chars]
+    pieces += words + ["##ly", "##ing", "##able"]
+    return list(dict.fromkeys(pieces))  # one id per piece, in first-seen order
+
+
+def write_vocab(folder, pieces):
+    with open(os.path.join(folder, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(pieces) + "\n")
+
+
+def bert_config(vocab_size, **extra):
+    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                      intermediate_size=64, max_position_embeddings=64, **extra)
+
+
+def jitter(model):
+    """Moves every weight off its initial value (LayerNorm at identity, zero biases), so a weight
+    read into the wrong place, or not read at all, shows in the outputs."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    return model.eval()
+
+
+def hidden_and_ids(model, tok, family):
+    """For every test text: ids, segment ids and the encoder's last hidden state."""
+    base = model.base_model if hasattr(model, "base_model") else model
+    rows = []
+    for text, pair in TEXTS:
+        enc = tok(text, pair, return_tensors="pt")
+        with torch.no_grad():
+            out = base(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")})
+        rows.append({
+            "text": text,
+            "pair": pair,
+            "input_ids": enc["input_ids"][0].tolist(),
+            "last_hidden_state": out.last_hidden_state[0].tolist(),
+        })
+    return rows
+
+
+def fill_mask(model, tok):
+    rows = []
+    for template in MASKED:
+        text = template.replace("{mask}", tok.mask_token)
+        enc = tok(text, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}).logits[0]
+        masks = (enc["input_ids"][0] == tok.mask_token_id).nonzero().flatten().tolist()
+        predictions = []
+        for at in masks:
+            probs = logits[at].softmax(-1)
+            top = probs.topk(TOP_K)
+            predictions.append({"position": at, "ids": top.indices.tolist(), "probs": top.values.tolist()})
+        rows.append({"text": text, "input_ids": enc["input_ids"][0].tolist(), "masks": predictions})
+    return rows
+
+
+def classify(model, tok):
+    rows = []
+    for text, pair in TEXTS:
+        enc = tok(text, pair, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**enc).logits[0]
+        rows.append({"text": text, "pair": pair, "probs": logits.softmax(-1).tolist()})
+    return rows
+
+
+def save(folder, model, tok, family, description, **heads):
+    expected = {
+        "family": family,
+        "description": description,
+        "transformers": transformers.__version__,
+        "num_parameters": sum(p.numel() for p in (model.base_model if hasattr(model, "base_model") else model).parameters()),
+        "texts": hidden_and_ids(model, tok, family),
+    }
+    expected.update(heads)
+    with open(os.path.join(folder, "expected.json"), "w") as f:
+        json.dump(expected, f)
+
+
+def fresh(out, name):
+    folder = os.path.join(out, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    return folder
+
+
+def make_bert_family(out):
+    pieces = wordpiece_vocab(cased=False)
+
+    # BERT with its masked-language-model head, tokenizer.json, model.safetensors (f32).
+    folder = fresh(out, "bert-mlm")
+    write_vocab(folder, pieces)
+    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(1)
+    model = jitter(BertForMaskedLM(bert_config(len(pieces))))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    os.remove(os.path.join(folder, "vocab.txt")) if os.path.exists(os.path.join(folder, "tokenizer.json")) else None
+    save(folder, model, tok, "bert", "BertForMaskedLM, uncased, tokenizer.json, model.safetensors", fill_mask=fill_mask(model, tok))
+
+    # A cased BERT with only vocab.txt and tokenizer_config.json (do_lower_case: false).
+    cased = wordpiece_vocab(cased=True)
+    folder = fresh(out, "bert-cased-vocab")
+    write_vocab(folder, cased)
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({"do_lower_case": False, "tokenizer_class": "BertTokenizer", "model_max_length": 64}, f)
+    tok = AutoTokenizer.from_pretrained(folder)
+    assert tok.tokenize("Hello")[0] == "Hello", "the reference tokenizer must keep case"
+    torch.manual_seed(2)
+    model = jitter(BertModel(bert_config(len(cased))))
+    model.save_pretrained(folder)
+    save(folder, model, tok, "bert", "BertModel, cased, vocab.txt + tokenizer_config.json only")
+
+    # Sharded safetensors with their index.
+    folder = fresh(out, "bert-sharded")
+    write_vocab(folder, pieces)
+    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(3)
+    model = jitter(BertModel(bert_config(len(pieces))))
+    model.save_pretrained(folder, max_shard_size="40KB")
+    tok.save_pretrained(folder)
+    shards = [n for n in os.listdir(folder) if n.endswith(".safetensors")]
+    assert len(shards) > 1 and os.path.exists(os.path.join(folder, "model.safetensors.index.json")), shards
+    save(folder, model, tok, "bert", f"BertModel, sharded safetensors ({len(shards)} shards + index)")
+
+    # pytorch_model.bin (the zip-pickled state dict older transformers wrote), BertForMaskedLM
+    # with its `bert.` prefix and a tied decoder.
+    folder = fresh(out, "bert-bin")
+    write_vocab(folder, pieces)
+    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(4)
+    model = jitter(BertForMaskedLM(bert_config(len(pieces))))
+    model.config.save_pretrained(folder)
+    torch.save(model.state_dict(), os.path.join(folder, "pytorch_model.bin"))
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "bert", "BertForMaskedLM, pytorch_model.bin", fill_mask=fill_mask(model, tok))
+
+    # bf16 weights: the reference runs the same bf16 values widened to f32.
+    folder = fresh(out, "bert-bf16")
+    write_vocab(folder, pieces)
+    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(5)
+    model = jitter(BertModel(bert_config(len(pieces))))
+    model.to(torch.bfloat16).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    model = model.to(torch.float32)
+    save(folder, model, tok, "bert", "BertModel, bfloat16 model.safetensors")
+
+    # A sequence classifier with id2label.
+    folder = fresh(out, "bert-classifier")
+    write_vocab(folder, pieces)
+    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(6)
+    config = bert_config(len(pieces), num_labels=3, id2label={0: "negative", 1: "neutral", 2: "positive"},
+                         label2id={"negative": 0, "neutral": 1, "positive": 2})
+    model = jitter(BertForSequenceClassification(config))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "bert", "BertForSequenceClassification with id2label", classify=classify(model, tok))
+
+    # DistilBERT with its masked-language-model head.
+    folder = fresh(out, "distilbert")
+    write_vocab(folder, pieces)
+    tok = DistilBertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(7)
+    config = DistilBertConfig(vocab_size=len(pieces), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                              max_position_embeddings=64)
+    model = jitter(DistilBertForMaskedLM(config))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "distilbert", "DistilBertForMaskedLM", fill_mask=fill_mask(model, tok))
+
+
+def make_roberta(out):
+    folder = fresh(out, "roberta")
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.save_model(folder)
+    tok = RobertaTokenizerFast(os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"))
+    torch.manual_seed(8)
+    config = RobertaConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=64, max_position_embeddings=66, type_vocab_size=1,
+                           pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = jitter(RobertaForMaskedLM(config))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    for name in ("vocab.json", "merges.txt"):
+        if os.path.exists(os.path.join(folder, "tokenizer.json")) and os.path.exists(os.path.join(folder, name)):
+            os.remove(os.path.join(folder, name))
+    save(folder, model, tok, "roberta", "RobertaForMaskedLM, byte-level BPE tokenizer.json", fill_mask=fill_mask(model, tok))
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
+    os.makedirs(out, exist_ok=True)
+    make_bert_family(out)
+    make_roberta(out)
+    names = sorted(n for n in os.listdir(out) if os.path.exists(os.path.join(out, n, "expected.json")))
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump(names, f)
+    print(f"{len(names)} test models in {out}: {', '.join(names)} (transformers {transformers.__version__})")
+
+
+if __name__ == "__main__":
+    main()
