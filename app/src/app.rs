@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::burn::prelude::Device;
 use bertbench_core::device_check::{DeviceCheckReport, compare_devices};
 use futures::channel::oneshot;
@@ -133,6 +134,33 @@ impl AppState {
 pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) {
     mark("load");
     state.load.set(LoadState::Starting);
+    let gpu = find_gpu(state, prefer).await;
+    let progress = move |file: &str, got: u64, total: Option<u64>| {
+        state.load.set(LoadState::Downloading { file: file.to_string(), got, total });
+    };
+    let files = match engine::download(&model_id, progress).await {
+        Ok(f) => f,
+        Err(e) => {
+            failed(state, &model_id, e.to_string());
+            return;
+        }
+    };
+    mark("downloaded");
+    build(state, &model_id, files, gpu, true).await;
+}
+
+/// Makes a model the user opened (from the disk, or saved in this browser) the page's model,
+/// on the backend in use. Keeps the previous model if it cannot be loaded; `Err` says why.
+pub async fn open_model(state: AppState, name: &str, files: CheckpointFiles) -> Result<(), String> {
+    let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
+    let gpu = find_gpu(state, prefer).await;
+    build(state, name, files, gpu, false).await;
+    let loaded = state.engine().is_some_and(|e| e.model_id == name);
+    if loaded { Ok(()) } else { Err(format!("{name} could not be loaded")) }
+}
+
+/// The GPU, when `prefer` asks for it and the browser has one (the backend status says why not).
+async fn find_gpu(state: AppState, prefer: BackendKind) -> Option<Result<engine::Gpu, String>> {
     let gpu = if prefer == BackendKind::WebGpu { Some(engine::gpu().await) } else { None };
     match &gpu {
         Some(Ok(g)) => state.backend.update(|b| {
@@ -142,34 +170,27 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
         Some(Err(reason)) => state.backend.update(|b| b.gpu_note = Some(reason.clone())),
         None => {}
     }
-    let progress = move |file: &str, got: u64, total: Option<u64>| {
-        state.load.set(LoadState::Downloading { file: file.to_string(), got, total });
-    };
-    // Names the model that failed and the one the page goes on using, if any.
-    let failed = {
-        let model_id = model_id.clone();
-        move |e: String| {
-            let kept = state.engine().map(|c| format!(" The page goes on using {}.", c.model_id)).unwrap_or_default();
-            state.load.set(LoadState::Failed(format!("The model {model_id} could not be loaded: {e}{kept}")));
-        }
-    };
-    let files = match engine::download(&model_id, progress).await {
-        Ok(f) => f,
-        Err(e) => {
-            failed(e.to_string());
-            return;
-        }
-    };
-    mark("downloaded");
+    gpu
+}
+
+/// Names the model that failed and the one the page goes on using, if any.
+fn failed(state: AppState, model_id: &str, e: String) {
+    let kept = state.engine().map(|c| format!(" The page goes on using {}.", c.model_id)).unwrap_or_default();
+    state.load.set(LoadState::Failed(format!("The model {model_id} could not be loaded: {e}{kept}")));
+}
+
+/// Builds `files` on the GPU when there is one (falling back to the CPU if the GPU refuses),
+/// and makes it the page's model.
+async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Option<Result<engine::Gpu, String>>, downloaded: bool) {
     let (device, kind) = match gpu {
         Some(Ok(g)) => (g.device, BackendKind::WebGpu),
         _ => (Device::flex(), BackendKind::Cpu),
     };
     state.load.set(LoadState::Building(format!("Building the model on the {}", kind.label())));
     yield_to_browser().await;
-    match Engine::try_build(&model_id, files, device, kind) {
+    match Engine::try_build(model_id, files, device, kind) {
         Ok(mut engine) => {
-            engine.downloaded = true;
+            engine.downloaded = downloaded;
             mark("built");
             state.set_engine(engine);
             // The benchmark's "model ready": the frame that shows the loaded model.
@@ -178,16 +199,16 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
         Err((e, files)) if kind == BackendKind::WebGpu => {
             // The GPU refused (out of memory, lost device): the CPU still works.
             state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
-            match Engine::build(&model_id, files, Device::flex(), BackendKind::Cpu) {
+            match Engine::build(model_id, files, Device::flex(), BackendKind::Cpu) {
                 Ok(mut engine) => {
-                    engine.downloaded = true;
+                    engine.downloaded = downloaded;
                     state.set_engine(engine);
                     mark_next_frame("ready");
                 }
-                Err(e) => failed(e.to_string()),
+                Err(e) => failed(state, model_id, e),
             }
         }
-        Err((e, _)) => failed(e),
+        Err((e, _)) => failed(state, model_id, e),
     }
     // The adapter is checked once per page; a later model load on it does not repeat the check.
     let checked = matches!(state.check.get_untracked(), CheckState::Done(_) | CheckState::Running);

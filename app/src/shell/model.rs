@@ -5,6 +5,8 @@ use leptos::prelude::*;
 use crate::app::{AppState, LoadState};
 use crate::widgets::{ProgressBar, human_count, megabytes};
 
+use super::open_model::OpenModel;
+
 /// Shows what is loaded, or how far loading has got, or why it failed.
 #[component]
 pub fn ModelPanel() -> impl IntoView {
@@ -21,16 +23,19 @@ pub fn ModelPanel() -> impl IntoView {
             view! {
                 <div class="facts" data-testid="model-facts">
                     <div><b>{e.model_id.clone()}</b>"model"</div>
+                    <div data-testid="model-family"><b>{c.model_type.display_name()}</b>{if e.bert.tokenizer.is_cased() { "cased" } else { "uncased" }}</div>
                     <div><b>{c.num_hidden_layers}</b>"layers"</div>
                     <div><b>{c.hidden_size}</b>"hidden size"</div>
                     <div><b>{c.num_attention_heads}</b>"attention heads"</div>
                     <div><b>{human_count(r.num_params)}</b>"parameters"</div>
-                    <div><b>{human_count(e.bert.tokenizer.vocab_size())}</b>"WordPiece vocabulary"</div>
-                    <div><b>{c.max_position_embeddings}</b>"max tokens"</div>
+                    <div><b>{human_count(e.bert.tokenizer.vocab_size())}</b>"vocabulary"</div>
+                    <div><b>{c.max_len()}</b>"max tokens"</div>
                 </div>
-                {(!r.skipped.is_empty()).then(|| view! {
-                    <p class="small muted">{format!("Skipped {} checkpoint tensor(s) that are not part of the encoder: {}", r.skipped.len(), r.skipped.join(", "))}</p>
-                })}
+                <p class="small muted" data-testid="model-heads">{if r.heads.is_empty() {
+                    "Encoder only: no task heads in the checkpoint.".to_string()
+                } else {
+                    format!("Heads in the checkpoint: {}.", r.heads.iter().map(|h| h.label()).collect::<Vec<_>>().join(", "))
+                }}</p>
             }
         })
     };
@@ -50,6 +55,7 @@ pub fn ModelPanel() -> impl IntoView {
                 LoadState::Ready => ().into_any(),
             }}
             {facts}
+            <OpenModel />
             {move || state.backend.get().gpu_note.map(|n| view! {
                 <p class="banner warn small" data-testid="gpu-note">"WebGPU is not in use: "{n}</p>
             })}

@@ -2,6 +2,7 @@
 //! storage it takes; opening an item hands it to the studio or the lab.
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use crate::app::AppState;
 use crate::lab::Lab;
@@ -11,7 +12,7 @@ use crate::studio::Studio;
 use crate::widgets::{ago, size};
 
 /// What the list shows (settings and the checkpoint have their own places).
-const LISTED: [Kind; 3] = [Kind::Dataset, Kind::Run, Kind::LabModel];
+const LISTED: [Kind; 4] = [Kind::Model, Kind::Dataset, Kind::Run, Kind::LabModel];
 
 /// Training files and runs saved in this browser: reopen or delete them; the storage used.
 #[component]
@@ -30,16 +31,31 @@ pub fn SavedPanel() -> impl IntoView {
                 let kind = match item.kind {
                     Kind::Dataset => "training file",
                     Kind::LabModel => "MLM lab model",
+                    Kind::Model => "your model",
                     _ => "run + classifier",
                 };
                 let (open_item, delete_item) = (item.clone(), item.clone());
                 let delete = move |_| match delete_item.kind {
                     Kind::LabModel => lab.delete_saved(delete_item.clone()),
+                    Kind::Model => {
+                        let item = delete_item.clone();
+                        spawn_local(async move {
+                            let _ = saved.delete(&item).await;
+                        });
+                    }
                     _ => studio.delete_saved(delete_item.clone()),
                 };
                 let open = move |_| match open_item.kind {
                     Kind::Dataset => studio.open_dataset(state, open_item.clone()),
                     Kind::LabModel => lab.open_saved(state, open_item.clone()),
+                    Kind::Model => {
+                        let item = open_item.clone();
+                        spawn_local(async move {
+                            if let Err(e) = super::open_kept(state, &item).await {
+                                saved.error.set(Some(e));
+                            }
+                        });
+                    }
                     _ => studio.open_run(open_item.clone()),
                 };
                 view! {
@@ -62,7 +78,7 @@ pub fn SavedPanel() -> impl IntoView {
         <section class="card" data-testid="saved-panel">
             <h2>"5 · Saved in this browser"</h2>
             <p class="hint">
-                "Training files you open, every run you finish (its curves, metrics and classifier) and every MLM lab model are kept here, on this computer only, "
+                "Models you open from the disk, training files you open, every run you finish (its curves, metrics and classifier) and every MLM lab model are kept here, on this computer only, "
                 "and survive a reload or a browser restart. A run in progress saves a checkpoint at the end of each epoch (and every two minutes)."
             </p>
             <p class="small" data-testid="storage-usage">
