@@ -470,7 +470,12 @@ fn test() -> Result {
     step("end-to-end tests in headless Chromium (CPU fallback and WebGPU on SwiftShader)");
     let e2e = root().join("tests/e2e");
     run_in(&e2e, "npm", &["ci", "--no-audit", "--no-fund"], &[])?;
-    run_in(&e2e, "node", &["--test", "--test-concurrency=1", "--test-reporter=spec"], &[])
+    // `python3` is the virtual environment's, with PyTorch: the export checks against
+    // `transformers` must run, not be skipped.
+    let venv_bin = Path::new(&python).parent().expect("python is in a bin folder").display().to_string();
+    let path = format!("{venv_bin}:{}", path_with_tools());
+    let envs = [("PATH", path.as_str()), ("BERTBENCH_REQUIRE_TORCH", "1")];
+    run_in(&e2e, "node", &["--test", "--test-concurrency=1", "--test-reporter=spec"], &envs)
 }
 
 fn bench(extra: &[String]) -> Result {

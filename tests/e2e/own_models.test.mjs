@@ -1,0 +1,113 @@
+// "Your own model": every family and format that scripts/make_test_models.py writes to
+// tests/models (small random-weight models made by PyTorch transformers, with what PyTorch
+// computes on them) is picked as a user picks a folder, and for each the page shows its facts,
+// tokenizes as transformers does and embeds within 1e-4 of PyTorch. A decoder-only model is
+// refused by name with the model in use kept. After a browser restart, with the network off, a
+// kept model opens again from this browser's storage. Nothing leaves the page's origin.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { serve, offOriginRequests, screenshot, embedSentence, maxAbsDiff, ROOT, CHROMIUM_FLAGS } from './harness.mjs';
+
+const MINUTE = 60_000;
+const MODELS = join(ROOT, 'tests', 'models');
+const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT' };
+let server, profile;
+const contexts = [];
+const requested = [];
+
+async function open() {
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1200, height: 900 },
+  });
+  contexts.push(context);
+  const page = context.pages()[0] ?? await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  context.on('request', (r) => requested.push(r.url()));
+  await page.goto(server.origin + '/');
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  return { context, page, problems };
+}
+
+/** Picks a folder's files as the folder picker gives them, and waits for the outcome. */
+async function pick(page, dir) {
+  await page.getByTestId('open-model-folder').setInputFiles(dir);
+  const outcome = page.getByTestId('open-model-note').or(page.getByTestId('open-model-error'));
+  await outcome.waitFor({ timeout: 3 * MINUTE });
+  return { ok: await page.getByTestId('open-model-note').count() > 0, text: await outcome.textContent() };
+}
+
+/** The mean of the hidden states PyTorch gave: the page's default (mean) embedding. */
+function meanPooled(hidden) {
+  const width = hidden[0].length;
+  return Array.from({ length: width }, (_, k) => hidden.reduce((s, row) => s + row[k], 0) / hidden.length);
+}
+
+before(async () => {
+  server = await serve();
+  profile = await mkdtemp(join(tmpdir(), 'bertbench-own-models-'));
+});
+
+after(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await rm(profile, { recursive: true, force: true });
+  await server?.close();
+});
+
+test('every family and format opens from a folder, tokenizes as transformers and embeds as PyTorch', { timeout: 30 * MINUTE }, async () => {
+  const names = JSON.parse(await readFile(join(MODELS, 'index.json'), 'utf8'));
+  assert.ok(names.length >= 8, `tests/models holds ${names.length} models; run scripts/make_test_models.py`);
+  const { page, problems } = await open();
+  for (const name of names) {
+    const expected = JSON.parse(await readFile(join(MODELS, name, 'expected.json'), 'utf8'));
+    const { ok, text } = await pick(page, join(MODELS, name));
+    assert.ok(ok, `${name}: ${text}`);
+    const facts = await page.getByTestId('model-facts').innerText();
+    assert.match(facts, new RegExp(name), `${name}: facts name the model`);
+    assert.match(await page.getByTestId('model-family').innerText(), new RegExp(FAMILY[expected.family]), `${name}: family`);
+    if (expected.fill_mask) {
+      assert.match(await page.getByTestId('model-heads').innerText(), /masked-language-model head/, `${name}: heads`);
+    }
+    const single = expected.texts.find((t) => t.pair === null);
+    const vector = await embedSentence(page, single.text, 3 * MINUTE);
+    const ids = await page.getByTestId('token-id').allTextContents();
+    assert.deepEqual(ids.map(Number), single.input_ids, `${name}: token ids`);
+    const error = maxAbsDiff(vector, meanPooled(single.last_hidden_state));
+    assert.ok(error <= 1e-4, `${name}: embedding differs from PyTorch by ${error}`);
+  }
+  await screenshot(page, 'own-model-roberta');
+  assert.deepEqual(problems, []);
+});
+
+test('a decoder-only model is refused by name and the model in use stays', { timeout: 10 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const before = await page.getByTestId('model-facts').innerText();
+  const dir = await mkdtemp(join(tmpdir(), 'gpt2-'));
+  await writeFile(join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2', n_layer: 2 }));
+  await writeFile(join(dir, 'model.safetensors'), Buffer.alloc(16));
+  await writeFile(join(dir, 'tokenizer.json'), '{}');
+  const { ok, text } = await pick(page, dir);
+  assert.ok(!ok);
+  assert.match(text, /decoder-only/);
+  assert.match(text, /bert, roberta, distilbert/);
+  assert.equal(await page.getByTestId('model-facts').innerText(), before);
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('a kept model opens again after a browser restart with the network off', { timeout: 10 * MINUTE }, async () => {
+  for (const c of contexts.splice(0)) await c.close();
+  const { context, page, problems } = await open();
+  const row = page.getByTestId('saved-item').filter({ hasText: 'roberta' });
+  await row.waitFor({ timeout: MINUTE });
+  assert.match(await row.innerText(), /your model/);
+  await context.setOffline(true);
+  await row.getByTestId('open-saved').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-family]')?.textContent.includes('RoBERTa'), null, { timeout: 3 * MINUTE });
+  await context.setOffline(false);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(offOriginRequests(requested, server.origin), []);
+});
