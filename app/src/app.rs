@@ -146,7 +146,7 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
         }
     };
     mark("downloaded");
-    build(state, &model_id, files, gpu, true).await;
+    let _ = build(state, &model_id, files, gpu, true).await;
 }
 
 /// Makes a model the user opened (from the disk, or saved in this browser) the page's model,
@@ -154,9 +154,7 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
 pub async fn open_model(state: AppState, name: &str, files: CheckpointFiles) -> Result<(), String> {
     let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
     let gpu = find_gpu(state, prefer).await;
-    build(state, name, files, gpu, false).await;
-    let loaded = state.engine().is_some_and(|e| e.model_id == name);
-    if loaded { Ok(()) } else { Err(format!("{name} could not be loaded")) }
+    build(state, name, files, gpu, false).await
 }
 
 /// The GPU, when `prefer` asks for it and the browser has one (the backend status says why not).
@@ -180,8 +178,8 @@ fn failed(state: AppState, model_id: &str, e: String) {
 }
 
 /// Builds `files` on the GPU when there is one (falling back to the CPU if the GPU refuses),
-/// and makes it the page's model.
-async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Option<Result<engine::Gpu, String>>, downloaded: bool) {
+/// and makes it the page's model; `Err` (also shown in the model panel) says why it could not.
+async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Option<Result<engine::Gpu, String>>, downloaded: bool) -> Result<(), String> {
     let (device, kind) = match gpu {
         Some(Ok(g)) => (g.device, BackendKind::WebGpu),
         _ => (Device::flex(), BackendKind::Cpu),
@@ -205,16 +203,23 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
                     state.set_engine(engine);
                     mark_next_frame("ready");
                 }
-                Err(e) => failed(state, model_id, e),
+                Err(e) => {
+                    failed(state, model_id, e.clone());
+                    return Err(e);
+                }
             }
         }
-        Err((e, _)) => failed(state, model_id, e),
+        Err((e, _)) => {
+            failed(state, model_id, e.clone());
+            return Err(e);
+        }
     }
     // The adapter is checked once per page; a later model load on it does not repeat the check.
     let checked = matches!(state.check.get_untracked(), CheckState::Done(_) | CheckState::Running);
     if kind == BackendKind::WebGpu && state.backend.get_untracked().active == Some(BackendKind::WebGpu) && !checked {
         run_device_check(state).await;
     }
+    Ok(())
 }
 
 /// Re-loads the current model's bytes onto another backend.

@@ -33,12 +33,18 @@ async function open() {
   return { context, page, problems };
 }
 
-/** Picks a folder's files as the folder picker gives them, and waits for the outcome. */
+/** Picks a folder's files as the folder picker gives them, and waits for what the page says
+ * about that folder (an earlier pick's note is cleared when a pick starts). */
 async function pick(page, dir) {
+  const name = dir.split('/').at(-1);
   await page.getByTestId('open-model-folder').setInputFiles(dir);
-  const outcome = page.getByTestId('open-model-note').or(page.getByTestId('open-model-error'));
-  await outcome.waitFor({ timeout: 3 * MINUTE });
-  return { ok: await page.getByTestId('open-model-note').count() > 0, text: await outcome.textContent() };
+  await page.waitForFunction((n) => {
+    const note = document.querySelector('[data-testid=open-model-note]');
+    return document.querySelector('[data-testid=open-model-error]') || note?.textContent.includes(`Opened ${n}`);
+  }, name, { timeout: 3 * MINUTE });
+  const error = page.getByTestId('open-model-error');
+  if (await error.count() > 0) return { ok: false, text: await error.textContent() };
+  return { ok: true, text: await page.getByTestId('open-model-note').textContent() };
 }
 
 /** The mean of the hidden states PyTorch gave: the page's default (mean) embedding. */

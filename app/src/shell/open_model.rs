@@ -139,6 +139,7 @@ async fn read_entries(entries: Vec<web_sys::FileSystemEntry>) -> Result<Vec<(Str
 /// Reads the picked files as a model folder, keeps it in this browser and makes it the page's
 /// model.
 async fn open_picked(state: AppState, saved: SavedWork, note: RwSignal<Option<Result<String, String>>>, files: Result<Vec<(String, Vec<u8>)>, String>) {
+    note.set(None);
     let outcome = async {
         let mut files = files?;
         if files.is_empty() {
@@ -156,7 +157,7 @@ async fn open_picked(state: AppState, saved: SavedWork, note: RwSignal<Option<Re
             if let Some(id) = id {
                 let _ = store::delete(&id).await;
             }
-            return Err(e);
+            return Err(format!("{name} could not be opened: {e}"));
         }
         saved.refresh();
         Ok(match kept {
