@@ -151,14 +151,20 @@ def fresh(out, name):
     return folder
 
 
+def uncased_folder(out, name, seed, pieces, tokenizer_class=BertTokenizerFast):
+    """A fresh folder with the uncased vocab.txt and its tokenizer; the seed set for the model."""
+    folder = fresh(out, name)
+    write_vocab(folder, pieces)
+    tok = tokenizer_class(os.path.join(folder, "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(seed)
+    return folder, tok
+
+
 def make_bert_family(out):
     pieces = wordpiece_vocab(cased=False)
 
     # BERT with its masked-language-model head, tokenizer.json, model.safetensors (f32).
-    folder = fresh(out, "bert-mlm")
-    write_vocab(folder, pieces)
-    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(1)
+    folder, tok = uncased_folder(out, "bert-mlm", 1, pieces)
     model = jitter(BertForMaskedLM(bert_config(len(pieces))))
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -179,10 +185,7 @@ def make_bert_family(out):
     save(folder, model, tok, "bert", "BertModel, cased, vocab.txt + tokenizer_config.json only")
 
     # Sharded safetensors with their index.
-    folder = fresh(out, "bert-sharded")
-    write_vocab(folder, pieces)
-    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(3)
+    folder, tok = uncased_folder(out, "bert-sharded", 3, pieces)
     model = jitter(BertModel(bert_config(len(pieces))))
     model.save_pretrained(folder, max_shard_size="40KB")
     tok.save_pretrained(folder)
@@ -192,10 +195,7 @@ def make_bert_family(out):
 
     # pytorch_model.bin (the zip-pickled state dict older transformers wrote), BertForMaskedLM
     # with its `bert.` prefix and a tied decoder.
-    folder = fresh(out, "bert-bin")
-    write_vocab(folder, pieces)
-    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(4)
+    folder, tok = uncased_folder(out, "bert-bin", 4, pieces)
     model = jitter(BertForMaskedLM(bert_config(len(pieces))))
     model.config.save_pretrained(folder)
     torch.save(model.state_dict(), os.path.join(folder, "pytorch_model.bin"))
@@ -203,10 +203,7 @@ def make_bert_family(out):
     save(folder, model, tok, "bert", "BertForMaskedLM, pytorch_model.bin", fill_mask=fill_mask(model, tok))
 
     # bf16 weights: the reference runs the same bf16 values widened to f32.
-    folder = fresh(out, "bert-bf16")
-    write_vocab(folder, pieces)
-    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(5)
+    folder, tok = uncased_folder(out, "bert-bf16", 5, pieces)
     model = jitter(BertModel(bert_config(len(pieces))))
     model.to(torch.bfloat16).save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -214,10 +211,7 @@ def make_bert_family(out):
     save(folder, model, tok, "bert", "BertModel, bfloat16 model.safetensors")
 
     # A sequence classifier with id2label.
-    folder = fresh(out, "bert-classifier")
-    write_vocab(folder, pieces)
-    tok = BertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(6)
+    folder, tok = uncased_folder(out, "bert-classifier", 6, pieces)
     config = bert_config(len(pieces), num_labels=3, id2label={0: "negative", 1: "neutral", 2: "positive"},
                          label2id={"negative": 0, "neutral": 1, "positive": 2})
     model = jitter(BertForSequenceClassification(config))
@@ -226,10 +220,7 @@ def make_bert_family(out):
     save(folder, model, tok, "bert", "BertForSequenceClassification with id2label", classify=classify(model, tok))
 
     # DistilBERT with its masked-language-model head.
-    folder = fresh(out, "distilbert")
-    write_vocab(folder, pieces)
-    tok = DistilBertTokenizerFast(os.path.join(folder, "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(7)
+    folder, tok = uncased_folder(out, "distilbert", 7, pieces, DistilBertTokenizerFast)
     config = DistilBertConfig(vocab_size=len(pieces), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
                               max_position_embeddings=64)
     model = jitter(DistilBertForMaskedLM(config))
