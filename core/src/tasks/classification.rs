@@ -251,7 +251,10 @@ pub fn export(
     tokenizer_json: Option<&[u8]>,
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
-    let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+    // Only BERT's own head is `classifier(pooler(h))`: RoBERTa's and DistilBERT's
+    // `*ForSequenceClassification` heads differ, so their classifiers always ship the head file.
+    let hf_native = config.model_type == crate::bert::family::Family::Bert
+        && meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
     let obj = value.as_object_mut().expect("config is an object");
     let id2label: serde_json::Map<String, serde_json::Value> =
@@ -466,6 +469,7 @@ pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, b
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bert::family::Family;
     use crate::bert::config::Preset;
     use crate::bert::model::BertModelConfig;
     use crate::tokenizer::Batch;
@@ -518,6 +522,33 @@ mod tests {
         // A two-layer model concatenates what it has.
         assert_eq!(spec(FeatureLayers::ConcatLastFour).width(128, 2), 256);
         assert!(FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::SumLastFour }.check(4, true).is_err());
+    }
+
+    #[test]
+    fn a_roberta_classifier_exports_its_head_apart_and_loads_back() {
+        // RoBERTa's `RobertaForSequenceClassification` head is not BERT's pooler + classifier:
+        // even [CLS] + pooler features ship the head file, under RoBERTa's own encoder names.
+        let device = Device::flex();
+        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+        let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34)
+            .with_pad_token_id(1).with_type_vocab_size(1).with_model_type(Family::Roberta).without_dropout();
+        let bert = BertModelConfig::new(config.clone()).init(&device);
+        let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
+        let model = BertClassifier { bert, head, spec };
+        let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24 };
+        let files = export(&config, &model, &meta, None, Some(&vocab())).unwrap();
+        let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+        let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+        assert_eq!(config_json["model_type"], "roberta");
+        assert_ne!(config_json["architectures"][0], "BertForSequenceClassification");
+        let weights = get("model.safetensors").unwrap();
+        let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+        assert!(names.iter().all(|n| !n.starts_with("bert.") && !n.starts_with("classifier.")), "{names:?}");
+        let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+        let loaded = load_classifier(files, get(HEAD_FILE), &device).unwrap();
+        for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
+            assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+        }
     }
 
     #[test]
