@@ -145,11 +145,13 @@ async fn open_picked(state: AppState, saved: SavedWork, note: RwSignal<Option<Re
         if files.is_empty() {
             return Err("nothing was picked".to_string());
         }
+        let mut fallback = None;
         if files.len() == 1 && files[0].0.to_lowercase().ends_with(".zip") {
             let (name, zip) = files.remove(0);
             files = folder::unzip(&zip).map_err(|e| format!("{name}: {e}"))?;
+            fallback = Some(name[..name.len() - 4].to_string());
         }
-        let name = model_name(&files);
+        let name = model_name(&files, fallback);
         let checkpoint = folder::from_folder(files).map_err(|e| e.to_string())?;
         let kept = keep(&name, &checkpoint).await;
         let id = kept.as_ref().ok().cloned();
@@ -169,15 +171,16 @@ async fn open_picked(state: AppState, saved: SavedWork, note: RwSignal<Option<Re
     note.set(Some(outcome));
 }
 
-/// The model's name: the folder it came in, else its `_name_or_path`-less default.
-fn model_name(files: &[(String, Vec<u8>)]) -> String {
-    files
-        .iter()
-        .filter(|(p, _)| p.ends_with("config.json"))
-        .min_by_key(|(p, _)| p.matches('/').count())
-        .and_then(|(p, _)| p.rsplit('/').nth(1).map(String::from))
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "my model".to_string())
+/// The model's name: the folder it came in, else the zip's name, else the `_name_or_path` its
+/// `config.json` records, else "my model".
+fn model_name(files: &[(String, Vec<u8>)], zip: Option<String>) -> String {
+    let config = files.iter().filter(|(p, _)| p.ends_with("config.json")).min_by_key(|(p, _)| p.matches('/').count());
+    let folder = config.and_then(|(p, _)| p.rsplit('/').nth(1).map(String::from));
+    let recorded = || {
+        let value: serde_json::Value = serde_json::from_slice(&config?.1).ok()?;
+        value.get("_name_or_path")?.as_str()?.rsplit('/').next().map(String::from)
+    };
+    [folder, zip, recorded()].into_iter().flatten().find(|n| !n.trim().is_empty()).unwrap_or_else(|| "my model".to_string())
 }
 
 /// Saves a model's files in this browser; the item's id.
