@@ -107,6 +107,7 @@ test('a decoder-only model is refused by name and the model in use stays', { tim
 test('a kept model opens again after a browser restart with the network off', { timeout: 10 * MINUTE }, async () => {
   for (const c of contexts.splice(0)) await c.close();
   const { context, page, problems } = await open();
+  await page.getByTestId('tab-studio').click(); // the saved-work list is on the studio tab
   const row = page.getByTestId('saved-item').filter({ hasText: 'roberta' });
   await row.waitFor({ timeout: MINUTE });
   assert.match(await row.innerText(), /your model/);
