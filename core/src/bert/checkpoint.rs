@@ -189,13 +189,11 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
 /// A store reading a family's encoder from `model.safetensors` bytes: its prefix removed, its
 /// names mapped onto BERT's (see [`Family::load_renames`]), weights as [`hf_store`] reads them.
 pub(crate) fn encoder_store(weights: Vec<u8>, family: Family) -> SafetensorsStore {
-    let mut store = SafetensorsStore::from_bytes(Some(weights))
-        .with_from_adapter(PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32)))
-        .with_key_remapping(&format!("^{}", regex::escape(family.prefix())), "");
+    let mut store = hf_store(weights).with_key_remapping(&format!("^{}", regex::escape(family.prefix())), "");
     for (from, to) in family.load_renames() {
         store = store.with_key_remapping(from, *to);
     }
-    store.allow_partial(true).validate(false)
+    store
 }
 
 /// A store reading Hugging Face `model.safetensors` bytes into this crate's modules: linear
