@@ -115,6 +115,9 @@ pub struct LoadedModel {
     pub tokenizer: BertTokenizer,
     /// What the loader found.
     pub report: LoadReport,
+    /// The checkpoint's task-head tensors (see [`head_tensors`]), for the task that reads them
+    /// (fill-mask, a classifier from the Hub); `None` when it carries no head.
+    pub head_weights: Option<Vec<u8>>,
 }
 
 /// Loads a whole checkpoint onto `device`.
@@ -128,8 +131,42 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
             config.vocab_size
         )));
     }
+    let head_weights = head_tensors(&files.weights, config.model_type);
     let (model, report) = load_model(&config, files.weights, device)?;
-    Ok(LoadedModel { config, model, tokenizer, report })
+    Ok(LoadedModel { config, model, tokenizer, report, head_weights })
+}
+
+/// The task-head tensors of `model.safetensors` bytes (every tensor under one of the family's
+/// head prefixes, under its own name and dtype) as a small safetensors file of their own, so
+/// the heads can be read after the encoder has taken the weights without keeping them twice.
+/// The decoder matrix of a tied masked-language-model head is left out: it is the word
+/// embeddings. `None` when there are no head tensors (or the bytes are not safetensors:
+/// [`load_model`] says why).
+pub fn head_tensors(weights: &[u8], family: Family) -> Option<Vec<u8>> {
+    let st = SafeTensors::deserialize(weights).ok()?;
+    let tied_decoder = |n: &str| n.ends_with("decoder.weight") || n == "vocab_projector.weight";
+    let heads: Vec<(String, safetensors::tensor::TensorView<'_>)> = st
+        .tensors()
+        .into_iter()
+        .filter(|(n, _)| family.head_prefixes().iter().any(|p| n.starts_with(p)) && !tied_decoder(n))
+        .collect();
+    if heads.is_empty() {
+        return None;
+    }
+    safetensors::serialize(heads, None).ok()
+}
+
+/// `model.safetensors` bytes of an encoder ([`save_weights`]) with a checkpoint's head tensors
+/// ([`head_tensors`]) added: the encoder's names take the family's prefix (`bert.`, …), as a
+/// `*ForMaskedLM` or `*ForSequenceClassification` checkpoint stores them.
+pub fn with_heads(encoder: &[u8], heads: &[u8], family: Family) -> Result<Vec<u8>> {
+    let encoder = SafeTensors::deserialize(encoder).map_err(|e| Error::Weights(e.to_string()))?;
+    let heads = SafeTensors::deserialize(heads).map_err(|e| Error::Weights(e.to_string()))?;
+    let mut all: Vec<(String, safetensors::tensor::TensorView<'_>)> =
+        encoder.tensors().into_iter().map(|(n, v)| (format!("{}{n}", family.prefix()), v)).collect();
+    all.extend(heads.tensors());
+    let meta = std::collections::HashMap::from([("format".to_string(), "pt".to_string())]);
+    safetensors::serialize(all, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
 }
 
 impl CheckpointFiles {

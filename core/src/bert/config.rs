@@ -66,6 +66,10 @@ pub struct BertConfig {
     /// The family (`model_type`): how positions, segments and tensor names differ from BERT's.
     #[config(default = "Family::Bert")]
     pub model_type: Family,
+    /// Whether a masked-language-model head's decoder is the word-embedding table (as every
+    /// BERT, RoBERTa and DistilBERT ships it) rather than a matrix of its own.
+    #[config(default = true)]
+    pub tie_word_embeddings: bool,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small

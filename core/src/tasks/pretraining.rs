@@ -17,7 +17,7 @@ use crate::bert::config::HiddenAct;
 use crate::nn::activation::gelu;
 use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::{init_linear, linear, matmul};
-use crate::bert::checkpoint::{LoadedModel, CheckpointFiles, hf_store};
+use crate::bert::checkpoint::{CheckpointFiles, Head, LoadedModel, hf_store};
 use crate::bert::config::BertConfig;
 use crate::bert::family::Family;
 use crate::error::Error;
@@ -123,54 +123,65 @@ pub fn export(
 
 /// A checkpoint with its masked-language-model head (a `BertForMaskedLM`, `BertForPreTraining`,
 /// `RobertaForMaskedLM` or `DistilBertForMaskedLM` folder, or one saved by [`export`]), with its
-/// tokenizer and configuration: what fill-mask and continued pretraining start from. An
-/// encoder-only checkpoint is refused (it has no head to fill masks with).
+/// tokenizer and configuration: what continued pretraining starts from. An encoder-only
+/// checkpoint is refused (it has no head to fill masks with).
 pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPreTraining, BertTokenizer, BertConfig)> {
-    let weights = files.weights.clone();
-    let tied = tied_word_embeddings(&files.config_json);
-    let LoadedModel { config, model: bert, tokenizer, report } = crate::bert::checkpoint::load(files, device)?;
-    let family = config.model_type;
-    let has = |name: &str| report.skipped.iter().any(|n| n == name);
-    if !has(family.mlm_marker()) {
+    let loaded = crate::bert::checkpoint::load(files, device)?;
+    let cls = load_heads(&loaded, device)?;
+    let LoadedModel { mut config, model: mut bert, tokenizer, .. } = loaded;
+    if cls.seq_relationship.is_some() && bert.pooler.is_none() {
+        bert.pooler = Some(BertPooler { dense: init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
+    }
+    config.hidden_act = cls.predictions.transform.act;
+    Ok((BertForPreTraining { bert, cls }, tokenizer, config))
+}
+
+/// The pretraining heads a loaded checkpoint carries (its masked-language-model head, and
+/// BERT's next-sentence head when there is one): fill-mask on the loaded model, or the start
+/// of continued pretraining. Refused, naming why, when there is no MLM head or its decoder is
+/// not tied to the word embeddings.
+pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<PretrainingHeads> {
+    let family = loaded.config.model_type;
+    if !loaded.report.heads.contains(&Head::MaskedLm) {
         return Err(Error::MissingTensors(vec![format!("{} (the checkpoint has no masked-language-model head)", family.mlm_marker())]));
     }
-    if !tied {
+    if !loaded.config.tie_word_embeddings {
         return Err(Error::UnsupportedConfig(
             "tie_word_embeddings is false: the masked-language-model head has its own decoder matrix, which bertbench does not read (it ties the decoder to the word embeddings)".into(),
         ));
     }
-    let pair = family == Family::Bert && has("cls.seq_relationship.weight");
-    let mut config = config;
-    if family == Family::Roberta {
+    let config = &loaded.config;
+    let pair = loaded.report.heads.contains(&Head::NextSentence);
+    let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
         // RoBERTa's head applies exact GELU whatever the encoder's activation.
-        config.hidden_act = HiddenAct::Gelu;
-    }
-    let mut model = BertForPreTraining::new(bert, &config, pair, device);
-    let mut store = hf_store(weights);
+        .with_hidden_act(if family == Family::Roberta { HiddenAct::Gelu } else { config.hidden_act })
+        .with_layer_norm_eps(config.layer_norm_eps)
+        .init(device);
+    let seq_relationship = pair.then(|| init_linear(config.hidden_size, 2, config.initializer_range, device));
+    let mut heads = PretrainingHeads { predictions, seq_relationship };
+    let mut store = hf_store(loaded.head_weights.clone().unwrap_or_default());
     for (from, to) in family.mlm_renames() {
         store = store.with_key_remapping(from, *to);
     }
-    let result = model.cls.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    let result = heads.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
     if !result.errors.is_empty() {
         return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("{} head: {e}", family.display_name())).collect()));
     }
     if !result.missing.is_empty() {
         return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| format!("{} head: {p}", family.display_name())).collect()));
     }
-    Ok((model, tokenizer, config))
-}
-
-/// `tie_word_embeddings` of a `config.json` (true when absent, as `transformers` defaults it).
-fn tied_word_embeddings(config_json: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(config_json)
-        .ok()
-        .and_then(|v| v.get("tie_word_embeddings").and_then(serde_json::Value::as_bool))
-        .unwrap_or(true)
+    Ok(heads)
 }
 
 /// Top-`k` predictions for every mask in `text` (written literally as the tokenizer's mask
 /// token: `[MASK]`, RoBERTa's `<mask>`).
 pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, text: &str, k: usize, device: &Device) -> crate::Result<Vec<MaskFill>> {
+    fill_mask_with(&model.bert, &model.cls.predictions, tokenizer, text, k, device).await
+}
+
+/// [`fill_mask`] with an encoder and a masked-language-model head held apart (the explorer's
+/// loaded model and the head its checkpoint carries).
+pub async fn fill_mask_with(bert: &BertModel, head: &MlmHead, tokenizer: &BertTokenizer, text: &str, k: usize, device: &Device) -> crate::Result<Vec<MaskFill>> {
     let encoded = tokenizer.encode(text)?;
     let positions: Vec<usize> = encoded.tokens.iter().enumerate().filter(|(_, t)| t.id == tokenizer.mask_id).map(|(i, _)| i).collect();
     if positions.is_empty() {
@@ -181,7 +192,10 @@ pub async fn fill_mask(model: &BertForPreTraining, tokenizer: &BertTokenizer, te
     let picked: Vec<i64> = positions.iter().map(|&p| p as i64).collect();
     let n = picked.len();
     let picked = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
-    let (logits, _) = model.forward(BertInput::from_batch(&batch, device), picked);
+    let out = bert.forward(BertInput::from_batch(&batch, device), ForwardOptions::default());
+    let [_, seq, hidden] = out.last_hidden_state.dims();
+    let rows = out.last_hidden_state.reshape([seq, hidden]).select(0, picked);
+    let logits = head.forward(rows, bert.embeddings.word_embeddings.weight.val());
     let vocab = logits.dims()[1];
     let values = read_f32(logits).await?;
     Ok(positions
@@ -241,7 +255,7 @@ pub struct MlmTransform {
     /// Normalises the transformed vector.
     pub layer_norm: LayerNorm,
     #[module(skip)]
-    act: HiddenAct,
+    pub(crate) act: HiddenAct,
 }
 
 /// The masked-language-model head (`cls.predictions`): a transform, then a decoder whose
@@ -388,6 +402,45 @@ mod tests {
                 assert!(diff < 1e-6, "pair logits differ by {diff}");
             }
         }
+    }
+
+    #[test]
+    fn the_heads_kept_apart_fill_masks_as_the_whole_model_and_survive_a_rewrite_of_the_encoder() {
+        use crate::bert::checkpoint::{head_tensors, save_weights, with_heads};
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b", "c", "d"]);
+        let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
+        let vocab_txt = vocab.join("\n").into_bytes();
+        let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
+        let mut model = BertForPreTraining::from_scratch(&config, true, &device);
+        model.cls.predictions.bias = Param::from_tensor(Tensor::random([tok.vocab_size()], burn::tensor::Distribution::Normal(0.0, 1.0), &device));
+        let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+        let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
+        let checkpoint = |weights| CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+        let whole = pollster::block_on(fill_mask(&model, &tok, "a [MASK] c", 4, &device)).unwrap();
+
+        let loaded = crate::bert::checkpoint::load(checkpoint(get("model.safetensors").unwrap()), &device).unwrap();
+        let heads = loaded.head_weights.clone().expect("the head tensors are kept");
+        let names: Vec<String> = safetensors::SafeTensors::deserialize(&heads).unwrap().names().into_iter().map(String::from).collect();
+        assert!(names.iter().all(|n| n.starts_with("cls.")), "{names:?}");
+        let cls = load_heads(&loaded, &device).unwrap();
+        assert!(cls.seq_relationship.is_some());
+        let apart = pollster::block_on(fill_mask_with(&loaded.model, &cls.predictions, &loaded.tokenizer, "a [MASK] c", 4, &device)).unwrap();
+        assert_eq!(whole.len(), 1);
+        assert_eq!(apart[0].position, whole[0].position);
+        for ((w1, p1), (w2, p2)) in whole[0].top.iter().zip(&apart[0].top) {
+            assert_eq!(w1, w2);
+            assert!((p1 - p2).abs() < 1e-6, "{p1} vs {p2}");
+        }
+
+        // The encoder written from its tensors plus the kept heads is the checkpoint again.
+        let rewritten = with_heads(&save_weights(&loaded.model).unwrap(), &heads, loaded.config.model_type).unwrap();
+        assert_eq!(head_tensors(&rewritten, loaded.config.model_type), Some(heads.clone()));
+        let (again, _, _) = load(checkpoint(rewritten), &device).unwrap();
+        let refilled = pollster::block_on(fill_mask(&again, &tok, "a [MASK] c", 4, &device)).unwrap();
+        assert_eq!(refilled, apart);
+        // A checkpoint without heads keeps none.
+        assert!(head_tensors(&save_weights(&loaded.model).unwrap(), loaded.config.model_type).is_none());
     }
 
     #[test]
