@@ -8,7 +8,8 @@ use std::cell::RefCell;
 use bertbench_core::burn::prelude::Device;
 #[cfg(feature = "webgpu")]
 use bertbench_core::burn::tensor::wgpu::wgpu;
-use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
+use bertbench_core::bert::checkpoint::{self, CheckpointFiles, Head, LoadedModel};
+use bertbench_core::tasks::pretraining::{self, MlmHead};
 
 use crate::fetch::{fetch_bytes, fetch_optional};
 
@@ -163,6 +164,9 @@ pub struct Engine {
     gpu_weights: Option<Vec<u8>>,
     /// The model.
     pub bert: LoadedModel,
+    /// The masked-language-model head its checkpoint carries (fill-mask in the explorer), or
+    /// why there is none.
+    pub mlm: Result<MlmHead, String>,
     /// Where it runs.
     pub device: Device,
     /// Which backend that is.
@@ -186,17 +190,30 @@ impl Engine {
         let small_files = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
         let gpu_weights = (backend == BackendKind::WebGpu).then(|| weights.clone());
         match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
-            Ok(bert) => Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, device, backend, downloaded: false }),
+            Ok(bert) => {
+                let mlm = if bert.report.heads.contains(&Head::MaskedLm) {
+                    pretraining::load_heads(&bert, &device).map(|h| h.predictions).map_err(|e| format!("its masked-language-model head cannot be read: {e}"))
+                } else {
+                    Err("it has no masked-language-model head".to_string())
+                };
+                Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, mlm, device, backend, downloaded: false })
+            }
             Err(e) => Err((e.to_string(), CheckpointFiles { weights: gpu_weights.unwrap_or_default(), ..small_files })),
         }
     }
 
     /// The model as checkpoint files (to load it on another device, or in the training
-    /// worker): on the CPU the weights are written from the model's tensors.
+    /// worker): on the CPU the weights are written from the model's tensors, with the head
+    /// tensors its checkpoint carried.
     pub fn files(&self) -> Result<CheckpointFiles, String> {
-        let weights = match &self.gpu_weights {
-            Some(w) => w.clone(),
-            None => checkpoint::save_weights(&self.bert.model).map_err(|e| format!("the model's weights could not be written: {e}"))?,
+        let written = |e: bertbench_core::Error| format!("the model's weights could not be written: {e}");
+        let weights = match (&self.gpu_weights, &self.bert.head_weights) {
+            (Some(w), _) => w.clone(),
+            (None, None) => checkpoint::save_weights(&self.bert.model).map_err(written)?,
+            (None, Some(heads)) => {
+                let encoder = checkpoint::save_weights(&self.bert.model).map_err(written)?;
+                checkpoint::with_heads(&encoder, heads, self.bert.config.model_type).map_err(written)?
+            }
         };
         Ok(CheckpointFiles { weights, ..self.small_files.clone() })
     }

@@ -53,6 +53,37 @@ function meanPooled(hidden) {
   return Array.from({ length: width }, (_, k) => hidden.reduce((s, row) => s + row[k], 0) / hidden.length);
 }
 
+/** Vocabulary id → piece, from the folder's tokenizer.json, else its vocab.txt. */
+async function pieces(name) {
+  const dir = join(MODELS, name);
+  try {
+    const vocab = JSON.parse(await readFile(join(dir, 'tokenizer.json'), 'utf8')).model.vocab;
+    return Object.fromEntries(Object.entries(vocab).map(([p, id]) => [id, p]));
+  } catch {
+    return Object.fromEntries((await readFile(join(dir, 'vocab.txt'), 'utf8')).split('\n').map((p, id) => [id, p]));
+  }
+}
+
+/** Types each of transformers' fill-mask texts into the explorer's fill-in-the-blank panel:
+ * the same five pieces per mask, in order, with probabilities within 1e-4. */
+async function checkFillMask(page, name, cases) {
+  const vocab = await pieces(name);
+  for (const { text, masks } of cases) {
+    await page.getByTestId('fillmask-input').fill(text);
+    await page.getByTestId('fillmask-button').click();
+    const result = page.getByTestId('fillmask-result');
+    await result.waitFor({ timeout: 3 * MINUTE });
+    const blanks = page.getByTestId('fillmask-blank');
+    assert.equal(await blanks.count(), masks.length, `${name}: blanks in ${text}`);
+    for (const [i, want] of masks.entries()) {
+      const blank = blanks.nth(i);
+      assert.deepEqual(await blank.getByTestId('fillmask-piece').allTextContents(), want.ids.map((id) => vocab[id]), `${name}: top-5 of ${text}`);
+      const probs = await blank.getByTestId('fillmask-prob').evaluateAll((spans) => spans.map((s) => Number(s.dataset.p)));
+      for (const [j, p] of probs.entries()) assert.ok(Math.abs(p - want.probs[j]) <= 1e-4, `${name}: ${probs} vs ${want.probs}`);
+    }
+  }
+}
+
 before(async () => {
   server = await serve();
   profile = await mkdtemp(join(tmpdir(), 'bertbench-own-models-'));
@@ -84,6 +115,8 @@ test('every family and format opens from a folder, tokenizes as transformers and
     assert.deepEqual(ids.map(Number), single.input_ids, `${name}: token ids`);
     const error = maxAbsDiff(vector, meanPooled(single.last_hidden_state));
     assert.ok(error <= 1e-4, `${name}: embedding differs from PyTorch by ${error}`);
+    if (expected.fill_mask) await checkFillMask(page, name, expected.fill_mask);
+    else assert.match(await page.getByTestId('fillmask-unavailable').innerText(), /no masked-language-model head/, `${name}: no fill-mask`);
   }
   await screenshot(page, 'own-model-roberta');
   assert.deepEqual(problems, []);

@@ -1,9 +1,10 @@
 //! The explorer: views of what the page's model does with a sentence (tokens, input parts,
-//! embeddings, similarity, attention, the embedding map, layer probes). They take turns on the
+//! embeddings, similarity, attention, the embedding map, layer probes, fill-mask). They take turns on the
 //! model through `compute.rs`; this file holds what they share for drawing.
 
 mod attention;
 mod embedding;
+mod fill_mask;
 mod input_parts;
 mod map;
 mod probe;
@@ -12,6 +13,7 @@ mod tokens;
 
 pub use attention::AttentionPanel;
 pub use embedding::EmbeddingPanel;
+pub use fill_mask::FillMaskPanel;
 pub use input_parts::InputPartsPanel;
 pub use map::MapPanel;
 pub use probe::ProbePanel;

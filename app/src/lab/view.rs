@@ -339,7 +339,15 @@ pub fn LabPanel() -> impl IntoView {
                     if v != "continue" { lab.preset.set(v); }
                 }>
                     {size_options}
-                    <option value="continue">"continue pretraining the loaded model (domain adaptation)"</option>
+                    <option value="continue">{move || {
+                        state.generation.get();
+                        let head = match state.engine().map(|e| e.mlm.is_ok()) {
+                            Some(true) => "from its own MLM head",
+                            Some(false) => "with a new MLM head: it has none",
+                            None => "",
+                        };
+                        format!("continue pretraining the loaded model (domain adaptation) {head}").trim_end().to_string()
+                    }}</option>
                 </select>
                 <Show when=move || !lab.continue_pretrained.get()>
                     <select data-testid="lab-vocab-choice" on:change=move |ev| lab.vocab.set(match event_target_value(&ev).as_str() {

@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 use super::{DeviceCheckPanel, Header, ModelPanel, SavedPanel};
 use crate::app::{AppState, BackendStatus, CheckState, LoadState, Tab, load_model};
 use crate::engine::{self, BackendKind, DEFAULT_MODEL};
-use crate::explore::{AttentionPanel, EmbeddingPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
+use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
 use crate::lab::{Lab, LabPanel};
 use crate::saved_work::SavedWork;
 use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel};
@@ -106,6 +106,7 @@ pub fn App() -> impl IntoView {
                 <AttentionPanel />
                 <MapPanel />
                 <ProbePanel />
+                <FillMaskPanel />
                 <DeviceCheckPanel />
             </div>
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>

@@ -72,7 +72,16 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
         let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
         let bert = base.on(&ad, settings.backend).await?;
         send(LabEvent::Vocab { size: bert.tokenizer.vocab_size(), trained: false, sample: vocab_sample(&bert.tokenizer, 40) });
-        let model = BertForPreTraining::new(bert.model, &bert.config, pair, &ad);
+        // The checkpoint's own MLM head (and next-sentence head) when it has one: continued
+        // pretraining goes on from what the model knows, rather than from a random head.
+        let own = pretraining::load_heads(&bert, &ad).ok();
+        let mut model = BertForPreTraining::new(bert.model, &bert.config, pair, &ad);
+        if let Some(cls) = own {
+            model.cls.predictions = cls.predictions;
+            if pair && cls.seq_relationship.is_some() {
+                model.cls.seq_relationship = cls.seq_relationship;
+            }
+        }
         (model, bert.tokenizer, bert.config, base.tokenizer_json.clone(), base.vocab_txt.clone())
     } else {
         let (tokenizer, tokenizer_json, vocab_txt) = match settings.vocab {
