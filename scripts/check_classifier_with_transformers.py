@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Check that a classifier bertbench exported gives, in PyTorch + transformers, the
-probabilities the page (or the CLI) gave.
+probabilities the page (or the CLI) gave, loaded as any user loads it:
 
     python3 scripts/check_classifier_with_transformers.py EXPORT PROBS.json
 
 EXPORT is the exported zip (or its unpacked folder). PROBS.json is
-`[{"text": ..., "pair": null | ..., "probs": [p0, p1, ...]}, ...]` as bertbench computed them.
+`[{"text": ..., "pair": null | ..., "probs": [p0, p1, ...]}, ...]` as bertbench computed them,
+optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same).
 
-- `[CLS]` + pooler features: the folder is a `BertForSequenceClassification`, loaded with
-  `AutoModelForSequenceClassification` exactly as it is.
-- Any other feature: `AutoModel` for the encoder, and `classifier_head.safetensors` applied to
-  the features `config.json`'s `bertbench_head.spec` names.
+The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification`: as it is
+when it is a `BertForSequenceClassification` (`[CLS]` + pooler features of a BERT), with
+`trust_remote_code=True` when its `config.json` has an `auto_map` (its own modelling code, for
+every other feature and family). Loading must report no missing or unexpected weights.
 
 Exit status 0 when every probability agrees within 1e-4. Needs torch, transformers, safetensors.
 """
@@ -21,8 +22,7 @@ import tempfile
 import zipfile
 
 import torch
-from safetensors.torch import load_file
-from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 
 def folder(path):
@@ -35,29 +35,6 @@ def folder(path):
     return inner[0] if len(inner) == 1 and os.path.isdir(inner[0]) else out
 
 
-def features(outputs, mask, spec):
-    states = outputs.hidden_states  # embeddings, then each layer
-    layers = len(states) - 1
-    span = min(4, layers)
-
-    def pool(h):
-        if spec["pooling"] == "Mean":
-            m = mask.unsqueeze(-1).to(h.dtype)
-            return (h * m).sum(1) / m.sum(1).clamp(min=1)
-        return h[:, 0]
-
-    kind = spec["layers"]
-    if kind == "Last":
-        return pool(states[-1])
-    if kind == "SecondToLast":
-        return pool(states[-2])
-    if kind == "SumLastFour":
-        return pool(sum(states[layers + 1 - span:]))
-    if kind == "ConcatLastFour":
-        return torch.cat([pool(h) for h in states[layers + 1 - span:]], dim=-1)
-    raise SystemExit(f"unknown layers {kind}")
-
-
 def main():
     path, probs_path = sys.argv[1], sys.argv[2]
     d = folder(path)
@@ -66,22 +43,23 @@ def main():
     max_len = config["bertbench_head"]["max_len"]
     tok = AutoTokenizer.from_pretrained(d)
     rows = json.load(open(probs_path))
-    native = spec == {"pooling": "Pooler", "layers": "Last"}
-    if native:
-        model = AutoModelForSequenceClassification.from_pretrained(d).eval()
-    else:
-        model = AutoModel.from_pretrained(d).eval()
-        head = load_file(os.path.join(d, "classifier_head.safetensors"))
+    remote = "auto_map" in config
+    native = config["architectures"] == ["BertForSequenceClassification"]
+    if not (remote or native):
+        raise SystemExit(f"{d}: neither BertForSequenceClassification nor an auto_map: transformers would load a random head")
+    model, info = AutoModelForSequenceClassification.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
+    model.eval()
+    problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
+    if problems:
+        raise SystemExit(f"{d}: loading reported {problems}")
+    print(f"loaded {type(model).__name__} ({'trust_remote_code' if remote else 'as it is'}), spec {spec}")
     worst = 0.0
     for row in rows:
         enc = tok(row["text"], row.get("pair"), truncation=True, max_length=max_len, return_tensors="pt")
+        if "input_ids" in row and enc["input_ids"][0].tolist() != row["input_ids"]:
+            raise SystemExit(f"AutoTokenizer gives {enc['input_ids'][0].tolist()} for {row['text']!r}; bertbench gave {row['input_ids']}")
         with torch.no_grad():
-            if native:
-                logits = model(**enc).logits
-            else:
-                out = model(**enc, output_hidden_states=True)
-                x = features(out, enc["attention_mask"], spec)
-                logits = x @ head["classifier.weight"].T + head["classifier.bias"]
+            logits = model(**enc).logits
         ref = torch.softmax(logits, -1)[0]
         ours = torch.tensor(row["probs"])
         err = (ref - ours).abs().max().item()

@@ -394,7 +394,7 @@ fn finetune(args: &[String]) -> Result {
     if let Some(out) = args.get("out") {
         let out = PathBuf::from(out);
         let model = tuner.best_model();
-        let files = classification::export(&bert.config, &model, &tuner.meta(), read_optional(&dir.join("tokenizer.json")).as_deref(), read_optional(&dir.join("vocab.txt")).as_deref())
+        let files = classification::export(&bert.config, &model, &tuner.meta(), &bert.tokenizer, read_optional(&dir.join("tokenizer.json")).as_deref(), read_optional(&dir.join("vocab.txt")).as_deref())
             .map_err(|e| e.to_string())?;
         fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
         for (name, bytes) in files {

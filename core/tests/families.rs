@@ -144,3 +144,122 @@ fn sequence_classifier_with_id2label_predicts_as_transformers() {
         close(&format!("class probabilities of {}", case["text"]), &probs[0], &floats(&case["probs"]));
     }
 }
+
+/// The Python that has PyTorch and `transformers`: `BERTBENCH_PYTHON`, else `python3`.
+fn python() -> String {
+    std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// A classifier of every feature choice on each family's encoder, exported as the studio does,
+/// loads in `transformers` with `AutoModelForSequenceClassification` (and `AutoTokenizer`) and
+/// gives the same probabilities within 1e-4 and the same token ids
+/// (`scripts/check_classifier_with_transformers.py` reports and fails otherwise).
+#[test]
+#[ignore = "needs tests/models and PyTorch + transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
+fn every_export_loads_in_transformers_with_the_same_probabilities() {
+    use bertbench_core::bert::pooling::Pooling;
+    use bertbench_core::tasks::classification::{BertClassifier, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, FeatureSpec};
+    let device = Device::flex();
+    let python = python();
+    let ready = std::process::Command::new(&python).args(["-c", "import torch, transformers, safetensors"]).status();
+    assert!(matches!(ready, Ok(s) if s.success()), "{python} cannot import torch, transformers and safetensors: set BERTBENCH_PYTHON to a Python that has them");
+    let script = common::repo().join("scripts/check_classifier_with_transformers.py");
+    let out = std::env::temp_dir().join(format!("bertbench-exports-{}", std::process::id()));
+    let texts: [(&str, Option<&str>); 3] = [
+        ("What a wonderful, warm little film.", None),
+        ("The food was cold and the waiter was rude.", None),
+        ("where is the cat sleeping", Some("the cat is asleep on the sofa")),
+    ];
+    let choices = [
+        FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::Last },
+        FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::ConcatLastFour },
+        FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
+        FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour },
+        FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast },
+    ];
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert"] {
+        let (files, _) = folder(name);
+        let tokenizer_json = files.tokenizer_json.clone();
+        let vocab_txt = files.vocab_txt.clone();
+        let loaded = checkpoint::load(files, &device).unwrap();
+        for spec in choices {
+            if spec.check(loaded.config.num_hidden_layers, loaded.report.with_pooler).is_err() {
+                continue; // DistilBERT has no pooler
+            }
+            let width = spec.width(loaded.config.hidden_size, loaded.config.num_hidden_layers);
+            let mut head = ClassificationHeadConfig::new(width, 3).with_dropout(0.0).init(&device);
+            // Weights larger than a fresh head's, so the probabilities are far from a third each,
+            // yet not saturated at 0 and 1 (where a wrong feature would go unseen).
+            let weight = Tensor::<2>::random([width, 3], bertbench_core::burn::tensor::Distribution::Normal(0.0, 0.2), &device);
+            head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
+            let model = BertClassifier { bert: loaded.model.clone(), head, spec };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: loaded.config.max_len() };
+            let encoded: Vec<_> = texts.iter().map(|(t, p)| loaded.tokenizer.encode_text(t, *p).unwrap()).collect();
+            let probs = pollster::block_on(classification::predict(&model, &encoded, loaded.tokenizer.pad_id, 1, &device)).unwrap();
+            for p in &probs {
+                assert!(p.iter().all(|&x| x > 0.005 && x < 0.99), "{name}, {}: probabilities {p:?} are too sure to compare", spec.label());
+            }
+            let rows: Vec<Value> = texts
+                .iter()
+                .zip(&encoded)
+                .zip(&probs)
+                .map(|(((t, p), e), probs)| serde_json::json!({ "text": t, "pair": p, "input_ids": e.ids(), "probs": probs }))
+                .collect();
+            let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+            let dir = out.join(format!("{name}-{:?}-{:?}", spec.pooling, spec.layers));
+            std::fs::create_dir_all(&dir).unwrap();
+            for (file, bytes) in exported {
+                std::fs::write(dir.join(file), bytes).unwrap();
+            }
+            let probs_file = dir.join("probs.json");
+            std::fs::write(&probs_file, serde_json::to_vec(&rows).unwrap()).unwrap();
+            let check = std::process::Command::new(&python).arg(&script).arg(&dir).arg(&probs_file).env("TQDM_DISABLE", "1").output().unwrap();
+            let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+            assert!(check.status.success(), "{name}, {}: transformers disagrees:\n{said}", spec.label());
+            println!("{name}, {}: {}", spec.label(), said.lines().last().unwrap_or_default());
+        }
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// Each family's model with its MLM head, exported as the MLM lab exports it, loads in
+/// `transformers` with `AutoModelForMaskedLM` under the family's own class and names and fills
+/// the same masks (`scripts/check_mlm_with_transformers.py`).
+#[test]
+#[ignore = "needs tests/models and PyTorch + transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
+fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
+    let device = Device::flex();
+    let python = python();
+    let script = common::repo().join("scripts/check_mlm_with_transformers.py");
+    let out = std::env::temp_dir().join(format!("bertbench-mlm-exports-{}", std::process::id()));
+    for (name, architecture) in [("bert-mlm", "BertForMaskedLM"), ("roberta", "RobertaForMaskedLM"), ("distilbert", "DistilBertForMaskedLM")] {
+        let (files, expected) = folder(name);
+        let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+        let (model, tokenizer, config) = pretraining::load(files, &device).unwrap();
+        let exported = pretraining::export(&model, &config, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+        let config_json: Value = serde_json::from_slice(&exported.iter().find(|(f, _)| f == "config.json").unwrap().1).unwrap();
+        assert_eq!(config_json["architectures"][0], architecture, "{name}");
+        let rows: Vec<Value> = expected["fill_mask"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|case| {
+                let text = case["text"].as_str().unwrap();
+                let fills = pollster::block_on(pretraining::fill_mask(&model, &tokenizer, text, 5, &device)).unwrap();
+                serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills })
+            })
+            .collect();
+        let dir = out.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, bytes) in exported {
+            std::fs::write(dir.join(file), bytes).unwrap();
+        }
+        let fills = dir.join("fills.json");
+        std::fs::write(&fills, serde_json::to_vec(&rows).unwrap()).unwrap();
+        let check = std::process::Command::new(&python).arg(&script).arg(&dir).arg(&fills).env("TQDM_DISABLE", "1").output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+        assert!(check.status.success(), "{name}: transformers disagrees:\n{said}");
+        println!("{name}: {}", said.trim());
+    }
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -1,14 +1,12 @@
 // The fine-tuning studio on the default model, CPU fallback: upload a CSV, check the report,
 // train head-only in the worker (pausing and resuming on the way), predict, export, re-import
-// and predict the same again. Where PyTorch + transformers are installed, the exported folders
-// are also checked against them (scripts/check_classifier_with_transformers.py).
+// and predict the same again; the exported folder loads in transformers
+// (AutoModelForSequenceClassification with its own modelling code) to the same probabilities.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { serve, launch, offOriginRequests, screenshot, ARTIFACTS, ROOT } from './harness.mjs';
-import { exportZip } from './studio_helpers.mjs';
+import { mkdir } from 'node:fs/promises';
+import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
+import { exportZip, checkWithTransformers } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 let server, chrome;
@@ -46,8 +44,6 @@ function csv() {
   return rows.join('\r\n') + '\r\n';
 }
 
-const torchAvailable = () =>
-  spawnSync('python3', ['-c', 'import torch, transformers, safetensors'], { stdio: 'ignore' }).status === 0;
 
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
@@ -107,11 +103,11 @@ test('head-only training in the worker: pause, resume, finish with metrics and c
   await screenshot(page, 'studio-trained');
 });
 
-test('predict, export, re-import: the same probabilities; PyTorch agrees', { timeout: 10 * MINUTE }, async () => {
+test('predict, export, re-import: the same probabilities; PyTorch agrees', { timeout: 10 * MINUTE }, async (t) => {
   const { page } = chrome;
   const texts = ['What a wonderful, warm little film.', 'The food was cold and the waiter was rude.'];
   const before = [];
-  for (const t of texts) before.push(await probabilities(page, t));
+  for (const text of texts) before.push(await probabilities(page, text));
   assert.deepEqual(before[0].labels, ['negative', 'positive']);
   for (const p of before) assert.ok(Math.abs(p.probs[0] + p.probs[1] - 1) < 1e-3, `${p.probs}`);
   assert.ok(before[0].probs[1] > 0.5 && before[1].probs[0] > 0.5, `sensible predictions: ${JSON.stringify(before)}`);
@@ -126,16 +122,7 @@ test('predict, export, re-import: the same probabilities; PyTorch agrees', { tim
     }
   }
   const rows = texts.map((text, i) => ({ text, pair: null, probs: before[i].probs }));
-  const probsFile = join(ARTIFACTS, 'studio-mean-probs.json');
-  await writeFile(probsFile, JSON.stringify(rows));
-  if (torchAvailable()) {
-    const check = spawnSync('python3', [join(ROOT, 'scripts', 'check_classifier_with_transformers.py'), zip, probsFile], { encoding: 'utf8' });
-    assert.equal(check.status, 0, check.stdout + check.stderr);
-  } else {
-    // `cargo xtask test` installs PyTorch and requires the comparison; by hand it may be skipped.
-    assert.ok(!process.env.BERTBENCH_REQUIRE_TORCH, 'PyTorch/transformers are required (BERTBENCH_REQUIRE_TORCH) but python3 cannot import them');
-    console.log('# PyTorch/transformers not installed: skipped the transformers comparison');
-  }
+  await checkWithTransformers(t, zip, rows);
 });
 
 test('look inside: head-only training left the encoder as it was; the explorer runs on the tuned model', { timeout: 5 * MINUTE }, async () => {

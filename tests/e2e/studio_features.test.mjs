@@ -8,19 +8,10 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
 import {
-  MINUTE, openStudio, exampleData, trainingFile, recipe, train, predict, exportZip, importZip, predictFile, csvField,
+  MINUTE, openStudio, exampleData, trainingFile, recipe, train, predict, exportZip, importZip, predictFile, csvField, checkWithTransformers,
 } from './studio_helpers.mjs';
 
 let server, chrome;
-
-before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  server = await serve();
-  chrome = await launch({ webgpu: false });
-  await openStudio(chrome.page, server.origin);
-  await exampleData(chrome.page);
-});
-after(async () => { await chrome?.browser.close(); await server?.close(); });
 
 const TEXTS = ['What a wonderful, warm little film.', 'The food was cold and the waiter was rude.'];
 
@@ -51,31 +42,37 @@ async function roundTrip(page, pooling, layers, label, zipName) {
       assert.ok(Math.abs(p - before[i].probs[j]) <= 1e-5, `${label}, ${t}: re-imported ${after.probs} vs trained ${before[i].probs}`);
     }
   }
-  return { zip: (await readFile(zip)).toString('latin1'), probs: before };
+  return { path: zip, zip: (await readFile(zip)).toString('latin1'), probs: before };
 }
 
 let pooled;
 
-test('[CLS] + pooler: trains, predicts, exports as BertForSequenceClassification and re-imports to the same probabilities', { timeout: 4 * MINUTE }, async () => {
+/** What the check against transformers reads: each text with the page's probabilities. */
+const rows = (probs) => TEXTS.map((text, i) => ({ text, pair: null, probs: probs[i].probs }));
+
+test('[CLS] + pooler: trains, predicts, exports as BertForSequenceClassification (transformers agrees) and re-imports to the same probabilities', { timeout: 4 * MINUTE }, async (t) => {
   const { page } = chrome;
   // The pooler reads the last layer only: the layer choice is off.
   await page.selectOption('[data-testid=feature-pooling]', 'pooler');
   assert.equal(await page.locator('[data-testid=feature-layers]').isDisabled(), true);
-  const { zip, probs } = await roundTrip(page, 'pooler', undefined, '[CLS] + pooler · last layer', 'studio-pooler');
+  const { path, zip, probs } = await roundTrip(page, 'pooler', undefined, '[CLS] + pooler · last layer', 'studio-pooler');
   pooled = probs;
   assert.ok(zip.includes('bertbench-classifier/config.json') && zip.includes('bertbench-classifier/model.safetensors'));
   assert.ok(zip.includes('"BertForSequenceClassification"'), 'config.json names the transformers class');
   assert.ok(zip.includes('classifier.weight') && zip.includes('bert.pooler.dense.weight'), 'the head and the pooler are in model.safetensors');
-  assert.ok(!zip.includes('classifier_head.safetensors'), 'no separate head file');
+  assert.ok(!zip.includes('classifier_head.safetensors') && !zip.includes('modeling_bertbench.py'), 'no separate head file, no modelling code');
+  await checkWithTransformers(t, path, rows(probs));
 });
 
-test('[CLS] of the last layers concatenated: trains, predicts, exports with its head file and re-imports to the same probabilities', { timeout: 4 * MINUTE }, async () => {
+test('[CLS] of the last layers concatenated: trains, predicts, exports with its modelling code (transformers agrees) and re-imports to the same probabilities', { timeout: 4 * MINUTE }, async (t) => {
   const { page } = chrome;
   assert.equal(await page.locator('[data-testid=feature-layers]').isDisabled(), true);
-  const { zip, probs } = await roundTrip(page, 'cls', 'cat4', '[CLS] · concat of last four', 'studio-cat4');
-  assert.ok(zip.includes('bertbench-classifier/classifier_head.safetensors'), 'the head is a file of its own');
+  const { path, zip, probs } = await roundTrip(page, 'cls', 'cat4', '[CLS] · concat of last four', 'studio-cat4');
+  assert.ok(zip.includes('bertbench-classifier/modeling_bertbench.py'), 'the modelling code travels with the model');
+  assert.ok(zip.includes('"AutoModelForSequenceClassification": "modeling_bertbench.BertbenchForSequenceClassification"'), 'auto_map names it');
   assert.ok(zip.includes('"ConcatLastFour"') && zip.includes('"Cls"'), 'config.json says how to build the features');
   assert.ok(!zip.includes('"BertForSequenceClassification"'), 'not claimed to be what transformers would compute');
+  await checkWithTransformers(t, path, rows(probs));
   // Another head on other features: other probabilities.
   assert.ok(probs.some((p, i) => Math.abs(p.probs[0] - pooled[i].probs[0]) > 1e-6), 'the same probabilities as the pooler classifier');
 });

@@ -2,11 +2,33 @@
 // public/models/bert-tiny, fast enough to train several times in one test file): open the page on
 // it, load data, set a recipe, train, predict, export, import, predict a file and read the CSV.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { screenshot, ARTIFACTS, ROOT } from './harness.mjs';
 
 export const MINUTE = 60_000;
+
+/** Whether `python3` has PyTorch and transformers (`cargo xtask test` puts a venv with them first). */
+const torchAvailable = () =>
+  spawnSync('python3', ['-c', 'import torch, transformers, safetensors'], { stdio: 'ignore' }).status === 0;
+
+/** Loads the exported `zip` in Python with `AutoModelForSequenceClassification` (with its own
+ * modelling code where config.json's auto_map names it) and `AutoTokenizer`, and checks it gives
+ * `rows`' probabilities (`[{ text, pair, probs }]`) within 1e-4
+ * (scripts/check_classifier_with_transformers.py). Without PyTorch the test `t` is marked
+ * skipped (it never passes as checked), unless BERTBENCH_REQUIRE_TORCH makes that a failure. */
+export async function checkWithTransformers(t, zip, rows) {
+  if (!torchAvailable()) {
+    assert.ok(!process.env.BERTBENCH_REQUIRE_TORCH, 'PyTorch/transformers are required (BERTBENCH_REQUIRE_TORCH) but python3 cannot import them');
+    t.skip(`skipped: the transformers check of ${zip} (python3 has no PyTorch/transformers)`);
+    return;
+  }
+  const probsFile = `${zip}.probs.json`;
+  await writeFile(probsFile, JSON.stringify(rows));
+  const check = spawnSync('python3', [join(ROOT, 'scripts', 'check_classifier_with_transformers.py'), zip, probsFile], { encoding: 'utf8', env: { ...process.env, TQDM_DISABLE: '1' } });
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+}
 
 /** Opens the studio on bert-tiny. */
 export async function openStudio(page, origin) {

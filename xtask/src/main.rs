@@ -453,8 +453,9 @@ fn test() -> Result {
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend) and the app's protocol and persistence types");
     run("cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--", "--skip", "wgpu_"])?;
 
-    step("every model family and format against PyTorch (the models made above)");
-    run("cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--test", "families", "--", "--include-ignored"])?;
+    step("every model family and format against PyTorch (the models made above); every export loaded by transformers");
+    let families = ["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--test", "families", "--", "--include-ignored"];
+    run_in(&root(), "cargo", &families, &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

@@ -237,9 +237,10 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 Err(e) => view! { <p class="banner err small" data-testid="batch-error">{e}</p> }.into_any(),
             })}
             <h3>"Take it away"</h3>
-            <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, tokenizer. "
-                "With [CLS] + pooler features, transformers' AutoModelForSequenceClassification loads it unchanged; other features "
-                "export the encoder plus classifier_head.safetensors, described in config.json."</p>
+            <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, the tokenizer. "
+                "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: "
+                "a BERT on [CLS] + pooler as it is, any other choice with trust_remote_code=True (the folder carries "
+                "modeling_bertbench.py, the few lines that compute its features)."</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
                     on:click=move |_| studio.export("bertbench-classifier".into())>"Export (zip)"</button>

@@ -52,6 +52,7 @@ pub(super) fn export_zip(current: &Current, name: &str) -> Result<Vec<u8>, Strin
         &current.loaded.config,
         &current.loaded.model,
         &current.loaded.meta,
+        &current.loaded.tokenizer,
         current.tokenizer_json.as_deref(),
         current.vocab_txt.as_deref(),
     )

@@ -176,6 +176,33 @@ impl Family {
         }
     }
 
+    /// The inverse of [`Family::mlm_renames`]: a [`PretrainingHeads`](crate::tasks::pretraining::PretrainingHeads)
+    /// path → the family's checkpoint name, for export. Only BERT has a next-sentence head.
+    pub fn mlm_save_renames(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Family::Bert => &[(r"^", "cls."), (r"\.layer_norm\.", ".LayerNorm.")],
+            Family::Roberta => &[
+                (r"^predictions\.transform\.dense\.", "lm_head.dense."),
+                (r"^predictions\.transform\.layer_norm\.", "lm_head.layer_norm."),
+                (r"^predictions\.bias$", "lm_head.bias"),
+            ],
+            Family::DistilBert => &[
+                (r"^predictions\.transform\.dense\.", "vocab_transform."),
+                (r"^predictions\.transform\.layer_norm\.", "vocab_layer_norm."),
+                (r"^predictions\.bias$", "vocab_projector.bias"),
+            ],
+        }
+    }
+
+    /// The `transformers` class of an encoder with its masked-language-model head.
+    pub fn mlm_architecture(self) -> &'static str {
+        match self {
+            Family::Bert => "BertForMaskedLM",
+            Family::Roberta => "RobertaForMaskedLM",
+            Family::DistilBert => "DistilBertForMaskedLM",
+        }
+    }
+
     /// Maps a module path to this family's checkpoint name (for messages and export).
     pub fn to_checkpoint_name(self, path: &str) -> String {
         let mut name = path.replace(".gamma", ".weight").replace(".beta", ".bias");

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bert::checkpoint::{CheckpointFiles, save_weights};
 use crate::bert::config::BertConfig;
+use crate::bert::family::Family;
 use crate::error::Error;
 use crate::bert::model::{BertInput, BertModel, BertModelOutput, ForwardOptions, rows_by_length};
 use crate::bert::pooling::{Pooling, cls_pool, mean_pool};
@@ -232,29 +233,33 @@ fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u
     safetensors::serialize(views, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
 }
 
-/// Writes a classifier as a Hugging Face folder: `(file name, bytes)` pairs.
+/// Writes a classifier as a Hugging Face folder: `(file name, bytes)` pairs, which
+/// `transformers.AutoModelForSequenceClassification.from_pretrained` loads to the page's
+/// probabilities, and `AutoTokenizer` to the page's token ids.
 ///
-/// - `[CLS]` + pooler on the last layer: `config.json` says `BertForSequenceClassification`
-///   with `id2label`, and `model.safetensors` holds `bert.*` + `classifier.*`, exactly what
-///   `transformers.AutoModelForSequenceClassification.from_pretrained` loads.
-/// - Any other feature: `model.safetensors` is a plain `BertModel` (load it with
-///   `AutoModel`), and [`HEAD_FILE`] holds `classifier.weight` `[labels, width]` and
-///   `classifier.bias`; `config.json`'s `bertbench_head` says how to build the features.
-///   Claiming `BertForSequenceClassification` there would make transformers silently
-///   compute something else.
+/// - A BERT on `[CLS]` + pooler of the last layer is what `BertForSequenceClassification`
+///   computes: `config.json` names that class, with `id2label`, and `model.safetensors` holds
+///   `bert.*` + `classifier.*`. It loads as it is.
+/// - Any other feature (or family: RoBERTa's and DistilBERT's own heads are not a linear layer
+///   on the pooler) carries its modelling code, [`MODELING_FILE`], and an `auto_map` naming it,
+///   the Hugging Face convention for a model `transformers` does not know; it loads with
+///   `trust_remote_code=True`. `model.safetensors` holds the encoder under its family's prefix
+///   and `classifier.*`. Claiming `BertForSequenceClassification` there would make
+///   transformers silently compute something else.
 ///
-/// `tokenizer_json` / `vocab_txt` are copied as they are.
+/// `config.json`'s `bertbench_head` says how the features are made (the page reads it back);
+/// `tokenizer_config.json` names the tokenizer class, its longest input and its special
+/// tokens. `tokenizer_json` / `vocab_txt` are copied as they are.
 pub fn export(
     config: &BertConfig,
     model: &BertClassifier,
     meta: &ClassifierMeta,
+    tokenizer: &BertTokenizer,
     tokenizer_json: Option<&[u8]>,
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
-    // Only BERT's own head is `classifier(pooler(h))`: RoBERTa's and DistilBERT's
-    // `*ForSequenceClassification` heads differ, so their classifiers always ship the head file.
-    let hf_native = config.model_type == crate::bert::family::Family::Bert
-        && meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+    let family = config.model_type;
+    let hf_native = family == Family::Bert && meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
     let obj = value.as_object_mut().expect("config is an object");
     let id2label: serde_json::Map<String, serde_json::Value> =
@@ -267,38 +272,35 @@ pub fn export(
     obj.insert("bertbench_head".into(), serde_json::json!({
         "spec": meta.spec,
         "max_len": meta.max_len,
-        "file": if hf_native { "model.safetensors" } else { HEAD_FILE },
-        "how": if hf_native {
-            "logits = classifier(pooler(last_hidden_state)); AutoModelForSequenceClassification loads this folder as it is"
-        } else {
-            "features from AutoModel's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, layers counted from the end; ConcatLastFour concatenates oldest first); logits = features @ classifier.weight.T + classifier.bias"
-        },
+        "with_pooler": model.bert.pooler.is_some(),
+        "file": "model.safetensors",
+        "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
     }));
     if hf_native {
         obj.insert("architectures".into(), serde_json::json!(["BertForSequenceClassification"]));
+    } else {
+        obj.insert("architectures".into(), serde_json::json!(["BertbenchForSequenceClassification"]));
+        obj.insert("auto_map".into(), serde_json::json!({
+            "AutoModelForSequenceClassification": "modeling_bertbench.BertbenchForSequenceClassification"
+        }));
     }
     let config_json = serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?;
 
     let encoder = save_weights(&model.bert)?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
-    let head = vec![
-        ("classifier.weight".to_string(), f32_bytes(&weight), shape.to_vec()),
-        ("classifier.bias".to_string(), f32_bytes(&bias), vec![shape[0]]),
-    ];
-    let mut files = vec![("config.json".to_string(), config_json)];
-    if hf_native {
-        let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
-        let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
-            .tensors()
-            .into_iter()
-            .map(|(name, view)| (format!("bert.{name}"), view.data().to_vec(), view.shape().to_vec()))
-            .collect();
-        all.extend(head);
-        files.push(("model.safetensors".into(), serialize(all)?));
-    } else {
-        files.push(("model.safetensors".into(), encoder));
-        files.push((HEAD_FILE.into(), serialize(head)?));
+    let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
+    let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| (format!("{}{name}", family.prefix()), view.data().to_vec(), view.shape().to_vec()))
+        .collect();
+    all.push(("classifier.weight".to_string(), f32_bytes(&weight), shape.to_vec()));
+    all.push(("classifier.bias".to_string(), f32_bytes(&bias), vec![shape[0]]));
+    let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), serialize(all)?)];
+    if !hf_native {
+        files.push((MODELING_FILE.into(), modeling_code(config).into_bytes()));
     }
+    files.push(("tokenizer_config.json".into(), tokenizer_config(family, tokenizer, meta.max_len)));
     if let Some(bytes) = tokenizer_json {
         files.push(("tokenizer.json".into(), bytes.to_vec()));
     }
@@ -306,6 +308,40 @@ pub fn export(
         files.push(("vocab.txt".into(), bytes.to_vec()));
     }
     Ok(files)
+}
+
+/// The modelling code an export carries for `trust_remote_code`.
+pub const MODELING_FILE: &str = "modeling_bertbench.py";
+
+/// [`MODELING_FILE`] for `config`'s family: its `transformers` encoder and configuration classes.
+fn modeling_code(config: &BertConfig) -> String {
+    let family = config.model_type;
+    let model = family.base_architecture();
+    let python_bool = |b: bool| if b { "True" } else { "False" };
+    include_str!("modeling_bertbench.py")
+        .replace("{CONFIG}", &model.replace("Model", "Config"))
+        .replace("{MODEL}", model)
+        .replace("{PREFIX}", family.prefix().trim_end_matches('.'))
+        .replace("{HAS_POOLER}", python_bool(family.has_pooler()))
+        .replace("{HAS_SEGMENTS}", python_bool(family != Family::DistilBert && config.type_vocab_size > 0))
+}
+
+/// `tokenizer_config.json`: the tokenizer class `transformers` builds, the longest input the
+/// classifier was trained with, casing, and the special tokens by role.
+fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
+    let piece = |id: u32| tokenizer.id_to_piece(id).unwrap_or_default();
+    let class = family.base_architecture().replace("Model", "Tokenizer");
+    serde_json::to_vec_pretty(&serde_json::json!({
+        "tokenizer_class": class,
+        "model_max_length": max_len,
+        "do_lower_case": !tokenizer.is_cased(),
+        "cls_token": piece(tokenizer.cls_id),
+        "sep_token": piece(tokenizer.sep_id),
+        "pad_token": piece(tokenizer.pad_id),
+        "mask_token": tokenizer.mask_token(),
+        "unk_token": piece(tokenizer.unk_id),
+    }))
+    .expect("tokenizer config serialises")
 }
 
 /// `classifier.weight` and `classifier.bias` from a safetensors file, as a head.
@@ -348,7 +384,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     let weights = files.weights.clone();
     let bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
-    if family != crate::bert::family::Family::Bert && raw.get("bertbench_head").is_none() {
+    if family != Family::Bert && raw.get("bertbench_head").is_none() {
         // RoBERTa's head is dense → tanh → out_proj on <s>, DistilBERT's pre_classifier → ReLU
         // → classifier: not BERT's pooler + classifier, so reading them as BERT's would be wrong.
         return Err(Error::UnsupportedConfig(format!(
@@ -480,6 +516,10 @@ mod tests {
         v.join("\n").into_bytes()
     }
 
+    fn tokenizer() -> BertTokenizer {
+        BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap()
+    }
+
     fn classifier(spec: FeatureSpec, layers: usize) -> (BertConfig, BertClassifier) {
         let device = Device::flex();
         let config = Preset::Tiny.config(64).with_num_hidden_layers(layers).with_max_position_embeddings(32).without_dropout();
@@ -525,9 +565,9 @@ mod tests {
     }
 
     #[test]
-    fn a_roberta_classifier_exports_its_head_apart_and_loads_back() {
+    fn a_roberta_classifier_exports_with_its_modelling_code_and_loads_back() {
         // RoBERTa's `RobertaForSequenceClassification` head is not BERT's pooler + classifier:
-        // even [CLS] + pooler features ship the head file, under RoBERTa's own encoder names.
+        // even [CLS] + pooler features carry the modelling code, under RoBERTa's own names.
         let device = Device::flex();
         let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
         let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34)
@@ -536,16 +576,22 @@ mod tests {
         let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
         let model = BertClassifier { bert, head, spec };
         let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24 };
-        let files = export(&config, &model, &meta, None, Some(&vocab())).unwrap();
+        let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
         let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
         let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
         assert_eq!(config_json["model_type"], "roberta");
-        assert_ne!(config_json["architectures"][0], "BertForSequenceClassification");
+        assert_eq!(config_json["architectures"][0], "BertbenchForSequenceClassification");
+        assert_eq!(config_json["auto_map"]["AutoModelForSequenceClassification"], "modeling_bertbench.BertbenchForSequenceClassification");
+        let code = String::from_utf8(get(MODELING_FILE).unwrap()).unwrap();
+        assert!(code.contains("from transformers import RobertaConfig, RobertaModel, PreTrainedModel"), "{code}");
+        assert!(code.contains("self.roberta = RobertaModel(config, **with_pooler)"), "{code}");
+        assert!(!code.contains("{PREFIX}") && !code.contains("{MODEL}"), "{code}");
         let weights = get("model.safetensors").unwrap();
         let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
-        assert!(names.iter().all(|n| !n.starts_with("bert.") && !n.starts_with("classifier.")), "{names:?}");
+        assert!(names.iter().all(|n| n.starts_with("roberta.") || n.starts_with("classifier.")), "{names:?}");
+        assert!(names.iter().any(|n| n == "roberta.pooler.dense.weight"), "{names:?}");
         let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
-        let loaded = load_classifier(files, get(HEAD_FILE), &device).unwrap();
+        let loaded = load_classifier(files, None, &device).unwrap();
         for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
             assert!((a - b).abs() < 1e-6, "{a} vs {b}");
         }
@@ -560,12 +606,18 @@ mod tests {
         ] {
             let (config, model) = classifier(spec, 2);
             let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24 };
-            let files = export(&config, &model, &meta, None, Some(&vocab())).unwrap();
+            let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
-            let head = get(HEAD_FILE);
-            assert_eq!(head.is_none(), spec.pooling == Pooling::Pooler, "head file only when transformers can't read it");
+            let native = spec.pooling == Pooling::Pooler;
+            assert_eq!(get(MODELING_FILE).is_none(), native, "modelling code only when transformers has no class for it");
+            assert!(get(HEAD_FILE).is_none(), "the head is in model.safetensors");
             let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
             assert_eq!(config_json["id2label"]["2"], "pos");
+            assert_eq!(config_json["auto_map"].is_null(), native);
+            let tokenizer_config: serde_json::Value = serde_json::from_slice(&get("tokenizer_config.json").unwrap()).unwrap();
+            assert_eq!(tokenizer_config["model_max_length"], 24);
+            assert_eq!(tokenizer_config["cls_token"], "[CLS]");
+            assert_eq!(tokenizer_config["do_lower_case"], true);
             let loaded = load_classifier(
                 CheckpointFiles {
                     config_json: get("config.json").unwrap(),
@@ -573,7 +625,7 @@ mod tests {
                     tokenizer_json: None,
                     vocab_txt: get("vocab.txt"),
                 },
-                head,
+                None,
                 &device,
             )
             .unwrap();

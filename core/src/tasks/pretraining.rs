@@ -7,7 +7,7 @@
 use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use burn_store::ModuleSnapshot;
+use burn_store::{BurnToPyTorchAdapter, ModuleSnapshot, SafetensorsStore};
 use serde::{Deserialize, Serialize};
 
 use burn::module::Param;
@@ -17,7 +17,7 @@ use crate::bert::config::HiddenAct;
 use crate::nn::activation::gelu;
 use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::{init_linear, linear, matmul};
-use crate::bert::checkpoint::{CheckpointFiles, Head, LoadedModel, hf_store};
+use crate::bert::checkpoint::{CheckpointFiles, Head, LoadedModel, hf_store, save_weights, with_heads};
 use crate::bert::config::BertConfig;
 use crate::bert::family::Family;
 use crate::error::Error;
@@ -94,23 +94,36 @@ pub struct MaskFill {
     pub top: Vec<(String, f32)>,
 }
 
-/// The pretrained model as a Hugging Face folder: `config.json` (`BertForPreTraining` with a
-/// pair head, else `BertForMaskedLM`), `model.safetensors` with `bert.*` and `cls.*` names (the
-/// decoder is tied to the word embeddings, so it is not stored), and the tokenizer files given.
-/// The studio (and `transformers`) load the encoder from it as they load any BERT.
+/// The pretrained model as a Hugging Face folder under its family's names: `config.json`
+/// (`BertForPreTraining` for a BERT with a pair head, else the family's `*ForMaskedLM`),
+/// `model.safetensors` with the encoder under the family's prefix and the heads under their
+/// checkpoint names (the decoder is tied to the word embeddings, so it is not stored), and the
+/// tokenizer files given. `transformers` loads it with `AutoModelForMaskedLM`; the studio loads
+/// the encoder from it as from any checkpoint. Only BERT has a next-sentence head in
+/// `transformers`: another family's pair head is not exported.
 pub fn export(
     model: &BertForPreTraining,
     config: &BertConfig,
     tokenizer_json: Option<&[u8]>,
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    let family = config.model_type;
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
-    let architecture = if model.cls.seq_relationship.is_some() { "BertForPreTraining" } else { "BertForMaskedLM" };
+    let pair = family == Family::Bert && model.cls.seq_relationship.is_some();
+    let architecture = if pair { "BertForPreTraining" } else { family.mlm_architecture() };
     value["architectures"] = serde_json::json!([architecture]);
     value["tie_word_embeddings"] = true.into();
+    let heads = PretrainingHeads { predictions: model.cls.predictions.clone(), seq_relationship: model.cls.seq_relationship.clone().filter(|_| pair) };
+    let mut store = SafetensorsStore::from_bytes(None).with_to_adapter(BurnToPyTorchAdapter);
+    for (from, to) in family.mlm_save_renames() {
+        store = store.with_key_remapping(from, *to);
+    }
+    heads.save_into(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    let heads = store.get_bytes().map_err(|e| Error::Weights(e.to_string()))?;
+    let weights = with_heads(&save_weights(&model.bert)?, &heads, family)?;
     let mut files = vec![
         ("config.json".to_string(), serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?),
-        ("model.safetensors".to_string(), crate::bert::checkpoint::save_module(model)?),
+        ("model.safetensors".to_string(), weights),
     ];
     if let Some(b) = tokenizer_json {
         files.push(("tokenizer.json".into(), b.to_vec()));
@@ -128,11 +141,10 @@ pub fn export(
 pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPreTraining, BertTokenizer, BertConfig)> {
     let loaded = crate::bert::checkpoint::load(files, device)?;
     let cls = load_heads(&loaded, device)?;
-    let LoadedModel { mut config, model: mut bert, tokenizer, .. } = loaded;
+    let LoadedModel { config, model: mut bert, tokenizer, .. } = loaded;
     if cls.seq_relationship.is_some() && bert.pooler.is_none() {
         bert.pooler = Some(BertPooler { dense: init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
     }
-    config.hidden_act = cls.predictions.transform.act;
     Ok((BertForPreTraining { bert, cls }, tokenizer, config))
 }
 
@@ -255,7 +267,7 @@ pub struct MlmTransform {
     /// Normalises the transformed vector.
     pub layer_norm: LayerNorm,
     #[module(skip)]
-    pub(crate) act: HiddenAct,
+    act: HiddenAct,
 }
 
 /// The masked-language-model head (`cls.predictions`): a transform, then a decoder whose

@@ -1,0 +1,65 @@
+"""A sequence classifier exported by bertbench, for `transformers`.
+
+Load the folder with
+
+    AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True)
+
+It computes what the page computed: the sentence features that `config.bertbench_head["spec"]`
+names (mean over the tokens the attention mask keeps, or the first token, or the pooler; from
+the last layer, the second-to-last, or the last four summed or concatenated oldest first), then
+`classifier`, a linear layer. Written by bertbench for a {MODEL} encoder.
+"""
+import torch
+from torch import nn
+from transformers import {CONFIG}, {MODEL}, PreTrainedModel
+from transformers.modeling_outputs import SequenceClassifierOutput
+
+
+class BertbenchForSequenceClassification(PreTrainedModel):
+    config_class = {CONFIG}
+    base_model_prefix = "{PREFIX}"
+
+    def __init__(self, config):
+        super().__init__(config)
+        spec = config.bertbench_head["spec"]
+        self.pooling, self.layers = spec["pooling"], spec["layers"]
+        with_pooler = {"add_pooling_layer": config.bertbench_head["with_pooler"]} if {HAS_POOLER} else {}
+        self.{PREFIX} = {MODEL}(config, **with_pooler)
+        span = min(4, config.num_hidden_layers)
+        width = config.hidden_size * (span if self.layers == "ConcatLastFour" else 1)
+        self.classifier = nn.Linear(width, config.num_labels)
+        self.post_init()
+
+    def features(self, outputs, attention_mask):
+        if self.pooling == "Pooler":
+            return outputs.pooler_output
+        states = outputs.hidden_states  # the embeddings, then each layer
+        layers = len(states) - 1
+        span = min(4, layers)
+
+        def pool(h):
+            if self.pooling == "Mean":
+                m = attention_mask.unsqueeze(-1).to(h.dtype)
+                return (h * m).sum(1) / m.sum(1).clamp(min=1)
+            return h[:, 0]
+
+        if self.layers == "Last":
+            return pool(states[-1])
+        if self.layers == "SecondToLast":
+            return pool(states[-2])
+        if self.layers == "SumLastFour":
+            return pool(sum(states[layers + 1 - span:]))
+        if self.layers == "ConcatLastFour":
+            return torch.cat([pool(h) for h in states[layers + 1 - span:]], dim=-1)
+        raise ValueError(f"unknown layers {self.layers!r}")
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, **kwargs):
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        extra = {"token_type_ids": token_type_ids} if {HAS_SEGMENTS} and token_type_ids is not None else {}
+        outputs = self.{PREFIX}(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True, **extra)
+        logits = self.classifier(self.features(outputs, attention_mask))
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
+        return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states)

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Check that a masked-language model bertbench exported (the MLM lab's export) loads in
+PyTorch + transformers with `AutoModelForMaskedLM` and fills the masks as bertbench did:
+
+    python3 scripts/check_mlm_with_transformers.py FOLDER FILLS.json
+
+FOLDER is the exported folder (or its zip). FILLS.json is
+`[{"text": ..., "input_ids": [...], "fills": [{"position": p, "top": [[piece, prob], ...]}]}]`
+as bertbench computed them. Loading must report no missing or unexpected weights, `AutoTokenizer`
+must give the same ids, and each mask's top pieces must be the same, in the same order, with
+probabilities within 1e-4. Needs torch, transformers, safetensors.
+"""
+import json
+import sys
+
+import torch
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+from check_classifier_with_transformers import folder
+
+
+def main():
+    d = folder(sys.argv[1])
+    rows = json.load(open(sys.argv[2]))
+    tok = AutoTokenizer.from_pretrained(d)
+    model, info = AutoModelForMaskedLM.from_pretrained(d, output_loading_info=True)
+    model.eval()
+    problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
+    if problems:
+        raise SystemExit(f"{d}: loading reported {problems}")
+    worst = 0.0
+    for row in rows:
+        enc = tok(row["text"], return_tensors="pt")
+        ids = enc["input_ids"][0].tolist()
+        if ids != row["input_ids"]:
+            raise SystemExit(f"AutoTokenizer gives {ids} for {row['text']!r}; bertbench gave {row['input_ids']}")
+        with torch.no_grad():
+            probs = torch.softmax(model(**enc).logits[0], -1)
+        for fill in row["fills"]:
+            k = len(fill["top"])
+            p, top = probs[fill["position"]].topk(k)
+            pieces = tok.convert_ids_to_tokens(top.tolist())
+            want = [piece for piece, _ in fill["top"]]
+            if pieces != want:
+                raise SystemExit(f"{row['text']!r} at {fill['position']}: transformers' top {pieces}, bertbench's {want}")
+            worst = max(worst, max(abs(a - b) for a, (_, b) in zip(p.tolist(), fill["top"])))
+    print(f"{type(model).__name__}: the same top pieces; probabilities within {worst:.2e} over {len(rows)} texts")
+    sys.exit(0 if worst <= 1e-4 else 1)
+
+
+if __name__ == "__main__":
+    main()
