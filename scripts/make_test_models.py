@@ -32,6 +32,7 @@ from transformers import (
     DistilBertTokenizerFast,
     RobertaConfig,
     RobertaForMaskedLM,
+    RobertaForSequenceClassification,
     RobertaTokenizerFast,
 )
 
@@ -230,23 +231,31 @@ def make_bert_family(out):
 
 
 def make_roberta(out):
-    folder = fresh(out, "roberta")
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1,
                             special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-    bpe.save_model(folder)
-    tok = RobertaTokenizerFast(os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"))
-    torch.manual_seed(8)
-    config = RobertaConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                           intermediate_size=64, max_position_embeddings=66, type_vocab_size=1,
-                           pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    model = jitter(RobertaForMaskedLM(config))
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    for name in ("vocab.json", "merges.txt"):
-        if os.path.exists(os.path.join(folder, "tokenizer.json")) and os.path.exists(os.path.join(folder, name)):
-            os.remove(os.path.join(folder, name))
-    save(folder, model, tok, "roberta", "RobertaForMaskedLM, byte-level BPE tokenizer.json", fill_mask=fill_mask(model, tok))
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    # RoBERTa with its MLM head; a RobertaForSequenceClassification (dense → tanh → out_proj on
+    # <s>) with id2label and no pooler.
+    for name, seed in (("roberta", 8), ("roberta-classifier", 9)):
+        folder = fresh(out, name)
+        bpe.save_model(folder)
+        tok = RobertaTokenizerFast(os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"))
+        torch.manual_seed(seed)
+        extra = {} if name == "roberta" else {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}}
+        config = RobertaConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                               intermediate_size=64, max_position_embeddings=66, type_vocab_size=1,
+                               pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **extra)
+        model = jitter(RobertaForMaskedLM(config) if name == "roberta" else RobertaForSequenceClassification(config))
+        model.save_pretrained(folder)
+        tok.save_pretrained(folder)
+        for file in ("vocab.json", "merges.txt"):
+            if os.path.exists(os.path.join(folder, "tokenizer.json")) and os.path.exists(os.path.join(folder, file)):
+                os.remove(os.path.join(folder, file))
+        if name == "roberta":
+            save(folder, model, tok, "roberta", "RobertaForMaskedLM, byte-level BPE tokenizer.json", fill_mask=fill_mask(model, tok))
+        else:
+            save(folder, model, tok, "roberta", "RobertaForSequenceClassification with id2label", classify=classify(model, tok))
 
 
 def main():

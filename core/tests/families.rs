@@ -130,24 +130,52 @@ family_tests! {
     roberta_matches_transformers => "roberta", check_fill_mask;
 }
 
-#[test]
-#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
-fn sequence_classifier_with_id2label_predicts_as_transformers() {
-    check_encoder("bert-classifier");
+/// A `*ForSequenceClassification` folder from the Hub, read as the studio reads it: its labels
+/// and class probabilities equal `transformers'`.
+fn check_classifier(name: &str) {
+    check_encoder(name);
     let device = Device::flex();
-    let (files, expected) = folder("bert-classifier");
-    let loaded = classification::load_classifier(files, None, &device).unwrap();
+    let (files, expected) = folder(name);
+    let loaded = classification::load_classifier(files, None, &device).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(loaded.meta.labels, ["negative", "neutral", "positive"]);
     for case in expected["classify"].as_array().unwrap() {
         let encoded = loaded.tokenizer.encode_text(case["text"].as_str().unwrap(), case["pair"].as_str()).unwrap();
         let probs = pollster::block_on(classification::predict(&loaded.model, &[encoded], loaded.tokenizer.pad_id, 1, &device)).unwrap();
-        close(&format!("class probabilities of {}", case["text"]), &probs[0], &floats(&case["probs"]));
+        close(&format!("{name}: class probabilities of {}", case["text"]), &probs[0], &floats(&case["probs"]));
     }
+}
+
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn sequence_classifier_with_id2label_predicts_as_transformers() {
+    check_classifier("bert-classifier");
+}
+
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn roberta_sequence_classifier_predicts_as_transformers() {
+    check_classifier("roberta-classifier");
 }
 
 /// The Python that has PyTorch and `transformers`: `BERTBENCH_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Writes `exported` and `rows` (as `rows.json`) to `dir` and runs `script` (one of the
+/// `scripts/check_*_with_transformers.py`) on them; panics with what it said when it fails.
+fn check_in_transformers(script: &str, dir: &std::path::Path, exported: Vec<(String, Vec<u8>)>, rows: &[Value], what: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    for (file, bytes) in exported {
+        std::fs::write(dir.join(file), bytes).unwrap();
+    }
+    let rows_file = dir.join("rows.json");
+    std::fs::write(&rows_file, serde_json::to_vec(rows).unwrap()).unwrap();
+    let script = common::repo().join("scripts").join(script);
+    let check = std::process::Command::new(python()).arg(&script).arg(dir).arg(&rows_file).env("TQDM_DISABLE", "1").output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(check.status.success(), "{what}: transformers disagrees:\n{said}");
+    said.trim().lines().last().unwrap_or_default().to_string()
 }
 
 /// A classifier of every feature choice on each family's encoder, exported as the studio does,
@@ -163,7 +191,6 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
     let python = python();
     let ready = std::process::Command::new(&python).args(["-c", "import torch, transformers, safetensors"]).status();
     assert!(matches!(ready, Ok(s) if s.success()), "{python} cannot import torch, transformers and safetensors: set BERTBENCH_PYTHON to a Python that has them");
-    let script = common::repo().join("scripts/check_classifier_with_transformers.py");
     let out = std::env::temp_dir().join(format!("bertbench-exports-{}", std::process::id()));
     let texts: [(&str, Option<&str>); 3] = [
         ("What a wonderful, warm little film.", None),
@@ -207,18 +234,21 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
                 .collect();
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
             let dir = out.join(format!("{name}-{:?}-{:?}", spec.pooling, spec.layers));
-            std::fs::create_dir_all(&dir).unwrap();
-            for (file, bytes) in exported {
-                std::fs::write(dir.join(file), bytes).unwrap();
-            }
-            let probs_file = dir.join("probs.json");
-            std::fs::write(&probs_file, serde_json::to_vec(&rows).unwrap()).unwrap();
-            let check = std::process::Command::new(&python).arg(&script).arg(&dir).arg(&probs_file).env("TQDM_DISABLE", "1").output().unwrap();
-            let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
-            assert!(check.status.success(), "{name}, {}: transformers disagrees:\n{said}", spec.label());
-            println!("{name}, {}: {}", spec.label(), said.lines().last().unwrap_or_default());
+            let said = check_in_transformers("check_classifier_with_transformers.py", &dir, exported, &rows, &format!("{name}, {}", spec.label()));
+            println!("{name}, {}: {said}", spec.label());
         }
     }
+    // A Hub RoBERTa classifier, read (its dense → tanh as the pooler) and exported again.
+    let (files, _) = folder("roberta-classifier");
+    let tokenizer_json = files.tokenizer_json.clone();
+    let loaded = classification::load_classifier(files, None, &device).unwrap();
+    let encoded: Vec<_> = texts.iter().map(|(t, p)| loaded.tokenizer.encode_text(t, *p).unwrap()).collect();
+    let probs = pollster::block_on(classification::predict(&loaded.model, &encoded, loaded.tokenizer.pad_id, 1, &device)).unwrap();
+    let rows: Vec<Value> = texts.iter().zip(&encoded).zip(&probs)
+        .map(|(((t, p), e), probs)| serde_json::json!({ "text": t, "pair": p, "input_ids": e.ids(), "probs": probs }))
+        .collect();
+    let exported = classification::export(&loaded.config, &loaded.model, &loaded.meta, &loaded.tokenizer, tokenizer_json.as_deref(), None).unwrap();
+    println!("roberta-classifier: {}", check_in_transformers("check_classifier_with_transformers.py", &out.join("roberta-classifier"), exported, &rows, "roberta-classifier re-exported"));
     std::fs::remove_dir_all(&out).ok();
 }
 
@@ -229,8 +259,6 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
 #[ignore = "needs tests/models and PyTorch + transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
 fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
     let device = Device::flex();
-    let python = python();
-    let script = common::repo().join("scripts/check_mlm_with_transformers.py");
     let out = std::env::temp_dir().join(format!("bertbench-mlm-exports-{}", std::process::id()));
     for (name, architecture) in [("bert-mlm", "BertForMaskedLM"), ("roberta", "RobertaForMaskedLM"), ("distilbert", "DistilBertForMaskedLM")] {
         let (files, expected) = folder(name);
@@ -249,17 +277,8 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
                 serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills })
             })
             .collect();
-        let dir = out.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (file, bytes) in exported {
-            std::fs::write(dir.join(file), bytes).unwrap();
-        }
-        let fills = dir.join("fills.json");
-        std::fs::write(&fills, serde_json::to_vec(&rows).unwrap()).unwrap();
-        let check = std::process::Command::new(&python).arg(&script).arg(&dir).arg(&fills).env("TQDM_DISABLE", "1").output().unwrap();
-        let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
-        assert!(check.status.success(), "{name}: transformers disagrees:\n{said}");
-        println!("{name}: {}", said.trim());
+        let said = check_in_transformers("check_mlm_with_transformers.py", &out.join(name), exported, &rows, name);
+        println!("{name}: {said}");
     }
     std::fs::remove_dir_all(&out).ok();
 }

@@ -22,7 +22,7 @@ use crate::bert::checkpoint::{CheckpointFiles, save_weights};
 use crate::bert::config::BertConfig;
 use crate::bert::family::Family;
 use crate::error::Error;
-use crate::bert::model::{BertInput, BertModel, BertModelOutput, ForwardOptions, rows_by_length};
+use crate::bert::model::{BertInput, BertModel, BertModelOutput, BertPooler, ForwardOptions, rows_by_length};
 use crate::bert::pooling::{Pooling, cls_pool, mean_pool};
 use crate::nn::dropout;
 use crate::nn::linear::{init_linear, linear};
@@ -344,25 +344,28 @@ fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_len: usize) -
     .expect("tokenizer config serialises")
 }
 
-/// `classifier.weight` and `classifier.bias` from a safetensors file, as a head.
-fn read_head(bytes: &[u8], file: &str, width: usize, device: &Device) -> crate::Result<ClassificationHead> {
+/// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
+/// layout) and bias.
+fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Device) -> crate::Result<ClassificationHead> {
+    if bytes.is_empty() {
+        // A checkpoint without head tensors.
+        return Err(Error::MissingTensors(names.iter().map(|n| n.to_string()).collect()));
+    }
     let st = SafeTensors::deserialize(bytes).map_err(|e| Error::Weights(format!("{file}: {e}")))?;
     let read = |name: &str| -> crate::Result<(Vec<f32>, Vec<usize>)> {
         let view = st.tensor(name).map_err(|_| Error::MissingTensors(vec![name.to_string()]))?;
-        let data = match view.dtype() {
-            Dtype::F32 => view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-            other => return Err(Error::Weights(format!("{file}: {name} is {other:?}; expected F32"))),
-        };
-        Ok((data, view.shape().to_vec()))
+        Ok((widen(view.dtype(), view.data()).ok_or_else(|| Error::Weights(format!("{file}: {name} is {:?}; expected a float type", view.dtype())))?, view.shape().to_vec()))
     };
-    let (weight, wshape) = read("classifier.weight")?;
-    let (bias, bshape) = read("classifier.bias")?;
+    let [weight_name, bias_name] = names;
+    let (weight, wshape) = read(weight_name)?;
+    let (bias, bshape) = read(bias_name)?;
     let labels = wshape.first().copied().unwrap_or(0);
-    if wshape.len() != 2 || wshape[1] != width || bshape != [labels] || labels < 2 {
+    if wshape.len() != 2 || bshape != [labels] || labels < 2 {
         return Err(Error::ShapeMismatch(vec![format!(
-            "classifier.weight is {wshape:?} and classifier.bias {bshape:?}; the features are {width} wide, so expected [labels, {width}] and [labels] with at least 2 labels"
+            "{weight_name} is {wshape:?} and {bias_name} {bshape:?}; expected [labels, width] and [labels] with at least 2 labels"
         )]));
     }
+    let width = wshape[1];
     // PyTorch [out, in] → burn [in, out].
     let weight = Tensor::<2>::from_data(TensorData::new(weight, [labels, width]), device).transpose();
     let bias = Tensor::<1>::from_data(TensorData::new(bias, [labels]), device);
@@ -370,6 +373,23 @@ fn read_head(bytes: &[u8], file: &str, width: usize, device: &Device) -> crate::
         dropout: DropoutConfig::new(0.1).init(),
         classifier: Linear { weight: burn::module::Param::from_tensor(weight), bias: Some(burn::module::Param::from_tensor(bias)) },
     })
+}
+
+/// Little-endian f32, f16 or bf16 bytes as f32 (a Hub classifier may be saved in half precision).
+fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
+    let halves = |f: fn(u16) -> f32| data.chunks_exact(2).map(|b| f(u16::from_le_bytes([b[0], b[1]]))).collect();
+    match dtype {
+        Dtype::F32 => Some(data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
+        Dtype::F16 => Some(halves(|h| burn::tensor::f16::from_bits(h).to_f32())),
+        Dtype::BF16 => Some(halves(|h| burn::tensor::bf16::from_bits(h).to_f32())),
+        _ => None,
+    }
+}
+
+/// RoBERTa's `classifier.dense` as a pooler.
+fn roberta_dense(head_weights: &[u8], device: &Device) -> crate::Result<BertPooler> {
+    let head = read_head(head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
+    Ok(BertPooler { dense: head.classifier })
 }
 
 /// Loads a folder written by [`export`], or any `BertForSequenceClassification` checkpoint
@@ -381,32 +401,50 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
         Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
         None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
     };
-    let weights = files.weights.clone();
-    let bert = crate::bert::checkpoint::load(files, device)?;
+    let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
-    if family != Family::Bert && raw.get("bertbench_head").is_none() {
-        // RoBERTa's head is dense → tanh → out_proj on <s>, DistilBERT's pre_classifier → ReLU
-        // → classifier: not BERT's pooler + classifier, so reading them as BERT's would be wrong.
-        return Err(Error::UnsupportedConfig(format!(
-            "{}'s sequence-classification head is not read yet (BERT's is); open the folder as an encoder and train a new head",
-            family.display_name()
-        )));
-    }
+    let native = raw.get("bertbench_head").is_none();
+    let head_weights = bert.head_weights.clone().unwrap_or_default();
+    let no_head = || Error::Input(format!(
+        "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
+    ));
+    let head = match (head, family) {
+        (Some(bytes), _) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
+        (None, Family::Roberta) if native => {
+            // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is
+            // a pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer
+            // (`classifier.out_proj`).
+            bert.model.pooler = Some(roberta_dense(&head_weights, device).map_err(|_| no_head())?);
+            Some(read_head(&head_weights, "model.safetensors", ["classifier.out_proj.weight", "classifier.out_proj.bias"], device)?)
+        }
+        (None, Family::DistilBert) if native => {
+            // pre_classifier → ReLU → classifier: a pooler with another activation.
+            return Err(Error::UnsupportedConfig(
+                "DistilBERT's sequence-classification head (pre_classifier, ReLU, classifier) is not read yet; open the folder as an encoder and train a new head".into(),
+            ));
+        }
+        (None, _) => None,
+    };
     let max_len = raw
         .pointer("/bertbench_head/max_len")
         .and_then(serde_json::Value::as_u64)
         .map_or(bert.config.max_len(), |n| n as usize);
-    spec.check(bert.config.num_hidden_layers, bert.report.with_pooler)?;
+    spec.check(bert.config.num_hidden_layers, bert.model.pooler.is_some())?;
     let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
     let head = match head {
-        Some(bytes) => read_head(&bytes, HEAD_FILE, width, device)?,
-        None => read_head(&weights, "model.safetensors", width, device).map_err(|e| match e {
-            Error::MissingTensors(_) => Error::Input(format!(
-                "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
-            )),
+        Some(head) => head,
+        None => read_head(&head_weights, "model.safetensors", ["classifier.weight", "classifier.bias"], device).map_err(|e| match e {
+            Error::MissingTensors(_) => no_head(),
             other => other,
         })?,
     };
+    if head.classifier.weight.dims()[0] != width {
+        return Err(Error::ShapeMismatch(vec![format!(
+            "the classifier reads {} features but {} makes {width}",
+            head.classifier.weight.dims()[0],
+            spec.label()
+        )]));
+    }
     if head.classifier.weight.dims()[1] != labels.len() {
         return Err(Error::Config(format!(
             "config.json names {} labels but the head has {} outputs",
