@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve, offOriginRequests, screenshot, embedSentence, maxAbsDiff, ROOT, CHROMIUM_FLAGS } from './harness.mjs';
+import { predict } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 const MODELS = join(ROOT, 'tests', 'models');
@@ -122,6 +123,23 @@ test('every family and format opens from a folder, tokenizes as transformers and
   assert.deepEqual(problems, []);
 });
 
+test('a classifier from the Hub (RoBERTa, id2label) predicts at once in the studio as transformers does', { timeout: 10 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const expected = JSON.parse(await readFile(join(MODELS, 'roberta-classifier', 'expected.json'), 'utf8'));
+  const { ok, text } = await pick(page, join(MODELS, 'roberta-classifier'));
+  assert.ok(ok, text);
+  await page.getByTestId('tab-studio').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=classifier-info]')?.textContent.includes('the head of roberta-classifier'), null, { timeout: 3 * MINUTE });
+  assert.match(await page.getByTestId('classifier-info').textContent(), /labels negative, neutral, positive/);
+  for (const c of expected.classify) {
+    const got = await predict(page, c.text, c.pair ?? '');
+    assert.deepEqual(got.labels, ['negative', 'neutral', 'positive']);
+    for (const [j, p] of got.probs.entries()) assert.ok(Math.abs(p - c.probs[j]) <= 1e-4, `${c.text}: ${got.probs} vs transformers ${c.probs}`);
+  }
+  await screenshot(page, 'own-model-classifier');
+  await page.getByTestId('tab-explore').click();
+});
+
 test('a decoder-only model is refused by name and the model in use stays', { timeout: 10 * MINUTE }, async () => {
   const page = contexts.at(-1).pages()[0];
   const before = await page.getByTestId('model-facts').innerText();
@@ -141,7 +159,7 @@ test('a kept model opens again after a browser restart with the network off', { 
   for (const c of contexts.splice(0)) await c.close();
   const { context, page, problems } = await open();
   await page.getByTestId('tab-studio').click(); // the saved-work list is on the studio tab
-  const row = page.getByTestId('saved-item').filter({ hasText: 'roberta' });
+  const row = page.getByTestId('saved-item').filter({ hasText: /roberta(?!-)/ });
   await row.waitFor({ timeout: MINUTE });
   assert.match(await row.innerText(), /your model/);
   await context.setOffline(true);

@@ -3,7 +3,7 @@
 //! after a reload with no network. The folder is read by core (`bert::folder`): any supported
 //! family and format, or a message that names what is wrong; the model in use stays meanwhile.
 
-use bertbench_core::bert::checkpoint::CheckpointFiles;
+use bertbench_core::bert::checkpoint::{CheckpointFiles, Head};
 use bertbench_core::bert::folder;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -13,6 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::app::{AppState, LoadState, open_model};
 use crate::files::file_list;
 use crate::saved_work::SavedWork;
+use crate::studio::Studio;
 use crate::store::{self, Item, Kind};
 
 /// The buttons and the drop target for a model folder, with what happened last.
@@ -20,6 +21,7 @@ use crate::store::{self, Item, Kind};
 pub fn OpenModel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let saved = expect_context::<SavedWork>();
+    let studio = expect_context::<Studio>();
     let note = RwSignal::new(None::<Result<String, String>>);
     let dragging = RwSignal::new(false);
     let busy = move || state.busy.get() || matches!(state.load.get(), LoadState::Starting | LoadState::Downloading { .. } | LoadState::Building(_));
@@ -29,7 +31,7 @@ pub fn OpenModel() -> impl IntoView {
         input.set_value("");
         spawn_local(async move {
             let files = with_paths(files).await;
-            open_picked(state, saved, note, files).await;
+            open_picked(state, saved, studio, note, files).await;
         });
     };
     let dropped = move |ev: leptos::ev::DragEvent| {
@@ -44,7 +46,7 @@ pub fn OpenModel() -> impl IntoView {
         spawn_local(async move {
             let files = if entries.is_empty() { with_paths(loose).await } else { read_entries(entries).await };
             match files {
-                Ok(files) => open_picked(state, saved, note, Ok(files)).await,
+                Ok(files) => open_picked(state, saved, studio, note, Ok(files)).await,
                 Err(e) => note.set(Some(Err(e))),
             }
         });
@@ -138,7 +140,7 @@ async fn read_entries(entries: Vec<web_sys::FileSystemEntry>) -> Result<Vec<(Str
 
 /// Reads the picked files as a model folder, keeps it in this browser and makes it the page's
 /// model.
-async fn open_picked(state: AppState, saved: SavedWork, note: RwSignal<Option<Result<String, String>>>, files: Result<Vec<(String, Vec<u8>)>, String>) {
+async fn open_picked(state: AppState, saved: SavedWork, studio: Studio, note: RwSignal<Option<Result<String, String>>>, files: Result<Vec<(String, Vec<u8>)>, String>) {
     note.set(None);
     let outcome = async {
         let mut files = files?;
@@ -161,6 +163,7 @@ async fn open_picked(state: AppState, saved: SavedWork, note: RwSignal<Option<Re
             }
             return Err(format!("{name} could not be opened: {e}"));
         }
+        take_its_classifier(state, studio, &name);
         saved.refresh();
         Ok(match kept {
             Ok(_) => format!("Opened {name}; it is kept in this browser (see “Saved in this browser”)."),
@@ -204,12 +207,27 @@ async fn keep(name: &str, files: &CheckpointFiles) -> Result<String, String> {
 }
 
 /// Opens a model kept by [`keep`].
-pub async fn open_kept(state: AppState, item: &Item) -> Result<(), String> {
+pub async fn open_kept(state: AppState, studio: Studio, item: &Item) -> Result<(), String> {
     let mut parts = store::bytes(&item.id).await?.into_iter();
     let (Some(config_json), Some(weights), tokenizer, vocab) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
         return Err(format!("“{}” is incomplete in this browser's storage", item.name));
     };
     let some = |b: Option<Vec<u8>>| b.filter(|b| !b.is_empty());
     let files = CheckpointFiles { config_json, weights, tokenizer_json: some(tokenizer), vocab_txt: some(vocab) };
-    open_model(state, &item.name, files).await
+    open_model(state, &item.name, files).await?;
+    take_its_classifier(state, studio, &item.name);
+    Ok(())
+}
+
+/// A model that carries a sequence-classification head (a fine-tuned classifier from the Hub)
+/// becomes the studio's classifier too, so it predicts at once.
+fn take_its_classifier(state: AppState, studio: Studio, name: &str) {
+    let Some(engine) = state.engine() else { return };
+    if !engine.bert.report.heads.contains(&Head::Classifier) {
+        return;
+    }
+    match engine.files() {
+        Ok(files) => studio.take_classifier_of(name.to_string(), files),
+        Err(e) => state.load.set(LoadState::Failed(format!("{name}'s classifier could not be handed to the studio: {e}"))),
+    }
 }

@@ -51,7 +51,7 @@ pub fn SavedPanel() -> impl IntoView {
                     Kind::Model => {
                         let item = open_item.clone();
                         spawn_local(async move {
-                            if let Err(e) = super::open_kept(state, &item).await {
+                            if let Err(e) = super::open_kept(state, studio, &item).await {
                                 saved.error.set(Some(e));
                             }
                         });

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
+use bertbench_core::bert::checkpoint::CheckpointFiles;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -462,6 +463,23 @@ impl Studio {
             if let Ok((meta, description)) = self.client.import(files).await {
                 self.notice.set(Some(Ok(format!("Imported a classifier: {description}."))));
                 self.classifier.set(Some((meta, "imported".into())));
+            }
+        });
+    }
+
+    /// Takes the classification head of a model opened from the disk (`model` is its name) as
+    /// the current classifier: it predicts at once, with its own `id2label`.
+    pub fn take_classifier_of(self, model: String, files: CheckpointFiles) {
+        let mut list = vec![("config.json".to_string(), files.config_json), ("model.safetensors".to_string(), files.weights)];
+        list.extend(files.tokenizer_json.map(|t| ("tokenizer.json".to_string(), t)));
+        list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
+        spawn_local(async move {
+            if let Ok((meta, _)) = self.client.import(list).await {
+                self.notice.set(Some(Ok(format!(
+                    "{model} carries a classifier ({} labels): it predicts here now. Export it, or train on your data for a new head on its encoder.",
+                    meta.labels.len()
+                ))));
+                self.classifier.set(Some((meta, format!("the head of {model}"))));
             }
         });
     }
