@@ -1,7 +1,7 @@
 // The studio's other feature choices and sentence pairs, on bert-tiny, CPU fallback: a classifier
 // on [CLS] + pooler (exported as BertForSequenceClassification) and one on the concatenated last
-// layers of [CLS] (exported with a separate head file) each train, predict, export and re-import
-// to the same probabilities; a file with two text columns, mapped as text and second text, trains a
+// layers of [CLS] (exported with its modelling code) each train, predict, export, load in
+// transformers and re-import to the same probabilities; a file with two text columns, mapped as text and second text, trains a
 // pair classifier that reads both texts, and predicts pairs typed in and from a file alike.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +12,15 @@ import {
 } from './studio_helpers.mjs';
 
 let server, chrome;
+
+before(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+  await openStudio(chrome.page, server.origin);
+  await exampleData(chrome.page);
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
 
 const TEXTS = ['What a wonderful, warm little film.', 'The food was cold and the waiter was rude.'];
 
