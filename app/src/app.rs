@@ -152,9 +152,21 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
 /// Makes a model the user opened (from the disk, or saved in this browser) the page's model,
 /// on the backend in use. Keeps the previous model if it cannot be loaded; `Err` says why.
 pub async fn open_model(state: AppState, name: &str, files: CheckpointFiles) -> Result<(), String> {
+    check_fits(&files)?;
     let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
     let gpu = find_gpu(state, prefer).await;
     build(state, name, files, gpu, false).await
+}
+
+/// Refuses a model too big for the tab, from its `config.json` alone: reading it holds its
+/// file and its tensors at once, so it is refused before, not failed during.
+pub fn check_fits(files: &CheckpointFiles) -> Result<(), String> {
+    use bertbench_core::train::memory;
+    match bertbench_core::BertConfig::from_json_bytes(&files.config_json) {
+        Ok(config) => memory::check_memory(config.num_params(true), false, memory::WASM_MEMORY).map_err(|e| e.to_string()),
+        // The loader says what is wrong with the configuration.
+        Err(_) => Ok(()),
+    }
 }
 
 /// The GPU, when `prefer` asks for it and the browser has one (the backend status says why not).

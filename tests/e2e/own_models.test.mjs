@@ -155,6 +155,25 @@ test('a decoder-only model is refused by name and the model in use stays', { tim
   await rm(dir, { recursive: true, force: true });
 });
 
+test('a model too big for the tab is refused before it is read, naming the limit', { timeout: 10 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const before = await page.getByTestId('model-facts').innerText();
+  const dir = await mkdtemp(join(tmpdir(), 'huge-'));
+  // What config.json says is enough to know: 48 layers of width 8192 are 38 G parameters.
+  await writeFile(join(dir, 'config.json'), JSON.stringify({ model_type: 'bert', hidden_size: 8192, num_hidden_layers: 48, num_attention_heads: 64, intermediate_size: 32768 }));
+  // A readable safetensors file (one small tensor): the size is refused, not the file.
+  const header = Buffer.from(JSON.stringify({ 'embeddings.word_embeddings.weight': { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }));
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(header.length));
+  await writeFile(join(dir, 'model.safetensors'), Buffer.concat([length, header, Buffer.alloc(4)]));
+  await writeFile(join(dir, 'vocab.txt'), '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n');
+  const { ok, text } = await pick(page, dir);
+  assert.ok(!ok);
+  assert.match(text, /M-parameter model needs about [\d.]+ GB for its weights; this tab can address 4 GB/);
+  assert.equal(await page.getByTestId('model-facts').innerText(), before);
+  await rm(dir, { recursive: true, force: true });
+});
+
 test('a kept model opens again after a browser restart with the network off', { timeout: 10 * MINUTE }, async () => {
   for (const c of contexts.splice(0)) await c.close();
   const { context, page, problems } = await open();

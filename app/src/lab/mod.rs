@@ -177,6 +177,10 @@ impl Lab {
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
         if needs_base {
             let engine = state.engine().ok_or("the model is still loading")?;
+            if self.continue_pretrained.get_untracked() {
+                use bertbench_core::train::memory;
+                memory::check_memory(engine.bert.report.num_params as u64, true, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
+            }
             self.client.send_base(&engine)?;
         }
         self.runs.update_value(|n| *n += 1);

@@ -171,7 +171,7 @@ pub fn LabPanel() -> impl IntoView {
             .take(4)
             .map(|p| {
                 let name = p.name();
-                let params = p.config(v).num_params(false);
+                let params = p.config(v).num_params(false) as usize;
                 view! { <option value=name selected=move || lab.preset.get() == name>{format!("{name} from scratch ({} parameters)", human_count(params))}</option> }
             })
             .collect_view()

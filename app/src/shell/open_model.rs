@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::app::{AppState, LoadState, open_model};
+use crate::app::{AppState, LoadState, check_fits, open_model};
 use crate::files::file_list;
 use crate::saved_work::SavedWork;
 use crate::studio::Studio;
@@ -155,6 +155,7 @@ async fn open_picked(state: AppState, saved: SavedWork, studio: Studio, note: Rw
         }
         let name = model_name(&files, fallback);
         let checkpoint = folder::from_folder(files).map_err(|e| e.to_string())?;
+        check_fits(&checkpoint).map_err(|e| format!("{name} could not be opened: {e}"))?;
         let kept = keep(&name, &checkpoint).await;
         let id = kept.as_ref().ok().cloned();
         if let Err(e) = open_model(state, &name, checkpoint).await {

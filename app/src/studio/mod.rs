@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
 use bertbench_core::tasks::classification::ClassifierMeta;
-use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
+use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode, memory};
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -375,6 +375,8 @@ impl Studio {
             return Err(format!("The data has a problem to fix first: {first}"));
         }
         let engine = state.engine().ok_or("the model is still loading")?;
+        let trains_encoder = self.config.get_untracked().mode != TrainMode::HeadOnly;
+        memory::check_memory(engine.bert.report.num_params as u64, trains_encoder, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
         let dataset = &prepared.dataset;
         let (train, valid) = match &prepared.valid_file {
             Some(v) => {

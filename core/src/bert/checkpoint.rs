@@ -332,7 +332,7 @@ mod tests {
         let device = Device::flex();
         let (loaded, report) = load_model(&config, bytes, &device).unwrap();
         assert!(report.with_pooler);
-        assert_eq!(report.num_params, config.num_params(true));
+        assert_eq!(report.num_params as u64, config.num_params(true));
         let batch = Batch::from_rows(&[vec![2, 9, 11, 3]], &[vec![0; 4]], 0);
         let run = |m: &BertModel| {
             m.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default())
@@ -397,7 +397,7 @@ mod tests {
         let renamed: Vec<_> = st.tensors().into_iter().map(|(n, v)| (format!("bert.{n}"), v)).collect();
         let bytes = safetensors::serialize(renamed, None).unwrap();
         let (_, report) = load_model(&config, bytes, &Device::flex()).unwrap();
-        assert_eq!(report.num_params, config.num_params(true));
+        assert_eq!(report.num_params as u64, config.num_params(true));
     }
 
     #[test]

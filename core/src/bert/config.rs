@@ -230,15 +230,14 @@ impl BertConfig {
     }
 
     /// Number of parameters of the encoder, with or without the pooler, computed from the
-    /// configuration alone (no weights are allocated).
-    pub fn num_params(&self, with_pooler: bool) -> usize {
-        let h = self.hidden_size;
-        let i = self.intermediate_size;
-        let embeddings = (self.vocab_size + self.max_position_embeddings + self.type_vocab_size) * h
-            + 2 * h;
+    /// configuration alone (no weights are allocated). In `u64`: a configuration may describe a
+    /// model too big for a 32-bit `usize` (wasm32), which must be refused, not wrapped.
+    pub fn num_params(&self, with_pooler: bool) -> u64 {
+        let [h, i, v, p, t, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, self.max_position_embeddings, self.type_vocab_size, self.num_hidden_layers].map(|n| n as u64);
+        let embeddings = (v + p + t) * h + 2 * h;
         let attention = 4 * (h * h + h) + 2 * h;
         let feed_forward = (h * i + i) + (i * h + h) + 2 * h;
-        let layers = self.num_hidden_layers * (attention + feed_forward);
+        let layers = l * (attention + feed_forward);
         let pooler = if with_pooler { h * h + h } else { 0 };
         embeddings + layers + pooler
     }

@@ -198,9 +198,9 @@ mod tests {
         let device = Device::flex();
         let config = Preset::Tiny.config(1000);
         let model = BertModelConfig::new(config.clone()).init(&device);
-        assert_eq!(model.num_params(), config.num_params(true));
+        assert_eq!(model.num_params() as u64, config.num_params(true));
         let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
-        assert_eq!(model.num_params(), config.num_params(false));
+        assert_eq!(model.num_params() as u64, config.num_params(false));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 mod adamw;
 mod finetune;
 mod grads;
+pub mod memory;
 mod pretrain;
 mod schedule;
 pub mod session;
