@@ -9,7 +9,7 @@ EXPORT is the exported zip (or its unpacked folder). PROBS.json is
 optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same).
 
 The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification`: as it is
-when it is a `BertForSequenceClassification` (`[CLS]` + pooler features of a BERT), with
+when it is the family's `*ForSequenceClassification` (`[CLS]` + pooler features), with
 `trust_remote_code=True` when its `config.json` has an `auto_map` (its own modelling code, for
 every other feature and family). Loading must report no missing or unexpected weights.
 
@@ -44,9 +44,9 @@ def main():
     tok = AutoTokenizer.from_pretrained(d)
     rows = json.load(open(probs_path))
     remote = "auto_map" in config
-    native = config["architectures"] == ["BertForSequenceClassification"]
+    native = config["architectures"][0] in ("BertForSequenceClassification", "RobertaForSequenceClassification", "DistilBertForSequenceClassification")
     if not (remote or native):
-        raise SystemExit(f"{d}: neither BertForSequenceClassification nor an auto_map: transformers would load a random head")
+        raise SystemExit(f"{d}: neither a transformers *ForSequenceClassification nor an auto_map: transformers would load a random head")
     model, info = AutoModelForSequenceClassification.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
     model.eval()
     problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}

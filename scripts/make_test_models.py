@@ -29,6 +29,7 @@ from transformers import (
     BertTokenizerFast,
     DistilBertConfig,
     DistilBertForMaskedLM,
+    DistilBertForSequenceClassification,
     DistilBertTokenizerFast,
     RobertaConfig,
     RobertaForMaskedLM,
@@ -228,6 +229,17 @@ def make_bert_family(out):
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     save(folder, model, tok, "distilbert", "DistilBertForMaskedLM", fill_mask=fill_mask(model, tok))
+
+    # A DistilBertForSequenceClassification (pre_classifier → ReLU → classifier) with id2label.
+    folder, tok = uncased_folder(out, "distilbert-classifier", 10, pieces, DistilBertTokenizerFast)
+    config = DistilBertConfig(vocab_size=len(pieces), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                              max_position_embeddings=64, num_labels=3,
+                              id2label={0: "negative", 1: "neutral", 2: "positive"},
+                              label2id={"negative": 0, "neutral": 1, "positive": 2})
+    model = jitter(DistilBertForSequenceClassification(config))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "distilbert", "DistilBertForSequenceClassification with id2label", classify=classify(model, tok))
 
 
 def make_roberta(out):

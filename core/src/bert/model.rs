@@ -16,21 +16,44 @@ use crate::error::Error;
 use crate::nn::read_f32;
 use crate::tokenizer::{Batch, Encoded, by_length};
 
-/// The HF pooler: `tanh(dense(h_[CLS]))`, trained by next-sentence prediction.
+/// The HF pooler: `tanh(dense(h_[CLS]))`, trained by next-sentence prediction. A DistilBERT
+/// classifier's `pre_classifier` is the same with ReLU.
 #[derive(Module, Debug)]
 pub struct BertPooler {
     /// `hidden → hidden`.
     pub dense: Linear,
+    /// What follows the dense layer.
+    #[module(skip)]
+    pub activation: PoolerActivation,
+}
+
+/// The pooler's activation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolerActivation {
+    /// BERT's and RoBERTa's pooler (and RoBERTa's classification head).
+    #[default]
+    Tanh,
+    /// DistilBERT's classification head (`pre_classifier` → ReLU).
+    Relu,
 }
 
 impl BertPooler {
+    /// A pooler with BERT's `tanh`.
+    pub fn new(dense: Linear) -> Self {
+        Self { dense, activation: PoolerActivation::Tanh }
+    }
+
     /// # Shapes
     /// - `hidden`: `[batch, seq, hidden]`
     /// - output: `[batch, hidden]`
     pub fn forward(&self, hidden: Tensor<3>) -> Tensor<2> {
         let [batch, _, width] = hidden.dims();
         let cls = hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width]);
-        tanh(linear(&self.dense, cls))
+        let x = linear(&self.dense, cls);
+        match self.activation {
+            PoolerActivation::Tanh => tanh(x),
+            PoolerActivation::Relu => burn::tensor::activation::relu(x),
+        }
     }
 }
 
@@ -52,9 +75,7 @@ impl BertModelConfig {
         BertModel {
             embeddings: BertEmbeddingsConfig::from_model(c).init(device),
             encoder: BertEncoderConfig::new(c.clone()).init(device),
-            pooler: self.with_pooler.then(|| BertPooler {
-                dense: init_linear(c.hidden_size, c.hidden_size, c.initializer_range, device),
-            }),
+            pooler: self.with_pooler.then(|| BertPooler::new(init_linear(c.hidden_size, c.hidden_size, c.initializer_range, device))),
             family: c.model_type,
         }
     }

@@ -22,7 +22,7 @@ use crate::bert::checkpoint::{CheckpointFiles, save_weights};
 use crate::bert::config::BertConfig;
 use crate::bert::family::Family;
 use crate::error::Error;
-use crate::bert::model::{BertInput, BertModel, BertModelOutput, BertPooler, ForwardOptions, rows_by_length};
+use crate::bert::model::{BertInput, BertModel, BertModelOutput, BertPooler, ForwardOptions, PoolerActivation, rows_by_length};
 use crate::bert::pooling::{Pooling, cls_pool, mean_pool};
 use crate::nn::dropout;
 use crate::nn::linear::{init_linear, linear};
@@ -237,12 +237,13 @@ fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u
 /// `transformers.AutoModelForSequenceClassification.from_pretrained` loads to the page's
 /// probabilities, and `AutoTokenizer` to the page's token ids.
 ///
-/// - A BERT on `[CLS]` + pooler of the last layer is what `BertForSequenceClassification`
+/// - `[CLS]` + pooler of the last layer is what each family's `*ForSequenceClassification`
 ///   computes: `config.json` names that class, with `id2label`, and `model.safetensors` holds
-///   `bert.*` + `classifier.*`. It loads as it is.
-/// - Any other feature (or family: RoBERTa's and DistilBERT's own heads are not a linear layer
-///   on the pooler) carries its modelling code, [`MODELING_FILE`], and an `auto_map` naming it,
-///   the Hugging Face convention for a model `transformers` does not know; it loads with
+///   the encoder under the family's prefix and the head under the class's names (BERT:
+///   `classifier`; RoBERTa: the pooler as `classifier.dense`, the head as `classifier.out_proj`;
+///   DistilBERT: the pooler as `pre_classifier`, the head as `classifier`). It loads as it is.
+/// - Any other feature carries its modelling code, [`MODELING_FILE`], and an `auto_map` naming
+///   it, the Hugging Face convention for a model `transformers` does not know; it loads with
 ///   `trust_remote_code=True`. `model.safetensors` holds the encoder under its family's prefix
 ///   and `classifier.*`. Claiming `BertForSequenceClassification` there would make
 ///   transformers silently compute something else.
@@ -259,7 +260,17 @@ pub fn export(
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
-    let hf_native = family == Family::Bert && meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+    let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+    if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native) {
+        let expected = if family == Family::DistilBert { PoolerActivation::Relu } else { PoolerActivation::Tanh };
+        if pooler.activation != expected {
+            return Err(Error::UnsupportedConfig(format!(
+                "a {} classifier whose pooler uses {:?} has no transformers class to export to",
+                family.display_name(),
+                pooler.activation
+            )));
+        }
+    }
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
     let obj = value.as_object_mut().expect("config is an object");
     let id2label: serde_json::Map<String, serde_json::Value> =
@@ -277,7 +288,7 @@ pub fn export(
         "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
     }));
     if hf_native {
-        obj.insert("architectures".into(), serde_json::json!(["BertForSequenceClassification"]));
+        obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", "ForSequenceClassification")]));
     } else {
         obj.insert("architectures".into(), serde_json::json!(["BertbenchForSequenceClassification"]));
         obj.insert("auto_map".into(), serde_json::json!({
@@ -289,13 +300,20 @@ pub fn export(
     let encoder = save_weights(&model.bert)?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
-    let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
-        .tensors()
-        .into_iter()
-        .map(|(name, view)| (format!("{}{name}", family.prefix()), view.data().to_vec(), view.shape().to_vec()))
-        .collect();
-    all.push(("classifier.weight".to_string(), f32_bytes(&weight), shape.to_vec()));
-    all.push(("classifier.bias".to_string(), f32_bytes(&bias), vec![shape[0]]));
+    // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head.
+    let (pooler_as, head_as) = match (hf_native, family) {
+        (true, Family::Roberta) => ("classifier.dense.", "classifier.out_proj."),
+        (true, Family::DistilBert) => ("pre_classifier.", "classifier."),
+        _ => ("", "classifier."),
+    };
+    let name = |n: &str| match n.strip_prefix("pooler.dense.") {
+        Some(rest) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
+        _ => format!("{}{n}", family.prefix()),
+    };
+    let mut all: Vec<(String, Vec<u8>, Vec<usize>)> =
+        st.tensors().into_iter().map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec())).collect();
+    all.push((format!("{head_as}weight"), f32_bytes(&weight), shape.to_vec()));
+    all.push((format!("{head_as}bias"), f32_bytes(&bias), vec![shape[0]]));
     let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), serialize(all)?)];
     if !hf_native {
         files.push((MODELING_FILE.into(), modeling_code(config).into_bytes()));
@@ -386,12 +404,6 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
     }
 }
 
-/// RoBERTa's `classifier.dense` as a pooler.
-fn roberta_dense(head_weights: &[u8], device: &Device) -> crate::Result<BertPooler> {
-    let head = read_head(head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
-    Ok(BertPooler { dense: head.classifier })
-}
-
 /// Loads a folder written by [`export`], or any `BertForSequenceClassification` checkpoint
 /// (`[CLS]` + pooler features). `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
@@ -403,27 +415,27 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     };
     let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
-    let native = raw.get("bertbench_head").is_none();
     let head_weights = bert.head_weights.clone().unwrap_or_default();
     let no_head = || Error::Input(format!(
         "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
     ));
-    let head = match (head, family) {
-        (Some(bytes), _) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
-        (None, Family::Roberta) if native => {
-            // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is
-            // a pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer
-            // (`classifier.out_proj`).
-            bert.model.pooler = Some(roberta_dense(&head_weights, device).map_err(|_| no_head())?);
+    let has = |name: &str| SafeTensors::deserialize(&head_weights).is_ok_and(|st| st.names().iter().any(|n| *n == name));
+    let head = match head {
+        Some(bytes) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
+        // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is a
+        // pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer.
+        None if family == Family::Roberta && has("classifier.out_proj.weight") => {
+            let dense = read_head(&head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
+            bert.model.pooler = Some(BertPooler::new(dense.classifier));
             Some(read_head(&head_weights, "model.safetensors", ["classifier.out_proj.weight", "classifier.out_proj.bias"], device)?)
         }
-        (None, Family::DistilBert) if native => {
-            // pre_classifier → ReLU → classifier: a pooler with another activation.
-            return Err(Error::UnsupportedConfig(
-                "DistilBERT's sequence-classification head (pre_classifier, ReLU, classifier) is not read yet; open the folder as an encoder and train a new head".into(),
-            ));
+        // `DistilBertForSequenceClassification`: classifier(ReLU(pre_classifier([CLS]))).
+        None if family == Family::DistilBert && has("pre_classifier.weight") => {
+            let dense = read_head(&head_weights, "model.safetensors", ["pre_classifier.weight", "pre_classifier.bias"], device)?;
+            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: PoolerActivation::Relu });
+            None
         }
-        (None, _) => None,
+        None => None,
     };
     let max_len = raw
         .pointer("/bertbench_head/max_len")
@@ -603,35 +615,45 @@ mod tests {
     }
 
     #[test]
-    fn a_roberta_classifier_exports_with_its_modelling_code_and_loads_back() {
-        // RoBERTa's `RobertaForSequenceClassification` head is not BERT's pooler + classifier:
-        // even [CLS] + pooler features carry the modelling code, under RoBERTa's own names.
+    fn a_roberta_classifier_exports_under_roberta_names_and_loads_back() {
+        // On [CLS] + pooler it is a `RobertaForSequenceClassification` (the pooler is its
+        // `classifier.dense`); on the mean it carries the modelling code.
         let device = Device::flex();
-        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
         let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34)
             .with_pad_token_id(1).with_type_vocab_size(1).with_model_type(Family::Roberta).without_dropout();
-        let bert = BertModelConfig::new(config.clone()).init(&device);
-        let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
-        let model = BertClassifier { bert, head, spec };
-        let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24 };
-        let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
-        let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
-        let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
-        assert_eq!(config_json["model_type"], "roberta");
-        assert_eq!(config_json["architectures"][0], "BertbenchForSequenceClassification");
-        assert_eq!(config_json["auto_map"]["AutoModelForSequenceClassification"], "modeling_bertbench.BertbenchForSequenceClassification");
-        let code = String::from_utf8(get(MODELING_FILE).unwrap()).unwrap();
-        assert!(code.contains("from transformers import RobertaConfig, RobertaModel, PreTrainedModel"), "{code}");
-        assert!(code.contains("self.roberta = RobertaModel(config, **with_pooler)"), "{code}");
-        assert!(!code.contains("{PREFIX}") && !code.contains("{MODEL}"), "{code}");
-        let weights = get("model.safetensors").unwrap();
-        let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
-        assert!(names.iter().all(|n| n.starts_with("roberta.") || n.starts_with("classifier.")), "{names:?}");
-        assert!(names.iter().any(|n| n == "roberta.pooler.dense.weight"), "{names:?}");
-        let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
-        let loaded = load_classifier(files, None, &device).unwrap();
-        for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
-            assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+        for spec in [FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last }, FeatureSpec::default()] {
+            let native = spec.pooling == Pooling::Pooler;
+            let bert = BertModelConfig::new(config.clone()).init(&device);
+            let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
+            let model = BertClassifier { bert, head, spec };
+            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24 };
+            let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+            let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+            let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+            assert_eq!(config_json["model_type"], "roberta");
+            let weights = get("model.safetensors").unwrap();
+            let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+            assert!(names.iter().all(|n| n.starts_with("roberta.") || n.starts_with("classifier.")), "{names:?}");
+            if native {
+                assert_eq!(config_json["architectures"][0], "RobertaForSequenceClassification");
+                assert!(get(MODELING_FILE).is_none());
+                for name in ["classifier.dense.weight", "classifier.out_proj.weight", "classifier.out_proj.bias"] {
+                    assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+                }
+                assert!(!names.iter().any(|n| n.contains("pooler")), "{names:?}");
+            } else {
+                assert_eq!(config_json["architectures"][0], "BertbenchForSequenceClassification");
+                assert_eq!(config_json["auto_map"]["AutoModelForSequenceClassification"], "modeling_bertbench.BertbenchForSequenceClassification");
+                let code = String::from_utf8(get(MODELING_FILE).unwrap()).unwrap();
+                assert!(code.contains("from transformers import RobertaConfig, RobertaModel, PreTrainedModel"), "{code}");
+                assert!(code.contains("self.roberta = RobertaModel(config, **with_pooler)"), "{code}");
+                assert!(!code.contains("{PREFIX}") && !code.contains("{MODEL}"), "{code}");
+            }
+            let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+            let loaded = load_classifier(files, None, &device).unwrap();
+            for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
+                assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+            }
         }
     }
 

@@ -49,7 +49,7 @@ impl BertForPreTraining {
     /// task on an encoder without a pooler gets a freshly initialised one.
     pub fn new(mut bert: BertModel, config: &BertConfig, pair_task: bool, device: &Device) -> Self {
         if pair_task && bert.pooler.is_none() {
-            bert.pooler = Some(BertPooler { dense: init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
+            bert.pooler = Some(BertPooler::new(init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device)));
         }
         let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
             .with_hidden_act(config.hidden_act)
@@ -143,7 +143,7 @@ pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPr
     let cls = load_heads(&loaded, device)?;
     let LoadedModel { config, model: mut bert, tokenizer, .. } = loaded;
     if cls.seq_relationship.is_some() && bert.pooler.is_none() {
-        bert.pooler = Some(BertPooler { dense: init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device) });
+        bert.pooler = Some(BertPooler::new(init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device)));
     }
     Ok((BertForPreTraining { bert, cls }, tokenizer, config))
 }
