@@ -12,7 +12,7 @@ use bertbench_core::device_check::{DeviceCheckReport, compare_devices};
 use futures::channel::oneshot;
 use leptos::prelude::*;
 
-use crate::engine::{self, BackendKind, Engine};
+use crate::engine::{self, BackendKind, Engine, ModelSource};
 use crate::fetch::yield_to_browser;
 use crate::widgets::{mark, mark_next_frame};
 
@@ -146,7 +146,7 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
         }
     };
     mark("downloaded");
-    let _ = build(state, &model_id, files, gpu, true).await;
+    let _ = build(state, &model_id, files, gpu, ModelSource::Server).await;
 }
 
 /// Makes a model the user opened (from the disk, or saved in this browser) the page's model,
@@ -155,7 +155,7 @@ pub async fn open_model(state: AppState, name: &str, files: CheckpointFiles) -> 
     check_fits(&files)?;
     let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
     let gpu = find_gpu(state, prefer).await;
-    build(state, name, files, gpu, false).await
+    build(state, name, files, gpu, ModelSource::Disk).await
 }
 
 /// Refuses a model too big for the tab, from its `config.json` alone: reading it holds its
@@ -191,7 +191,7 @@ fn failed(state: AppState, model_id: &str, e: String) {
 
 /// Builds `files` on the GPU when there is one (falling back to the CPU if the GPU refuses),
 /// and makes it the page's model; `Err` (also shown in the model panel) says why it could not.
-async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Option<Result<engine::Gpu, String>>, downloaded: bool) -> Result<(), String> {
+async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Option<Result<engine::Gpu, String>>, source: ModelSource) -> Result<(), String> {
     let (device, kind) = match gpu {
         Some(Ok(g)) => (g.device, BackendKind::WebGpu),
         _ => (Device::flex(), BackendKind::Cpu),
@@ -200,7 +200,7 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     yield_to_browser().await;
     match Engine::try_build(model_id, files, device, kind) {
         Ok(mut engine) => {
-            engine.downloaded = downloaded;
+            engine.source = source;
             mark("built");
             state.set_engine(engine);
             // The benchmark's "model ready": the frame that shows the loaded model.
@@ -211,7 +211,7 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
             state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
             match Engine::build(model_id, files, Device::flex(), BackendKind::Cpu) {
                 Ok(mut engine) => {
-                    engine.downloaded = downloaded;
+                    engine.source = source;
                     state.set_engine(engine);
                     mark_next_frame("ready");
                 }
@@ -253,7 +253,7 @@ pub async fn switch_backend(state: AppState, to: BackendKind) {
     state.load.set(LoadState::Building(format!("Moving the model to the {}", to.label())));
     yield_to_browser().await;
     let built = current.files().and_then(|files| Engine::build(&current.model_id, files, device, to)).map(|mut e| {
-        e.downloaded = current.downloaded;
+        e.source = current.source;
         e
     });
     match built {

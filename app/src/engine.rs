@@ -171,9 +171,20 @@ pub struct Engine {
     pub device: Device,
     /// Which backend that is.
     pub backend: BackendKind,
-    /// Whether it is one of the page's own models, read from `models/<model_id>/` (the
-    /// training worker can read it there too), rather than one trained or opened in the page.
-    pub downloaded: bool,
+    /// Where the model came from.
+    pub source: ModelSource,
+}
+
+/// Where the page's model came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// One of the page's own models, read from `models/<model_id>/` (the training worker can
+    /// read it there too).
+    Server,
+    /// A folder the user opened from the disk (or reopened from this browser's storage).
+    Disk,
+    /// Trained or pretrained in this tab.
+    Page,
 }
 
 impl Engine {
@@ -196,7 +207,7 @@ impl Engine {
                 } else {
                     Err("it has no masked-language-model head".to_string())
                 };
-                Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, mlm, device, backend, downloaded: false })
+                Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, mlm, device, backend, source: ModelSource::Page })
             }
             Err(e) => Err((e.to_string(), CheckpointFiles { weights: gpu_weights.unwrap_or_default(), ..small_files })),
         }

@@ -23,7 +23,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, ModelSource};
 use crate::protocol::{Answer, Ask, FromWorker, RunUpdate, ToWorker, Work, decode, encode};
 
 /// An answer with its byte attachments, or why there is none.
@@ -259,7 +259,7 @@ impl WorkerClient {
         if self.routes.with_value(|r| r.base_sent.as_deref() == Some(engine.model_id.as_str())) {
             return Ok(());
         }
-        if engine.downloaded {
+        if engine.source == ModelSource::Server {
             self.send(&ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]);
         } else {
             let f = engine.files()?;

@@ -106,6 +106,7 @@ test('every family and format opens from a folder, tokenizes as transformers and
     assert.ok(ok, `${name}: ${text}`);
     const facts = await page.getByTestId('model-facts').innerText();
     assert.match(facts, new RegExp(name), `${name}: facts name the model`);
+    assert.equal(await page.locator('#model-select option:checked').textContent(), `${name} (your model)`);
     assert.match(await page.getByTestId('model-family').innerText(), new RegExp(FAMILY[expected.family]), `${name}: family`);
     if (expected.fill_mask) {
       assert.match(await page.getByTestId('model-heads').innerText(), /masked-language-model head/, `${name}: heads`);

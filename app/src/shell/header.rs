@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::{AppState, LoadState, load_model, switch_backend};
-use crate::engine::{BackendKind, model_label};
+use crate::engine::{BackendKind, ModelSource, model_label};
 use crate::pwa::{Offline, Pwa};
 
 /// The top bar.
@@ -61,8 +61,12 @@ pub fn Header() -> impl IntoView {
                 {move || {
                     let current = in_use();
                     let models = state.models.get();
+                    let from = match state.engine().map(|e| e.source) {
+                        Some(ModelSource::Disk) => "your model",
+                        _ => "made in this tab",
+                    };
                     let made_here = (!models.contains(&current)).then(|| view! {
-                        <option value="" selected=true disabled=true>{format!("{current} (made in this tab)")}</option>
+                        <option value="" selected=true disabled=true>{format!("{current} ({from})")}</option>
                     });
                     let listed = models.into_iter().map(|id| {
                         let selected = id == current;
