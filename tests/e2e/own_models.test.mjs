@@ -141,6 +141,30 @@ test('a classifier from the Hub (RoBERTa, id2label) predicts at once in the stud
   await page.getByTestId('tab-explore').click();
 });
 
+test('continued pretraining in the lab starts from the model\'s own MLM head: its probes before training fill as transformers does', { timeout: 10 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const expected = JSON.parse(await readFile(join(MODELS, 'bert-mlm', 'expected.json'), 'utf8'));
+  const vocab = await pieces('bert-mlm');
+  const { ok, text } = await pick(page, join(MODELS, 'bert-mlm'));
+  assert.ok(ok, text);
+  await page.getByTestId('tab-lab').click();
+  const lines = expected.fill_mask.map((c) => c.text.replaceAll('[MASK]', 'dog'));
+  await page.getByTestId('lab-file').setInputFiles({ name: 'few.txt', mimeType: 'text/plain', buffer: Buffer.from(Array(10).fill(lines).flat().join('\n')) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=lab-corpus]')?.textContent.includes('few.txt: 20 lines'), null, { timeout: MINUTE });
+  await page.selectOption('[data-testid=lab-model]', 'continue');
+  assert.match(await page.locator('[data-testid=lab-model] option:checked').textContent(), /from its own MLM head/);
+  await page.getByTestId('lab-epochs').fill('1');
+  await page.getByTestId('lab-epochs').dispatchEvent('change');
+  await page.getByTestId('lab-probes-input').fill(expected.fill_mask[0].text);
+  await page.getByTestId('lab-start').click();
+  await page.getByTestId('lab-done').waitFor({ timeout: 5 * MINUTE });
+  // "before training": "piece p%, piece p%, …" for the probe's one mask.
+  const before = await page.locator('[data-testid=lab-probe] td:nth-child(2)').first().textContent();
+  const shown = before.split(', ').map((s) => s.slice(0, s.lastIndexOf(' ')));
+  assert.deepEqual(shown, expected.fill_mask[0].masks[0].ids.map((id) => vocab[id]), `before training: ${before}`);
+  await page.getByTestId('tab-explore').click();
+});
+
 test('a decoder-only model is refused by name and the model in use stays', { timeout: 10 * MINUTE }, async () => {
   const page = contexts.at(-1).pages()[0];
   const before = await page.getByTestId('model-facts').innerText();

@@ -171,10 +171,15 @@ impl Lab {
             return Err(format!("{} needs at least 3 lines in order", config.pair_task.map(PairTask::label).unwrap_or_default()));
         }
         let settings = untrack(|| self.settings());
-        if let Some(bad) = settings.probe_lines().iter().find(|p| !p.contains("[MASK]")) {
-            return Err(format!("the probe “{bad}” has no [MASK]"));
-        }
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
+        // The loaded model's vocabulary masks with its own token (RoBERTa's `<mask>`).
+        let mask = match state.engine().filter(|_| needs_base) {
+            Some(engine) => engine.bert.tokenizer.mask_token(),
+            None => "[MASK]".to_string(),
+        };
+        if let Some(bad) = settings.probe_lines().iter().find(|p| !p.contains(&mask)) {
+            return Err(format!("the probe “{bad}” has no {mask}"));
+        }
         if needs_base {
             let engine = state.engine().ok_or("the model is still loading")?;
             if self.continue_pretrained.get_untracked() {
