@@ -25,6 +25,7 @@ from transformers import (
     BertConfig,
     BertForMaskedLM,
     BertForSequenceClassification,
+    BertForTokenClassification,
     BertModel,
     BertTokenizerFast,
     DistilBertConfig,
@@ -220,6 +221,16 @@ def make_bert_family(out):
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     save(folder, model, tok, "bert", "BertForSequenceClassification with id2label", classify=classify(model, tok))
+
+    # A token classifier (named entities, BIO tags): BertForTokenClassification with id2label.
+    folder, tok = uncased_folder(out, "bert-ner", 11, pieces)
+    tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    config = bert_config(len(pieces), num_labels=len(tags), id2label=dict(enumerate(tags)),
+                         label2id={t: i for i, t in enumerate(tags)})
+    model = jitter(BertForTokenClassification(config))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "bert", "BertForTokenClassification (BIO tags) with id2label")
 
     # DistilBERT with its masked-language-model head.
     folder, tok = uncased_folder(out, "distilbert", 7, pieces, DistilBertTokenizerFast)

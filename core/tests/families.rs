@@ -128,6 +128,18 @@ family_tests! {
     bf16_weights_load => "bert-bf16";
     distilbert_matches_transformers => "distilbert", check_fill_mask;
     roberta_matches_transformers => "roberta", check_fill_mask;
+    a_token_classifier_opens_as_an_encoder_and_is_named => "bert-ner", check_token_classifier;
+}
+
+/// A `BertForTokenClassification` (a NER model) is named as one and never read as a text
+/// classifier, though its `classifier.*` has a text classifier's shape.
+fn check_token_classifier(name: &str) {
+    let device = Device::flex();
+    let (files, _) = folder(name);
+    let loaded = checkpoint::load(files.clone(), &device).unwrap();
+    assert_eq!(loaded.report.heads, [checkpoint::Head::TokenClassifier]);
+    let err = classification::load_classifier(files, None, &device).unwrap_err().to_string();
+    assert!(err.contains("token classifier"), "{err}");
 }
 
 /// A `*ForSequenceClassification` folder from the Hub, read as the studio reads it: its labels

@@ -111,6 +111,10 @@ test('every family and format opens from a folder, tokenizes as transformers and
     if (expected.fill_mask) {
       assert.match(await page.getByTestId('model-heads').innerText(), /masked-language-model head/, `${name}: heads`);
     }
+    if (/ForTokenClassification/.test(expected.description)) {
+      // A NER model's head is named as what it is, and not taken for a text classifier.
+      assert.match(await page.getByTestId('model-heads').innerText(), /token-classification head/, `${name}: heads`);
+    }
     const single = expected.texts.find((t) => t.pair === null);
     const vector = await embedSentence(page, single.text, 3 * MINUTE);
     const ids = await page.getByTestId('token-id').allTextContents();

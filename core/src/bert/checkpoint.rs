@@ -69,6 +69,9 @@ pub enum Head {
     NextSentence,
     /// A classifier over the whole text (`classifier.*`; `id2label` names its classes).
     Classifier,
+    /// A classifier of every token (`*ForTokenClassification`: named-entity or part-of-speech
+    /// tags), whose `classifier.*` is shaped like a text classifier's but reads each token.
+    TokenClassifier,
     /// A span head for extractive question answering (`qa_outputs.*`).
     QuestionAnswering,
 }
@@ -80,6 +83,7 @@ impl Head {
             Head::MaskedLm => "masked-language-model head (fill-mask)",
             Head::NextSentence => "next-sentence head",
             Head::Classifier => "classification head",
+            Head::TokenClassifier => "token-classification head (tagging)",
             Head::QuestionAnswering => "question-answering head",
         }
     }
@@ -132,8 +136,24 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
         )));
     }
     let head_weights = head_tensors(&files.weights, config.model_type);
-    let (model, report) = load_model(&config, files.weights, device)?;
+    let (model, mut report) = load_model(&config, files.weights, device)?;
+    if token_classifier(&files.config_json) {
+        for head in &mut report.heads {
+            if *head == Head::Classifier {
+                *head = Head::TokenClassifier;
+            }
+        }
+    }
     Ok(LoadedModel { config, model, tokenizer, report, head_weights })
+}
+
+/// Whether `config.json` names a `*ForTokenClassification` architecture: its `classifier.*`
+/// labels tokens, not texts.
+pub fn token_classifier(config_json: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(config_json)
+        .ok()
+        .and_then(|v| v.get("architectures")?.as_array().cloned())
+        .is_some_and(|a| a.iter().any(|n| n.as_str().is_some_and(|n| n.ends_with("ForTokenClassification"))))
 }
 
 /// The task-head tensors of `model.safetensors` bytes (every tensor under one of the family's

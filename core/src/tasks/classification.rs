@@ -408,6 +408,11 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
 /// (`[CLS]` + pooler features). `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let raw: serde_json::Value = serde_json::from_slice(&files.config_json).map_err(|e| Error::Config(e.to_string()))?;
+    if crate::bert::checkpoint::token_classifier(&files.config_json) {
+        return Err(Error::UnsupportedConfig(
+            "this is a token classifier (one label per token, for tagging such as named entities), not a text classifier; its encoder opens as any model".into(),
+        ));
+    }
     let labels = labels_from_config(&raw)?;
     let spec = match raw.pointer("/bertbench_head/spec") {
         Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
@@ -711,6 +716,30 @@ mod tests {
         };
         let err = load_classifier(files, None, &Device::flex()).unwrap_err();
         assert!(err.to_string().contains("no classifier head"), "{err}");
+    }
+
+    #[test]
+    fn a_token_classifier_is_named_and_not_taken_for_a_text_classifier() {
+        // A NER model: BertForTokenClassification, `classifier.*` shaped as a text classifier's.
+        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+        let (config, model) = classifier(spec, 2);
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24 };
+        let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+        let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+        let mut json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+        json["architectures"] = serde_json::json!(["BertForTokenClassification"]);
+        json.as_object_mut().unwrap().remove("bertbench_head");
+        let checkpoint = CheckpointFiles {
+            config_json: serde_json::to_vec(&json).unwrap(),
+            weights: get("model.safetensors").unwrap(),
+            tokenizer_json: None,
+            vocab_txt: get("vocab.txt"),
+        };
+        let device = Device::flex();
+        let loaded = crate::bert::checkpoint::load(checkpoint.clone(), &device).unwrap();
+        assert_eq!(loaded.report.heads, vec![crate::bert::checkpoint::Head::TokenClassifier]);
+        let err = load_classifier(checkpoint, None, &device).unwrap_err().to_string();
+        assert!(err.contains("token classifier"), "{err}");
     }
 
     #[test]
