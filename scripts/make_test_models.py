@@ -32,6 +32,10 @@ from transformers import (
     DistilBertForMaskedLM,
     DistilBertForSequenceClassification,
     DistilBertTokenizerFast,
+    ElectraConfig,
+    ElectraForMaskedLM,
+    ElectraForPreTraining,
+    ElectraTokenizerFast,
     RobertaConfig,
     RobertaForMaskedLM,
     RobertaForSequenceClassification,
@@ -253,6 +257,24 @@ def make_bert_family(out):
     save(folder, model, tok, "distilbert", "DistilBertForSequenceClassification with id2label", classify=classify(model, tok))
 
 
+def make_electra(out):
+    """ELECTRA with embeddings as wide as the encoder (as the base and large models have): the
+    discriminator, and the generator with its MLM head."""
+    pieces = wordpiece_vocab(cased=False)
+    size = dict(vocab_size=len(pieces), embedding_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                intermediate_size=64, max_position_embeddings=64)
+    folder, tok = uncased_folder(out, "electra", 12, pieces, ElectraTokenizerFast)
+    model = jitter(ElectraForPreTraining(ElectraConfig(**size)))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "electra", "ElectraForPreTraining (the discriminator)")
+    folder, tok = uncased_folder(out, "electra-generator", 13, pieces, ElectraTokenizerFast)
+    model = jitter(ElectraForMaskedLM(ElectraConfig(**size)))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "electra", "ElectraForMaskedLM (the generator)", fill_mask=fill_mask(model, tok))
+
+
 def make_roberta(out):
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1,
@@ -286,6 +308,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     make_bert_family(out)
     make_roberta(out)
+    make_electra(out)
     names = sorted(n for n in os.listdir(out) if os.path.exists(os.path.join(out, n, "expected.json")))
     with open(os.path.join(out, "index.json"), "w") as f:
         json.dump(names, f)

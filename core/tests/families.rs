@@ -129,6 +129,8 @@ family_tests! {
     distilbert_matches_transformers => "distilbert", check_fill_mask;
     roberta_matches_transformers => "roberta", check_fill_mask;
     a_token_classifier_opens_as_an_encoder_and_is_named => "bert-ner", check_token_classifier;
+    electra_discriminator_matches_transformers => "electra";
+    electra_generator_fills_masks_as_transformers => "electra-generator", check_fill_mask;
 }
 
 /// A `BertForTokenClassification` (a NER model) is named as one and never read as a text
@@ -222,7 +224,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert"] {
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -284,7 +286,12 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
 fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
     let device = Device::flex();
     let out = std::env::temp_dir().join(format!("bertbench-mlm-exports-{}", std::process::id()));
-    for (name, architecture) in [("bert-mlm", "BertForMaskedLM"), ("roberta", "RobertaForMaskedLM"), ("distilbert", "DistilBertForMaskedLM")] {
+    for (name, architecture) in [
+        ("bert-mlm", "BertForMaskedLM"),
+        ("roberta", "RobertaForMaskedLM"),
+        ("distilbert", "DistilBertForMaskedLM"),
+        ("electra-generator", "ElectraForMaskedLM"),
+    ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let (model, tokenizer, config) = pretraining::load(files, &device).unwrap();

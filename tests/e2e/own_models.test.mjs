@@ -15,7 +15,7 @@ import { predict } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 const MODELS = join(ROOT, 'tests', 'models');
-const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT' };
+const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA' };
 let server, profile;
 const contexts = [];
 const requested = [];
@@ -179,7 +179,7 @@ test('a decoder-only model is refused by name and the model in use stays', { tim
   const { ok, text } = await pick(page, dir);
   assert.ok(!ok);
   assert.match(text, /decoder-only/);
-  assert.match(text, /bert, roberta, distilbert/);
+  assert.match(text, /bert, roberta, distilbert, electra/);
   assert.equal(await page.getByTestId('model-facts').innerText(), before);
   await rm(dir, { recursive: true, force: true });
 });

@@ -74,6 +74,8 @@ pub enum Head {
     TokenClassifier,
     /// A span head for extractive question answering (`qa_outputs.*`).
     QuestionAnswering,
+    /// ELECTRA's discriminator: which tokens were replaced (`discriminator_predictions.*`).
+    ReplacedToken,
 }
 
 impl Head {
@@ -85,6 +87,7 @@ impl Head {
             Head::Classifier => "classification head",
             Head::TokenClassifier => "token-classification head (tagging)",
             Head::QuestionAnswering => "question-answering head",
+            Head::ReplacedToken => "replaced-token-detection head (ELECTRA's discriminator)",
         }
     }
 
@@ -103,6 +106,9 @@ impl Head {
         }
         if any("qa_outputs.") {
             heads.push(Head::QuestionAnswering);
+        }
+        if any("discriminator_predictions.") {
+            heads.push(Head::ReplacedToken);
         }
         heads
     }

@@ -154,6 +154,16 @@ impl BertConfig {
                 )));
             }
         }
+        if family == Family::Electra {
+            let width = |key: &str| value.get(key).and_then(serde_json::Value::as_u64);
+            // transformers' ElectraConfig defaults: embedding_size 128, hidden_size 256.
+            let (embedding, hidden) = (width("embedding_size").unwrap_or(128), width("hidden_size").unwrap_or(256));
+            if embedding != hidden {
+                return Err(Error::UnsupportedConfig(format!(
+                    "this ELECTRA projects {embedding}-wide embeddings up to its {hidden}-wide encoder (embeddings_project, as ELECTRA-small does); bertbench reads ELECTRA models whose embeddings are as wide as the encoder (the base and large discriminators)"
+                )));
+            }
+        }
         if value.get("is_decoder").and_then(|v| v.as_bool()) == Some(true) {
             return Err(Error::UnsupportedConfig("is_decoder is true: this is a decoder (causal) model; bertbench runs encoders".into()));
         }

@@ -6,6 +6,11 @@
 //! | BERT         | `bert`        | `bert.embeddings…`, `encoder.layer…`  | `0..`            | 2        |
 //! | RoBERTa      | `roberta`     | `roberta.…`, as BERT                  | `pad_token_id+1..` | 1 (unused) |
 //! | DistilBERT   | `distilbert`  | `distilbert.transformer.layer…q_lin`  | `0..`            | none     |
+//! | ELECTRA      | `electra`     | `electra.…`, as BERT (no pooler)      | `0..`            | 2        |
+//!
+//! ELECTRA is read where its embeddings are as wide as its encoder (`embedding_size` =
+//! `hidden_size`: the base and large discriminators); ELECTRA-small projects 128-wide embeddings
+//! up to 256 (`embeddings_project`), which this encoder does not have, and is refused by name.
 //!
 //! Every family loads into the same [`BertModel`](crate::bert::model::BertModel): a checkpoint's
 //! names are mapped onto BERT's module paths on load and back onto the family's own names on
@@ -25,10 +30,13 @@ pub enum Family {
     /// DistilBERT (Sanh et al. 2019): BERT's encoder without segments or pooler, its own names.
     #[serde(rename = "distilbert")]
     DistilBert,
+    /// ELECTRA (Clark et al. 2020): BERT's encoder trained as a discriminator of replaced
+    /// tokens; no pooler.
+    Electra,
 }
 
 /// The `model_type`s this crate reads, for messages.
-pub const SUPPORTED: &str = "bert, roberta, distilbert";
+pub const SUPPORTED: &str = "bert, roberta, distilbert, electra";
 
 impl Family {
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
@@ -37,6 +45,7 @@ impl Family {
             "bert" => Ok(Family::Bert),
             "roberta" => Ok(Family::Roberta),
             "distilbert" => Ok(Family::DistilBert),
+            "electra" => Ok(Family::Electra),
             "gpt2" | "gpt_neo" | "gptj" | "llama" | "mistral" | "qwen2" | "phi" | "opt" | "bloom" | "falcon" => Err(format!(
                 "model_type \"{model_type}\" is a decoder-only (text generation) model; bertbench runs encoders: {SUPPORTED}"
             )),
@@ -50,6 +59,7 @@ impl Family {
             Family::Bert => "bert",
             Family::Roberta => "roberta",
             Family::DistilBert => "distilbert",
+            Family::Electra => "electra",
         }
     }
 
@@ -59,6 +69,7 @@ impl Family {
             Family::Bert => "BERT",
             Family::Roberta => "RoBERTa",
             Family::DistilBert => "DistilBERT",
+            Family::Electra => "ELECTRA",
         }
     }
 
@@ -68,6 +79,7 @@ impl Family {
             Family::Bert => "bert.",
             Family::Roberta => "roberta.",
             Family::DistilBert => "distilbert.",
+            Family::Electra => "electra.",
         }
     }
 
@@ -77,6 +89,7 @@ impl Family {
             Family::Bert => "BertModel",
             Family::Roberta => "RobertaModel",
             Family::DistilBert => "DistilBertModel",
+            Family::Electra => "ElectraModel",
         }
     }
 
@@ -85,13 +98,13 @@ impl Family {
     pub fn position_offset(self, pad_token_id: usize) -> usize {
         match self {
             Family::Roberta => pad_token_id + 1,
-            Family::Bert | Family::DistilBert => 0,
+            Family::Bert | Family::DistilBert | Family::Electra => 0,
         }
     }
 
     /// Whether the family has a pooler (`tanh(dense([CLS]))`) in its base model.
     pub fn has_pooler(self) -> bool {
-        !matches!(self, Family::DistilBert)
+        !matches!(self, Family::DistilBert | Family::Electra)
     }
 
     /// Checkpoint name → module path, applied in order (after the family prefix is removed).
@@ -110,7 +123,7 @@ impl Family {
             (r"\.LayerNorm\.", ".layer_norm."),
         ];
         match self {
-            Family::Bert | Family::Roberta => &COMMON,
+            Family::Bert | Family::Roberta | Family::Electra => &COMMON,
             Family::DistilBert => &DISTIL,
         }
     }
@@ -132,7 +145,7 @@ impl Family {
             (r"\.layer_norm\.", ".LayerNorm."),
         ];
         match self {
-            Family::Bert | Family::Roberta => &COMMON,
+            Family::Bert | Family::Roberta | Family::Electra => &COMMON,
             Family::DistilBert => &DISTIL,
         }
     }
@@ -144,6 +157,7 @@ impl Family {
             Family::Bert => &["cls.", "classifier.", "qa_outputs."],
             Family::Roberta => &["lm_head.", "classifier.", "qa_outputs."],
             Family::DistilBert => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector.", "pre_classifier.", "classifier.", "qa_outputs."],
+            Family::Electra => &["discriminator_predictions.", "generator_predictions.", "generator_lm_head.", "classifier.", "qa_outputs."],
         }
     }
 
@@ -153,6 +167,7 @@ impl Family {
             Family::Bert => "cls.predictions.bias",
             Family::Roberta => "lm_head.bias",
             Family::DistilBert => "vocab_projector.bias",
+            Family::Electra => "generator_lm_head.bias",
         }
     }
 
@@ -173,6 +188,12 @@ impl Family {
                 (r"^vocab_layer_norm\.", "predictions.transform.layer_norm."),
                 (r"^vocab_projector\.bias$", "predictions.bias"),
             ],
+            Family::Electra => &[
+                (r"^generator_predictions\.dense\.", "predictions.transform.dense."),
+                (r"^generator_predictions\.LayerNorm\.", "predictions.transform.layer_norm."),
+                (r"^generator_predictions\.layer_norm\.", "predictions.transform.layer_norm."),
+                (r"^generator_lm_head\.bias$", "predictions.bias"),
+            ],
         }
     }
 
@@ -191,6 +212,11 @@ impl Family {
                 (r"^predictions\.transform\.layer_norm\.", "vocab_layer_norm."),
                 (r"^predictions\.bias$", "vocab_projector.bias"),
             ],
+            Family::Electra => &[
+                (r"^predictions\.transform\.dense\.", "generator_predictions.dense."),
+                (r"^predictions\.transform\.layer_norm\.", "generator_predictions.LayerNorm."),
+                (r"^predictions\.bias$", "generator_lm_head.bias"),
+            ],
         }
     }
 
@@ -200,6 +226,7 @@ impl Family {
             Family::Bert => "BertForMaskedLM",
             Family::Roberta => "RobertaForMaskedLM",
             Family::DistilBert => "DistilBertForMaskedLM",
+            Family::Electra => "ElectraForMaskedLM",
         }
     }
 
@@ -241,7 +268,13 @@ impl Family {
     }
 
     /// The inverse of [`Family::bert_keys`], for writing a `config.json`.
-    pub fn family_keys(self, config: serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
+    pub fn family_keys(self, mut config: serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
+        if self == Family::Electra {
+            // transformers' ElectraConfig defaults to 128-wide embeddings; these are as wide as
+            // the encoder.
+            let width = config.get("hidden_size").cloned().unwrap_or_default();
+            config.insert("embedding_size".into(), width);
+        }
         if self != Family::DistilBert {
             return config;
         }
@@ -318,5 +351,23 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
+    }
+
+    #[test]
+    fn electra_is_read_where_its_embeddings_are_as_wide_as_its_encoder() {
+        use crate::bert::config::BertConfig;
+        let base = br#"{"model_type": "electra", "embedding_size": 768, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}"#;
+        let config = BertConfig::from_json_bytes(base).unwrap();
+        assert_eq!(config.model_type, Family::Electra);
+        assert!(!Family::Electra.has_pooler());
+        // Written back with its embedding width, which ElectraConfig would default to 128.
+        let json: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+        assert_eq!(json["embedding_size"], 768);
+        assert_eq!(json["architectures"][0], "ElectraModel");
+        // ELECTRA-small projects 128-wide embeddings to 256 (and the defaults say the same).
+        for small in [&br#"{"model_type": "electra", "embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4}"#[..], br#"{"model_type": "electra"}"#] {
+            let err = BertConfig::from_json_bytes(small).unwrap_err().to_string();
+            assert!(err.contains("128-wide embeddings up to its 256-wide encoder"), "{err}");
+        }
     }
 }

@@ -35,6 +35,8 @@ pub enum PoolerActivation {
     Tanh,
     /// DistilBERT's classification head (`pre_classifier` → ReLU).
     Relu,
+    /// ELECTRA's classification head (`dense` → exact GELU).
+    Gelu,
 }
 
 impl BertPooler {
@@ -53,6 +55,7 @@ impl BertPooler {
         match self.activation {
             PoolerActivation::Tanh => tanh(x),
             PoolerActivation::Relu => burn::tensor::activation::relu(x),
+            PoolerActivation::Gelu => crate::nn::activation::gelu(x),
         }
     }
 }

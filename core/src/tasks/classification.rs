@@ -262,7 +262,7 @@ pub fn export(
     let family = config.model_type;
     let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native) {
-        let expected = if family == Family::DistilBert { PoolerActivation::Relu } else { PoolerActivation::Tanh };
+        let expected = family_pooler(family);
         if pooler.activation != expected {
             return Err(Error::UnsupportedConfig(format!(
                 "a {} classifier whose pooler uses {:?} has no transformers class to export to",
@@ -302,7 +302,7 @@ pub fn export(
     let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
     // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head.
     let (pooler_as, head_as) = match (hf_native, family) {
-        (true, Family::Roberta) => ("classifier.dense.", "classifier.out_proj."),
+        (true, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
         (true, Family::DistilBert) => ("pre_classifier.", "classifier."),
         _ => ("", "classifier."),
     };
@@ -326,6 +326,17 @@ pub fn export(
         files.push(("vocab.txt".into(), bytes.to_vec()));
     }
     Ok(files)
+}
+
+/// The activation after the dense layer of a family's `*ForSequenceClassification` head (BERT's
+/// pooler, RoBERTa's `classifier.dense`, DistilBERT's `pre_classifier`, ELECTRA's
+/// `classifier.dense`).
+fn family_pooler(family: Family) -> PoolerActivation {
+    match family {
+        Family::Bert | Family::Roberta => PoolerActivation::Tanh,
+        Family::DistilBert => PoolerActivation::Relu,
+        Family::Electra => PoolerActivation::Gelu,
+    }
 }
 
 /// The modelling code an export carries for `trust_remote_code`.
@@ -428,16 +439,17 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     let head = match head {
         Some(bytes) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
         // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is a
-        // pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer.
-        None if family == Family::Roberta && has("classifier.out_proj.weight") => {
+        // pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer;
+        // ELECTRA's is the same with GELU.
+        None if matches!(family, Family::Roberta | Family::Electra) && has("classifier.out_proj.weight") => {
             let dense = read_head(&head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
-            bert.model.pooler = Some(BertPooler::new(dense.classifier));
+            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
             Some(read_head(&head_weights, "model.safetensors", ["classifier.out_proj.weight", "classifier.out_proj.bias"], device)?)
         }
         // `DistilBertForSequenceClassification`: classifier(ReLU(pre_classifier([CLS]))).
         None if family == Family::DistilBert && has("pre_classifier.weight") => {
             let dense = read_head(&head_weights, "model.safetensors", ["pre_classifier.weight", "pre_classifier.bias"], device)?;
-            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: PoolerActivation::Relu });
+            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
             None
         }
         None => None,
