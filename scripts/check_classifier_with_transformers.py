@@ -44,7 +44,7 @@ def main():
     tok = AutoTokenizer.from_pretrained(d)
     rows = json.load(open(probs_path))
     remote = "auto_map" in config
-    native = config["architectures"][0] in ("BertForSequenceClassification", "RobertaForSequenceClassification", "DistilBertForSequenceClassification")
+    native = config["architectures"][0] in ("BertForSequenceClassification", "RobertaForSequenceClassification", "DistilBertForSequenceClassification", "ElectraForSequenceClassification")
     if not (remote or native):
         raise SystemExit(f"{d}: neither a transformers *ForSequenceClassification nor an auto_map: transformers would load a random head")
     model, info = AutoModelForSequenceClassification.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)

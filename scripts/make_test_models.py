@@ -35,6 +35,7 @@ from transformers import (
     ElectraConfig,
     ElectraForMaskedLM,
     ElectraForPreTraining,
+    ElectraForSequenceClassification,
     ElectraTokenizerFast,
     RobertaConfig,
     RobertaForMaskedLM,
@@ -273,6 +274,13 @@ def make_electra(out):
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     save(folder, model, tok, "electra", "ElectraForMaskedLM (the generator)", fill_mask=fill_mask(model, tok))
+    folder, tok = uncased_folder(out, "electra-classifier", 14, pieces, ElectraTokenizerFast)
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    config = ElectraConfig(**size, num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()})
+    model = jitter(ElectraForSequenceClassification(config))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "electra", "ElectraForSequenceClassification with id2label", classify=classify(model, tok))
 
 
 def make_roberta(out):

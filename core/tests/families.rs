@@ -177,6 +177,12 @@ fn distilbert_sequence_classifier_predicts_as_transformers() {
     check_classifier("distilbert-classifier");
 }
 
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn electra_sequence_classifier_predicts_as_transformers() {
+    check_classifier("electra-classifier");
+}
+
 /// The Python that has PyTorch and `transformers`: `BERTBENCH_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -260,9 +266,9 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
             println!("{name}, {}: {said}", spec.label());
         }
     }
-    // The Hub's RoBERTa and DistilBERT classifiers, read and exported again: their own
+    // The Hub's RoBERTa, DistilBERT and ELECTRA classifiers, read and exported again: their own
     // `*ForSequenceClassification` classes, loaded as they are.
-    for name in ["roberta-classifier", "distilbert-classifier"] {
+    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = classification::load_classifier(files, None, &device).unwrap();

@@ -41,7 +41,8 @@ async function pick(page, dir) {
   await page.getByTestId('open-model-folder').setInputFiles(dir);
   await page.waitForFunction((n) => {
     const note = document.querySelector('[data-testid=open-model-note]');
-    return document.querySelector('[data-testid=open-model-error]') || note?.textContent.includes(`Opened ${n}`);
+    const error = document.querySelector('[data-testid=open-model-error]');
+    return error?.textContent.includes(`${n} could not be opened`) || note?.textContent.includes(`Opened ${n}`);
   }, name, { timeout: 3 * MINUTE });
   const error = page.getByTestId('open-model-error');
   if (await error.count() > 0) return { ok: false, text: await error.textContent() };

@@ -29,6 +29,8 @@ pub fn OpenModel() -> impl IntoView {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         let files = input.files().map(|l| file_list(&l)).unwrap_or_default();
         input.set_value("");
+        // The last pick's message goes at once: what shows next is about this pick.
+        note.set(None);
         spawn_local(async move {
             let files = with_paths(files).await;
             open_picked(state, saved, studio, note, files).await;
@@ -37,6 +39,7 @@ pub fn OpenModel() -> impl IntoView {
     let dropped = move |ev: leptos::ev::DragEvent| {
         ev.prevent_default();
         dragging.set(false);
+        note.set(None);
         let Some(transfer) = ev.data_transfer() else { return };
         // Entries must be taken before the event returns; their contents are read after.
         let items = transfer.items();
@@ -154,7 +157,7 @@ async fn open_picked(state: AppState, saved: SavedWork, studio: Studio, note: Rw
             fallback = Some(name[..name.len() - 4].to_string());
         }
         let name = model_name(&files, fallback);
-        let checkpoint = folder::from_folder(files).map_err(|e| e.to_string())?;
+        let checkpoint = folder::from_folder(files).map_err(|e| format!("{name} could not be opened: {e}"))?;
         check_fits(&checkpoint).map_err(|e| format!("{name} could not be opened: {e}"))?;
         let kept = keep(&name, &checkpoint).await;
         let id = kept.as_ref().ok().cloned();
