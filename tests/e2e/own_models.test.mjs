@@ -170,6 +170,26 @@ test('continued pretraining in the lab starts from the model\'s own MLM head: it
   await page.getByTestId('tab-explore').click();
 });
 
+test('a model\'s files dropped on the panel open as a model', { timeout: 5 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const dir = join(MODELS, 'distilbert');
+  const names = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
+  const files = await Promise.all(names.map(async (name) => ({ name, data: (await readFile(join(dir, name))).toString('base64') })));
+  await page.evaluate((files) => {
+    const transfer = new DataTransfer();
+    for (const { name, data } of files) transfer.items.add(new File([Uint8Array.from(atob(data), (c) => c.charCodeAt(0))], name));
+    document.querySelector('[data-testid=open-model]').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  }, files);
+  await page.waitForFunction(() => document.querySelector('[data-testid=open-model-error]') || document.querySelector('[data-testid=open-model-note]')?.textContent.includes('Opened'), null, { timeout: 3 * MINUTE });
+  assert.equal(await page.getByTestId('open-model-error').count(), 0, await page.getByTestId('open-model-error').textContent().catch(() => ''));
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-family]')?.textContent.includes('DistilBERT'), null, { timeout: MINUTE });
+  const expected = JSON.parse(await readFile(join(dir, 'expected.json'), 'utf8'));
+  const single = expected.texts.find((t) => t.pair === null);
+  const vector = await embedSentence(page, single.text, 3 * MINUTE);
+  const error = maxAbsDiff(vector, meanPooled(single.last_hidden_state));
+  assert.ok(error <= 1e-4, `dropped distilbert: embedding differs from PyTorch by ${error}`);
+});
+
 test('a decoder-only model is refused by name and the model in use stays', { timeout: 10 * MINUTE }, async () => {
   const page = contexts.at(-1).pages()[0];
   const before = await page.getByTestId('model-facts').innerText();
