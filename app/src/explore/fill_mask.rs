@@ -121,10 +121,9 @@ pub fn FillMaskPanel() -> impl IntoView {
             let name = state.engine().map(|e| e.model_id.clone()).unwrap_or_default();
             Some(view! {
                 <p class="banner small" data-testid="fillmask-unavailable">
-                    {format!("{name} cannot fill in blanks: {why}. ")}
-                    "A sentence encoder such as all-MiniLM-L6-v2 was trained without one. Open a checkpoint saved with its head "
-                    "(a BertForMaskedLM, RobertaForMaskedLM or DistilBertForMaskedLM folder, for example bert-base-uncased) "
-                    "with “Open your own model” above, or pretrain one in the MLM lab."
+                    {format!("{name} cannot fill in blanks: {why} (sentence encoders are trained without one). ")}
+                    "Open a checkpoint saved with its head (a *ForMaskedLM folder such as bert-base-uncased) "
+                    "with “Your own model” in the model panel above, or pretrain one in the MLM lab."
                 </p>
             })
         }
@@ -158,6 +157,7 @@ pub fn FillMaskPanel() -> impl IntoView {
             {unavailable}
             <div class="row">
                 <input type="text" class="grow" data-testid="fillmask-input" aria-label="Sentence with a blank"
+                    placeholder="e.g. The capital of France is [MASK]."
                     prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))
                     on:keydown=move |ev| if ev.key() == "Enter" { run() } />
