@@ -7,6 +7,7 @@ one field is 10 MB (core/tests/bad_inputs.rs).
 
     python3 scripts/make_bad_inputs.py
 """
+import gzip
 import json
 import os
 import shutil
@@ -38,9 +39,14 @@ write(D + "empty.csv", b"", "refused", "empty")
 write(D + "only_whitespace.csv", "  \n\n \t \n", "refused", "empty")
 write(D + "only_header.csv", "text,label\n", "refused", "has no rows")
 write(D + "binary_png.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "refused", "NUL byte")
-write(D + "zip_renamed.csv", b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(200), "refused", "NUL byte")
-write(D + "latin1.csv", "text,label\ncaf\xe9 au lait,pos\nna\xefve plot,neg\n".encode("latin-1"), "refused", "not valid UTF-8")
-write(D + "utf16.csv", "text,label\nhello,pos\nbye,neg\n".encode("utf-16"), "refused", "UTF-16")
+write(D + "zip_renamed.csv", b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(200), "refused", "zip archive")
+write(D + "xlsx_renamed.csv", b"PK\x03\x04\x14\x00\x06\x00[Content_Types].xml" + bytes(30) + b"xl/workbook.xml" + bytes(100), "refused", "Excel workbook")
+# Text as spreadsheets and old editors save it: decoded, and the report says how.
+latin1 = "text,label\ncaf\xe9 au lait,pos\nna\xefve plot,neg\nd\xe9j\xe0 vu,pos\nso-so \xab film \xbb,neg\n"
+write(D + "latin1.csv", latin1.encode("cp1252"), "accepted", "Windows-1252")
+write(D + "utf16.csv", "text\tlabel\nhello there\tpos\nbye now\tneg\nhi again\tpos\nso long\tneg\n".encode("utf-16"), "accepted", "UTF-16")
+write(D + "gzipped.csv.gz", gzip.compress(("text,label\n" + good_rows(6)).encode("utf-8"), mtime=0), "accepted", "gzip")
+write(D + "truncated.csv.gz", gzip.compress(("text,label\n" + good_rows(6)).encode("utf-8"), mtime=0)[:30], "refused", "could not be decompressed")
 write(D + "one_class.csv", "text,label\n" + "".join(f"good {i},pos\n" for i in range(10)), "refused", "at least two different labels")
 write(D + "label_with_one_example.csv", "text,label\n" + good_rows(8) + "strange,meh\n", "refused", "meh")
 write(D + "labels_numbers_and_strings.csv", "text,label\nfine,1\nbad,0\ngreat,positive\nawful,negative\nok,1\nmeh,0\nnice,positive\nugly,negative\n", "accepted", "")

@@ -280,7 +280,7 @@ fn finetune(args: &[String]) -> Result {
     let defaults = FineTuneConfig::new();
     let config = FineTuneConfig::new()
         .with_mode(mode)
-        .with_features(FeatureSpec { pooling, layers })
+        .with_features(FeatureSpec { pooling, layers, ..Default::default() })
         .with_batch_size(parse(&args, "batch", defaults.batch_size)?)
         .with_learning_rate(parse(&args, "lr", defaults.learning_rate)?)
         .with_epochs(parse(&args, "epochs", defaults.epochs)?)

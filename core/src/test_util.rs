@@ -58,7 +58,7 @@ pub fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
                 .iter()
                 .map(|&id| Token { piece: format!("t{id}"), id, type_id: 0, offsets: (0, 0), special: id < 5 })
                 .collect();
-            LabeledText { encoded: Encoded { tokens, truncated_from: None }, label }
+            LabeledText::sentence(Encoded { tokens, truncated_from: None }, label)
         })
         .collect()
 }

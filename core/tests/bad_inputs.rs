@@ -33,7 +33,8 @@ fn load_data(bytes: &[u8], name: &str) -> Result<Vec<String>, String> {
     if !report.errors.is_empty() {
         return Err(report.errors.join(" "));
     }
-    let mut notes = report.warnings.clone();
+    let mut notes: Vec<String> = table.decoded.iter().map(|d| format!("the file was {d}")).collect();
+    notes.extend(report.warnings.clone());
     notes.extend(dataset.skipped.iter().map(|s| format!("skipped line {}: {}", s.line, s.reason)));
     Ok(notes)
 }

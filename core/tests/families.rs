@@ -224,11 +224,11 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         ("where is the cat sleeping", Some("the cat is asleep on the sofa")),
     ];
     let choices = [
-        FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::Last },
-        FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::ConcatLastFour },
-        FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
-        FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour },
-        FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast },
+        FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::Last, ..Default::default() },
+        FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
+        FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
+        FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
+        FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
     for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra"] {
         let (files, _) = folder(name);

@@ -33,7 +33,7 @@ fn toy(n: usize, seed: u64) -> Vec<LabeledText> {
                 .iter()
                 .map(|&id| Token { piece: format!("t{id}"), id, type_id: 0, offsets: (0, 0), special: id < 5 })
                 .collect();
-            LabeledText { encoded: Encoded { tokens, truncated_from: None }, label }
+            LabeledText::sentence(Encoded { tokens, truncated_from: None }, label)
         })
         .collect()
 }
@@ -50,7 +50,7 @@ fn tuner_on(device: Device, mode: TrainMode, init_seed: u64) -> FineTuner {
     let bert = BertModelConfig::new(config).init(&device);
     let cfg = FineTuneConfig::new()
         .with_mode(mode)
-        .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })
+        .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default(), ..Default::default() })
         .with_batch_size(8)
         .with_learning_rate(1e-3)
         .with_epochs(2)

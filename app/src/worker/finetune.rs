@@ -341,7 +341,7 @@ impl Job {
                 }
             }
             cancelled = self.drive(&mut tuner, &mut cached, index, &kept_files, started).await?;
-            if better(kept.as_ref().and_then(FineTuner::best_accuracy), tuner.best_accuracy()) {
+            if better(kept.as_ref().and_then(FineTuner::best_score), tuner.best_score()) {
                 if index + 1 < restarts && !cancelled {
                     kept_files = snapshot_blobs(&tuner, false).await.unwrap_or_default();
                 }

@@ -7,18 +7,22 @@
 //! Every message is written for the person who made the file: what is wrong, where, what to do.
 
 mod columns;
+mod decode;
 mod examples;
 mod report;
 mod split;
 mod table;
+mod tagged;
 mod text;
 
 use thiserror::Error;
 
 pub use columns::{ColumnMap, guess_columns};
+pub use decode::{Decoded, decode};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
 pub use report::{LengthStats, ValidationReport, validate};
 pub use split::{Split, shuffled, stratified_split};
+pub use tagged::{TaggedData, TaggedFormat, TaggedSentence, parse_tagged, split_words};
 pub use table::{Format, Record, Table, detect_format, looks_like_header, parse_table};
 
 /// The largest file [`parse_table`] accepts, in bytes (200 MB).
@@ -49,28 +53,36 @@ pub enum DataError {
         bytes: usize,
     },
 
-    /// The file starts with a UTF-16 byte-order mark.
-    #[error(
-        "The file is saved as UTF-16 text. Save it again as UTF-8 (in Excel: “CSV UTF-8”; in a text \
-         editor: encoding UTF-8) and load it again."
-    )]
-    Utf16,
-
-    /// Bytes that are not UTF-8.
-    #[error(
-        "Line {line} is not valid UTF-8 text (it was probably saved in an older encoding such as \
-         Windows-1252 or Latin-1). Save the file again as UTF-8 (in Excel: “CSV UTF-8”) and load it \
-         again."
-    )]
-    NotUtf8 {
-        /// 1-based line of the first bad byte.
+    /// A line of a tagged file (CoNLL or JSON) that cannot be read.
+    #[error("Line {line}: {message}.")]
+    Tagged {
+        /// 1-based line.
         line: usize,
+        /// What is wrong there.
+        message: String,
+    },
+
+    /// A zip archive (an `.xlsx` workbook is one), an old Office file or a PDF.
+    #[error(
+        "This is {kind}, not a text file. Save the data as text first (in Excel: File → Save As → \
+         “CSV UTF-8”), or unzip an archive and load the file inside."
+    )]
+    NotText {
+        /// What it is, e.g. `"an Excel workbook (.xlsx)"`.
+        kind: &'static str,
+    },
+
+    /// A file that starts like gzip but does not decompress.
+    #[error("The file looks gzip-compressed (.gz) but could not be decompressed: {message}. Is it complete?")]
+    Gzip {
+        /// What the decompressor said.
+        message: String,
     },
 
     /// A NUL byte: a spreadsheet, archive or other binary file rather than text.
     #[error(
-        "This does not look like a text file: line {line} contains a NUL byte. Is it an Excel \
-         (.xlsx), zip or PDF file? Export it as CSV (UTF-8) first."
+        "This does not look like a text file: line {line} contains a NUL byte. Export the data as \
+         CSV (UTF-8) and load that."
     )]
     Binary {
         /// 1-based line of the first NUL byte.

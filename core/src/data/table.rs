@@ -8,9 +8,10 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::text::{
-    LineCounter, count_separators, first_non_space, is_number, line_of, normalise_name, strip_bom,
+    LineCounter, count_separators, first_non_space, is_number, normalise_name, strip_bom,
 };
-use super::{DataError, MAX_FILE_BYTES, SAMPLE_ROWS};
+use super::decode::{Decoded, decode};
+use super::{DataError, SAMPLE_ROWS};
 
 /// A file format for labeled text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +65,9 @@ pub struct Table {
     pub columns: Vec<String>,
     /// The data rows (header excluded; blank lines dropped, rows of empty fields kept).
     pub rows: Vec<Record>,
+    /// How the file was read when it was not plain UTF-8 text (see [`decode`]), for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoded: Option<String>,
 }
 
 /// One row of a [`Table`].
@@ -84,34 +88,25 @@ pub struct Record {
 
 /// Reads CSV, TSV or JSON Lines (see [`detect_format`]) into a [`Table`].
 ///
-/// Refuses files over [`MAX_FILE_BYTES`], empty files, binary files (a NUL byte), UTF-16 and
-/// non-UTF-8 text; a leading UTF-8 byte-order mark is dropped. CSV/TSV rows of the wrong length
+/// Reads the text as people save it ([`decode`]: gzip, UTF-16, Windows-1252; said in
+/// [`Table::decoded`]); refuses files over [`MAX_FILE_BYTES`], empty files, archives and binary
+/// files (a NUL byte). A `.gz` suffix is looked through for the format. CSV/TSV rows of the wrong length
 /// are kept as they are ([`to_examples`] reports them), blank lines are dropped, and whether the
 /// first row is a header is guessed (see [`looks_like_header`]). For JSON Lines, an invalid first
 /// line is an error; a later invalid line is kept as a [`Record`] with its `error` set.
 ///
 /// [`to_examples`]: super::to_examples
 pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataError> {
-    if bytes.len() > MAX_FILE_BYTES {
-        return Err(DataError::TooLarge { bytes: bytes.len() });
-    }
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Err(DataError::Utf16);
-    }
-    let bytes = strip_bom(bytes);
-    if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        return Err(DataError::Binary { line: line_of(bytes, at) });
-    }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| DataError::NotUtf8 { line: line_of(bytes, e.valid_up_to()) })?;
+    let Decoded { text, note } = decode(bytes)?;
     if text.trim().is_empty() {
         return Err(DataError::Empty);
     }
-    match detect_format(bytes, file_name) {
-        Format::Jsonl => parse_json(text),
-        Format::Tsv => parse_delimited(text, Format::Tsv, b'\t'),
+    let name = file_name.map(|n| n.strip_suffix(".gz").or_else(|| n.strip_suffix(".GZ")).unwrap_or(n));
+    let mut table = match detect_format(text.as_bytes(), name) {
+        Format::Jsonl => parse_json(&text),
+        Format::Tsv => parse_delimited(&text, Format::Tsv, b'\t'),
         Format::Csv => {
-            let (tabs, commas, semicolons, lines) = count_separators(bytes);
+            let (tabs, commas, semicolons, lines) = count_separators(text.as_bytes());
             // Excel writes `;` where the decimal separator is a comma; a tab-separated `.csv`
             // also happens. Switch only when every sampled line agrees.
             let delimiter = if semicolons == lines && commas < lines {
@@ -121,9 +116,11 @@ pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataE
             } else {
                 b','
             };
-            parse_delimited(text, Format::Csv, delimiter)
+            parse_delimited(&text, Format::Csv, delimiter)
         }
-    }
+    }?;
+    table.decoded = note;
+    Ok(table)
 }
 
 fn parse_delimited(text: &str, format: Format, delimiter: u8) -> Result<Table, DataError> {
@@ -200,7 +197,7 @@ fn parse_delimited(text: &str, format: Format, delimiter: u8) -> Result<Table, D
     } else {
         (1..=most_common_width(&raw)).map(|j| format!("column {j}")).collect()
     };
-    Ok(Table { format, has_header, columns, rows: raw })
+    Ok(Table { format, has_header, columns, rows: raw, decoded: None })
 }
 
 /// Column names people use for text and labels (compared after [`normalise_name`]).
@@ -338,7 +335,7 @@ fn parse_json(text: &str) -> Result<Table, DataError> {
     for row in rows.iter_mut().filter(|r| r.error.is_none()) {
         row.fields.resize(columns.len(), String::new());
     }
-    Ok(Table { format: Format::Jsonl, has_header: true, columns, rows })
+    Ok(Table { format: Format::Jsonl, has_header: true, columns, rows, decoded: None })
 }
 
 /// A JSON value at the top of a line: an object keeps its keys in file order.
@@ -585,19 +582,16 @@ mod tests {
     }
 
     #[test]
-    fn refuses_empty_binary_and_non_utf8_files() {
+    fn refuses_empty_and_binary_files() {
         assert_eq!(parse_table(b"", None), Err(DataError::Empty));
         assert_eq!(parse_table(b" \n\r\n\t", None), Err(DataError::Empty));
         assert_eq!(parse_table(b"\xEF\xBB\xBF\n", None), Err(DataError::Empty));
         assert_eq!(parse_table(b",,\n,,\n", None), Err(DataError::Empty));
         assert_eq!(
             parse_table(b"PK\x03\x04\x14\x00\x06\x00", None),
-            Err(DataError::Binary { line: 1 })
+            Err(DataError::NotText { kind: "a zip archive" })
         );
-        assert_eq!(parse_table(b"\xFF\xFEt\x00e\x00", None), Err(DataError::Utf16));
-        let e = parse_table(b"text,label\nfine,positive\ncaf\xe9,positive\n", None).unwrap_err();
-        assert_eq!(e, DataError::NotUtf8 { line: 3 });
-        assert!(e.to_string().contains("Line 3") && e.to_string().contains("UTF-8"));
+        assert_eq!(parse_table(b"a,b\n\0\n", None), Err(DataError::Binary { line: 2 }));
         assert!(DataError::TooLarge { bytes: 250_000_000 }.to_string().contains("250 MB"));
     }
 }

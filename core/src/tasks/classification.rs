@@ -55,13 +55,26 @@ impl FeatureLayers {
     }
 }
 
-/// How a sentence feature is read off the encoder.
+/// What the head labels: a whole text, or each token of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Level {
+    /// One label per text (or pair): `*ForSequenceClassification`.
+    #[default]
+    Sentence,
+    /// One label per token (tagging, see [`super::tagging`]): `*ForTokenClassification`.
+    Token,
+}
+
+/// How the head's features are read off the encoder: one per text (pooled), or one per token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FeatureSpec {
-    /// `[CLS]`, `[CLS]` + pooler, or mean.
+    /// `[CLS]`, `[CLS]` + pooler, or mean (a sentence's feature; unused per token).
     pub pooling: Pooling,
     /// Which layers.
     pub layers: FeatureLayers,
+    /// A text's feature or each token's. Absent from what was saved before tagging existed.
+    #[serde(default)]
+    pub level: Level,
 }
 
 impl FeatureSpec {
@@ -86,9 +99,14 @@ impl FeatureSpec {
         }
     }
 
+    /// The features of a token classifier that `transformers` computes: the last layer.
+    pub fn tokens() -> Self {
+        FeatureSpec { level: Level::Token, ..Default::default() }
+    }
+
     /// Refuses combinations that cannot be computed for this model.
     pub fn check(&self, num_layers: usize, has_pooler: bool) -> crate::Result<()> {
-        if self.pooling == Pooling::Pooler {
+        if self.pooling == Pooling::Pooler && self.level == Level::Sentence {
             if self.layers != FeatureLayers::Last {
                 return Err(Error::Input("the pooler reads the last layer only; choose [CLS] or mean pooling for other layers".into()));
             }
@@ -104,7 +122,34 @@ impl FeatureSpec {
 
     /// Label for the page, e.g. "mean of last layer".
     pub fn label(&self) -> String {
-        format!("{} · {}", self.pooling.label(), self.layers.label())
+        match self.level {
+            Level::Sentence => format!("{} · {}", self.pooling.label(), self.layers.label()),
+            Level::Token => format!("each token · {}", self.layers.label()),
+        }
+    }
+
+    /// Reads every token's features off a forward pass made with
+    /// `hidden_states: self.needs_hidden_states()`.
+    ///
+    /// # Shapes
+    /// - `output.hidden_states`: `L + 1` tensors `[batch, seq, hidden]` (when needed)
+    /// - output: `[batch, seq, width]`
+    pub fn extract_tokens(&self, output: &BertModelOutput) -> crate::Result<Tensor<3>> {
+        if self.layers == FeatureLayers::Last {
+            return Ok(output.last_hidden_state.clone());
+        }
+        let states = &output.hidden_states;
+        if states.len() < 2 {
+            return Err(Error::Input("the forward pass kept no per-layer states".into()));
+        }
+        let num_layers = states.len() - 1;
+        let last = &states[num_layers + 1 - self.span(num_layers)..];
+        Ok(match self.layers {
+            FeatureLayers::Last => unreachable!("handled above"),
+            FeatureLayers::SecondToLast => states[num_layers - 1].clone(),
+            FeatureLayers::SumLastFour => last.iter().cloned().reduce(|a, b| a + b).expect("at least one layer"),
+            FeatureLayers::ConcatLastFour => Tensor::cat(last.to_vec(), 2),
+        })
     }
 
     /// Reads the sentence features off a forward pass made with
@@ -148,7 +193,22 @@ pub fn features(bert: &BertModel, input: BertInput, spec: FeatureSpec) -> crate:
     spec.extract(&bert.forward(input, options), mask)
 }
 
-/// BERT with a classification head on top.
+/// Encodes a batch and reads the features of the tokens at `positions`, counted in the batch
+/// flattened row by row (`row × seq + column`).
+///
+/// # Shapes
+/// - input: each tensor of [`BertInput`] is `[batch, seq]`
+/// - `positions`: `[units]`
+/// - output: `[units, width]`
+pub fn token_features(bert: &BertModel, input: BertInput, spec: FeatureSpec, positions: Tensor<1, Int>) -> crate::Result<Tensor<2>> {
+    let options = ForwardOptions { hidden_states: spec.needs_hidden_states(), ..Default::default() };
+    let tokens = spec.extract_tokens(&bert.forward(input, options))?;
+    let [batch, seq, width] = tokens.dims();
+    Ok(tokens.reshape([batch * seq, width]).select(0, positions))
+}
+
+/// BERT with a classification head on top: of the whole text, or of each token
+/// ([`FeatureSpec::level`]).
 #[derive(Module, Debug)]
 pub struct BertClassifier {
     /// The encoder (`bert.*` in a Hugging Face checkpoint).
@@ -168,6 +228,33 @@ impl BertClassifier {
     /// - output: `[batch, num_labels]`
     pub fn forward(&self, input: BertInput) -> crate::Result<Tensor<2>> {
         Ok(self.head.forward(features(&self.bert, input, self.spec)?))
+    }
+
+    /// Logits of a batch's units: a sentence classifier's texts (`positions` unused), or a token
+    /// classifier's tokens at `positions` (see [`token_features`]).
+    ///
+    /// # Shapes
+    /// - input: each tensor of [`BertInput`] is `[batch, seq]`; `positions`: `[units]`
+    /// - output: `[units, num_labels]` (`units = batch` for a sentence classifier)
+    pub fn forward_units(&self, input: BertInput, positions: Option<Tensor<1, Int>>) -> crate::Result<Tensor<2>> {
+        match (self.spec.level, positions) {
+            (Level::Token, Some(positions)) => Ok(self.head.forward(token_features(&self.bert, input, self.spec, positions)?)),
+            (Level::Token, None) => Err(Error::Input("a token classifier needs the positions of the tokens to label".into())),
+            (Level::Sentence, _) => self.forward(input),
+        }
+    }
+
+    /// Every token's logits.
+    ///
+    /// # Shapes
+    /// - input: each tensor of [`BertInput`] is `[batch, seq]`
+    /// - output: `[batch, seq, num_labels]`
+    pub fn forward_tokens(&self, input: BertInput) -> crate::Result<Tensor<3>> {
+        let options = ForwardOptions { hidden_states: self.spec.needs_hidden_states(), ..Default::default() };
+        let tokens = self.spec.extract_tokens(&self.bert.forward(input, options))?;
+        let [batch, seq, width] = tokens.dims();
+        let logits = self.head.forward(tokens.reshape([batch * seq, width]));
+        Ok(logits.reshape([batch, seq, self.num_labels()]))
     }
 
     /// Number of labels.
@@ -260,7 +347,7 @@ pub fn export(
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
-    let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+    let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native) {
         let expected = family_pooler(family);
         if pooler.activation != expected {
@@ -427,7 +514,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     let labels = labels_from_config(&raw)?;
     let spec = match raw.pointer("/bertbench_head/spec") {
         Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
-        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
+        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
     };
     let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
@@ -614,7 +701,7 @@ mod tests {
         let mask = BertInput::from_batch(&batch, &device).attention_mask;
         let read = |spec: FeatureSpec| spec.extract(&all, mask.clone()).unwrap().into_data().try_to_vec::<f32>().unwrap();
         let mean = |i: usize| mean_pool(all.hidden_states[i].clone(), mask.clone()).into_data().try_to_vec::<f32>().unwrap();
-        let spec = |layers| FeatureSpec { pooling: Pooling::Mean, layers };
+        let spec = |layers| FeatureSpec { pooling: Pooling::Mean, layers, ..Default::default() };
         assert_eq!(read(spec(FeatureLayers::Last)), mean(4));
         assert_eq!(read(spec(FeatureLayers::SecondToLast)), mean(3));
         let concat = read(spec(FeatureLayers::ConcatLastFour));
@@ -628,7 +715,7 @@ mod tests {
         }
         // A two-layer model concatenates what it has.
         assert_eq!(spec(FeatureLayers::ConcatLastFour).width(128, 2), 256);
-        assert!(FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::SumLastFour }.check(4, true).is_err());
+        assert!(FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::SumLastFour, ..Default::default() }.check(4, true).is_err());
     }
 
     #[test]
@@ -638,7 +725,7 @@ mod tests {
         let device = Device::flex();
         let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34)
             .with_pad_token_id(1).with_type_vocab_size(1).with_model_type(Family::Roberta).without_dropout();
-        for spec in [FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last }, FeatureSpec::default()] {
+        for spec in [FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() }, FeatureSpec::default()] {
             let native = spec.pooling == Pooling::Pooler;
             let bert = BertModelConfig::new(config.clone()).init(&device);
             let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
@@ -678,8 +765,8 @@ mod tests {
     fn export_and_load_give_the_same_logits_for_both_layouts() {
         let device = Device::flex();
         for spec in [
-            FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last },
-            FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour },
+            FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
+            FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
         ] {
             let (config, model) = classifier(spec, 2);
             let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24 };
@@ -733,7 +820,7 @@ mod tests {
     #[test]
     fn a_token_classifier_is_named_and_not_taken_for_a_text_classifier() {
         // A NER model: BertForTokenClassification, `classifier.*` shaped as a text classifier's.
-        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last };
+        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
         let (config, model) = classifier(spec, 2);
         let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24 };
         let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();

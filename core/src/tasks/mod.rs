@@ -2,6 +2,8 @@
 //! each owns its head, its loss, its metrics and its checkpoint names.
 //!
 //! - [`classification`]: sentence (or sentence-pair) classification, `BertForSequenceClassification`
+//! - [`tagging`]: token tagging (named entities, BIO): words onto pieces, entity-level metrics,
+//!   `BertForTokenClassification` (the model is a token-level [`classification::BertClassifier`])
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
 //! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
@@ -11,3 +13,4 @@ pub mod classification;
 pub mod masking;
 pub mod metrics;
 pub mod pretraining;
+pub mod tagging;

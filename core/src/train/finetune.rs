@@ -18,7 +18,8 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
-use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, features};
+use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, token_features};
+use crate::tasks::tagging::{EntityMetrics, TokenTarget};
 use crate::data::Example;
 use crate::nn::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
@@ -141,13 +142,59 @@ pub fn config_with_defaults<'de, D: serde::Deserializer<'de>>(d: D) -> std::resu
     serde_json::from_value(merged).map_err(D::Error::custom)
 }
 
-/// A tokenized example with its label id.
+/// A tokenized example with its label id, or its tokens' tag ids.
 #[derive(Debug, Clone)]
 pub struct LabeledText {
     /// Tokens (`[CLS] a [SEP] (b [SEP])`), truncated to the tokenizer's length.
     pub encoded: Encoded,
-    /// Index into the label list.
+    /// Index into the label list (a sentence classifier's example).
     pub label: usize,
+    /// The tokens the loss reads and their tag ids (a token classifier's example; empty for a
+    /// sentence classifier's).
+    pub tokens: Vec<TokenTarget>,
+}
+
+impl LabeledText {
+    /// A sentence classifier's example.
+    pub fn sentence(encoded: Encoded, label: usize) -> Self {
+        Self { encoded, label, tokens: Vec::new() }
+    }
+
+    /// A token classifier's example: targets from [`crate::tasks::tagging::targets`].
+    pub fn tagged(encoded: Encoded, tokens: Vec<TokenTarget>) -> Self {
+        Self { encoded, label: 0, tokens }
+    }
+
+    /// The label ids of its units: the text's label, or each target token's tag.
+    fn unit_labels(&self, level: Level) -> Vec<usize> {
+        match level {
+            Level::Sentence => vec![self.label],
+            Level::Token => self.tokens.iter().map(|t| t.tag).collect(),
+        }
+    }
+
+    fn units(&self, level: Level) -> usize {
+        match level {
+            Level::Sentence => 1,
+            Level::Token => self.tokens.len(),
+        }
+    }
+}
+
+/// A batch's units: labels in order and, for a token classifier, their positions in the padded
+/// batch flattened row by row.
+fn batch_units(rows: &[&LabeledText], level: Level, seq_len: usize, device: &Device) -> (Option<Tensor<1, Int>>, Vec<usize>) {
+    let labels = rows.iter().flat_map(|t| t.unit_labels(level)).collect();
+    let positions = (level == Level::Token).then(|| {
+        let at: Vec<i64> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(r, t)| t.tokens.iter().map(move |x| (r * seq_len + x.position) as i64))
+            .collect();
+        let n = at.len();
+        Tensor::<1, Int>::from_data(TensorData::new(at, [n]), device)
+    });
+    (positions, labels)
 }
 
 /// Tokenizes examples, mapping label names to ids in `labels`' order.
@@ -162,7 +209,7 @@ pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: 
             let encoded = tokenizer
                 .encode_text(&ex.text, ex.text_pair.as_deref())
                 .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
-            Ok(LabeledText { encoded, label })
+            Ok(LabeledText::sentence(encoded, label))
         })
         .collect()
 }
@@ -199,10 +246,25 @@ pub struct EvalReport {
     pub train_accuracy: f32,
     /// Mean validation cross-entropy.
     pub valid_loss: f32,
-    /// Validation metrics.
+    /// Validation metrics (a token classifier's: of each word's tag, read at its first piece).
     pub metrics: Metrics,
-    /// Whether this is the best validation accuracy so far (its weights are kept).
+    /// A tagger's entity-level metrics (when its tags are BIO).
+    #[serde(default)]
+    pub entities: Option<EntityMetrics>,
+    /// Whether this is the best validation score so far (its weights are kept): entity F1 for a
+    /// BIO tagger, accuracy otherwise.
     pub best: bool,
+}
+
+impl EvalReport {
+    /// The score runs are compared by: entity F1 where there are entities, else accuracy.
+    pub fn score(&self) -> f32 {
+        score(&self.metrics, self.entities.as_ref())
+    }
+}
+
+fn score(metrics: &Metrics, entities: Option<&EntityMetrics>) -> f32 {
+    entities.map_or(metrics.accuracy, |e| e.f1)
 }
 
 /// What one call of [`FineTuner::advance`] did.
@@ -265,6 +327,9 @@ pub struct FineTuner {
     model: BertClassifier,
     train: Vec<LabeledText>,
     valid: Vec<LabeledText>,
+    /// Where each example's units start among all units (training then validation examples),
+    /// and the total at the end: a unit is a text, or a target token of a token classifier.
+    unit_start: Vec<usize>,
     phase: Phase,
     feature_rows: Vec<f32>,
     feature_done: usize,
@@ -296,10 +361,12 @@ pub struct FineTuner {
     rng: Rng,
 }
 
-/// The weights with the best validation accuracy, and how they did.
+/// The weights with the best validation score, and how they did.
 struct Best {
     model: BertClassifier,
     metrics: Metrics,
+    entities: Option<EntityMetrics>,
+    /// Per validation text (a tagger: per word), in order.
     probs: Vec<Vec<f32>>,
     /// The step its weights are from, where known: while no optimizer step has followed, they
     /// are the weights in training (a snapshot then leaves them out).
@@ -324,29 +391,31 @@ impl std::fmt::Debug for FineTuner {
 /// ([`dropout::with_seeded_masks`]), and weighs its mean loss by its share of the batch, so the
 /// summed gradients are those of the whole batch's mean loss.
 ///
-/// Returns the batch's mean loss `[1]`, its logits `[batch, num_labels]` (both without
+/// Returns the batch's mean loss `[1]`, its units' logits `[units, num_labels]` (both without
 /// autodiff) and the gradients.
 fn halves_step(
     model: &BertClassifier,
-    rows: &[Encoded],
-    labels: &[usize],
+    rows: &[&LabeledText],
     pad_id: u32,
     device: &Device,
     seed: u64,
 ) -> crate::Result<(Tensor<1>, Tensor<2>, GradientsParams)> {
-    let n = rows.len();
-    let half = n.div_ceil(2);
-    let part = |replica: BertClassifier, rows: &[Encoded], labels: &[usize], which: u64| {
+    let level = model.spec.level;
+    let half = rows.len().div_ceil(2);
+    let n: usize = rows.iter().map(|t| t.units(level)).sum();
+    let part = |replica: BertClassifier, rows: &[&LabeledText], which: u64| {
         dropout::with_seeded_masks(seed ^ which.wrapping_mul(0xD1B5_4A32_D192_ED03), || -> crate::Result<_> {
-            let batch = Batch::from_encoded(rows, pad_id);
-            let logits = replica.forward(BertInput::from_batch(&batch, device))?;
-            let loss = ClassificationHead::loss(logits.clone(), labels_tensor(labels, device)).mul_scalar(rows.len() as f64 / n as f64);
+            let encoded: Vec<Encoded> = rows.iter().map(|t| t.encoded.clone()).collect();
+            let batch = Batch::from_encoded(&encoded, pad_id);
+            let (positions, labels) = batch_units(rows, level, batch.seq_len, device);
+            let logits = replica.forward_units(BertInput::from_batch(&batch, device), positions)?;
+            let loss = ClassificationHead::loss(logits.clone(), labels_tensor(&labels, device)).mul_scalar(labels.len() as f64 / n as f64);
             let grads = GradientsParams::from_grads(loss.backward(), &replica);
             Ok((loss.inner(), logits.inner(), grads))
         })
     };
     let (a, b) = (model.clone().map(&mut FreshLeaves), model.clone().map(&mut FreshLeaves));
-    let (first, second) = join(|| part(a, &rows[..half], &labels[..half], 1), || part(b, &rows[half..], &labels[half..], 2));
+    let (first, second) = join(|| part(a, &rows[..half], 1), || part(b, &rows[half..], 2));
     let ((loss_a, logits_a, mut grads), (loss_b, logits_b, from)) = (first?, second?);
     model.visit(&mut AddGrads { into: &mut grads, from });
     Ok((loss_a + loss_b, Tensor::cat(vec![logits_a, logits_b], 0), grads))
@@ -386,8 +455,12 @@ impl FineTuner {
         if train.is_empty() || valid.is_empty() {
             return Err(Error::Training("both the training and the validation set need examples".into()));
         }
-        if let Some(bad) = train.iter().chain(&valid).find(|t| t.label >= labels.len()) {
-            return Err(Error::Training(format!("label id {} is out of range", bad.label)));
+        let level = config.features.level;
+        if let Some(bad) = train.iter().chain(&valid).flat_map(|t| t.unit_labels(level)).find(|&l| l >= labels.len()) {
+            return Err(Error::Training(format!("label id {bad} is out of range")));
+        }
+        if level == Level::Token && train.iter().chain(&valid).any(|t| t.tokens.is_empty()) {
+            return Err(Error::Training("a tagged example has no token to learn from".into()));
         }
         let layers = bert.num_layers();
         config.features.check(layers, bert.pooler.is_some())?;
@@ -407,6 +480,10 @@ impl FineTuner {
         let lengths: Vec<usize> = train.iter().chain(&valid).map(|t| t.encoded.tokens.len()).collect();
         let feature_order = shortest_first(&lengths);
         let valid_order = shortest_first(&lengths[train.len()..]);
+        let mut unit_start = vec![0];
+        for t in train.iter().chain(&valid) {
+            unit_start.push(unit_start.last().expect("starts with 0") + t.units(level));
+        }
         let mut tuner = Self {
             labels,
             max_len,
@@ -415,6 +492,7 @@ impl FineTuner {
             model: BertClassifier { bert, head, spec: config.features },
             train,
             valid,
+            unit_start,
             phase,
             feature_rows: Vec::new(),
             feature_done: 0,
@@ -456,6 +534,16 @@ impl FineTuner {
     /// Labels, features and length of the classifier being trained.
     pub fn meta(&self) -> ClassifierMeta {
         ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len }
+    }
+
+    /// Units (texts, or a tagger's target tokens) of the training and of the validation examples.
+    fn unit_counts(&self) -> (usize, usize) {
+        let split = self.unit_start[self.train.len()];
+        (split, self.unit_start[self.train.len() + self.valid.len()] - split)
+    }
+
+    fn level(&self) -> Level {
+        self.config.features.level
     }
 
     fn epochs_of(&self, phase: Phase) -> usize {
@@ -503,9 +591,10 @@ impl FineTuner {
     /// the next [`advance`](Self::advance) says so.
     pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<()> {
         let width = self.model.head.classifier.weight.dims()[0];
+        let (train_units, valid_units) = self.unit_counts();
         if self.phase != Phase::Features
-            || train.dims() != [self.train.len(), width]
-            || valid.dims() != [self.valid.len(), width]
+            || train.dims() != [train_units, width]
+            || valid.dims() != [valid_units, width]
         {
             return Err(Error::Training("the cached features do not fit this run".into()));
         }
@@ -535,34 +624,44 @@ impl FineTuner {
         let batch_size = self.config.batch_size.max(8);
         let end = (self.feature_done + batch_size).min(total);
         let indices = &self.feature_order[self.feature_done..end];
-        let rows: Vec<Encoded> = indices
+        let examples: Vec<&LabeledText> = indices
             .iter()
             .map(|&i| if i < self.train.len() { &self.train[i] } else { &self.valid[i - self.train.len()] })
-            .map(|t| t.encoded.clone())
             .collect();
+        let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
         // The frozen encoder runs without autodiff and without dropout.
         let inner = self.device.clone().inner();
         let bert = self.model.bert.valid();
         let batch = Batch::from_encoded(&rows, self.pad_id);
-        let x = features(&bert, BertInput::from_batch(&batch, &inner), self.config.features)?;
+        let input = BertInput::from_batch(&batch, &inner);
+        let x = match batch_units(&examples, self.level(), batch.seq_len, &inner) {
+            (Some(positions), _) => token_features(&bert, input, self.config.features, positions)?,
+            (None, _) => features(&bert, input, self.config.features)?,
+        };
         let values = read_f32(x).await?;
         if values.iter().any(|v| !v.is_finite()) {
             return Err(Error::Device("the encoder produced NaN or infinite features".into()));
         }
-        let width = values.len() / rows.len();
+        let units: usize = examples.iter().map(|t| t.units(self.level())).sum();
+        let width = values.len() / units;
+        let (train_units, valid_units) = self.unit_counts();
         if self.feature_rows.is_empty() {
-            self.feature_rows = vec![0.0; total * width];
+            self.feature_rows = vec![0.0; (train_units + valid_units) * width];
         }
-        for (&i, row) in indices.iter().zip(values.chunks_exact(width)) {
-            self.feature_rows[i * width..(i + 1) * width].copy_from_slice(row);
+        // Each example's unit rows go where its units start.
+        let mut from = 0;
+        for &i in indices {
+            let (a, b) = (self.unit_start[i] * width, self.unit_start[i + 1] * width);
+            self.feature_rows[a..b].copy_from_slice(&values[from..from + b - a]);
+            from += b - a;
         }
         self.feature_done = end;
         if end == total {
             let rows = std::mem::take(&mut self.feature_rows);
-            let split = self.train.len() * width;
+            let split = train_units * width;
             let make = |v: Vec<f32>, n: usize| Tensor::<2>::from_data(TensorData::new(v, [n, width]), &self.device);
-            self.valid_features = Some(make(rows[split..].to_vec(), self.valid.len()));
-            self.train_features = Some(make(rows[..split].to_vec(), self.train.len()));
+            self.valid_features = Some(make(rows[split..].to_vec(), valid_units));
+            self.train_features = Some(make(rows[..split].to_vec(), train_units));
             return Ok(self.start_phase(Phase::Head));
         }
         Ok(Event::Features { done: end, total })
@@ -571,8 +670,9 @@ impl FineTuner {
     async fn train_step(&mut self) -> crate::Result<Event> {
         let end = (self.cursor + self.config.batch_size).min(self.order.len());
         let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
-        let labels: Vec<usize> = idx.iter().map(|&i| self.train[i].label).collect();
-        let n = idx.len();
+        let level = self.level();
+        let labels: Vec<usize> = idx.iter().flat_map(|&i| self.train[i].unit_labels(level)).collect();
+        let n = labels.len();
         let k = self.labels.len();
         let peak = if self.phase == Phase::Head { self.config.head_learning_rate } else { self.config.learning_rate };
         let lr = Schedule::new(self.phase_steps, self.config.warmup_ratio, peak).lr(self.phase_step);
@@ -586,7 +686,7 @@ impl FineTuner {
 
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
-            let ids: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
+            let ids: Vec<i64> = idx.iter().flat_map(|&i| (self.unit_start[i]..self.unit_start[i + 1]).map(|u| u as i64)).collect();
             let x = feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device));
             let logits = self.model.head.forward(x);
             let loss = ClassificationHead::loss(logits.clone(), targets);
@@ -594,12 +694,14 @@ impl FineTuner {
             let norm = clip(&self.model.head, &mut grads, self.config.max_grad_norm, &self.device);
             (loss.inner(), logits.inner(), grads, norm)
         } else {
-            let rows: Vec<Encoded> = idx.iter().map(|&i| self.train[i].encoded.clone()).collect();
-            let (loss, logits, mut grads) = if inner == Device::flex() && n >= 2 {
-                halves_step(&self.model, &rows, &labels, self.pad_id, &self.device, seed)?
+            let examples: Vec<&LabeledText> = idx.iter().map(|&i| &self.train[i]).collect();
+            let (loss, logits, mut grads) = if inner == Device::flex() && examples.len() >= 2 {
+                halves_step(&self.model, &examples, self.pad_id, &self.device, seed)?
             } else {
+                let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
                 let batch = Batch::from_encoded(&rows, self.pad_id);
-                let logits = self.model.forward(BertInput::from_batch(&batch, &self.device))?;
+                let (positions, _) = batch_units(&examples, level, batch.seq_len, &self.device);
+                let logits = self.model.forward_units(BertInput::from_batch(&batch, &self.device), positions)?;
                 let loss = ClassificationHead::loss(logits.clone(), targets);
                 let grads = GradientsParams::from_grads(loss.backward(), &self.model);
                 (loss.inner(), logits.inner(), grads)
@@ -631,11 +733,12 @@ impl FineTuner {
         self.since_eval.0 += f64::from(loss) * n as f64;
         self.since_eval.1 += correct;
         self.since_eval.2 += n;
+        let valid_units = self.unit_counts().1;
 
         let end_of_epoch = self.cursor >= self.order.len();
         let periodic = self.config.eval_every > 0 && self.phase_step % self.config.eval_every == 0;
         if end_of_epoch || periodic {
-            self.eval = Some(EvalState { next: 0, logits: vec![0.0; self.valid.len() * k], end_of_epoch });
+            self.eval = Some(EvalState { next: 0, logits: vec![0.0; valid_units * k], end_of_epoch });
         }
         Ok(Event::Step(StepPoint { phase: self.phase, step: self.step, epoch: self.fractional_epoch(), loss, lr, grad_norm }))
     }
@@ -654,12 +757,20 @@ impl FineTuner {
             let k = self.labels.len();
             let end = (state.next + self.config.batch_size.max(16)).min(total);
             let indices = &self.valid_order[state.next..end];
-            let rows: Vec<Encoded> = indices.iter().map(|&i| self.valid[i].encoded.clone()).collect();
+            let examples: Vec<&LabeledText> = indices.iter().map(|&i| &self.valid[i]).collect();
+            let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
             let model = self.model.valid();
             let batch = Batch::from_encoded(&rows, self.pad_id);
-            let logits = read_f32(model.forward(BertInput::from_batch(&batch, &inner))?).await?;
-            for (&i, row) in indices.iter().zip(logits.chunks_exact(k)) {
-                state.logits[i * k..(i + 1) * k].copy_from_slice(row);
+            let (positions, _) = batch_units(&examples, self.config.features.level, batch.seq_len, &inner);
+            let logits = read_f32(model.forward_units(BertInput::from_batch(&batch, &inner), positions)?).await?;
+            // Each example's unit rows go where its units start (validation units counted alone).
+            let base = self.unit_start[self.train.len()];
+            let mut from = 0;
+            for &i in indices {
+                let at = self.train.len() + i;
+                let (a, b) = ((self.unit_start[at] - base) * k, (self.unit_start[at + 1] - base) * k);
+                state.logits[a..b].copy_from_slice(&logits[from..from + b - a]);
+                from += b - a;
             }
             state.next = end;
             if end < total {
@@ -672,14 +783,24 @@ impl FineTuner {
             self.phase = Phase::Done;
             return Err(Error::Training("the model produced NaN or infinite outputs on the validation set; training stopped".into()));
         }
-        let truth: Vec<usize> = self.valid.iter().map(|t| t.label).collect();
-        let pred: Vec<usize> = state.logits.chunks(k).map(argmax).collect();
+        let level = self.level();
+        let all_truth: Vec<usize> = self.valid.iter().flat_map(|t| t.unit_labels(level)).collect();
+        let valid_loss = cross_entropy(&state.logits, &all_truth, k);
+        // What is scored: each text, or each word at its first piece.
+        let counted: Vec<bool> = match level {
+            Level::Sentence => vec![true; self.valid.len()],
+            Level::Token => self.valid.iter().flat_map(|t| t.tokens.iter().map(|x| x.word_start)).collect(),
+        };
+        let rows: Vec<&[f32]> = state.logits.chunks(k).zip(&counted).filter(|(_, c)| **c).map(|(row, _)| row).collect();
+        let truth: Vec<usize> = all_truth.iter().zip(&counted).filter(|(_, c)| **c).map(|(t, _)| *t).collect();
+        let pred: Vec<usize> = rows.iter().map(|r| argmax(r)).collect();
         let metrics = Metrics::new(&truth, &pred, &self.labels);
-        let valid_loss = cross_entropy(&state.logits, &truth, k);
-        let best = self.best.as_ref().is_none_or(|b| metrics.accuracy > b.metrics.accuracy);
+        let entities = (level == Level::Token).then(|| self.entity_metrics(&pred)).flatten();
+        let score = score(&metrics, entities.as_ref());
+        let best = self.best.as_ref().is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref()));
         if best {
-            let probs = state.logits.chunks(k).map(softmax).collect();
-            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), probs, step: Some(self.step) });
+            let probs = rows.iter().map(|r| softmax(r)).collect();
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities: entities.clone(), probs, step: Some(self.step) });
         }
         let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
         let report = EvalReport {
@@ -690,6 +811,7 @@ impl FineTuner {
             train_accuracy: correct as f32 / seen.max(1) as f32,
             valid_loss,
             metrics,
+            entities,
             best,
         };
         if state.end_of_epoch {
@@ -709,7 +831,23 @@ impl FineTuner {
         Ok(Event::Evaluated(Box::new(report)))
     }
 
-    /// The weights with the best validation accuracy so far (the current ones before any
+    /// Entity-level metrics of a tagger's word predictions (validation order), when its tags
+    /// are BIO.
+    fn entity_metrics(&self, pred: &[usize]) -> Option<EntityMetrics> {
+        if !self.labels.iter().any(|l| l.starts_with("B-")) {
+            return None;
+        }
+        let mut pred = pred.iter();
+        let (mut truth_tags, mut pred_tags) = (Vec::new(), Vec::new());
+        for t in &self.valid {
+            let words = t.tokens.iter().filter(|x| x.word_start);
+            truth_tags.push(words.clone().map(|x| self.labels[x.tag].as_str()).collect::<Vec<_>>());
+            pred_tags.push(words.map(|_| self.labels[*pred.next().expect("one prediction per word")].as_str()).collect::<Vec<_>>());
+        }
+        Some(EntityMetrics::new(&truth_tags, &pred_tags))
+    }
+
+    /// The weights with the best validation score so far (the current ones before any
     /// evaluation), ready for inference.
     pub fn best_model(&self) -> BertClassifier {
         self.best.as_ref().map_or(&self.model, |b| &b.model).valid()
@@ -720,8 +858,18 @@ impl FineTuner {
         self.best.as_ref().map(|b| b.metrics.accuracy)
     }
 
-    /// Validation metrics and per-example probabilities (validation order) of the best
-    /// weights, once evaluated.
+    /// The best validation score so far: entity F1 for a BIO tagger, accuracy otherwise.
+    pub fn best_score(&self) -> Option<f32> {
+        self.best.as_ref().map(|b| score(&b.metrics, b.entities.as_ref()))
+    }
+
+    /// A tagger's entity-level metrics at its best weights.
+    pub fn best_entities(&self) -> Option<&EntityMetrics> {
+        self.best.as_ref().and_then(|b| b.entities.as_ref())
+    }
+
+    /// Validation metrics and per-example probabilities (validation order; a tagger's: per
+    /// word) of the best weights, once evaluated.
     pub fn best(&self) -> Option<(&Metrics, &[Vec<f32>])> {
         self.best.as_ref().map(|b| (&b.metrics, b.probs.as_slice()))
     }
@@ -774,7 +922,7 @@ mod tests {
 
     #[test]
     fn full_fine_tuning_learns_a_separable_task() {
-        let (evals, steps, tuner) = run(TrainMode::Full, FeatureSpec { pooling: Pooling::Cls, layers: Default::default() });
+        let (evals, steps, tuner) = run(TrainMode::Full, FeatureSpec { pooling: Pooling::Cls, layers: Default::default(), ..Default::default() });
         assert_eq!(steps.len(), 4 * 6);
         assert_eq!(evals.len(), 4);
         let last = evals.last().unwrap();
@@ -809,7 +957,7 @@ mod tests {
 
     /// A seeded tiny classifier and `n` toy texts with their labels; the guard holds the device
     /// generator for the test.
-    type Setup = (std::sync::MutexGuard<'static, ()>, Device, BertClassifier, Vec<Encoded>, Vec<usize>);
+    type Setup = (std::sync::MutexGuard<'static, ()>, Device, BertClassifier, Vec<LabeledText>, Vec<Encoded>, Vec<usize>);
 
     fn halves_setup(dropout: bool, n: usize, data_seed: u64) -> Setup {
         let guard = device_rng();
@@ -819,19 +967,20 @@ mod tests {
         let data = toy(n, data_seed);
         let rows = data.iter().map(|t| t.encoded.clone()).collect();
         let labels = data.iter().map(|t| t.label).collect();
-        (guard, device, model, rows, labels)
+        (guard, device, model, data, rows, labels)
     }
 
     #[test]
     fn two_halves_give_the_whole_batchs_loss_logits_and_gradients() {
         // Five texts of different lengths: halves of 3 and 2, each padded to its own longest.
-        let (_rng, device, model, rows, labels) = halves_setup(false, 5, 9);
+        let (_rng, device, model, data, rows, labels) = halves_setup(false, 5, 9);
 
         let batch = Batch::from_encoded(&rows, 0);
         let logits = model.forward(BertInput::from_batch(&batch, &device)).unwrap();
         let loss = ClassificationHead::loss(logits.clone(), labels_tensor(&labels, &device));
         let whole = GradientsParams::from_grads(loss.backward(), &model);
-        let (loss_h, logits_h, halves) = halves_step(&model, &rows, &labels, 0, &device, 1).unwrap();
+        let examples: Vec<&LabeledText> = data.iter().collect();
+        let (loss_h, logits_h, halves) = halves_step(&model, &examples, 0, &device, 1).unwrap();
 
         let close = |a: &[f32], b: &[f32], what: &str| {
             let scale = a.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
@@ -855,9 +1004,10 @@ mod tests {
 
     #[test]
     fn halves_with_dropout_are_the_same_for_the_same_seed_whatever_the_threads_do() {
-        let (_rng, device, model, rows, labels) = halves_setup(true, 16, 4);
+        let (_rng, device, model, data, _, _) = halves_setup(true, 16, 4);
+        let examples: Vec<&LabeledText> = data.iter().collect();
         let step = |seed| {
-            let (loss, _, grads) = halves_step(&model, &rows, &labels, 0, &device, seed).unwrap();
+            let (loss, _, grads) = halves_step(&model, &examples, 0, &device, seed).unwrap();
             (loss.into_scalar::<f32>(), flat_grads(&model, &grads))
         };
         let first = step(11);

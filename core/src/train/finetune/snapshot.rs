@@ -25,6 +25,7 @@ use crate::train::adamw;
 use crate::error::{Error, Result};
 use crate::nn::read_f32;
 use crate::tasks::metrics::Metrics;
+use crate::tasks::tagging::EntityMetrics;
 use crate::rng::Rng;
 
 /// Where a run stands, as plain values: the JSON part of a [`Snapshot`].
@@ -56,6 +57,9 @@ pub struct TrainState {
     pub rng: u64,
     /// The best evaluation so far: its metrics and per-example probabilities.
     pub best: Option<(Metrics, Vec<Vec<f32>>)>,
+    /// A tagger's entity metrics of its best evaluation. Absent from older snapshots.
+    #[serde(default)]
+    pub best_entities: Option<EntityMetrics>,
     /// Whether AdamW's moments are in the snapshot.
     pub with_optimizer: bool,
     /// The best weights are the weights in training (no optimizer step since that evaluation,
@@ -270,6 +274,7 @@ impl FineTuner {
             since_eval: self.since_eval,
             rng: self.rng.state(),
             best: self.best.as_ref().map(|b| (b.metrics.clone(), b.probs.clone())),
+            best_entities: self.best.as_ref().and_then(|b| b.entities.clone()),
             with_optimizer: optimizer.is_some(),
             best_is_model,
         };
@@ -308,8 +313,12 @@ impl FineTuner {
         let template = self.model.clone();
         self.model = restore_module(template.clone(), &snapshot.model, &device)?;
         self.best = match (s.best, snapshot.best_model) {
-            (Some((metrics, probs)), _) if s.best_is_model => Some(Best { model: self.model.clone(), metrics, probs, step: Some(s.step) }),
-            (Some((metrics, probs)), Some(bytes)) => Some(Best { model: restore_module(template, &bytes, &device)?, metrics, probs, step: None }),
+            (Some((metrics, probs)), _) if s.best_is_model => {
+                Some(Best { model: self.model.clone(), metrics, entities: s.best_entities, probs, step: Some(s.step) })
+            }
+            (Some((metrics, probs)), Some(bytes)) => {
+                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, entities: s.best_entities, probs, step: None })
+            }
             (None, _) => None,
             (Some(_), None) => return Err(Error::Training("the checkpoint is incomplete: the best weights are missing".into())),
         };
@@ -321,15 +330,16 @@ impl FineTuner {
         if s.phase == Phase::Head {
             let bytes = snapshot.features.ok_or_else(|| Error::Training("the checkpoint is incomplete: the cached features are missing".into()))?;
             let values: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-            let rows = self.train.len() + self.valid.len();
+            let (train_units, valid_units) = self.unit_counts();
+            let rows = train_units + valid_units;
             if values.len() % rows != 0 {
                 return Err(Error::Training("the checkpoint's cached features do not fit the data".into()));
             }
             let width = values.len() / rows;
-            let split = self.train.len() * width;
+            let split = train_units * width;
             let make = |v: Vec<f32>, n: usize| Tensor::<2>::from_data(TensorData::new(v, [n, width]), &device);
-            self.train_features = Some(make(values[..split].to_vec(), self.train.len()));
-            self.valid_features = Some(make(values[split..].to_vec(), self.valid.len()));
+            self.train_features = Some(make(values[..split].to_vec(), train_units));
+            self.valid_features = Some(make(values[split..].to_vec(), valid_units));
         }
         self.feature_rows.clear();
         self.feature_done = self.train.len() + self.valid.len();
@@ -369,7 +379,7 @@ mod tests {
         let config = tiny_config(64);
         let cfg = FineTuneConfig::new()
             .with_mode(TrainMode::Full)
-            .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default() })
+            .with_features(FeatureSpec { pooling: Pooling::Cls, layers: Default::default(), ..Default::default() })
             .with_batch_size(8)
             .with_epochs(epochs)
             .with_seed(seed);
