@@ -2,14 +2,16 @@
 """Check that a classifier bertbench exported gives, in PyTorch + transformers, the
 probabilities the page (or the CLI) gave, loaded as any user loads it:
 
-    python3 scripts/check_classifier_with_transformers.py EXPORT PROBS.json
+    python3 scripts/check_classifier_with_transformers.py EXPORT PROBS.json [MORE PROBS.json ...]
 
 EXPORT is the exported zip (or its unpacked folder). PROBS.json is
 `[{"text": ..., "pair": null | ..., "probs": [p0, p1, ...]}, ...]` as bertbench computed them,
-optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same).
+optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same). For a token
+classifier, "probs" holds one list per token of the text's encoding, specials included.
 
-The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification`: as it is
-when it is the family's `*ForSequenceClassification` (`[CLS]` + pooler features), with
+The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification` (or
+`AutoModelForTokenClassification`, when config.json names a `*ForTokenClassification`): as it is
+when it is the family's own class (`[CLS]` + pooler features; a token classifier's last layer), with
 `trust_remote_code=True` when its `config.json` has an `auto_map` (its own modelling code, for
 every other feature and family). Loading must report no missing or unexpected weights.
 
@@ -22,7 +24,9 @@ import tempfile
 import zipfile
 
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification, AutoTokenizer
+
+FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra")
 
 
 def folder(path):
@@ -35,8 +39,7 @@ def folder(path):
     return inner[0] if len(inner) == 1 and os.path.isdir(inner[0]) else out
 
 
-def main():
-    path, probs_path = sys.argv[1], sys.argv[2]
+def check(path, probs_path):
     d = folder(path)
     config = json.load(open(os.path.join(d, "config.json")))
     spec = config["bertbench_head"]["spec"]
@@ -44,10 +47,13 @@ def main():
     tok = AutoTokenizer.from_pretrained(d)
     rows = json.load(open(probs_path))
     remote = "auto_map" in config
-    native = config["architectures"][0] in ("BertForSequenceClassification", "RobertaForSequenceClassification", "DistilBertForSequenceClassification", "ElectraForSequenceClassification")
+    tokens = config["architectures"][0].endswith("ForTokenClassification")
+    task = "ForTokenClassification" if tokens else "ForSequenceClassification"
+    native = config["architectures"][0] in [f + task for f in FAMILIES]
     if not (remote or native):
-        raise SystemExit(f"{d}: neither a transformers *ForSequenceClassification nor an auto_map: transformers would load a random head")
-    model, info = AutoModelForSequenceClassification.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
+        raise SystemExit(f"{d}: neither a transformers *{task} nor an auto_map: transformers would load a random head")
+    auto = AutoModelForTokenClassification if tokens else AutoModelForSequenceClassification
+    model, info = auto.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
     model.eval()
     problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
     if problems:
@@ -62,13 +68,30 @@ def main():
             logits = model(**enc).logits
         ref = torch.softmax(logits, -1)[0]
         ours = torch.tensor(row["probs"])
+        if ref.shape != ours.shape:
+            raise SystemExit(f"transformers gives probabilities of shape {list(ref.shape)}, bertbench {list(ours.shape)}")
         err = (ref - ours).abs().max().item()
         worst = max(worst, err)
         print(f"{err:.2e}  {ref.tolist()}  {row['text'][:60]!r}")
     labels = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
     print(f"labels {labels}; transformers vs bertbench probabilities: max abs error {worst:.2e} over {len(rows)} texts")
-    sys.exit(0 if worst <= 1e-4 else 1)
+    if worst > 1e-4:
+        raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
+
+
+def run_all(check):
+    """Runs `check` on each (folder, rows) pair of the command line in one process (importing
+    torch and transformers once); exit status 1 when any fails."""
+    failed = []
+    for path, rows in zip(sys.argv[1::2], sys.argv[2::2]):
+        print(f"== {path}")
+        try:
+            check(path, rows)
+        except SystemExit as e:
+            print(f"FAILED: {e}")
+            failed.append(path)
+    sys.exit(1 if failed or len(sys.argv) < 3 else 0)
 
 
 if __name__ == "__main__":
-    main()
+    run_all(check)

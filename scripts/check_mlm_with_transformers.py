@@ -2,7 +2,7 @@
 """Check that a masked-language model bertbench exported (the MLM lab's export) loads in
 PyTorch + transformers with `AutoModelForMaskedLM` and fills the masks as bertbench did:
 
-    python3 scripts/check_mlm_with_transformers.py FOLDER FILLS.json
+    python3 scripts/check_mlm_with_transformers.py FOLDER FILLS.json [MORE PROBS.json ...]
 
 FOLDER is the exported folder (or its zip). FILLS.json is
 `[{"text": ..., "input_ids": [...], "fills": [{"position": p, "top": [[piece, prob], ...]}]}]`
@@ -19,9 +19,9 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer
 from check_classifier_with_transformers import folder
 
 
-def main():
-    d = folder(sys.argv[1])
-    rows = json.load(open(sys.argv[2]))
+def check(path, fills_path):
+    d = folder(path)
+    rows = json.load(open(fills_path))
     tok = AutoTokenizer.from_pretrained(d)
     model, info = AutoModelForMaskedLM.from_pretrained(d, output_loading_info=True)
     model.eval()
@@ -45,8 +45,11 @@ def main():
                 raise SystemExit(f"{row['text']!r} at {fill['position']}: transformers' top {pieces}, bertbench's {want}")
             worst = max(worst, max(abs(a - b) for a, (_, b) in zip(p.tolist(), fill["top"])))
     print(f"{type(model).__name__}: the same top pieces; probabilities within {worst:.2e} over {len(rows)} texts")
-    sys.exit(0 if worst <= 1e-4 else 1)
+    if worst > 1e-4:
+        raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
 
 
 if __name__ == "__main__":
-    main()
+    from check_classifier_with_transformers import run_all
+
+    run_all(check)

@@ -130,6 +130,7 @@ def fill_mask(model, tok):
 
 
 def classify(model, tok):
+    """Each test text's class probabilities (a token classifier's: one list per token)."""
     rows = []
     for text, pair in TEXTS:
         enc = tok(text, pair, return_tensors="pt")
@@ -235,7 +236,7 @@ def make_bert_family(out):
     model = jitter(BertForTokenClassification(config))
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
-    save(folder, model, tok, "bert", "BertForTokenClassification (BIO tags) with id2label")
+    save(folder, model, tok, "bert", "BertForTokenClassification (BIO tags) with id2label", classify=classify(model, tok))
 
     # DistilBERT with its masked-language-model head.
     folder, tok = uncased_folder(out, "distilbert", 7, pieces, DistilBertTokenizerFast)

@@ -29,7 +29,7 @@ const VOCAB: [&str; 22] = [
 fn conll(n: usize, seed: u64) -> String {
     let mut rng = Rng::new(seed);
     let mut out = String::new();
-    let mut person = |rng: &mut Rng, out: &mut String| {
+    let person = |rng: &mut Rng, out: &mut String| {
         out.push_str(&format!("{} B-PER\n", ["ann", "bob", "cy", "annie"][rng.below(4)]));
         if rng.below(2) == 0 {
             out.push_str(&format!("{} I-PER\n", ["lee", "kim"][rng.below(2)]));

@@ -347,8 +347,16 @@ pub fn export(
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
-    let hf_native = meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
-    if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native) {
+    let tokens = meta.spec.level == Level::Token;
+    // What the family's own class computes: [CLS] + pooler of a text, the last layer of a token.
+    let hf_native = if tokens {
+        meta.spec.layers == FeatureLayers::Last
+    } else {
+        meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() }
+    };
+    // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
+    let with_pooler = model.bert.pooler.is_some() && !tokens;
+    if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
         let expected = family_pooler(family);
         if pooler.activation != expected {
             return Err(Error::UnsupportedConfig(format!(
@@ -366,21 +374,22 @@ pub fn export(
         meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
     obj.insert("id2label".into(), id2label.into());
     obj.insert("label2id".into(), label2id.into());
-    obj.insert("problem_type".into(), "single_label_classification".into());
+    if !tokens {
+        obj.insert("problem_type".into(), "single_label_classification".into());
+    }
     obj.insert("bertbench_head".into(), serde_json::json!({
         "spec": meta.spec,
         "max_len": meta.max_len,
-        "with_pooler": model.bert.pooler.is_some(),
+        "with_pooler": with_pooler,
         "file": "model.safetensors",
         "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
     }));
+    let task = if tokens { "ForTokenClassification" } else { "ForSequenceClassification" };
     if hf_native {
-        obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", "ForSequenceClassification")]));
+        obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", task)]));
     } else {
-        obj.insert("architectures".into(), serde_json::json!(["BertbenchForSequenceClassification"]));
-        obj.insert("auto_map".into(), serde_json::json!({
-            "AutoModelForSequenceClassification": "modeling_bertbench.BertbenchForSequenceClassification"
-        }));
+        obj.insert("architectures".into(), serde_json::json!([format!("Bertbench{task}")]));
+        obj.insert("auto_map".into(), serde_json::json!({ format!("AutoModel{task}"): format!("modeling_bertbench.Bertbench{task}") }));
     }
     let config_json = serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?;
 
@@ -388,7 +397,7 @@ pub fn export(
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
     // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head.
-    let (pooler_as, head_as) = match (hf_native, family) {
+    let (pooler_as, head_as) = match (hf_native && !tokens, family) {
         (true, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
         (true, Family::DistilBert) => ("pre_classifier.", "classifier."),
         _ => ("", "classifier."),
@@ -397,8 +406,12 @@ pub fn export(
         Some(rest) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
         _ => format!("{}{n}", family.prefix()),
     };
-    let mut all: Vec<(String, Vec<u8>, Vec<usize>)> =
-        st.tensors().into_iter().map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec())).collect();
+    let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
+        .tensors()
+        .into_iter()
+        .filter(|(n, _)| with_pooler || !n.starts_with("pooler."))
+        .map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec()))
+        .collect();
     all.push((format!("{head_as}weight"), f32_bytes(&weight), shape.to_vec()));
     all.push((format!("{head_as}bias"), f32_bytes(&bias), vec![shape[0]]));
     let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), serialize(all)?)];
@@ -502,20 +515,21 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
     }
 }
 
-/// Loads a folder written by [`export`], or any `BertForSequenceClassification` checkpoint
-/// (`[CLS]` + pooler features). `head` is the bytes of [`HEAD_FILE`] when the folder has one.
+/// Loads a folder written by [`export`], or any `*ForSequenceClassification` checkpoint (`[CLS]`
+/// + pooler features) or `*ForTokenClassification` one (the last layer's tokens) of the four
+/// families. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let raw: serde_json::Value = serde_json::from_slice(&files.config_json).map_err(|e| Error::Config(e.to_string()))?;
-    if crate::bert::checkpoint::token_classifier(&files.config_json) {
-        return Err(Error::UnsupportedConfig(
-            "this is a token classifier (one label per token, for tagging such as named entities), not a text classifier; its encoder opens as any model".into(),
-        ));
-    }
+    let tokens = crate::bert::checkpoint::token_classifier(&files.config_json);
     let labels = labels_from_config(&raw)?;
-    let spec = match raw.pointer("/bertbench_head/spec") {
+    let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
         Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
+        None if tokens => FeatureSpec::tokens(),
         None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
     };
+    if tokens != (spec.level == Level::Token) {
+        return Err(Error::Config("config.json's architecture and bertbench_head disagree on whether texts or tokens are labelled".into()));
+    }
     let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
     let head_weights = bert.head_weights.clone().unwrap_or_default();

@@ -1,8 +1,10 @@
-"""A sequence classifier exported by bertbench, for `transformers`.
+"""A sequence (or token) classifier exported by bertbench, for `transformers`.
 
 Load the folder with
 
     AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True)
+
+(a token classifier: `AutoModelForTokenClassification`).
 
 It computes what the page computed: the sentence features that `config.bertbench_head["spec"]`
 names (mean over the tokens the attention mask keeps, or the first token, or the pooler; from
@@ -12,12 +14,13 @@ the last layer, the second-to-last, or the last four summed or concatenated olde
 import torch
 from torch import nn
 from transformers import {CONFIG}, {MODEL}, PreTrainedModel
-from transformers.modeling_outputs import SequenceClassifierOutput
+from transformers.modeling_outputs import SequenceClassifierOutput, TokenClassifierOutput
 
 
 class BertbenchForSequenceClassification(PreTrainedModel):
     config_class = {CONFIG}
     base_model_prefix = "{PREFIX}"
+    per_token = False
 
     def __init__(self, config):
         super().__init__(config)
@@ -31,13 +34,15 @@ class BertbenchForSequenceClassification(PreTrainedModel):
         self.post_init()
 
     def features(self, outputs, attention_mask):
-        if self.pooling == "Pooler":
+        if self.pooling == "Pooler" and not self.per_token:
             return outputs.pooler_output
         states = outputs.hidden_states  # the embeddings, then each layer
         layers = len(states) - 1
         span = min(4, layers)
 
         def pool(h):
+            if self.per_token:
+                return h
             if self.pooling == "Mean":
                 m = attention_mask.unsqueeze(-1).to(h.dtype)
                 return (h * m).sum(1) / m.sum(1).clamp(min=1)
@@ -63,3 +68,18 @@ class BertbenchForSequenceClassification(PreTrainedModel):
         if labels is not None:
             loss = nn.functional.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
         return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states)
+
+
+class BertbenchForTokenClassification(BertbenchForSequenceClassification):
+    """The same features read at every token (no pooling), then `classifier`: one label per
+    token. Load it with `AutoModelForTokenClassification.from_pretrained(folder,
+    trust_remote_code=True)`."""
+
+    per_token = True
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, **kwargs):
+        out = super().forward(input_ids, attention_mask, token_type_ids)
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(out.logits.view(-1, self.config.num_labels), labels.view(-1), ignore_index=-100)
+        return TokenClassifierOutput(loss=loss, logits=out.logits, hidden_states=out.hidden_states)
