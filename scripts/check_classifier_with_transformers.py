@@ -7,7 +7,8 @@ probabilities the page (or the CLI) gave, loaded as any user loads it:
 EXPORT is the exported zip (or its unpacked folder). PROBS.json is
 `[{"text": ..., "pair": null | ..., "probs": [p0, p1, ...]}, ...]` as bertbench computed them,
 optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same). For a token
-classifier, "probs" holds one list per token of the text's encoding, specials included.
+classifier, "probs" holds one list per token of the text's encoding, specials included, or
+"word_probs" one list per word (each word read at its first piece, as the page tags words).
 
 The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification` (or
 `AutoModelForTokenClassification`, when config.json names a `*ForTokenClassification`): as it is
@@ -67,6 +68,16 @@ def check(path, probs_path):
         with torch.no_grad():
             logits = model(**enc).logits
         ref = torch.softmax(logits, -1)[0]
+        if "word_probs" in row:
+            # A tagger's words as the page shows them: each read at its first piece.
+            firsts = {}
+            for position, word in enumerate(enc.word_ids(0)):
+                if word is not None:
+                    firsts.setdefault(word, position)
+            if len(firsts) != len(row["word_probs"]):
+                raise SystemExit(f"AutoTokenizer splits {row['text']!r} into {len(firsts)} words; bertbench showed {len(row['word_probs'])}")
+            ref = ref[[firsts[w] for w in sorted(firsts)]]
+            row = {**row, "probs": row["word_probs"]}
         ours = torch.tensor(row["probs"])
         if ref.shape != ours.shape:
             raise SystemExit(f"transformers gives probabilities of shape {list(ref.shape)}, bertbench {list(ours.shape)}")

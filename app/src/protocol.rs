@@ -15,6 +15,7 @@
 
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::tasks::tagging::TaggedWord;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -60,6 +61,8 @@ pub enum Work {
 pub enum Ask {
     /// Probabilities for texts (with optional second segments) from the current classifier.
     Predict { texts: Vec<(String, Option<String>)> },
+    /// Each word's tag for texts, from the current classifier when it is a tagger.
+    Tag { texts: Vec<String> },
     /// The current classifier as a zip of a Hugging Face folder named `name`.
     Export { name: String },
     /// Make a classifier the current one: files named in `names`, bytes in `bytes` (or one `.zip`).
@@ -144,6 +147,8 @@ pub enum Outcome {
 pub enum Answer {
     /// The classifier's labels, and the probabilities, one row per text.
     Predictions { labels: Vec<String>, probs: Vec<Vec<f32>> },
+    /// The tagger's tags, and each text's words with theirs.
+    Tagged { tags: Vec<String>, texts: Vec<Vec<TaggedWord>> },
     /// One zip in `bytes`.
     Exported { file_name: String },
     /// The imported classifier is the current one.

@@ -7,10 +7,11 @@
 //! [`LabEvent`], saved as a [`SavedLab`]). The worker saves a finished run itself, from the record
 //! the page gave it when the run started.
 
-use bertbench_core::data::Example;
+use bertbench_core::data::{Example, TaggedSentence};
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::metrics::Metrics;
 use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::tasks::tagging::{EntityMetrics, LabelPieces};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint};
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +50,34 @@ pub struct TrainRequest {
     /// saves the finished run with it.
     #[serde(default)]
     pub record: RunRecord,
+    /// A token-tagging run's sentences (then `train` and `valid` are empty, `labels` are the
+    /// tags, and the configuration's features are per token).
+    #[serde(default)]
+    pub tagged: Option<TaggedRequest>,
+}
+
+/// The sentences of a token-tagging run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaggedRequest {
+    /// Training sentences.
+    pub train: Vec<TaggedSentence>,
+    /// Validation sentences.
+    pub valid: Vec<TaggedSentence>,
+    /// Which pieces of a word the loss reads.
+    pub pieces: LabelPieces,
+}
+
+/// A validation sentence the tagger got (partly) wrong.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TagMistake {
+    /// Line in the uploaded file.
+    pub line: usize,
+    /// Its words.
+    pub words: Vec<String>,
+    /// Their true tags.
+    pub gold: Vec<String>,
+    /// The predicted tags (`""` for a word the model's length cut off).
+    pub predicted: Vec<String>,
 }
 
 /// A fine-tuning event, as the page draws it.
@@ -100,6 +129,12 @@ pub struct RunSummary {
     pub steps: usize,
     /// Where it trained ("CPU" or "WebGPU · adapter").
     pub device: String,
+    /// A tagger's entity-level metrics (BIO tags).
+    #[serde(default)]
+    pub entities: Option<EntityMetrics>,
+    /// A tagger's validation sentences with a wrong tag, most wrong tags first.
+    #[serde(default)]
+    pub tag_mistakes: Vec<TagMistake>,
 }
 
 /// One ended fine-tuning run, as the comparison table shows it.
@@ -126,6 +161,9 @@ pub struct RunRecord {
     /// Its key in the browser's saved work, once saved.
     #[serde(default)]
     pub saved_id: Option<String>,
+    /// A tagger's entity F1 (micro) of the kept weights.
+    #[serde(default)]
+    pub entity_f1: Option<f32>,
 }
 
 impl RunRecord {
@@ -143,6 +181,7 @@ impl RunRecord {
             seconds: summary.seconds,
             device: summary.device.clone(),
             cancelled: summary.cancelled,
+            entity_f1: summary.entities.as_ref().map(|e| e.f1),
             ..self
         }
     }
@@ -372,6 +411,7 @@ mod tests {
             restarts: 2,
             from_scratch: false,
             record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
+            tagged: None,
         }
     }
 
@@ -424,6 +464,8 @@ mod tests {
             seconds: 12.5,
             steps: 40,
             device: "CPU".into(),
+            entities: None,
+            tag_mistakes: Vec::new(),
         }
     }
 

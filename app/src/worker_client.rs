@@ -17,6 +17,7 @@ use std::rc::Rc;
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::tasks::tagging::TaggedWord;
 use futures::channel::oneshot;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -288,6 +289,14 @@ impl WorkerClient {
     pub async fn predict(self, texts: Vec<(String, Option<String>)>) -> Result<(Vec<String>, Vec<Vec<f32>>), String> {
         match self.ask(Ask::Predict { texts }, &[]).await? {
             (Answer::Predictions { labels, probs }, _) => Ok((labels, probs)),
+            _ => Err(OTHER.into()),
+        }
+    }
+
+    /// Each text's words with their predicted tags, from the current tagger, and its tags.
+    pub async fn tag(self, texts: Vec<String>) -> Result<(Vec<String>, Vec<Vec<TaggedWord>>), String> {
+        match self.ask(Ask::Tag { texts }, &[]).await? {
+            (Answer::Tagged { tags, texts }, _) => Ok((tags, texts)),
             _ => Err(OTHER.into()),
         }
     }

@@ -11,7 +11,7 @@ use crate::engine::{self, BackendKind, DEFAULT_MODEL};
 use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
 use crate::lab::{Lab, LabPanel};
 use crate::saved_work::SavedWork;
-use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTrainPanel};
+use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
 use crate::worker_client::WorkerClient;
 
 fn query_param(name: &str) -> Option<String> {
@@ -72,6 +72,7 @@ pub fn App() -> impl IntoView {
     let (offline, updated) = crate::pwa::register();
     provide_context(crate::pwa::Pwa { offline, updated });
     let tab = state.tab;
+    let studio_task = studio.task;
     let show = move |t: Tab| state.show(t);
     spawn_local(async move {
         let models = engine::available_models().await;
@@ -111,7 +112,9 @@ pub fn App() -> impl IntoView {
             </div>
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>
                 <ResumeBanner />
-                <StudioDataPanel />
+                <StudioTaskSwitch />
+                <div class:hidden=move || studio_task.get() != Task::Classify><StudioDataPanel /></div>
+                <div class:hidden=move || studio_task.get() != Task::Tag><StudioTagDataPanel /></div>
                 <StudioTrainPanel />
                 <StudioResultsPanel />
                 <StudioInsidePanel />

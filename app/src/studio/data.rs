@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{DragEvent, HtmlInputElement};
 
 use crate::app::AppState;
-use super::{EXAMPLE_CSV, Studio};
+use super::{EXAMPLE_CSV, Studio, Task};
 use crate::files::{file_list, read_files};
 
 const PREVIEW_ROWS: usize = 8;
@@ -166,7 +166,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                 <span>" or "</span>
                 <button class="secondary" data-testid="use-example" on:click=use_example>"use the example dataset"</button>
             </div>
-            {move || studio.data_error.get().map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Classify).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
             {move || studio.upload.get().is_some().then(|| view! {
                 <div>
                     <div class="row mapping">

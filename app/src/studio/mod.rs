@@ -28,12 +28,14 @@ mod inside;
 mod results;
 mod resume;
 mod saved;
+mod tagging;
 mod train;
 
 pub use data::StudioDataPanel;
 pub use inside::StudioInsidePanel;
 pub use results::StudioResultsPanel;
 pub use resume::ResumeBanner;
+pub use tagging::{StudioTagDataPanel, StudioTaskSwitch, Task};
 pub use train::StudioTrainPanel;
 use crate::widgets::now_ms;
 
@@ -152,6 +154,12 @@ pub struct Studio {
     checkpointed: StoredValue<Option<u32>>,
     /// The saved training file last opened.
     dataset_id: RwSignal<Option<String>>,
+    /// What is trained: a label per text, or a tag per word.
+    pub task: RwSignal<Task>,
+    /// The tagged file (tagging mode).
+    pub tagged: RwSignal<Option<tagging::TaggedUpload>>,
+    /// Which pieces of a word a tagger's loss reads.
+    pub pieces: RwSignal<bertbench_core::tasks::tagging::LabelPieces>,
 }
 
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
@@ -196,6 +204,9 @@ impl Studio {
             checkpoint_note: RwSignal::new(None),
             checkpointed: StoredValue::new(None),
             dataset_id: RwSignal::new(None),
+            task: RwSignal::new(Task::Classify),
+            tagged: RwSignal::new(None),
+            pieces: RwSignal::new(Default::default()),
         };
         client.on_error(move |message| studio.notice.set(Some(Err(message))));
         studio.offer_checkpoint();
@@ -368,8 +379,11 @@ impl Studio {
         });
     }
 
-    /// Starts a run on the prepared data.
+    /// Starts a run on the prepared data (or, in tagging mode, the tagged sentences).
     pub fn start(self, state: AppState) -> Result<(), String> {
+        if self.task.get_untracked() == Task::Tag {
+            return self.start_tagging(state);
+        }
         let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
         if let Some(first) = prepared.report.errors.first() {
             return Err(format!("The data has a problem to fix first: {first}"));
@@ -414,6 +428,7 @@ impl Studio {
             restarts: self.restarts.get_untracked(),
             from_scratch,
             record: record.clone(),
+            tagged: None,
         };
         self.starting.set_value(Some(record));
         // A new run's first checkpoint replaces an older run's.
@@ -431,11 +446,17 @@ impl Studio {
 
     /// Optimizer steps one restart of the configured run takes on the prepared data.
     pub fn expected_steps(self) -> usize {
-        let Some(p) = self.prepared.get_untracked() else { return 0 };
         let c = self.config.get_untracked();
-        let n = match &p.valid_file {
-            Some(_) => p.dataset.examples.len(),
-            None => ((1.0 - self.valid_fraction.get_untracked()) * p.dataset.examples.len() as f32).round() as usize,
+        let held_out = |n: usize| n - ((self.valid_fraction.get_untracked() * n as f32).round() as usize).clamp(1, n.max(2) - 1);
+        let n = if self.task.get_untracked() == Task::Tag {
+            let Some(t) = self.tagged.get_untracked() else { return 0 };
+            held_out(t.data.sentences.len())
+        } else {
+            let Some(p) = self.prepared.get_untracked() else { return 0 };
+            match &p.valid_file {
+                Some(_) => p.dataset.examples.len(),
+                None => ((1.0 - self.valid_fraction.get_untracked()) * p.dataset.examples.len() as f32).round() as usize,
+            }
         };
         let epochs = match c.mode {
             TrainMode::HeadOnly => c.head_epochs,
@@ -463,7 +484,8 @@ impl Studio {
         spawn_local(async move {
             // A refusal is shown as the worker's notice already.
             if let Ok((meta, description)) = self.client.import(files).await {
-                self.notice.set(Some(Ok(format!("Imported a classifier: {description}."))));
+                let what = if meta.spec.level == bertbench_core::tasks::classification::Level::Token { "a tagger" } else { "a classifier" };
+                self.notice.set(Some(Ok(format!("Imported {what}: {description}."))));
                 self.classifier.set(Some((meta, "imported".into())));
             }
         });

@@ -1,6 +1,7 @@
 //! Studio step 3: how good is it, where is it wrong, use it, take it away.
 
 use bertbench_core::data::{self, ColumnMap};
+use bertbench_core::tasks::classification::Level;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
@@ -130,8 +131,12 @@ pub fn StudioResultsPanel() -> impl IntoView {
         });
     };
 
+    let is_tagger = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Token));
     let metrics = move || {
         studio.summary.get().map(|s| {
+            if s.meta.spec.level == Level::Token {
+                return super::tagging::tag_results(s).into_any();
+            }
             let m = s.metrics.clone();
             let labels = s.meta.labels.clone();
             let max = m.confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
@@ -181,6 +186,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                     </details>
                 </div>
             }
+            .into_any()
         })
     };
 
@@ -198,7 +204,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
                         <td data-testid="run-accuracy">{format!("{:.1}%", r.accuracy * 100.0)}</td>
-                        <td>{format!("{:.3}", r.macro_f1)}</td>
+                        <td>{match r.entity_f1 { Some(f) => format!("entity F1 {f:.3}"), None => format!("{:.3}", r.macro_f1) }}</td>
                         <td>{r.steps}</td>
                         <td>{format!("{:.0} s", r.seconds)}</td>
                         <td>{r.device}</td>
@@ -217,6 +223,10 @@ pub fn StudioResultsPanel() -> impl IntoView {
             {metrics}
             {history}
             <h3>"Predict"</h3>
+            <Show when=is_tagger>
+                <super::tagging::TagPredict />
+            </Show>
+            <div class:hidden=is_tagger>
             <div class="grid2">
                 <input type="text" data-testid="predict-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
                 <input type="text" data-testid="predict-pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
@@ -236,11 +246,13 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 Ok(m) => view! { <p class="small" data-testid="batch-note">{m}</p> }.into_any(),
                 Err(e) => view! { <p class="banner err small" data-testid="batch-error">{e}</p> }.into_any(),
             })}
+            </div>
             <h3>"Take it away"</h3>
             <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, the tokenizer. "
                 "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: "
                 "a BERT on [CLS] + pooler as it is, any other choice with trust_remote_code=True (the folder carries "
-                "modeling_bertbench.py, the few lines that compute its features)."</p>
+                "modeling_bertbench.py, the few lines that compute its features). A tagger loads with "
+                "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification)."</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
                     on:click=move |_| studio.export("bertbench-classifier".into())>"Export (zip)"</button>

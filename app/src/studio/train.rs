@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use crate::app::{AppState, BackendStatus, CheckState};
 use crate::engine::BackendKind;
 use crate::runs::Backend;
-use super::{RunState, Studio};
+use super::{RunState, Studio, Task};
 use crate::widgets::{LineChart, ProgressBar, Series, duration};
 
 fn phase_label(p: Phase) -> &'static str {
@@ -57,6 +57,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
         adapter.is_some() && matches!(state.check.get(), CheckState::Done(r) if r.passed)
     };
 
+    // Data to train on, without a problem to fix first.
+    let has_data = move || match studio.task.get() {
+        Task::Classify => studio.prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty())),
+        Task::Tag => studio.tagged.with(Option::is_some),
+    };
     let mode = move || studio.config.with(|c| c.mode);
     let set_mode = move |ev| {
         let m = match event_target_value(&ev).as_str() {
@@ -125,6 +130,15 @@ pub fn StudioTrainPanel() -> impl IntoView {
             Series { name: "training accuracy".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
             Series { name: "validation accuracy".into(), color: "#d9731a", points: evals.iter().map(|e| (e.step as f64, e.metrics.accuracy as f64)).collect(), dots: true },
         ]
+        .into_iter()
+        // A tagger is also scored by whole entities.
+        .chain(evals.iter().any(|e| e.entities.is_some()).then(|| Series {
+            name: "validation entity F1".into(),
+            color: "#009e73",
+            points: evals.iter().filter_map(|e| Some((e.step as f64, e.entities.as_ref()?.f1 as f64))).collect(),
+            dots: true,
+        }))
+        .collect()
     });
 
     let progress = move || {
@@ -172,7 +186,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
                     </select>
                 </label>
-                <label class="small">"Features "
+                <span class="small" class:hidden=move || studio.task.get() != Task::Tag>"Features: each word's piece, from the "</span>
+                <label class="small" class:hidden=move || studio.task.get() == Task::Tag>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
                         <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
@@ -181,7 +196,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 </label>
                 <label class="small">"of "
                     <select data-testid="feature-layers" on:change=set_layers
-                        prop:disabled=move || running() || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>
+                        prop:disabled=move || running() || (studio.task.get() != Task::Tag && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
                         {[(FeatureLayers::Last, "last"), (FeatureLayers::SecondToLast, "second"), (FeatureLayers::SumLastFour, "sum4"), (FeatureLayers::ConcatLastFour, "cat4")].map(|(l, v)| view! {
                             <option value=v selected=move || studio.config.with(|c| c.features.layers == l)>{l.label()}</option>
                         }).collect_view()}
@@ -253,7 +268,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
             </details>
             <div class="row">
                 <button data-testid="train-start" on:click=start
-                    prop:disabled=move || running() || studio.prepared.with(|p| p.as_ref().is_none_or(|p| !p.report.errors.is_empty())) || !client.ready.get() || state.backend.get().active.is_none()>
+                    prop:disabled=move || running() || !has_data() || !client.ready.get() || state.backend.get().active.is_none()>
                     "Train"
                 </button>
                 {move || match studio.run.get() {
@@ -280,8 +295,12 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 RunState::Running { .. } => Some(progress().into_any()),
                 RunState::Finished => studio.summary.get().map(|s| view! {
                     <p class="banner ok small" data-testid="train-done">
-                        {format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
-                            if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, s.metrics.accuracy * 100.0, s.metrics.macro_f1)}
+                        {match &s.entities {
+                            Some(e) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",
+                                if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, e.f1, s.metrics.accuracy * 100.0),
+                            None => format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
+                                if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, s.metrics.accuracy * 100.0, s.metrics.macro_f1),
+                        }}
                     </p>
                 }.into_any()),
                 RunState::Idle => None,

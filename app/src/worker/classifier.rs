@@ -29,6 +29,25 @@ pub(super) async fn predict_texts(current: &Current, texts: &[(String, Option<St
     Ok(out)
 }
 
+/// Each text's words with their tags, from a tagger (texts one at a time: a typed sentence, or
+/// a file's lines), yielding between texts.
+pub(super) async fn tag_texts(current: &Current, texts: &[String]) -> Result<Vec<Vec<TaggedWord>>, String> {
+    let loaded = &current.loaded;
+    let mut out = Vec::with_capacity(texts.len());
+    let mut last_yield = now_ms();
+    for (i, text) in texts.iter().enumerate() {
+        let words = tagging::tag_text(&loaded.model, &loaded.tokenizer, &loaded.meta.labels, text, &current.device)
+            .await
+            .map_err(|e| if texts.len() > 1 { format!("line {}: {e}", i + 1) } else { e.to_string() })?;
+        out.push(words);
+        if now_ms() - last_yield > 30.0 {
+            sleep_ms(0).await;
+            last_yield = now_ms();
+        }
+    }
+    Ok(out)
+}
+
 /// The classifier as a zip. Weights on WebGPU are first copied to the CPU with an asynchronous
 /// read: the export reads tensors synchronously, which WebGPU in a browser cannot do.
 pub(super) async fn host_zip(current: &Current, name: &str) -> Result<Vec<u8>, String> {

@@ -289,8 +289,17 @@ impl Job {
         let base_weights = RefCell::new(Some(base_weights).filter(|_| !self.request.from_scratch));
         let max_len = self.request.max_len.clamp(8, config.max_position_embeddings);
         let tokenizer = tokenizer.with_max_len(max_len);
-        let train = encode_examples(&tokenizer, &self.request.train, &self.request.labels).map_err(|e| e.to_string())?;
-        let valid = encode_examples(&tokenizer, &self.request.valid, &self.request.labels).map_err(|e| e.to_string())?;
+        let labels = &self.request.labels;
+        let (train, valid) = match &self.request.tagged {
+            Some(t) => (
+                encode_tagged(&tokenizer, &t.train, labels, t.pieces).map_err(|e| e.to_string())?.0,
+                encode_tagged(&tokenizer, &t.valid, labels, t.pieces).map_err(|e| e.to_string())?.0,
+            ),
+            None => (
+                encode_examples(&tokenizer, &self.request.train, labels).map_err(|e| e.to_string())?,
+                encode_examples(&tokenizer, &self.request.valid, labels).map_err(|e| e.to_string())?,
+            ),
+        };
         let mut kept: Option<FineTuner> = None;
         // The best finished restart, as checkpoint files (written once, saved with every
         // checkpoint), in Blobs: out of wasm memory.
@@ -355,7 +364,10 @@ impl Job {
             return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
         };
         let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
-        let labels = &self.request.labels;
+        let tag_mistakes = match &self.request.tagged {
+            Some(t) => tag_mistakes(&t.valid, &valid, probs, labels),
+            None => Vec::new(),
+        };
         let mut mistakes: Vec<Mistake> = self
             .request
             .valid
@@ -388,6 +400,8 @@ impl Job {
             seconds: self.seconds_before + (now_ms() - started) / 1000.0,
             steps: tuner.progress().step,
             device: device_name,
+            entities: tuner.best_entities().cloned(),
+            tag_mistakes,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
@@ -399,4 +413,25 @@ impl Job {
         let saved = SavedRun { record: self.request.record.clone().finished(&summary), summary: summary.clone(), steps: thin(steps), evals };
         Ok((summary, current, saved))
     }
+}
+
+/// The validation sentences with a wrong word tag, most wrong tags first (at most 500): `probs`
+/// holds each scored word's probabilities in order, `encoded` says which words were scored (a
+/// prefix of each sentence's words, the rest cut off by the model's length).
+fn tag_mistakes(sentences: &[TaggedSentence], encoded: &[LabeledText], probs: &[Vec<f32>], tags: &[String]) -> Vec<TagMistake> {
+    let mut probs = probs.iter();
+    let mut out: Vec<(usize, TagMistake)> = sentences
+        .iter()
+        .zip(encoded)
+        .filter_map(|(s, e)| {
+            let scored = e.tokens.iter().filter(|t| t.word_start).count();
+            let predicted: Vec<String> = (0..s.words.len())
+                .map(|i| if i < scored { probs.next().map(|p| tags[argmax(p)].clone()).unwrap_or_default() } else { String::new() })
+                .collect();
+            let wrong = predicted.iter().zip(&s.tags).filter(|(p, g)| !p.is_empty() && p != g).count();
+            (wrong > 0).then(|| (wrong, TagMistake { line: s.line, words: s.words.clone(), gold: s.tags.clone(), predicted }))
+        })
+        .collect();
+    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.into_iter().take(500).map(|(_, m)| m).collect()
 }

@@ -11,7 +11,8 @@ use std::rc::Rc;
 
 use bertbench_core::burn::prelude::{Device, Tensor};
 use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
-use bertbench_core::tasks::classification::{self, HEAD_FILE, LoadedClassifier};
+use bertbench_core::tasks::classification::{self, HEAD_FILE, Level, LoadedClassifier};
+use bertbench_core::tasks::tagging::{self, TaggedWord};
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
@@ -21,7 +22,8 @@ use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
-use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, Snapshot, StepPoint, copy_to, encode_examples};
+use bertbench_core::data::TaggedSentence;
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_examples, encode_tagged};
 use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -31,8 +33,8 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{Answer, Ask, FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, SavedLab, SavedRun, TrainEvent,
-    TrainRequest, thin,
+    Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, SavedLab, SavedRun, TagMistake,
+    TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
 use crate::widgets::now_ms;
@@ -329,8 +331,19 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
     match ask {
         Ask::Predict { texts } => {
             let current = current().ok_or("there is no classifier yet: train or import one first")?;
+            if current.loaded.meta.spec.level == Level::Token {
+                return Err("the current model tags words (a token classifier); type a sentence to tag it".into());
+            }
             let probs = predict_texts(&current, &texts).await?;
             Ok((Answer::Predictions { labels: current.loaded.meta.labels.clone(), probs }, Vec::new()))
+        }
+        Ask::Tag { texts } => {
+            let current = current().ok_or("there is no tagger yet: train or import one first")?;
+            if current.loaded.meta.spec.level != Level::Token {
+                return Err("the current model classifies whole texts, not words; train a tagger first".into());
+            }
+            let tagged = tag_texts(&current, &texts).await?;
+            Ok((Answer::Tagged { tags: current.loaded.meta.labels.clone(), texts: tagged }, Vec::new()))
         }
         Ask::Export { name } => {
             let current = current().ok_or("there is no classifier to export yet")?;
@@ -340,7 +353,8 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
         Ask::Import { names } => {
             let current = import(names, bytes).map_err(|message| format!("The classifier could not be imported: {message}"))?;
             let meta = current.loaded.meta.clone();
-            let description = format!("{} labels ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());
+            let what = if meta.spec.level == Level::Token { "tags" } else { "labels" };
+            let description = format!("{} {what} ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());
             STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
             Ok((Answer::Imported { meta, description }, Vec::new()))
         }

@@ -19,7 +19,8 @@ use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
 use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, token_features};
-use crate::tasks::tagging::{EntityMetrics, TokenTarget};
+use crate::data::TaggedSentence;
+use crate::tasks::tagging::{EntityMetrics, LabelPieces, TokenTarget, encode_words};
 use crate::data::Example;
 use crate::nn::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
@@ -212,6 +213,30 @@ pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: 
             Ok(LabeledText::sentence(encoded, label))
         })
         .collect()
+}
+
+/// Tokenizes tagged sentences for a token classifier: each word's tag (one of `tags`) onto its
+/// pieces as [`crate::tasks::tagging::encode_words`] puts it. Returns the examples and how many
+/// words the tokenizer's length cut off (neither learned nor scored).
+pub fn encode_tagged(tokenizer: &BertTokenizer, sentences: &[TaggedSentence], tags: &[String], pieces: LabelPieces) -> crate::Result<(Vec<LabeledText>, usize)> {
+    let mut lost = 0;
+    let examples = sentences
+        .iter()
+        .map(|s| {
+            let ids = s
+                .tags
+                .iter()
+                .map(|t| tags.iter().position(|x| x == t).ok_or_else(|| Error::Input(format!("line {}: tag {t:?} is not one of the training tags", s.line))))
+                .collect::<crate::Result<Vec<_>>>()?;
+            let (encoded, targets, cut) = encode_words(tokenizer, &s.words, &ids, tags, pieces).map_err(|e| Error::Input(format!("line {}: {e}", s.line)))?;
+            if targets.is_empty() {
+                return Err(Error::Input(format!("line {}: no word of this sentence fits in the model's length", s.line)));
+            }
+            lost += cut;
+            Ok(LabeledText::tagged(encoded, targets))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    Ok((examples, lost))
 }
 
 /// One optimizer step, as reported.

@@ -1,0 +1,425 @@
+//! The studio's token-tagging mode (named entities with BIO tags): what to train, a tagged file
+//! in (CoNLL columns or JSON Lines) with its report and preview, and a tagger's results: entity
+//! precision/recall/F1 per type, the tag confusion, the sentences it got wrong with gold and
+//! predicted spans, typed text tagged, a file tagged, all beside the classification mode's
+//! training, export and import.
+
+use std::sync::Arc;
+
+use bertbench_core::data::{TaggedData, parse_tagged};
+use bertbench_core::tasks::metrics::argmax;
+use bertbench_core::tasks::tagging::{LabelPieces, TaggedWord, entities};
+use bertbench_core::train::memory;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+
+use super::{Live, RunState, Studio, recipe};
+use crate::app::AppState;
+use crate::fetch::yield_to_browser;
+use crate::files::{download, file_list, read_files};
+use crate::protocol::Work;
+use crate::runs::{RunRecord, RunSummary, TaggedRequest, TrainRequest};
+use crate::widgets::now_ms;
+
+/// The example for tagging, written for this project (`scripts/make_entities_example.py`).
+pub const EXAMPLE_CONLL: &[u8] = include_bytes!("../../../public/examples/entities.conll");
+
+/// What the studio trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Task {
+    /// A label per text (or pair).
+    #[default]
+    Classify,
+    /// A tag per word.
+    Tag,
+}
+
+/// A tagged file, read and measured against the model's tokenizer.
+#[derive(Debug, Clone)]
+pub struct TaggedUpload {
+    /// The file's name.
+    pub name: String,
+    /// Its sentences and tags.
+    pub data: Arc<TaggedData>,
+    /// Pieces of the longest sentence, specials included (`None` until counted).
+    pub longest: Option<usize>,
+    /// Sentences longer than the run's length (their last words are cut off).
+    pub over_max_len: usize,
+}
+
+impl Studio {
+    /// Reads a tagged training file; a file that cannot be read leaves the data as it was.
+    pub fn set_tagged_file(self, state: AppState, name: String, bytes: Vec<u8>) {
+        match parse_tagged(&bytes) {
+            Ok(data) => {
+                self.data_error.set(None);
+                self.tagged.set(Some(TaggedUpload { name, data: Arc::new(data), longest: None, over_max_len: 0 }));
+                self.count_tagged(state);
+            }
+            Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
+        }
+    }
+
+    /// Counts each sentence's pieces with the model's tokenizer (in chunks, yielding).
+    pub fn count_tagged(self, state: AppState) {
+        let Some(upload) = self.tagged.get_untracked() else { return };
+        let max_len = self.max_len.get_untracked();
+        spawn_local(async move {
+            let Some(engine) = state.engine() else { return };
+            let tok = &engine.bert.tokenizer;
+            let (mut longest, mut over) = (0, 0);
+            let mut last = now_ms();
+            for s in &upload.data.sentences {
+                let n = tok.encode(&s.words.join(" ")).map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0);
+                longest = longest.max(n);
+                over += usize::from(n > max_len);
+                if now_ms() - last > 40.0 {
+                    yield_to_browser().await;
+                    last = now_ms();
+                }
+            }
+            self.tagged.update(|t| {
+                if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
+                    t.longest = Some(longest);
+                    t.over_max_len = over;
+                }
+            });
+        });
+    }
+
+    /// Starts a tagging run on the loaded sentences.
+    pub(super) fn start_tagging(self, state: AppState) -> Result<(), String> {
+        let upload = self.tagged.get_untracked().ok_or("load a tagged file first")?;
+        let engine = state.engine().ok_or("the model is still loading")?;
+        let mut config = self.config.get_untracked();
+        config.features = bertbench_core::tasks::classification::FeatureSpec { layers: config.features.layers, ..bertbench_core::tasks::classification::FeatureSpec::tokens() };
+        let trains_encoder = config.mode != bertbench_core::train::TrainMode::HeadOnly;
+        memory::check_memory(engine.bert.report.num_params as u64, trains_encoder, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
+        let data = &upload.data;
+        let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
+        let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
+        self.client.send_base(&engine)?;
+        self.steps.set(Vec::new());
+        self.evals.set(Vec::new());
+        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
+        self.run.set(RunState::Running { paused: false });
+        let from_scratch = self.from_scratch.get_untracked();
+        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, format!("tagging · {}", recipe(&config)));
+        let request = TrainRequest {
+            config,
+            labels: data.tags.clone(),
+            train: Vec::new(),
+            valid: Vec::new(),
+            max_len: self.max_len.get_untracked(),
+            backend: self.backend.get_untracked(),
+            restarts: self.restarts.get_untracked(),
+            from_scratch,
+            record: record.clone(),
+            tagged: Some(TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() }),
+        };
+        self.starting.set_value(Some(record));
+        self.resume_offer.set(None);
+        self.checkpoint_note.set(None);
+        self.start_run(Work::FineTune(Box::new(request)));
+        Ok(())
+    }
+}
+
+/// Sentence classification or token tagging.
+#[component]
+pub fn StudioTaskSwitch() -> impl IntoView {
+    let studio = expect_context::<Studio>();
+    let running = move || matches!(studio.run.get(), RunState::Running { .. });
+    let choice = move |task: Task, label: &'static str, testid: &'static str| {
+        view! {
+            <label class="small">
+                <input type="radio" name="studio-task" data-testid=testid prop:checked=move || studio.task.get() == task
+                    prop:disabled=running on:change=move |_| { studio.task.set(task); studio.data_error.set(None); } />
+                {label}
+            </label>
+        }
+    };
+    view! {
+        <section class="card" data-testid="studio-task">
+            <div class="row">
+                <b>"What to train: "</b>
+                {choice(Task::Classify, " a label per text (sentiment, topic, sentence pairs)", "task-classify")}
+                {choice(Task::Tag, " a tag per word (named entities, BIO)", "task-tag")}
+            </div>
+        </section>
+    }
+}
+
+/// Step 1 in tagging mode: a tagged file, its report and preview.
+#[component]
+pub fn StudioTagDataPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let on_pick = move |ev: web_sys::Event| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move {
+            if let Some((name, bytes)) = read_files(files).await.pop() {
+                studio.set_tagged_file(state, name, bytes);
+            }
+        });
+    };
+    // Re-count whenever the model (tokenizer) changes.
+    Effect::new(move |_| {
+        state.generation.get();
+        studio.max_len.get();
+        studio.count_tagged(state);
+    });
+    let report = move || {
+        studio.tagged.get().map(|u| {
+            let d = u.data.clone();
+            let words: usize = d.sentences.iter().map(|s| s.words.len()).sum();
+            let mut per_type: Vec<(String, usize)> = d.entity_types().into_iter().map(|t| (t, 0)).collect();
+            for s in &d.sentences {
+                for e in entities(&s.tags) {
+                    if let Some(c) = per_type.iter_mut().find(|(t, _)| *t == e.kind) {
+                        c.1 += 1;
+                    }
+                }
+            }
+            let max_len = studio.max_len.get_untracked();
+            view! {
+                <div data-testid="tag-report">
+                    <div class="facts">
+                        <div><b data-testid="tag-sentences">{d.sentences.len()}</b>"sentences"</div>
+                        <div><b>{words}</b>"words"</div>
+                        <div><b data-testid="tag-count">{d.tags.len()}</b>"tags"</div>
+                        <div><b>{u.longest.map_or("…".to_string(), |n| n.to_string())}</b>"pieces in the longest"</div>
+                        <div><b data-testid="tag-over-max-len">{u.over_max_len}</b>{format!("longer than {max_len} (last words cut off)")}</div>
+                    </div>
+                    <p class="small muted">{format!("{} · {} · tags: {}", u.name, d.format.label(), d.tags.join(", "))}</p>
+                    <div class="bars">
+                        {per_type.into_iter().map(|(t, n)| view! {
+                            <div class="bar-row"><span class="bar-label">{t}</span><span class="bar-value">{format!("{n} entities")}</span></div>
+                        }).collect_view()}
+                    </div>
+                    {d.warnings.iter().map(|w| view! { <p class="banner warn small" data-testid="data-warning">{w.clone()}</p> }).collect_view()}
+                    <div class="tagged-preview" data-testid="tag-preview">
+                        {d.sentences.iter().take(6).map(|s| view! { <p>{spans(&s.words, &s.tags)}</p> }).collect_view()}
+                    </div>
+                </div>
+            }
+        })
+    };
+    view! {
+        <section class="card" data-testid="studio-tag-data">
+            <h2>"1 · Tagged data"</h2>
+            <p class="hint">"A word and its tag per line, a blank line between sentences (CoNLL, as in CoNLL-2003), or JSON Lines "
+                "with \"tokens\" and \"tags\" lists, or a \"text\" with \"entities\" as character spans. Tags are BIO: B-PER starts a "
+                "person's name, I-PER continues it, O is outside any entity. Read in this tab, never uploaded."</p>
+            <div class="dropzone">
+                <label class="filebutton">"choose a file"
+                    <input type="file" accept=".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz" data-testid="tag-file" on:change=on_pick />
+                </label>
+                <span>" or "</span>
+                <button class="secondary" data-testid="use-tag-example"
+                    on:click=move |_| studio.set_tagged_file(state, "entities.conll (built-in example)".into(), EXAMPLE_CONLL.to_vec())>
+                    "use the example (people, places, organisations)"</button>
+            </div>
+            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Tag).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+            {report}
+            <div class="row">
+                <label class="small">"Validation: "
+                    <select data-testid="tag-valid-fraction" on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
+                        {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% of sentences held out", f * 100.0)}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label class="small" title="The BERT paper scores each word at its first piece and ignores the rest; reading every piece teaches the later pieces I- tags">
+                    "The loss reads "
+                    <select data-testid="tag-pieces" on:change=move |ev| studio.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
+                        <option value="first" selected=move || studio.pieces.get() == LabelPieces::First>"each word's first piece"</option>
+                        <option value="all" selected=move || studio.pieces.get() == LabelPieces::All>"every piece"</option>
+                    </select>
+                </label>
+            </div>
+        </section>
+    }
+}
+
+/// Words with their entities marked: each entity a `<mark>` with its type (as text, not only as
+/// colour), other words plain.
+fn spans(words: &[String], tags: &[String]) -> Vec<AnyView> {
+    let found = entities(tags);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if let Some(e) = found.iter().find(|e| e.start == i) {
+            let text = words[e.start..e.end].join(" ");
+            out.push(view! { <mark class=format!("ent ent-{}", e.kind.to_lowercase()) data-type=e.kind.clone()>{text}<sub>{e.kind.clone()}</sub></mark>" " }.into_any());
+            i = e.end;
+        } else {
+            out.push(view! { <span>{format!("{} ", words[i])}</span> }.into_any());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A tagger's validation results: entities by type, word accuracy, the tag confusion, the
+/// sentences it got wrong.
+pub fn tag_results(s: Arc<RunSummary>) -> impl IntoView {
+    let m = s.metrics.clone();
+    let e = s.entities.clone();
+    let tags = s.meta.labels.clone();
+    let max = m.confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
+    view! {
+        <div data-testid="tag-results">
+            <div class="facts">
+                {e.as_ref().map(|e| view! {
+                    <div><b data-testid="entity-f1">{format!("{:.3}", e.f1)}</b>"entity F1 (exact spans)"</div>
+                    <div><b>{format!("{:.3} / {:.3}", e.precision, e.recall)}</b>"precision / recall"</div>
+                    <div><b>{e.support}</b>"entities in validation"</div>
+                })}
+                <div><b data-testid="word-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"words tagged right"</div>
+                <div><b>{s.meta.spec.label()}</b>"features"</div>
+            </div>
+            {e.map(|e| view! {
+                <table class="plain" data-testid="per-type">
+                    <tr><th>"entity type"</th><th>"precision"</th><th>"recall"</th><th>"F1"</th><th>"entities"</th></tr>
+                    {e.per_type.iter().map(|c| view! {
+                        <tr><td>{c.label.clone()}</td><td>{format!("{:.3}", c.precision)}</td><td>{format!("{:.3}", c.recall)}</td><td>{format!("{:.3}", c.f1)}</td><td>{c.support}</td></tr>
+                    }).collect_view()}
+                </table>
+            })}
+            <details>
+                <summary>"Tag confusion (words)"</summary>
+                <div class="scroll-x">
+                    <table class="matrix" data-testid="tag-confusion">
+                        <tr><th class="corner">"true ↓ / predicted →"</th>{tags.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
+                        {m.confusion.iter().enumerate().map(|(i, row)| view! {
+                            <tr>
+                                <th class="rowhead">{tags.get(i).cloned().unwrap_or_default()}</th>
+                                {row.iter().enumerate().map(|(j, &n)| {
+                                    let a = n as f32 / max;
+                                    let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
+                                    view! { <td style:background=bg>{n}</td> }
+                                }).collect_view()}
+                            </tr>
+                        }).collect_view()}
+                    </table>
+                </div>
+            </details>
+            <details data-testid="tag-mistakes">
+                <summary>{format!("Validation sentences with a wrong tag ({}), most wrong tags first", s.tag_mistakes.len())}</summary>
+                <table class="plain">
+                    <tr><th>"line"</th><th>"true entities"</th><th>"predicted entities"</th></tr>
+                    {s.tag_mistakes.iter().take(200).map(|x| {
+                        let predicted: Vec<String> = x.predicted.iter().map(|t| if t.is_empty() { "O".to_string() } else { t.clone() }).collect();
+                        view! { <tr><td>{x.line}</td><td>{spans(&x.words, &x.gold)}</td><td>{spans(&x.words, &predicted)}</td></tr> }
+                    }).collect_view()}
+                </table>
+            </details>
+        </div>
+    }
+}
+
+/// Typed text tagged, and a text file tagged line by line (downloaded as CoNLL columns).
+#[component]
+pub fn TagPredict() -> impl IntoView {
+    let studio = expect_context::<Studio>();
+    let text = RwSignal::new("Maria Lopez flew from Paris to Nairobi to meet Greenpeace.".to_string());
+    let result = RwSignal::new(None::<Result<(Vec<String>, Vec<TaggedWord>), String>>);
+    let note = RwSignal::new(None::<Result<String, String>>);
+    let busy = RwSignal::new(false);
+    // Answers so far, shown as `data-answer`: a test sees a new answer even when it is the same.
+    let answers = RwSignal::new(0u32);
+    let tag = move |_| {
+        let t = text.get_untracked();
+        busy.set(true);
+        spawn_local(async move {
+            let r = studio.client.tag(vec![t]).await;
+            busy.set(false);
+            answers.update(|n| *n += 1);
+            result.set(Some(r.map(|(tags, mut texts)| (tags, texts.pop().unwrap_or_default()))));
+        });
+    };
+    let batch = move |ev: web_sys::Event| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move {
+            let Some((name, bytes)) = read_files(files).await.pop() else { return };
+            let text = match bertbench_core::data::decode(&bytes) {
+                Ok(d) => d.text,
+                Err(e) => return note.set(Some(Err(format!("{name}: {e}")))),
+            };
+            let lines: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+            if lines.is_empty() {
+                return note.set(Some(Err(format!("{name}: no text in it (one sentence per line)"))));
+            }
+            note.set(Some(Ok(format!("Tagging {} lines of {name}…", lines.len()))));
+            match studio.client.tag(lines).await {
+                Ok((_, texts)) => {
+                    let mut out = String::new();
+                    for words in &texts {
+                        for w in words {
+                            out.push_str(&format!("{}\t{}\n", w.word, w.tag.as_deref().unwrap_or("O")));
+                        }
+                        out.push('\n');
+                    }
+                    let out_name = format!("{}-tagged.conll", name.rsplit_once('.').map_or(name.as_str(), |(a, _)| a));
+                    download(&out_name, out.as_bytes(), "text/plain");
+                    note.set(Some(Ok(format!("Tagged {} lines; downloaded {out_name} (a word and its tag per line).", texts.len()))));
+                }
+                Err(e) => note.set(Some(Err(e))),
+            }
+        });
+    };
+    view! {
+        <div class="grid2">
+            <input type="text" data-testid="tag-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
+            <div class="row">
+                <button data-testid="tag-button" on:click=tag prop:disabled=move || busy.get()>"Tag the words"</button>
+                <label class="filebutton secondary">"Tag a text file (one sentence per line)"
+                    <input type="file" accept=".txt,.csv,.gz" data-testid="tag-batch-file" on:change=batch />
+                </label>
+            </div>
+        </div>
+        {move || result.get().map(|r| match r {
+            Ok((tags, words)) => view! { <div data-testid="tag-answer" data-answer=answers.get_untracked()>{tagged_words(tags, words)}</div> }.into_any(),
+            Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
+        })}
+        {move || note.get().map(|r| match r {
+            Ok(m) => view! { <p class="small" data-testid="batch-note">{m}</p> }.into_any(),
+            Err(e) => view! { <p class="banner err small" data-testid="batch-error">{e}</p> }.into_any(),
+        })}
+    }
+}
+
+/// The tagged words of a text: entities marked with their type, each word's tag probabilities
+/// in its tooltip (and in `data-probs`).
+fn tagged_words(tags: Vec<String>, words: Vec<TaggedWord>) -> impl IntoView {
+    let names: Vec<String> = words.iter().map(|w| w.word.clone()).collect();
+    let predicted: Vec<String> = words.iter().map(|w| w.tag.clone().unwrap_or_else(|| "O".into())).collect();
+    view! {
+        <div data-testid="tagged">
+            <p class="tagged-text">{spans(&names, &predicted)}</p>
+            <table class="plain small" data-testid="tagged-words">
+                <tr><th>"word"</th><th>"tag"</th><th>"probability"</th><th>"next best"</th></tr>
+                {words.into_iter().map(|w| {
+                    let best = if w.probs.is_empty() { 0 } else { argmax(&w.probs) };
+                    let mut order: Vec<usize> = (0..w.probs.len()).collect();
+                    order.sort_by(|&a, &b| w.probs[b].total_cmp(&w.probs[a]));
+                    let next = order.get(1).map(|&j| format!("{} {:.3}", tags[j], w.probs[j])).unwrap_or_default();
+                    let title = tags.iter().zip(&w.probs).map(|(t, p)| format!("{t} {p:.3}")).collect::<Vec<_>>().join("\n");
+                    view! {
+                        <tr data-testid="tagged-word" data-tag=w.tag.clone().unwrap_or_default() data-probs=format!("{:?}", w.probs) title=title>
+                            <td>{w.word.clone()}</td>
+                            <td>{w.tag.clone().unwrap_or_else(|| "(cut off)".into())}</td>
+                            <td>{w.probs.get(best).map(|p| format!("{p:.3}")).unwrap_or_default()}</td>
+                            <td class="muted">{next}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </table>
+        </div>
+    }
+}

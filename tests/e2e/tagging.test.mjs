@@ -1,0 +1,131 @@
+// The studio's token tagging (named entities, BIO), CPU in the worker: the built-in example
+// trains a tagger head-only on the default model (all-MiniLM-L6-v2) and scores it by entities;
+// typed text is tagged with each word's probabilities; the export loads in transformers
+// (AutoModelForTokenClassification) with the same word probabilities, and imported back it tags
+// the same; a text file is tagged to CoNLL columns; a broken CoNLL file is refused by line with
+// the data kept; and full fine-tuning of bert-tiny reading every piece runs to the end.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
+import { MINUTE, recipe, train, exportZip, checkWithTransformers } from './studio_helpers.mjs';
+
+let server, chrome;
+
+before(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+/** Opens the studio on `model` (the default when null) in tagging mode. */
+async function openTagging(page, model) {
+  await page.goto(server.origin + (model ? `/?model=${model}#studio` : '/#studio'));
+  await page.waitForFunction((m) => document.querySelector('[data-testid=model-facts]')?.textContent.includes(m), model ?? 'MiniLM', { timeout: 5 * MINUTE });
+  await page.getByTestId('task-tag').check();
+  await page.getByTestId('studio-tag-data').waitFor({ state: 'visible' });
+}
+
+/** Tags `text` in the predict box; returns the words with their tags and probabilities. */
+async function tag(page, text) {
+  const answered = () => page.evaluate(() => Number(document.querySelector('[data-testid=tag-answer]')?.dataset.answer ?? 0));
+  const before = await answered();
+  await page.getByTestId('tag-text').fill(text);
+  await page.getByTestId('tag-button').click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid=tag-answer]')?.dataset.answer ?? 0) > n
+    || document.querySelector('[data-testid=predict-error]'), before, { timeout: MINUTE });
+  if (await page.getByTestId('predict-error').count()) assert.fail(await page.getByTestId('predict-error').textContent());
+  return page.getByTestId('tagged-word').evaluateAll((rows) => rows.map((r) => ({
+    word: r.querySelector('td').textContent,
+    tag: r.dataset.tag,
+    probs: JSON.parse(r.dataset.probs),
+  })));
+}
+
+test('the example trains a head-only tagger on MiniLM that finds people, places and organisations; export, transformers, re-import agree', { timeout: 12 * MINUTE }, async (t) => {
+  const { page } = chrome;
+  await openTagging(page, null);
+  await page.getByTestId('use-tag-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
+  assert.equal(await page.getByTestId('tag-count').textContent(), '9', 'O and B-/I- of four types');
+  assert.match(await page.getByTestId('tag-preview').textContent(), /PER/);
+  await recipe(page, { mode: 'head', 'batch-size': 32, 'head-epochs': 20 });
+  const done = await train(page, 'tagging-minilm', 8 * MINUTE);
+  console.log(`# ${done}`);
+  const f1 = Number(await page.getByTestId('entity-f1').textContent());
+  const accuracy = await page.getByTestId('word-accuracy').textContent();
+  console.log(`# example data, MiniLM head-only: entity F1 ${f1}, words ${accuracy}`);
+  assert.ok(f1 >= 0.8, `entity F1 ${f1}`);
+  const types = await page.getByTestId('per-type').locator('td:first-child').allTextContents();
+  assert.deepEqual(types, ['LOC', 'MISC', 'ORG', 'PER']);
+  await screenshot(page, 'tagging-results');
+
+  const sentence = 'Maria Lopez flew from Paris to Nairobi to meet Greenpeace.';
+  const words = await tag(page, sentence);
+  assert.deepEqual(words.map((w) => w.word), ['Maria', 'Lopez', 'flew', 'from', 'Paris', 'to', 'Nairobi', 'to', 'meet', 'Greenpeace', '.']);
+  const tags = Object.fromEntries(words.map((w) => [w.word, w.tag]));
+  assert.equal(tags.Maria, 'B-PER', JSON.stringify(tags));
+  assert.equal(tags.Paris, 'B-LOC', JSON.stringify(tags));
+  assert.equal(tags.flew, 'O', JSON.stringify(tags));
+  for (const w of words) assert.ok(Math.abs(w.probs.reduce((a, b) => a + b, 0) - 1) < 1e-4, `${w.word}: ${w.probs}`);
+  const marks = await page.getByTestId('tagged').locator('mark').evaluateAll((ms) => ms.map((m) => m.dataset.type));
+  assert.ok(marks.includes('PER') && marks.includes('LOC'), `entities marked: ${marks}`);
+  await screenshot(page, 'tagging-predict');
+
+  const zip = await exportZip(page, 'tagger-minilm.zip');
+  await checkWithTransformers(t, zip, [{ text: sentence, word_probs: words.map((w) => w.probs) }]);
+
+  // Imported back, it is the same tagger.
+  await page.getByTestId('import-file').setInputFiles(zip);
+  await page.waitForFunction(() => document.querySelector('[data-testid=classifier-info]')?.textContent.includes('imported')
+    || document.querySelector('[data-testid=studio-error]'), null, { timeout: 2 * MINUTE });
+  if (await page.getByTestId('studio-error').count()) assert.fail(await page.getByTestId('studio-error').textContent());
+  assert.match(await page.getByTestId('studio-notice').textContent(), /^Imported a tagger: 9 tags/);
+  const again = await tag(page, sentence);
+  for (const [a, b] of again.map((w, i) => [w, words[i]])) {
+    assert.equal(a.tag, b.tag);
+    a.probs.forEach((p, j) => assert.ok(Math.abs(p - b.probs[j]) < 1e-5, `${a.word}: ${a.probs} vs ${b.probs}`));
+  }
+
+  // A text file, one sentence per line, comes back as CoNLL columns.
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 2 * MINUTE }),
+    page.getByTestId('tag-batch-file').setInputFiles({ name: 'news.txt', mimeType: 'text/plain', buffer: Buffer.from(`${sentence}\n\nTom Becker works for Siemens.\n`) }),
+  ]);
+  assert.equal(download.suggestedFilename(), 'news-tagged.conll');
+  const path = join(ARTIFACTS, 'news-tagged.conll');
+  await download.saveAs(path);
+  const blocks = (await readFile(path, 'utf8')).trim().split('\n\n');
+  assert.equal(blocks.length, 2);
+  assert.equal(blocks[0].split('\n')[4], 'Paris\tB-LOC');
+  assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
+});
+
+test('a broken CoNLL file is refused with its line, and the data loaded before stays', { timeout: 3 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('tag-file').setInputFiles({ name: 'broken.conll', mimeType: 'text/plain', buffer: Buffer.from('Ann B-PER\nsings\n') });
+  await page.getByTestId('data-error').waitFor({ timeout: MINUTE });
+  const message = await page.getByTestId('data-error').textContent();
+  assert.match(message, /broken\.conll: Line 2: “sings” has no tag column/);
+  assert.match(message, /The data you had is kept/);
+  assert.equal(await page.getByTestId('tag-sentences').textContent(), '360');
+  await page.getByTestId('tag-file').setInputFiles({ name: 'bad-tag.conll', mimeType: 'text/plain', buffer: Buffer.from('Ann B-PER\nsings Q-X\n') });
+  await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('Line 2: the tag “Q-X” is not BIO'), null, { timeout: MINUTE });
+});
+
+test('full fine-tuning of bert-tiny, every piece labelled, runs to the end with entity scores', { timeout: 6 * MINUTE }, async () => {
+  const { page } = chrome;
+  await openTagging(page, 'bert-tiny');
+  await page.getByTestId('use-tag-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
+  await page.selectOption('[data-testid=tag-pieces]', 'all');
+  await recipe(page, { mode: 'full', 'batch-size': 16, epochs: 2, 'learning-rate': 0.001 });
+  const done = await train(page, 'tagging-tiny-full', 5 * MINUTE);
+  console.log(`# ${done}`);
+  assert.match(done, /^Finished after \d+ steps/);
+  const f1 = Number(await page.getByTestId('entity-f1').textContent());
+  assert.ok(Number.isFinite(f1) && f1 >= 0 && f1 <= 1, `entity F1 ${f1}`);
+  assert.match(await page.getByTestId('run-history').textContent(), /tagging · full fine-tuning/);
+});
