@@ -140,6 +140,26 @@ def classify(model, tok):
     return rows
 
 
+def tag_words(model, tok):
+    """A token classifier's words as the page tags them: each single test text's words (the
+    pre-tokenizer's, as `word_ids` gives them) with the tag probabilities at each word's first
+    piece."""
+    rows = []
+    for text, pair in TEXTS:
+        if pair is not None:
+            continue
+        enc = tok(text, return_tensors="pt")
+        with torch.no_grad():
+            probs = model(**enc).logits[0].softmax(-1)
+        firsts = {}
+        for position, word in enumerate(enc.word_ids(0)):
+            if word is not None:
+                firsts.setdefault(word, position)
+        words = [text[slice(*enc.word_to_chars(w))] for w in sorted(firsts)]
+        rows.append({"text": text, "words": words, "word_probs": [probs[firsts[w]].tolist() for w in sorted(firsts)]})
+    return rows
+
+
 def save(folder, model, tok, family, description, **heads):
     expected = {
         "family": family,
@@ -236,7 +256,8 @@ def make_bert_family(out):
     model = jitter(BertForTokenClassification(config))
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
-    save(folder, model, tok, "bert", "BertForTokenClassification (BIO tags) with id2label", classify=classify(model, tok))
+    save(folder, model, tok, "bert", "BertForTokenClassification (BIO tags) with id2label",
+         classify=classify(model, tok), tag=tag_words(model, tok))
 
     # DistilBERT with its masked-language-model head.
     folder, tok = uncased_folder(out, "distilbert", 7, pieces, DistilBertTokenizerFast)

@@ -146,6 +146,30 @@ test('a classifier from the Hub (RoBERTa, id2label) predicts at once in the stud
   await page.getByTestId('tab-explore').click();
 });
 
+test('a tagger from the Hub (BERT NER, BIO tags) tags words at once in the studio as transformers does', { timeout: 10 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const expected = JSON.parse(await readFile(join(MODELS, 'bert-ner', 'expected.json'), 'utf8'));
+  const { ok, text } = await pick(page, join(MODELS, 'bert-ner'));
+  assert.ok(ok, text);
+  await page.getByTestId('tab-studio').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=classifier-info]')?.textContent.includes('the head of bert-ner'), null, { timeout: 3 * MINUTE });
+  assert.match(await page.getByTestId('studio-notice').textContent(), /carries a tagger \(5 tags: O, B-PER, I-PER, B-LOC, I-LOC\)/);
+  assert.ok(await page.getByTestId('task-tag').isChecked(), 'the studio switches to tagging');
+  for (const c of expected.tag) {
+    await page.getByTestId('tag-text').fill(c.text);
+    const answered = await page.evaluate(() => Number(document.querySelector('[data-testid=tag-answer]')?.dataset.answer ?? 0));
+    await page.getByTestId('tag-button').click();
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid=tag-answer]')?.dataset.answer ?? 0) > n, answered, { timeout: MINUTE });
+    const words = await page.getByTestId('tagged-word').evaluateAll((rows) => rows.map((r) => ({ word: r.querySelector('td').textContent, probs: JSON.parse(r.dataset.probs) })));
+    assert.deepEqual(words.map((w) => w.word), c.words, c.text);
+    for (const [i, w] of words.entries()) {
+      for (const [j, p] of w.probs.entries()) assert.ok(Math.abs(p - c.word_probs[i][j]) <= 1e-4, `${c.text}, ${w.word}: ${w.probs} vs transformers ${c.word_probs[i]}`);
+    }
+  }
+  await page.getByTestId('task-classify').check();
+  await page.getByTestId('tab-explore').click();
+});
+
 test('continued pretraining in the lab starts from the model\'s own MLM head: its probes before training fill as transformers does', { timeout: 10 * MINUTE }, async () => {
   const page = contexts.at(-1).pages()[0];
   const expected = JSON.parse(await readFile(join(MODELS, 'bert-mlm', 'expected.json'), 'utf8'));

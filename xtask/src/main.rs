@@ -37,7 +37,7 @@ type Result<T = ()> = std::result::Result<T, String>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
-    let started = Instant::now();
+    let started = *STARTED.get_or_init(Instant::now);
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup(false),
         Some("serve") => setup(false).and_then(|_| serve()),
@@ -79,8 +79,14 @@ fn cache() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".cache/bertbench"))
 }
 
+/// When this command started, for the steps' timestamps.
+static STARTED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// Announces a step, with the minutes and seconds since the command started (so a CI log says
+/// where the time goes).
 fn step(what: &str) {
-    eprintln!("\n==> {what}");
+    let s = STARTED.get_or_init(Instant::now).elapsed().as_secs();
+    eprintln!("\n==> [{:02}:{:02}] {what}", s / 60, s % 60);
 }
 
 /// Runs a command in the repository root with the tool directories on PATH.

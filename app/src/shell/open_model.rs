@@ -223,11 +223,12 @@ pub async fn open_kept(state: AppState, studio: Studio, item: &Item) -> Result<(
     Ok(())
 }
 
-/// A model that carries a sequence-classification head (a fine-tuned classifier from the Hub)
+/// A model that carries a classification head (a fine-tuned classifier or tagger from the Hub)
 /// becomes the studio's classifier too, so it predicts at once.
 fn take_its_classifier(state: AppState, studio: Studio, name: &str) {
     let Some(engine) = state.engine() else { return };
-    if !engine.bert.report.heads.contains(&Head::Classifier) {
+    let heads = &engine.bert.report.heads;
+    if !heads.contains(&Head::Classifier) && !heads.contains(&Head::TokenClassifier) {
         return;
     }
     match engine.files() {

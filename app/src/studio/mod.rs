@@ -499,10 +499,20 @@ impl Studio {
         list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
         spawn_local(async move {
             if let Ok((meta, _)) = self.client.import(list).await {
-                self.notice.set(Some(Ok(format!(
-                    "{model} carries a classifier ({} labels): it predicts here now. Export it, or train on your data for a new head on its encoder.",
-                    meta.labels.len()
-                ))));
+                let tagger = meta.spec.level == bertbench_core::tasks::classification::Level::Token;
+                self.notice.set(Some(Ok(if tagger {
+                    format!(
+                        "{model} carries a tagger ({} tags: {}): it tags words here now. Export it, or train on your tagged data for a new head on its encoder.",
+                        meta.labels.len(),
+                        meta.labels.join(", ")
+                    )
+                } else {
+                    format!(
+                        "{model} carries a classifier ({} labels): it predicts here now. Export it, or train on your data for a new head on its encoder.",
+                        meta.labels.len()
+                    )
+                })));
+                self.task.set(if tagger { Task::Tag } else { Task::Classify });
                 self.classifier.set(Some((meta, format!("the head of {model}"))));
             }
         });

@@ -832,10 +832,10 @@ mod tests {
     }
 
     #[test]
-    fn a_token_classifier_is_named_and_not_taken_for_a_text_classifier() {
-        // A NER model: BertForTokenClassification, `classifier.*` shaped as a text classifier's.
+    fn a_token_classifier_is_named_and_read_as_a_tagger() {
+        // A NER model: BertForTokenClassification, `classifier.*` over every token.
         let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
-        let (config, model) = classifier(spec, 2);
+        let (config, model) = classifier(spec, 3);
         let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24 };
         let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
         let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
@@ -851,8 +851,17 @@ mod tests {
         let device = Device::flex();
         let loaded = crate::bert::checkpoint::load(checkpoint.clone(), &device).unwrap();
         assert_eq!(loaded.report.heads, vec![crate::bert::checkpoint::Head::TokenClassifier]);
-        let err = load_classifier(checkpoint, None, &device).unwrap_err().to_string();
-        assert!(err.contains("token classifier"), "{err}");
+        let tagger = load_classifier(checkpoint, None, &device).unwrap();
+        assert_eq!(tagger.meta.spec, FeatureSpec::tokens());
+        assert_eq!(tagger.meta.labels, meta.labels);
+        // Every token's logits: the same head on each of the encoder's last hidden states.
+        let batch = crate::tokenizer::Batch::from_encoded(&[tagger.tokenizer.encode("the river bank").unwrap()], 0);
+        let got = tagger.model.forward_tokens(BertInput::from_batch(&batch, &device)).unwrap();
+        let hidden = tagger.model.bert.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default()).last_hidden_state;
+        let [b, s, h] = hidden.dims();
+        let want = model.head.forward(hidden.reshape([b * s, h])).reshape([b, s, 3]);
+        let (got, want) = (got.into_data().try_to_vec::<f32>().unwrap(), want.into_data().try_to_vec::<f32>().unwrap());
+        assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5), "{got:?} vs {want:?}");
     }
 
     #[test]

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Writes the browser tests' bert-tiny: BERT-tiny's shape (2 layers, hidden 128, 2 heads) with
+random weights (seeded) and a tokenizer copied from a model folder, as `bertbench init --preset
+tiny --tokenizer-from MODEL` writes it, but without building the engine first, so the page's
+build can start while the native tests build.
+
+    python3 scripts/make_bert_tiny.py public/models/all-MiniLM-L6-v2 public/models/bert-tiny
+
+Needs torch, transformers and safetensors.
+"""
+import json
+import os
+import shutil
+import sys
+
+import torch
+from safetensors.torch import save_file
+from transformers import BertConfig, BertModel
+
+
+def main():
+    source, out = sys.argv[1], sys.argv[2]
+    vocab_size = json.load(open(os.path.join(source, "config.json")))["vocab_size"]
+    config = BertConfig(vocab_size=vocab_size, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=512, max_position_embeddings=512, type_vocab_size=2)
+    torch.manual_seed(0)
+    model = BertModel(config).eval()
+    os.makedirs(out, exist_ok=True)
+    config.architectures = ["BertModel"]
+    config.to_json_file(os.path.join(out, "config.json"))
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    shutil.copy(os.path.join(source, "tokenizer.json"), os.path.join(out, "tokenizer.json"))
+    params = sum(p.numel() for p in model.parameters())
+    print(f"bert-tiny: {params} parameters, random weights (seed 0), written to {out}")
+
+
+if __name__ == "__main__":
+    main()
