@@ -28,7 +28,9 @@ def main():
     os.makedirs(out, exist_ok=True)
     config.architectures = ["BertModel"]
     config.to_json_file(os.path.join(out, "config.json"))
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    weights = os.path.join(out, "model.safetensors")
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, weights, metadata={"format": "pt"})
+    os.chmod(weights, 0o644)  # served as it is: readable by a web server running as anyone
     shutil.copy(os.path.join(source, "tokenizer.json"), os.path.join(out, "tokenizer.json"))
     params = sum(p.numel() for p in model.parameters())
     print(f"bert-tiny: {params} parameters, random weights (seed 0), written to {out}")

@@ -453,23 +453,27 @@ fn test() -> Result {
     let python = python_with_torch()?;
     step("small random-weight models of every family and format, with what PyTorch computes on them");
     run(&python, &["scripts/make_test_models.py", TEST_MODELS])?;
+    // Made by PyTorch rather than `bertbench init`, which would need the native build first.
+    step("tiny random BERT checkpoint for the browser tests");
+    run(&python, &["scripts/make_bert_tiny.py", MODEL_DIR, TINY_DIR])?;
 
-    // core and the app's plain-data modules (protocol, runs, saved items) in one invocation, and
-    // the WebGPU check with the same two packages: one feature set, so burn is built once.
-    step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend) and the app's protocol and persistence types");
-    run("cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--", "--skip", "wgpu_"])?;
+    // Every native test in cargo invocations of the same three packages: one feature set, so
+    // burn and its GPU stack are built once (another package set resolves other features and
+    // rebuilds over a hundred crates).
+    let packages = ["--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--package", "bertbench-cli"];
+    fn cargo_test<'a>(packages: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [&["test"][..], packages, extra].concat()
+    }
+    step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line");
+    run("cargo", &cargo_test(&packages, &["--", "--skip", "wgpu_"]))?;
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers");
-    let families = ["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--test", "families", "--", "--include-ignored"];
-    run_in(&root(), "cargo", &families, &[("BERTBENCH_PYTHON", python.as_str())])?;
+    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();
     let vulkan = [("WGPU_BACKEND", "vulkan"), ("XDG_RUNTIME_DIR", runtime.as_str())];
-    run_in(&root(), "cargo", &["test", "--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--test", "wgpu_native", "--", "--test-threads=1"], &vulkan)?;
-
-    step("tiny random BERT checkpoint for the browser tests");
-    run("cargo", &["run", "--locked", "--quiet", "--package", "bertbench-cli", "--", "init", "--preset", "tiny", "--tokenizer-from", MODEL_DIR, "--out", TINY_DIR])?;
+    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "wgpu_native", "--", "--test-threads=1"]), &vulkan)?;
 
     write_model_index()?;
     build_app()?;

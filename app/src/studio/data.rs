@@ -98,6 +98,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                         }).collect_view()}
                     </table>
                     <p class="small muted">{format!("{} rows in {} ({:?}{}).", t.rows.len(), u.name, t.format, if t.has_header { ", with a header row" } else { ", no header row" })}</p>
+                    {t.decoded.clone().map(|d| view! { <p class="banner warn small" data-testid="data-decoded">{format!("The file was {d}; check that accented letters look right above.")}</p> })}
                 </div>
             }
         })
@@ -152,7 +153,8 @@ pub fn StudioDataPanel() -> impl IntoView {
     view! {
         <section class="card" data-testid="studio-data">
             <h2>"1 · Labeled data"</h2>
-            <p class="hint">"A CSV, TSV or JSONL file with a text column and a label column (and optionally a second text column for sentence pairs). "
+            <p class="hint">"A CSV, TSV or JSONL file with a text column and a label column (and optionally a second text column for sentence pairs), "
+                "as a spreadsheet or an editor saves it (UTF-8, UTF-16 or Windows-1252; gzipped too). "
                 "It is read in this tab and never uploaded anywhere."</p>
             <div class="dropzone" class:over=move || dragging.get()
                 on:dragover=move |ev: DragEvent| { ev.prevent_default(); dragging.set(true); }
@@ -160,7 +162,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                 on:drop=on_drop>
                 <span>"Drop a file here, or "</span>
                 <label class="filebutton">"choose a file"
-                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json" data-testid="data-file"
+                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="data-file"
                         on:change=move |ev| on_pick(ev, false) />
                 </label>
                 <span>" or "</span>
@@ -189,7 +191,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                                 on:change=move |ev| studio.split_seed.set(event_target_value(&ev).parse().unwrap_or(13)) />
                         </label>
                         <label class="filebutton secondary small">"or a separate validation file"
-                            <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json" data-testid="valid-file"
+                            <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="valid-file"
                                 on:change=move |ev| on_pick(ev, true) />
                         </label>
                         {move || studio.valid_upload.get().map(|v| view! {

@@ -37,6 +37,27 @@ fn prob_bars(labels: Vec<String>, probs: Vec<f32>) -> impl IntoView {
     }
 }
 
+/// A confusion matrix, `confusion[truth][predicted]`: right answers in green, wrong ones in red,
+/// darker for more, and every count written.
+pub(super) fn confusion_matrix(labels: &[String], confusion: &[Vec<usize>], testid: &'static str) -> impl IntoView + use<> {
+    let max = confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
+    view! {
+        <table class="matrix" data-testid=testid>
+            <tr><th class="corner">"true ↓ / predicted →"</th>{labels.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
+            {confusion.iter().enumerate().map(|(i, row)| view! {
+                <tr>
+                    <th class="rowhead">{labels.get(i).cloned().unwrap_or_default()}</th>
+                    {row.iter().enumerate().map(|(j, &n)| {
+                        let a = n as f32 / max;
+                        let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
+                        view! { <td style:background=bg>{n}</td> }
+                    }).collect_view()}
+                </tr>
+            }).collect_view()}
+        </table>
+    }
+}
+
 /// Metrics, confusion matrix, mistakes, prediction, export and import.
 #[component]
 pub fn StudioResultsPanel() -> impl IntoView {
@@ -139,7 +160,6 @@ pub fn StudioResultsPanel() -> impl IntoView {
             }
             let m = s.metrics.clone();
             let labels = s.meta.labels.clone();
-            let max = m.confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
             let mistakes = s.mistakes.clone();
             view! {
                 <div>
@@ -157,19 +177,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                             }).collect_view()}
                         </table>
                         <div>
-                            <table class="matrix" data-testid="confusion">
-                                <tr><th class="corner">"true ↓ / predicted →"</th>{labels.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
-                                {m.confusion.iter().enumerate().map(|(i, row)| view! {
-                                    <tr>
-                                        <th class="rowhead">{labels[i].clone()}</th>
-                                        {row.iter().enumerate().map(|(j, &n)| {
-                                            let a = n as f32 / max;
-                                            let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
-                                            view! { <td style:background=bg>{n}</td> }
-                                        }).collect_view()}
-                                    </tr>
-                                }).collect_view()}
-                            </table>
+                            {confusion_matrix(&labels, &m.confusion, "confusion")}
                         </div>
                     </div>
                     <details data-testid="mistakes">
@@ -234,7 +242,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <div class="row">
                 <button data-testid="predict-button" on:click=predict prop:disabled=move || studio.classifier.get().is_none() || predicting.get()>"Predict"</button>
                 <label class="filebutton secondary" class:disabled=move || studio.classifier.get().is_none()>"Predict a file (CSV download)"
-                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json" data-testid="batch-file"
+                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="batch-file"
                         prop:disabled=move || studio.classifier.get().is_none() on:change=batch />
                 </label>
             </div>

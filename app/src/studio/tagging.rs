@@ -269,7 +269,6 @@ pub fn tag_results(s: Arc<RunSummary>) -> impl IntoView {
     let m = s.metrics.clone();
     let e = s.entities.clone();
     let tags = s.meta.labels.clone();
-    let max = m.confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
     view! {
         <div data-testid="tag-results">
             <div class="facts">
@@ -292,19 +291,7 @@ pub fn tag_results(s: Arc<RunSummary>) -> impl IntoView {
             <details>
                 <summary>"Tag confusion (words)"</summary>
                 <div class="scroll-x">
-                    <table class="matrix" data-testid="tag-confusion">
-                        <tr><th class="corner">"true ↓ / predicted →"</th>{tags.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
-                        {m.confusion.iter().enumerate().map(|(i, row)| view! {
-                            <tr>
-                                <th class="rowhead">{tags.get(i).cloned().unwrap_or_default()}</th>
-                                {row.iter().enumerate().map(|(j, &n)| {
-                                    let a = n as f32 / max;
-                                    let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
-                                    view! { <td style:background=bg>{n}</td> }
-                                }).collect_view()}
-                            </tr>
-                        }).collect_view()}
-                    </table>
+                    {super::results::confusion_matrix(&tags, &m.confusion, "tag-confusion")}
                 </div>
             </details>
             <details data-testid="tag-mistakes">
