@@ -15,7 +15,7 @@
 
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
-use bertbench_core::tasks::tagging::TaggedWord;
+use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -63,6 +63,8 @@ pub enum Ask {
     Predict { texts: Vec<(String, Option<String>)> },
     /// Each word's tag for texts, from the current classifier when it is a tagger.
     Tag { texts: Vec<String> },
+    /// What the current tagger's head reads off each layer for a text.
+    TagLayers { text: String },
     /// The current classifier as a zip of a Hugging Face folder named `name`.
     Export { name: String },
     /// Make a classifier the current one: files named in `names`, bytes in `bytes` (or one `.zip`).
@@ -149,6 +151,8 @@ pub enum Answer {
     Predictions { labels: Vec<String>, probs: Vec<Vec<f32>> },
     /// The tagger's tags, and each text's words with theirs.
     Tagged { tags: Vec<String>, texts: Vec<Vec<TaggedWord>> },
+    /// The tagger's tags, and its head's reading of every layer.
+    TagLayers { tags: Vec<String>, layers: TagsByLayer },
     /// One zip in `bytes`.
     Exported { file_name: String },
     /// The imported classifier is the current one.

@@ -17,7 +17,7 @@ use std::rc::Rc;
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
-use bertbench_core::tasks::tagging::TaggedWord;
+use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
 use futures::channel::oneshot;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -297,6 +297,14 @@ impl WorkerClient {
     pub async fn tag(self, texts: Vec<String>) -> Result<(Vec<String>, Vec<Vec<TaggedWord>>), String> {
         match self.ask(Ask::Tag { texts }, &[]).await? {
             (Answer::Tagged { tags, texts }, _) => Ok((tags, texts)),
+            _ => Err(OTHER.into()),
+        }
+    }
+
+    /// What the current tagger's head reads off each layer for `text`, and its tags.
+    pub async fn tag_layers(self, text: String) -> Result<(Vec<String>, TagsByLayer), String> {
+        match self.ask(Ask::TagLayers { text }, &[]).await? {
+            (Answer::TagLayers { tags, layers }, _) => Ok((tags, layers)),
             _ => Err(OTHER.into()),
         }
     }

@@ -13,7 +13,7 @@ use bertbench_core::burn::prelude::Device;
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::rng::Rng;
 use bertbench_core::tasks::classification::FeatureSpec;
-use bertbench_core::tasks::tagging::{LabelPieces, encode_words, tag_text};
+use bertbench_core::tasks::tagging::{LabelPieces, encode_words, tag_text, tags_by_layer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{Event, EvalReport, FineTuneConfig, FineTuner, LabeledText, Snapshot, TrainMode};
 
@@ -141,6 +141,13 @@ fn full_tagging_learns_the_entities_reading_every_piece() {
     assert_eq!(tags, ["B-PER", "I-PER", "O", "B-PER", "O", "B-LOC", "O"]);
     assert_eq!(words[5].span, (21, 25));
     assert!(words.iter().all(|w| (w.probs.iter().sum::<f32>() - 1.0).abs() < 1e-4));
+    // Read at every layer, the last row is the tagger's answer; the embeddings' row is not.
+    let layers = pollster::block_on(tags_by_layer(&model, &tokenizer(), "Annie Kim saw Bob in Rome.", &Device::flex())).unwrap();
+    assert_eq!(layers.probs.len(), 3, "the embeddings and two layers");
+    for (w, p) in words.iter().zip(layers.probs.last().unwrap()) {
+        assert!(w.probs.iter().zip(p).all(|(a, b)| (a - b).abs() < 1e-5), "{}: {:?} vs {p:?}", w.word, w.probs);
+    }
+    assert_ne!(layers.probs[0], layers.probs[2]);
 }
 
 #[test]

@@ -72,6 +72,12 @@ test('the example trains a head-only tagger on MiniLM that finds people, places 
   for (const w of words) assert.ok(Math.abs(w.probs.reduce((a, b) => a + b, 0) - 1) < 1e-4, `${w.word}: ${w.probs}`);
   const marks = await page.getByTestId('tagged').locator('mark').evaluateAll((ms) => ms.map((m) => m.dataset.type));
   assert.ok(marks.includes('PER') && marks.includes('LOC'), `entities marked: ${marks}`);
+  // Read at every layer: one row per layer and the embeddings, the last the tagger's answer.
+  await page.getByTestId('tag-layers-button').click();
+  await page.getByTestId('tag-layers').waitFor({ timeout: MINUTE });
+  const rows = await page.getByTestId('tag-layer-row').evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('td')].map((c) => c.dataset.tag)));
+  assert.equal(rows.length, 7, 'the embeddings and six layers');
+  assert.deepEqual(rows.at(-1), words.map((w) => w.tag));
   await screenshot(page, 'tagging-predict');
 
   const zip = await exportZip(page, 'tagger-minilm.zip');

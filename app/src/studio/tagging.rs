@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::tasks::metrics::argmax;
-use bertbench_core::tasks::tagging::{LabelPieces, TaggedWord, entities};
+use bertbench_core::tasks::tagging::{LabelPieces, TaggedWord, TagsByLayer, entities};
 use bertbench_core::train::memory;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -314,6 +314,7 @@ pub fn TagPredict() -> impl IntoView {
     let studio = expect_context::<Studio>();
     let text = RwSignal::new("Maria Lopez flew from Paris to Nairobi to meet Greenpeace.".to_string());
     let result = RwSignal::new(None::<Result<(Vec<String>, Vec<TaggedWord>), String>>);
+    let by_layer = RwSignal::new(None::<Result<(Vec<String>, TagsByLayer), String>>);
     let note = RwSignal::new(None::<Result<String, String>>);
     let busy = RwSignal::new(false);
     // Answers so far, shown as `data-answer`: a test sees a new answer even when it is the same.
@@ -326,6 +327,15 @@ pub fn TagPredict() -> impl IntoView {
             busy.set(false);
             answers.update(|n| *n += 1);
             result.set(Some(r.map(|(tags, mut texts)| (tags, texts.pop().unwrap_or_default()))));
+        });
+    };
+    let layers = move |_| {
+        let t = text.get_untracked();
+        busy.set(true);
+        spawn_local(async move {
+            let r = studio.client.tag_layers(t).await;
+            busy.set(false);
+            by_layer.set(Some(r));
         });
     };
     let batch = move |ev: web_sys::Event| {
@@ -365,6 +375,8 @@ pub fn TagPredict() -> impl IntoView {
             <input type="text" data-testid="tag-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
             <div class="row">
                 <button data-testid="tag-button" on:click=tag prop:disabled=move || busy.get()>"Tag the words"</button>
+                <button class="secondary" data-testid="tag-layers-button" on:click=layers prop:disabled=move || busy.get()
+                    title="The tagger's head applied to every layer's vectors: where in the encoder each word's tag appears">"…read at every layer"</button>
                 <label class="filebutton secondary">"Tag a text file (one sentence per line)"
                     <input type="file" accept=".txt,.csv,.gz" data-testid="tag-batch-file" on:change=batch />
                 </label>
@@ -374,10 +386,45 @@ pub fn TagPredict() -> impl IntoView {
             Ok((tags, words)) => view! { <div data-testid="tag-answer" data-answer=answers.get_untracked()>{tagged_words(tags, words)}</div> }.into_any(),
             Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
         })}
+        {move || by_layer.get().map(|r| match r {
+            Ok((tags, layers)) => layer_table(tags, layers).into_any(),
+            Err(e) => view! { <p class="banner warn small" data-testid="tag-layers-error">{e}</p> }.into_any(),
+        })}
         {move || note.get().map(|r| match r {
             Ok(m) => view! { <p class="small" data-testid="batch-note">{m}</p> }.into_any(),
             Err(e) => view! { <p class="banner err small" data-testid="batch-error">{e}</p> }.into_any(),
         })}
+    }
+}
+
+/// The tag each layer's vectors would get from the tagger's head: a row per layer, a column per
+/// word, the tag written in each cell (shaded by its probability, coloured by entity type).
+fn layer_table(tags: Vec<String>, layers: TagsByLayer) -> impl IntoView {
+    let last = layers.probs.len().saturating_sub(1);
+    view! {
+        <div class="scroll-x">
+            <p class="small muted">"The tagger's head reads each layer's vectors (the last row is its answer): the layer where a word's tag first appears is where the encoder has worked it out."</p>
+            <table class="plain small" data-testid="tag-layers">
+                <tr><th>"layer"</th>{layers.words.iter().map(|w| view! { <th>{w.clone()}</th> }).collect_view()}</tr>
+                {layers.probs.iter().enumerate().map(|(l, row)| view! {
+                    <tr data-testid="tag-layer-row">
+                        <th>{if l == 0 { "embeddings".to_string() } else if l == last { format!("{l} (output)") } else { l.to_string() }}</th>
+                        {row.iter().map(|p| {
+                            if p.is_empty() {
+                                return view! { <td class="muted">"—"</td> }.into_any();
+                            }
+                            let best = argmax(p);
+                            let tag = tags.get(best).cloned().unwrap_or_default();
+                            let kind = tag.split_once('-').map(|(_, k)| k.to_lowercase()).unwrap_or_default();
+                            view! {
+                                <td class=format!("tag-cell ent-{kind}") style:opacity=format!("{:.2}", 0.35 + 0.65 * p[best])
+                                    data-tag=tag.clone() title=format!("{tag} {:.3}", p[best])>{tag.clone()}</td>
+                            }.into_any()
+                        }).collect_view()}
+                    </tr>
+                }).collect_view()}
+            </table>
+        </div>
     }
 }
 

@@ -345,6 +345,15 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             let tagged = tag_texts(&current, &texts).await?;
             Ok((Answer::Tagged { tags: current.loaded.meta.labels.clone(), texts: tagged }, Vec::new()))
         }
+        Ask::TagLayers { text } => {
+            let current = current().ok_or("there is no tagger yet: train or import one first")?;
+            let c = &current.loaded;
+            if c.meta.spec.level != Level::Token {
+                return Err("the current model classifies whole texts, not words; train a tagger first".into());
+            }
+            let layers = tagging::tags_by_layer(&c.model, &c.tokenizer, &text, &current.device).await.map_err(|e| e.to_string())?;
+            Ok((Answer::TagLayers { tags: c.meta.labels.clone(), layers }, Vec::new()))
+        }
         Ask::Export { name } => {
             let current = current().ok_or("there is no classifier to export yet")?;
             let zip = host_zip(&current, &name).await?;

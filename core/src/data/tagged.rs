@@ -106,8 +106,13 @@ pub fn parse_tagged(bytes: &[u8]) -> Result<TaggedData, DataError> {
     if text.trim().is_empty() {
         return Err(DataError::Empty);
     }
+    // JSON starts with `{` or `[`; so may a CoNLL file whose first word is a bracket, which
+    // is read as CoNLL when it does not parse as JSON.
     let (format, mut sentences) = match text.trim_start().chars().next() {
-        Some('{') | Some('[') => parse_json(text)?,
+        Some('{') | Some('[') => match parse_json(text) {
+            Err(DataError::Json { .. }) if looks_like_conll(text) => (TaggedFormat::Conll, parse_conll(text)?),
+            other => other?,
+        },
         _ => (TaggedFormat::Conll, parse_conll(text)?),
     };
     if sentences.is_empty() {
@@ -210,10 +215,11 @@ fn tag_list(sentences: &[TaggedSentence]) -> Vec<String> {
     let mut types = BTreeSet::new();
     let mut plain = BTreeSet::new();
     for tag in sentences.iter().flat_map(|s| &s.tags) {
-        match tag.split_once('-') {
-            Some((_, kind)) => {
+        match tag.strip_prefix("B-").or_else(|| tag.strip_prefix("I-")) {
+            Some(kind) => {
                 types.insert(kind.to_string());
             }
+            // A plain tag, which may hold a hyphen itself (the Penn Treebank's `-LRB-`).
             None if tag != "O" => {
                 plain.insert(tag.clone());
             }
@@ -227,6 +233,11 @@ fn tag_list(sentences: &[TaggedSentence]) -> Vec<String> {
     }
     tags.extend(plain);
     tags
+}
+
+/// Whether the first non-blank line is a word and a tag (two or more columns, no JSON quote).
+fn looks_like_conll(text: &str) -> bool {
+    text.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.split_whitespace().count() >= 2 && !l.contains('"'))
 }
 
 fn parse_conll(text: &str) -> Result<Vec<TaggedSentence>, DataError> {
@@ -479,9 +490,16 @@ mod tests {
 
     #[test]
     fn plain_tags_such_as_parts_of_speech_are_kept() {
-        let d = parse_tagged(b"The DET\ncat NOUN\nsat VERB\n").unwrap();
-        assert_eq!(d.tags, ["O", "DET", "NOUN", "VERB"]);
+        let d = parse_tagged(b"The DET\ncat NOUN\nsat VERB\n( -LRB-\n").unwrap();
+        assert_eq!(d.tags, ["O", "-LRB-", "DET", "NOUN", "VERB"]);
         assert!(d.entity_types().is_empty());
+    }
+
+    #[test]
+    fn a_conll_file_whose_first_word_is_a_bracket_is_not_taken_for_json() {
+        let d = parse_tagged(b"[ O\nAnn B-PER\n] O\n").unwrap();
+        assert_eq!(d.format, TaggedFormat::Conll);
+        assert_eq!(d.sentences[0].words, ["[", "Ann", "]"]);
     }
 
     #[test]

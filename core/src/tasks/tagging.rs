@@ -295,6 +295,45 @@ pub async fn tag_text(model: &BertClassifier, tokenizer: &BertTokenizer, tags: &
         .collect())
 }
 
+/// What a tagger would say reading each layer: its head applied to every layer's hidden states
+/// (the embeddings, then each layer), read at each word's first piece. The last row is the
+/// tagger's own answer; the rows before show how far into the encoder each word's tag is
+/// already there. Only for a head on the last layer (one layer's width).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TagsByLayer {
+    /// The text's words (see [`split_words`]).
+    pub words: Vec<String>,
+    /// `probs[layer][word]`: every tag's probability (empty for a word cut off by the length).
+    pub probs: Vec<Vec<Vec<f32>>>,
+}
+
+/// [`TagsByLayer`] of a typed text.
+pub async fn tags_by_layer(model: &BertClassifier, tokenizer: &BertTokenizer, text: &str, device: &Device) -> crate::Result<TagsByLayer> {
+    if model.spec.layers != crate::tasks::classification::FeatureLayers::Last {
+        return Err(Error::Input(format!("this tagger reads {}: its head does not fit one layer's states", model.spec.layers.label())));
+    }
+    let spans = split_words(text, &Default::default());
+    if spans.is_empty() {
+        return Err(Error::Input("the text is empty".into()));
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let words: Vec<String> = spans.iter().map(|&(a, b)| chars[a..b].iter().collect()).collect();
+    let (joined, word_spans) = join_words(&words);
+    let encoded = tokenizer.encode(&joined)?;
+    let first = first_pieces(&token_words(&encoded, &word_spans), words.len());
+    let batch = crate::tokenizer::Batch::from_encoded(std::slice::from_ref(&encoded), tokenizer.pad_id);
+    let options = crate::bert::model::ForwardOptions { hidden_states: true, ..Default::default() };
+    let output = model.bert.forward(crate::bert::model::BertInput::from_batch(&batch, device), options);
+    let k = model.num_labels();
+    let mut probs = Vec::with_capacity(output.hidden_states.len());
+    for state in output.hidden_states {
+        let [_, seq, hidden] = state.dims();
+        let logits = crate::nn::read_f32(model.head.forward(state.reshape([seq, hidden]))).await?;
+        probs.push(first.iter().map(|p| p.map(|p| softmax(&logits[p * k..(p + 1) * k])).unwrap_or_default()).collect());
+    }
+    Ok(TagsByLayer { words, probs })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
