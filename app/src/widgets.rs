@@ -199,3 +199,37 @@ pub fn ago(saved_ms: f64) -> String {
     let seconds = ((js_sys::Date::now() - saved_ms) / 1000.0).max(0.0);
     format!("{} ago", duration(seconds))
 }
+
+/// A confusion matrix, `confusion[truth][predicted]`: right answers in green, wrong ones in red,
+/// darker for more, and every count written.
+pub fn confusion_matrix(labels: &[String], confusion: &[Vec<usize>], testid: &'static str) -> impl IntoView + use<> {
+    let max = confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
+    view! {
+        <table class="matrix" data-testid=testid>
+            <tr><th class="corner">"true ↓ / predicted →"</th>{labels.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
+            {confusion.iter().enumerate().map(|(i, row)| view! {
+                <tr>
+                    <th class="rowhead">{labels.get(i).cloned().unwrap_or_default()}</th>
+                    {row.iter().enumerate().map(|(j, &n)| {
+                        let a = n as f32 / max;
+                        let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
+                        view! { <td style:background=bg>{n}</td> }
+                    }).collect_view()}
+                </tr>
+            }).collect_view()}
+        </table>
+    }
+}
+
+/// Precision, recall and F1 per class (or entity type), one row each; `columns` names the first
+/// and the last column (what the rows are, what their count is).
+pub fn scores_table(columns: [&'static str; 2], rows: &[bertbench_core::tasks::metrics::ClassMetrics], testid: &'static str) -> impl IntoView + use<> {
+    view! {
+        <table class="plain" data-testid=testid>
+            <tr><th>{columns[0]}</th><th>"precision"</th><th>"recall"</th><th>"F1"</th><th>{columns[1]}</th></tr>
+            {rows.iter().map(|c| view! {
+                <tr><td>{c.label.clone()}</td><td>{format!("{:.3}", c.precision)}</td><td>{format!("{:.3}", c.recall)}</td><td>{format!("{:.3}", c.f1)}</td><td>{c.support}</td></tr>
+            }).collect_view()}
+        </table>
+    }
+}

@@ -8,6 +8,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
 use super::data::clip;
+use crate::widgets::{confusion_matrix, scores_table};
 use super::Studio;
 use crate::files::{download, file_list, read_files};
 
@@ -34,27 +35,6 @@ fn prob_bars(labels: Vec<String>, probs: Vec<f32>) -> impl IntoView {
                 </div>
             }).collect_view()}
         </div>
-    }
-}
-
-/// A confusion matrix, `confusion[truth][predicted]`: right answers in green, wrong ones in red,
-/// darker for more, and every count written.
-pub(super) fn confusion_matrix(labels: &[String], confusion: &[Vec<usize>], testid: &'static str) -> impl IntoView + use<> {
-    let max = confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
-    view! {
-        <table class="matrix" data-testid=testid>
-            <tr><th class="corner">"true ↓ / predicted →"</th>{labels.iter().map(|l| view! { <th>{l.clone()}</th> }).collect_view()}</tr>
-            {confusion.iter().enumerate().map(|(i, row)| view! {
-                <tr>
-                    <th class="rowhead">{labels.get(i).cloned().unwrap_or_default()}</th>
-                    {row.iter().enumerate().map(|(j, &n)| {
-                        let a = n as f32 / max;
-                        let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
-                        view! { <td style:background=bg>{n}</td> }
-                    }).collect_view()}
-                </tr>
-            }).collect_view()}
-        </table>
     }
 }
 
@@ -170,12 +150,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <div><b>{s.meta.spec.label()}</b>"features"</div>
                     </div>
                     <div class="grid2">
-                        <table class="plain" data-testid="per-class">
-                            <tr><th>"label"</th><th>"precision"</th><th>"recall"</th><th>"F1"</th><th>"support"</th></tr>
-                            {m.per_class.iter().map(|c| view! {
-                                <tr><td>{c.label.clone()}</td><td>{format!("{:.3}", c.precision)}</td><td>{format!("{:.3}", c.recall)}</td><td>{format!("{:.3}", c.f1)}</td><td>{c.support}</td></tr>
-                            }).collect_view()}
-                        </table>
+                        {scores_table(["label", "support"], &m.per_class, "per-class")}
                         <div>
                             {confusion_matrix(&labels, &m.confusion, "confusion")}
                         </div>

@@ -21,7 +21,7 @@ use crate::fetch::yield_to_browser;
 use crate::files::{download, file_list, read_files};
 use crate::protocol::Work;
 use crate::runs::{RunRecord, RunSummary, TaggedRequest, TrainRequest};
-use crate::widgets::now_ms;
+use crate::widgets::{confusion_matrix, now_ms, scores_table};
 
 /// The example for tagging, written for this project (`scripts/make_entities_example.py`).
 pub const EXAMPLE_CONLL: &[u8] = include_bytes!("../../../public/examples/entities.conll");
@@ -280,18 +280,11 @@ pub fn tag_results(s: Arc<RunSummary>) -> impl IntoView {
                 <div><b data-testid="word-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"words tagged right"</div>
                 <div><b>{s.meta.spec.label()}</b>"features"</div>
             </div>
-            {e.map(|e| view! {
-                <table class="plain" data-testid="per-type">
-                    <tr><th>"entity type"</th><th>"precision"</th><th>"recall"</th><th>"F1"</th><th>"entities"</th></tr>
-                    {e.per_type.iter().map(|c| view! {
-                        <tr><td>{c.label.clone()}</td><td>{format!("{:.3}", c.precision)}</td><td>{format!("{:.3}", c.recall)}</td><td>{format!("{:.3}", c.f1)}</td><td>{c.support}</td></tr>
-                    }).collect_view()}
-                </table>
-            })}
+            {e.map(|e| scores_table(["entity type", "entities"], &e.per_type, "per-type"))}
             <details>
                 <summary>"Tag confusion (words)"</summary>
                 <div class="scroll-x">
-                    {super::results::confusion_matrix(&tags, &m.confusion, "tag-confusion")}
+                    {confusion_matrix(&tags, &m.confusion, "tag-confusion")}
                 </div>
             </details>
             <details data-testid="tag-mistakes">
