@@ -19,19 +19,17 @@ use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
 use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, token_features};
-use crate::data::TaggedSentence;
-use crate::tasks::tagging::{EntityMetrics, LabelPieces, TokenTarget, encode_words};
-use crate::data::Example;
+use crate::tasks::tagging::EntityMetrics;
 use crate::nn::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
 use crate::error::Error;
 use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig};
 use crate::nn::read_f32;
 use crate::tokenizer::shortest_first;
-use crate::tasks::metrics::{Metrics, argmax, softmax};
+use crate::tasks::metrics::{Metrics, argmax};
 use crate::bert::model::{BertInput, BertModel};
 use crate::rng::Rng;
-use crate::tokenizer::{Batch, BertTokenizer, Encoded};
+use crate::tokenizer::{Batch, Encoded};
 
 use super::adamw::{AdamW, adamw};
 use crate::cpu::join;
@@ -39,8 +37,12 @@ use super::grads::{AddGrads, FreshLeaves};
 use super::schedule::{group_by_length, steps_per_epoch};
 use super::step::{Schedule, clip, read_back};
 
+mod eval;
 mod snapshot;
+mod units;
 pub use snapshot::{Snapshot, TrainState, copy_to};
+pub use units::{LabeledText, encode_examples, encode_tagged};
+use units::{batch_units, labels_tensor};
 
 /// What trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -143,101 +145,6 @@ pub fn config_with_defaults<'de, D: serde::Deserializer<'de>>(d: D) -> std::resu
     serde_json::from_value(merged).map_err(D::Error::custom)
 }
 
-/// A tokenized example with its label id, or its tokens' tag ids.
-#[derive(Debug, Clone)]
-pub struct LabeledText {
-    /// Tokens (`[CLS] a [SEP] (b [SEP])`), truncated to the tokenizer's length.
-    pub encoded: Encoded,
-    /// Index into the label list (a sentence classifier's example).
-    pub label: usize,
-    /// The tokens the loss reads and their tag ids (a token classifier's example; empty for a
-    /// sentence classifier's).
-    pub tokens: Vec<TokenTarget>,
-}
-
-impl LabeledText {
-    /// A sentence classifier's example.
-    pub fn sentence(encoded: Encoded, label: usize) -> Self {
-        Self { encoded, label, tokens: Vec::new() }
-    }
-
-    /// A token classifier's example: targets from [`crate::tasks::tagging::targets`].
-    pub fn tagged(encoded: Encoded, tokens: Vec<TokenTarget>) -> Self {
-        Self { encoded, label: 0, tokens }
-    }
-
-    /// The label ids of its units: the text's label, or each target token's tag.
-    fn unit_labels(&self, level: Level) -> Vec<usize> {
-        match level {
-            Level::Sentence => vec![self.label],
-            Level::Token => self.tokens.iter().map(|t| t.tag).collect(),
-        }
-    }
-
-    fn units(&self, level: Level) -> usize {
-        match level {
-            Level::Sentence => 1,
-            Level::Token => self.tokens.len(),
-        }
-    }
-}
-
-/// A batch's units: labels in order and, for a token classifier, their positions in the padded
-/// batch flattened row by row.
-fn batch_units(rows: &[&LabeledText], level: Level, seq_len: usize, device: &Device) -> (Option<Tensor<1, Int>>, Vec<usize>) {
-    let labels = rows.iter().flat_map(|t| t.unit_labels(level)).collect();
-    let positions = (level == Level::Token).then(|| {
-        let at: Vec<i64> = rows
-            .iter()
-            .enumerate()
-            .flat_map(|(r, t)| t.tokens.iter().map(move |x| (r * seq_len + x.position) as i64))
-            .collect();
-        let n = at.len();
-        Tensor::<1, Int>::from_data(TensorData::new(at, [n]), device)
-    });
-    (positions, labels)
-}
-
-/// Tokenizes examples, mapping label names to ids in `labels`' order.
-pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: &[String]) -> crate::Result<Vec<LabeledText>> {
-    examples
-        .iter()
-        .map(|ex| {
-            let label = labels
-                .iter()
-                .position(|l| *l == ex.label)
-                .ok_or_else(|| Error::Input(format!("line {}: label {:?} is not one of the training labels", ex.line, ex.label)))?;
-            let encoded = tokenizer
-                .encode_text(&ex.text, ex.text_pair.as_deref())
-                .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
-            Ok(LabeledText::sentence(encoded, label))
-        })
-        .collect()
-}
-
-/// Tokenizes tagged sentences for a token classifier: each word's tag (one of `tags`) onto its
-/// pieces as [`crate::tasks::tagging::encode_words`] puts it. Returns the examples and how many
-/// words the tokenizer's length cut off (neither learned nor scored).
-pub fn encode_tagged(tokenizer: &BertTokenizer, sentences: &[TaggedSentence], tags: &[String], pieces: LabelPieces) -> crate::Result<(Vec<LabeledText>, usize)> {
-    let mut lost = 0;
-    let examples = sentences
-        .iter()
-        .map(|s| {
-            let ids = s
-                .tags
-                .iter()
-                .map(|t| tags.iter().position(|x| x == t).ok_or_else(|| Error::Input(format!("line {}: tag {t:?} is not one of the training tags", s.line))))
-                .collect::<crate::Result<Vec<_>>>()?;
-            let (encoded, targets, cut) = encode_words(tokenizer, &s.words, &ids, tags, pieces).map_err(|e| Error::Input(format!("line {}: {e}", s.line)))?;
-            if targets.is_empty() {
-                return Err(Error::Input(format!("line {}: no word of this sentence fits in the model's length", s.line)));
-            }
-            lost += cut;
-            Ok(LabeledText::tagged(encoded, targets))
-        })
-        .collect::<crate::Result<Vec<_>>>()?;
-    Ok((examples, lost))
-}
 
 /// One optimizer step, as reported.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -446,20 +353,7 @@ fn halves_step(
     Ok((loss_a + loss_b, Tensor::cat(vec![logits_a, logits_b], 0), grads))
 }
 
-fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int> {
-    let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
-    Tensor::from_data(TensorData::new(v, [labels.len()]), device)
-}
 
-/// Mean cross-entropy of host-side logits rows.
-fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
-    let total: f64 = logits
-        .chunks(k)
-        .zip(labels)
-        .map(|(row, &y)| -(softmax(row)[y].max(1e-30) as f64).ln())
-        .sum();
-    (total / labels.len().max(1) as f64) as f32
-}
 
 impl FineTuner {
     /// Prepares a run on `device` (an autodiff device: `Device::flex().autodiff()`, say).
@@ -766,110 +660,6 @@ impl FineTuner {
             self.eval = Some(EvalState { next: 0, logits: vec![0.0; valid_units * k], end_of_epoch });
         }
         Ok(Event::Step(StepPoint { phase: self.phase, step: self.step, epoch: self.fractional_epoch(), loss, lr, grad_norm }))
-    }
-
-    async fn eval_batch(&mut self) -> crate::Result<Event> {
-        let inner = self.device.clone().inner();
-        let state = self.eval.as_mut().expect("called while evaluating");
-        let total = self.valid.len();
-        if self.phase == Phase::Head {
-            let head = self.model.head.valid();
-            let feats = self.valid_features.clone().expect("cached").inner();
-            state.logits = read_f32(head.forward(feats)).await?;
-            state.next = total;
-        } else {
-            // Shortest first, each example's logits stored at its row.
-            let k = self.labels.len();
-            let end = (state.next + self.config.batch_size.max(16)).min(total);
-            let indices = &self.valid_order[state.next..end];
-            let examples: Vec<&LabeledText> = indices.iter().map(|&i| &self.valid[i]).collect();
-            let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
-            let model = self.model.valid();
-            let batch = Batch::from_encoded(&rows, self.pad_id);
-            let (positions, _) = batch_units(&examples, self.config.features.level, batch.seq_len, &inner);
-            let logits = read_f32(model.forward_units(BertInput::from_batch(&batch, &inner), positions)?).await?;
-            // Each example's unit rows go where its units start (validation units counted alone).
-            let base = self.unit_start[self.train.len()];
-            let mut from = 0;
-            for &i in indices {
-                let at = self.train.len() + i;
-                let (a, b) = ((self.unit_start[at] - base) * k, (self.unit_start[at + 1] - base) * k);
-                state.logits[a..b].copy_from_slice(&logits[from..from + b - a]);
-                from += b - a;
-            }
-            state.next = end;
-            if end < total {
-                return Ok(Event::Evaluating { done: end, total });
-            }
-        }
-        let state = self.eval.take().expect("evaluating");
-        let k = self.labels.len();
-        if state.logits.iter().any(|v| !v.is_finite()) {
-            self.phase = Phase::Done;
-            return Err(Error::Training("the model produced NaN or infinite outputs on the validation set; training stopped".into()));
-        }
-        let level = self.level();
-        let all_truth: Vec<usize> = self.valid.iter().flat_map(|t| t.unit_labels(level)).collect();
-        let valid_loss = cross_entropy(&state.logits, &all_truth, k);
-        // What is scored: each text, or each word at its first piece.
-        let counted: Vec<bool> = match level {
-            Level::Sentence => vec![true; self.valid.len()],
-            Level::Token => self.valid.iter().flat_map(|t| t.tokens.iter().map(|x| x.word_start)).collect(),
-        };
-        let rows: Vec<&[f32]> = state.logits.chunks(k).zip(&counted).filter(|(_, c)| **c).map(|(row, _)| row).collect();
-        let truth: Vec<usize> = all_truth.iter().zip(&counted).filter(|(_, c)| **c).map(|(t, _)| *t).collect();
-        let pred: Vec<usize> = rows.iter().map(|r| argmax(r)).collect();
-        let metrics = Metrics::new(&truth, &pred, &self.labels);
-        let entities = (level == Level::Token).then(|| self.entity_metrics(&pred)).flatten();
-        let score = score(&metrics, entities.as_ref());
-        let best = self.best.as_ref().is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref()));
-        if best {
-            let probs = rows.iter().map(|r| softmax(r)).collect();
-            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities: entities.clone(), probs, step: Some(self.step) });
-        }
-        let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
-        let report = EvalReport {
-            phase: self.phase,
-            step: self.step,
-            epoch: self.fractional_epoch(),
-            train_loss: (loss_sum / seen.max(1) as f64) as f32,
-            train_accuracy: correct as f32 / seen.max(1) as f32,
-            valid_loss,
-            metrics,
-            entities,
-            best,
-        };
-        if state.end_of_epoch {
-            self.epoch += 1;
-            if self.epoch < self.epochs_of(self.phase) {
-                self.new_epoch_order();
-            } else if self.phase == Phase::Head && self.config.mode == TrainMode::FreezeThenUnfreeze && self.config.epochs > 0 {
-                // Free the cached features; the encoder now trains. This call reports the
-                // evaluation, the next one the new stage.
-                self.train_features = None;
-                self.valid_features = None;
-                self.announce = Some(self.start_phase(Phase::Full));
-            } else {
-                self.phase = Phase::Done;
-            }
-        }
-        Ok(Event::Evaluated(Box::new(report)))
-    }
-
-    /// Entity-level metrics of a tagger's word predictions (validation order), when its tags
-    /// are BIO.
-    fn entity_metrics(&self, pred: &[usize]) -> Option<EntityMetrics> {
-        if !self.labels.iter().any(|l| l.starts_with("B-")) {
-            return None;
-        }
-        let mut pred = pred.iter();
-        let (mut truth_tags, mut pred_tags) = (Vec::new(), Vec::new());
-        for t in &self.valid {
-            let words = t.tokens.iter().filter(|x| x.word_start);
-            truth_tags.push(words.clone().map(|x| self.labels[x.tag].as_str()).collect::<Vec<_>>());
-            pred_tags.push(words.map(|_| self.labels[*pred.next().expect("one prediction per word")].as_str()).collect::<Vec<_>>());
-        }
-        Some(EntityMetrics::new(&truth_tags, &pred_tags))
     }
 
     /// The weights with the best validation score so far (the current ones before any

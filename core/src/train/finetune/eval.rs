@@ -1,0 +1,131 @@
+//! Evaluation of a fine-tuning run on its validation set: logits batch by batch, then the
+//! metrics (accuracy, a tagger's entity-level scores), the best weights kept.
+
+use burn::prelude::*;
+
+use super::units::batch_units;
+use super::{Best, EvalReport, LabeledText, Event, FineTuner, Phase, TrainMode, score};
+use crate::bert::model::BertInput;
+use crate::error::Error;
+use crate::nn::read_f32;
+use crate::tasks::classification::Level;
+use crate::tasks::metrics::{Metrics, argmax, softmax};
+use crate::tasks::tagging::EntityMetrics;
+use crate::tokenizer::{Batch, Encoded};
+
+/// Mean cross-entropy of host-side logits rows.
+fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
+    let total: f64 = logits
+        .chunks(k)
+        .zip(labels)
+        .map(|(row, &y)| -(softmax(row)[y].max(1e-30) as f64).ln())
+        .sum();
+    (total / labels.len().max(1) as f64) as f32
+}
+
+impl FineTuner {
+    pub(super) async fn eval_batch(&mut self) -> crate::Result<Event> {
+        let inner = self.device.clone().inner();
+        let state = self.eval.as_mut().expect("called while evaluating");
+        let total = self.valid.len();
+        if self.phase == Phase::Head {
+            let head = self.model.head.valid();
+            let feats = self.valid_features.clone().expect("cached").inner();
+            state.logits = read_f32(head.forward(feats)).await?;
+            state.next = total;
+        } else {
+            // Shortest first, each example's logits stored at its row.
+            let k = self.labels.len();
+            let end = (state.next + self.config.batch_size.max(16)).min(total);
+            let indices = &self.valid_order[state.next..end];
+            let examples: Vec<&LabeledText> = indices.iter().map(|&i| &self.valid[i]).collect();
+            let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
+            let model = self.model.valid();
+            let batch = Batch::from_encoded(&rows, self.pad_id);
+            let (positions, _) = batch_units(&examples, self.config.features.level, batch.seq_len, &inner);
+            let logits = read_f32(model.forward_units(BertInput::from_batch(&batch, &inner), positions)?).await?;
+            // Each example's unit rows go where its units start (validation units counted alone).
+            let base = self.unit_start[self.train.len()];
+            let mut from = 0;
+            for &i in indices {
+                let at = self.train.len() + i;
+                let (a, b) = ((self.unit_start[at] - base) * k, (self.unit_start[at + 1] - base) * k);
+                state.logits[a..b].copy_from_slice(&logits[from..from + b - a]);
+                from += b - a;
+            }
+            state.next = end;
+            if end < total {
+                return Ok(Event::Evaluating { done: end, total });
+            }
+        }
+        let state = self.eval.take().expect("evaluating");
+        let k = self.labels.len();
+        if state.logits.iter().any(|v| !v.is_finite()) {
+            self.phase = Phase::Done;
+            return Err(Error::Training("the model produced NaN or infinite outputs on the validation set; training stopped".into()));
+        }
+        let level = self.level();
+        let all_truth: Vec<usize> = self.valid.iter().flat_map(|t| t.unit_labels(level)).collect();
+        let valid_loss = cross_entropy(&state.logits, &all_truth, k);
+        // What is scored: each text, or each word at its first piece.
+        let counted: Vec<bool> = match level {
+            Level::Sentence => vec![true; self.valid.len()],
+            Level::Token => self.valid.iter().flat_map(|t| t.tokens.iter().map(|x| x.word_start)).collect(),
+        };
+        let rows: Vec<&[f32]> = state.logits.chunks(k).zip(&counted).filter(|(_, c)| **c).map(|(row, _)| row).collect();
+        let truth: Vec<usize> = all_truth.iter().zip(&counted).filter(|(_, c)| **c).map(|(t, _)| *t).collect();
+        let pred: Vec<usize> = rows.iter().map(|r| argmax(r)).collect();
+        let metrics = Metrics::new(&truth, &pred, &self.labels);
+        let entities = (level == Level::Token).then(|| self.entity_metrics(&pred)).flatten();
+        let score = score(&metrics, entities.as_ref());
+        let best = self.best.as_ref().is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref()));
+        if best {
+            let probs = rows.iter().map(|r| softmax(r)).collect();
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities: entities.clone(), probs, step: Some(self.step) });
+        }
+        let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
+        let report = EvalReport {
+            phase: self.phase,
+            step: self.step,
+            epoch: self.fractional_epoch(),
+            train_loss: (loss_sum / seen.max(1) as f64) as f32,
+            train_accuracy: correct as f32 / seen.max(1) as f32,
+            valid_loss,
+            metrics,
+            entities,
+            best,
+        };
+        if state.end_of_epoch {
+            self.epoch += 1;
+            if self.epoch < self.epochs_of(self.phase) {
+                self.new_epoch_order();
+            } else if self.phase == Phase::Head && self.config.mode == TrainMode::FreezeThenUnfreeze && self.config.epochs > 0 {
+                // Free the cached features; the encoder now trains. This call reports the
+                // evaluation, the next one the new stage.
+                self.train_features = None;
+                self.valid_features = None;
+                self.announce = Some(self.start_phase(Phase::Full));
+            } else {
+                self.phase = Phase::Done;
+            }
+        }
+        Ok(Event::Evaluated(Box::new(report)))
+    }
+
+    /// Entity-level metrics of a tagger's word predictions (validation order), when its tags
+    /// are BIO.
+    fn entity_metrics(&self, pred: &[usize]) -> Option<EntityMetrics> {
+        if !self.labels.iter().any(|l| l.starts_with("B-")) {
+            return None;
+        }
+        let mut pred = pred.iter();
+        let (mut truth_tags, mut pred_tags) = (Vec::new(), Vec::new());
+        for t in &self.valid {
+            let words = t.tokens.iter().filter(|x| x.word_start);
+            truth_tags.push(words.clone().map(|x| self.labels[x.tag].as_str()).collect::<Vec<_>>());
+            pred_tags.push(words.map(|_| self.labels[*pred.next().expect("one prediction per word")].as_str()).collect::<Vec<_>>());
+        }
+        Some(EntityMetrics::new(&truth_tags, &pred_tags))
+    }
+
+}
