@@ -334,6 +334,50 @@ impl BertTokenizer {
         self.encode_input(EncodeInput::Dual(a.into(), b.into()), empty)
     }
 
+    /// Splits `context` into windows of at most `max_len` tokens (never more than the model's
+    /// length), each with the whole `question` in front, consecutive windows sharing `stride`
+    /// tokens of the passage: what `transformers`' question-answering examples do with
+    /// `truncation="only_second", return_overflowing_tokens=True, stride=...`.
+    pub fn encode_windows(&self, question: &str, context: &str, max_len: usize, stride: usize) -> Result<Vec<Window>> {
+        if question.trim().is_empty() {
+            return Err(Error::Input("the question is empty".into()));
+        }
+        if context.trim().is_empty() {
+            return Err(Error::Input("the passage is empty".into()));
+        }
+        let max_len = max_len.min(self.max_len);
+        let mut windowing = self.inner.clone();
+        windowing
+            .with_truncation(Some(TruncationParams {
+                max_length: max_len,
+                strategy: TruncationStrategy::OnlySecond,
+                stride,
+                ..Default::default()
+            }))
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let mut first = windowing.encode_char_offsets(EncodeInput::Dual(question.into(), context.into()), true).map_err(|e| {
+            let question_len = self.inner.encode(question, false).map(|q| q.len()).unwrap_or(0);
+            if question_len + 3 >= max_len {
+                Error::Input(format!("the question is {question_len} tokens long: with the passage it must fit in {max_len}"))
+            } else {
+                Error::Input(format!("could not tokenize: {e}"))
+            }
+        })?;
+        let rest = first.take_overflowing();
+        std::iter::once(first)
+            .chain(rest)
+            .map(|e| {
+                let sequences = e.get_sequence_ids();
+                let from = sequences.iter().position(|s| *s == Some(1));
+                let to = sequences.iter().rposition(|s| *s == Some(1));
+                let (Some(from), Some(to)) = (from, to) else {
+                    return Err(Error::Input("the question leaves no room for the passage".into()));
+                };
+                Ok(Window { encoded: Encoded::from_encoding(&e, None), context: from..to + 1 })
+            })
+            .collect()
+    }
+
     fn encode_input(&self, input: EncodeInput<'_>, empty: bool) -> Result<Encoded> {
         if empty {
             return Err(Error::Input("the text is empty".into()));
@@ -359,6 +403,15 @@ impl BertTokenizer {
             .map_err(|e| Error::Input(format!("could not tokenize: {e}")))?;
         Ok(Encoded::from_encoding(&cut, Some(full.len())))
     }
+}
+
+/// One window of a question over a passage: `[CLS] question [SEP] part of the passage [SEP]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    /// The window's tokens; a passage token's offsets are characters of the passage.
+    pub encoded: Encoded,
+    /// Token positions of the passage's part in this window.
+    pub context: std::ops::Range<usize>,
 }
 
 /// Positions of `encoded`, shortest first (a stable sort: equal lengths keep their order).
@@ -415,6 +468,33 @@ mod tests {
         assert_eq!(e.tokens.len(), 6);
         assert_eq!(e.truncated_from, Some(8));
         assert_eq!(e.tokens.last().unwrap().piece, "[SEP]");
+    }
+
+    #[test]
+    fn a_long_passage_is_split_into_overlapping_windows_with_the_question_in_each() {
+        let tok = BertTokenizer::from_vocab_txt(&tiny_vocab(), true, 512).unwrap();
+        let context = "the cat plays. the cat plays. the cat";
+        let windows = tok.encode_windows("cats", context, 10, 2).unwrap();
+        assert!(windows.len() > 1);
+        let mut covered = Vec::new();
+        for w in &windows {
+            let pieces: Vec<_> = w.encoded.tokens.iter().map(|t| t.piece.as_str()).collect();
+            assert_eq!(&pieces[..4], ["[CLS]", "cat", "##s", "[SEP]"]);
+            assert_eq!(pieces.last(), Some(&"[SEP]"));
+            assert!(pieces.len() <= 10);
+            assert_eq!(w.context.start, 4);
+            assert_eq!(w.context.end, pieces.len() - 1);
+            covered.push(w.encoded.tokens[w.context.clone()].iter().map(|t| t.offsets).collect::<Vec<_>>());
+        }
+        // Consecutive windows share two tokens; the offsets are the passage's characters.
+        for pair in covered.windows(2) {
+            assert_eq!(pair[0][pair[0].len() - 2..], pair[1][..2]);
+        }
+        assert_eq!(covered[0][1], (4, 7)); // "cat"
+        assert_eq!(covered.last().unwrap().last(), Some(&(34, 37)));
+        // A question that leaves no room is refused, saying why.
+        let err = tok.encode_windows("the cat the cat the cat", context, 8, 2).unwrap_err();
+        assert!(err.to_string().contains("question"), "{err}");
     }
 
     #[test]

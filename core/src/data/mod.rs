@@ -1,5 +1,6 @@
 //! Labeled text in: CSV, TSV and JSON Lines files → a [`Table`] → [`Example`]s with labels →
-//! a [`ValidationReport`] and a stratified train/validation [`Split`].
+//! a [`ValidationReport`] and a stratified train/validation [`Split`]; tagged sentences
+//! ([`parse_tagged`]) and questions over passages ([`parse_qa`]) for the other tasks.
 //!
 //! Everything works on bytes (no paths, no clock, no threads), so it runs the same in the browser
 //! and natively. Problems with a whole file are [`DataError`]s; problems with one row never stop
@@ -11,6 +12,7 @@ mod decode;
 mod examples;
 mod report;
 mod split;
+mod squad;
 mod table;
 mod tagged;
 mod text;
@@ -22,6 +24,7 @@ pub use decode::{Decoded, decode};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
 pub use report::{LengthStats, ValidationReport, validate};
 pub use split::{Split, shuffled, stratified_split};
+pub use squad::{QaAnswer, QaData, QaFormat, QaItem, parse_qa};
 pub use tagged::{TaggedData, TaggedFormat, TaggedSentence, parse_tagged, split_words};
 pub use table::{Format, Record, Table, detect_format, looks_like_header, parse_table};
 
@@ -58,6 +61,15 @@ pub enum DataError {
     Tagged {
         /// 1-based line.
         line: usize,
+        /// What is wrong there.
+        message: String,
+    },
+
+    /// A question of a question-answering file that cannot be used.
+    #[error("{place}: {message}.")]
+    Qa {
+        /// Where: "Line 12 (question 5733be28)", "The header".
+        place: String,
         /// What is wrong there.
         message: String,
     },
