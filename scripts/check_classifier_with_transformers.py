@@ -9,6 +9,8 @@ EXPORT is the exported zip (or its unpacked folder). PROBS.json is
 optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same). For a token
 classifier, "probs" holds one list per token of the text's encoding, specials included, or
 "word_probs" one list per word (each word read at its first piece, as the page tags words).
+For a question-answering model, "text" is the question, "pair" the passage, and "start_logits"
+and "end_logits" hold one logit per token instead of "probs".
 
 The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification` (or
 `AutoModelForTokenClassification`, when config.json names a `*ForTokenClassification`): as it is
@@ -25,7 +27,12 @@ import tempfile
 import zipfile
 
 import torch
-from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification, AutoTokenizer
+from transformers import (
+    AutoModelForQuestionAnswering,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+    AutoTokenizer,
+)
 
 FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra")
 
@@ -49,11 +56,12 @@ def check(path, probs_path):
     rows = json.load(open(probs_path))
     remote = "auto_map" in config
     tokens = config["architectures"][0].endswith("ForTokenClassification")
-    task = "ForTokenClassification" if tokens else "ForSequenceClassification"
+    spans = config["architectures"][0].endswith("ForQuestionAnswering")
+    task = "ForQuestionAnswering" if spans else "ForTokenClassification" if tokens else "ForSequenceClassification"
     native = config["architectures"][0] in [f + task for f in FAMILIES]
     if not (remote or native):
         raise SystemExit(f"{d}: neither a transformers *{task} nor an auto_map: transformers would load a random head")
-    auto = AutoModelForTokenClassification if tokens else AutoModelForSequenceClassification
+    auto = AutoModelForQuestionAnswering if spans else AutoModelForTokenClassification if tokens else AutoModelForSequenceClassification
     model, info = auto.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
     model.eval()
     problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
@@ -66,8 +74,17 @@ def check(path, probs_path):
         if "input_ids" in row and enc["input_ids"][0].tolist() != row["input_ids"]:
             raise SystemExit(f"AutoTokenizer gives {enc['input_ids'][0].tolist()} for {row['text']!r}; bertbench gave {row['input_ids']}")
         with torch.no_grad():
-            logits = model(**enc).logits
-        ref = torch.softmax(logits, -1)[0]
+            out = model(**enc)
+        if spans:
+            ref = torch.stack([out.start_logits[0], out.end_logits[0]])
+            ours = torch.tensor([row["start_logits"], row["end_logits"]])
+            if ref.shape != ours.shape:
+                raise SystemExit(f"transformers gives logits of shape {list(ref.shape)}, bertbench {list(ours.shape)}")
+            err = (ref - ours).abs().max().item()
+            worst = max(worst, err)
+            print(f"{err:.2e}  start/end logits of {row['text'][:40]!r}")
+            continue
+        ref = torch.softmax(out.logits, -1)[0]
         if "word_probs" in row:
             # A tagger's words as the page shows them: each read at its first piece.
             firsts = {}
@@ -85,7 +102,8 @@ def check(path, probs_path):
         worst = max(worst, err)
         print(f"{err:.2e}  {ref.tolist()}  {row['text'][:60]!r}")
     labels = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
-    print(f"labels {labels}; transformers vs bertbench probabilities: max abs error {worst:.2e} over {len(rows)} texts")
+    what = "start and end logits" if spans else "probabilities"
+    print(f"labels {labels}; transformers vs bertbench {what}: max abs error {worst:.2e} over {len(rows)} texts")
     if worst > 1e-4:
         raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
 

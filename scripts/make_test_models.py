@@ -25,6 +25,7 @@ from transformers import (
     BertConfig,
     BertForMaskedLM,
     BertForSequenceClassification,
+    BertForQuestionAnswering,
     BertForTokenClassification,
     BertModel,
     BertTokenizerFast,
@@ -160,6 +161,22 @@ def tag_words(model, tok):
     return rows
 
 
+def answer_logits(model, tok):
+    """A question-answering model's start and end logits over each (question, passage) pair."""
+    cases = [
+        ("who fed the cat?", "the cat sat on the mat and tom fed the cat while the dog slept in the garden all day long."),
+        ("where is the dog?", "the dog is asleep in the garden."),
+    ]
+    rows = []
+    for question, context in cases:
+        enc = tok(question, context, return_tensors="pt")
+        with torch.no_grad():
+            out = model(**enc)
+        rows.append({"question": question, "context": context, "input_ids": enc["input_ids"][0].tolist(),
+                     "start_logits": out.start_logits[0].tolist(), "end_logits": out.end_logits[0].tolist()})
+    return rows
+
+
 def save(folder, model, tok, family, description, **heads):
     expected = {
         "family": family,
@@ -258,6 +275,13 @@ def make_bert_family(out):
     tok.save_pretrained(folder)
     save(folder, model, tok, "bert", "BertForTokenClassification (BIO tags) with id2label",
          classify=classify(model, tok), tag=tag_words(model, tok))
+
+    # An extractive question-answering model: BertForQuestionAnswering (qa_outputs, no pooler).
+    folder, tok = uncased_folder(out, "bert-qa", 15, pieces)
+    model = jitter(BertForQuestionAnswering(bert_config(len(pieces))))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    save(folder, model, tok, "bert", "BertForQuestionAnswering", answer=answer_logits(model, tok))
 
     # DistilBERT with its masked-language-model head.
     folder, tok = uncased_folder(out, "distilbert", 7, pieces, DistilBertTokenizerFast)

@@ -7,7 +7,7 @@ use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::normalizers::bert::BertNormalizer;
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
 use tokenizers::processors::bert::BertProcessing;
-use tokenizers::{EncodeInput, Encoding, Tokenizer, TruncationParams, TruncationStrategy};
+use tokenizers::{EncodeInput, Encoding, PostProcessor, Tokenizer, TruncationParams, TruncationStrategy};
 
 use crate::error::{Error, Result};
 
@@ -346,6 +346,15 @@ impl BertTokenizer {
             return Err(Error::Input("the passage is empty".into()));
         }
         let max_len = max_len.min(self.max_len);
+        // The passage's room in a window; consecutive windows share at most half of it (the
+        // tokenizer refuses a stride that leaves no progress).
+        let question_len = self.inner.encode(question, false).map(|q| q.len()).map_err(|e| Error::Input(format!("could not tokenize: {e}")))?;
+        let added = self.inner.get_post_processor().map_or(3, |p| p.added_tokens(true));
+        let room = max_len.saturating_sub(question_len + added);
+        if room < 2 {
+            return Err(Error::Input(format!("the question is {question_len} tokens long: with the passage it must fit in {max_len}")));
+        }
+        let stride = stride.min(room / 2);
         let mut windowing = self.inner.clone();
         windowing
             .with_truncation(Some(TruncationParams {
@@ -355,14 +364,9 @@ impl BertTokenizer {
                 ..Default::default()
             }))
             .map_err(|e| Error::Tokenizer(e.to_string()))?;
-        let mut first = windowing.encode_char_offsets(EncodeInput::Dual(question.into(), context.into()), true).map_err(|e| {
-            let question_len = self.inner.encode(question, false).map(|q| q.len()).unwrap_or(0);
-            if question_len + 3 >= max_len {
-                Error::Input(format!("the question is {question_len} tokens long: with the passage it must fit in {max_len}"))
-            } else {
-                Error::Input(format!("could not tokenize: {e}"))
-            }
-        })?;
+        let mut first = windowing
+            .encode_char_offsets(EncodeInput::Dual(question.into(), context.into()), true)
+            .map_err(|e| Error::Input(format!("could not tokenize: {e}")))?;
         let rest = first.take_overflowing();
         std::iter::once(first)
             .chain(rest)

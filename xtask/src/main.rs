@@ -439,13 +439,13 @@ fn pin_inline_scripts(index: &Path) -> Result {
 fn python_with_torch() -> Result<String> {
     let venv = cache().join("python");
     let python = venv.join("bin/python").display().to_string();
-    let check = "import torch, transformers, safetensors";
+    let check = "import torch, transformers, safetensors, torchmetrics";
     if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
         return Ok(python);
     }
-    step("PyTorch and transformers (PyPI) in a virtual environment in the cache");
+    step("PyTorch, transformers and torchmetrics (PyPI) in a virtual environment in the cache");
     run("python3", &["-m", "venv", &venv.display().to_string()])?;
-    run(&python, &["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "torch", "transformers", "safetensors"])?;
+    run(&python, &["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "torch", "transformers", "safetensors", "torchmetrics"])?;
     Ok(python)
 }
 

@@ -143,12 +143,19 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
     }
     let head_weights = head_tensors(&files.weights, config.model_type);
     let (model, mut report) = load_model(&config, files.weights, device)?;
-    if token_classifier(&files.config_json) {
+    // bertbench's own exports keep any head under `classifier.*`; the architecture says which.
+    let named = if question_answering(&files.config_json) {
+        Some(Head::QuestionAnswering)
+    } else {
+        token_classifier(&files.config_json).then_some(Head::TokenClassifier)
+    };
+    if let Some(named) = named {
         for head in &mut report.heads {
             if *head == Head::Classifier {
-                *head = Head::TokenClassifier;
+                *head = named;
             }
         }
+        report.heads.dedup();
     }
     Ok(LoadedModel { config, model, tokenizer, report, head_weights })
 }
@@ -156,10 +163,19 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
 /// Whether `config.json` names a `*ForTokenClassification` architecture: its `classifier.*`
 /// labels tokens, not texts.
 pub fn token_classifier(config_json: &[u8]) -> bool {
+    architecture_ends_with(config_json, "ForTokenClassification")
+}
+
+/// Whether `config.json` names a `*ForQuestionAnswering` architecture.
+pub fn question_answering(config_json: &[u8]) -> bool {
+    architecture_ends_with(config_json, "ForQuestionAnswering")
+}
+
+fn architecture_ends_with(config_json: &[u8], suffix: &str) -> bool {
     serde_json::from_slice::<serde_json::Value>(config_json)
         .ok()
         .and_then(|v| v.get("architectures")?.as_array().cloned())
-        .is_some_and(|a| a.iter().any(|n| n.as_str().is_some_and(|n| n.ends_with("ForTokenClassification"))))
+        .is_some_and(|a| a.iter().any(|n| n.as_str().is_some_and(|n| n.ends_with(suffix))))
 }
 
 /// The task-head tensors of `model.safetensors` bytes (every tensor under one of the family's

@@ -4,6 +4,8 @@
 //! - [`classification`]: sentence (or sentence-pair) classification, `BertForSequenceClassification`
 //! - [`tagging`]: token tagging (named entities, BIO): words onto pieces, entity-level metrics,
 //!   `BertForTokenClassification` (the model is a token-level [`classification::BertClassifier`])
+//! - [`qa`]: extractive question answering: windows of a passage, start/end logits, the best
+//!   span, SQuAD's exact match and F1, `BertForQuestionAnswering`
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
 //! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
@@ -13,4 +15,5 @@ pub mod classification;
 pub mod masking;
 pub mod metrics;
 pub mod pretraining;
+pub mod qa;
 pub mod tagging;

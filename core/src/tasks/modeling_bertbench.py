@@ -4,7 +4,8 @@ Load the folder with
 
     AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True)
 
-(a token classifier: `AutoModelForTokenClassification`).
+(a token classifier: `AutoModelForTokenClassification`; a question-answering model:
+`AutoModelForQuestionAnswering`).
 
 It computes what the page computed: the sentence features that `config.bertbench_head["spec"]`
 names (mean over the tokens the attention mask keeps, or the first token, or the pooler; from
@@ -14,7 +15,7 @@ the last layer, the second-to-last, or the last four summed or concatenated olde
 import torch
 from torch import nn
 from transformers import {CONFIG}, {MODEL}, PreTrainedModel
-from transformers.modeling_outputs import SequenceClassifierOutput, TokenClassifierOutput
+from transformers.modeling_outputs import QuestionAnsweringModelOutput, SequenceClassifierOutput, TokenClassifierOutput
 
 
 class BertbenchForSequenceClassification(PreTrainedModel):
@@ -83,3 +84,18 @@ class BertbenchForTokenClassification(BertbenchForSequenceClassification):
         if labels is not None:
             loss = nn.functional.cross_entropy(out.logits.view(-1, self.config.num_labels), labels.view(-1), ignore_index=-100)
         return TokenClassifierOutput(loss=loss, logits=out.logits, hidden_states=out.hidden_states)
+
+
+class BertbenchForQuestionAnswering(BertbenchForTokenClassification):
+    """Every token's features, then `classifier` with two outputs: the start and the end logit
+    of an answer span. Load it with `AutoModelForQuestionAnswering.from_pretrained(folder,
+    trust_remote_code=True)`."""
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, start_positions=None, end_positions=None, **kwargs):
+        out = BertbenchForSequenceClassification.forward(self, input_ids, attention_mask, token_type_ids)
+        start_logits, end_logits = out.logits.split(1, dim=-1)
+        start_logits, end_logits = start_logits.squeeze(-1).contiguous(), end_logits.squeeze(-1).contiguous()
+        loss = None
+        if start_positions is not None and end_positions is not None:
+            loss = (nn.functional.cross_entropy(start_logits, start_positions) + nn.functional.cross_entropy(end_logits, end_positions)) / 2
+        return QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits, hidden_states=out.hidden_states)

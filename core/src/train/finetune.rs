@@ -18,7 +18,8 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
-use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, token_features};
+use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, span_rows, token_features};
+use crate::tasks::qa::{AnswerMetrics, SpanConfig};
 use crate::tasks::tagging::EntityMetrics;
 use crate::nn::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
@@ -41,7 +42,7 @@ mod eval;
 mod snapshot;
 mod units;
 pub use snapshot::{Snapshot, TrainState, copy_to};
-pub use units::{LabeledText, encode_examples, encode_tagged};
+pub use units::{LabeledText, SpanTarget, encode_examples, encode_questions, encode_tagged};
 use units::{batch_units, labels_tensor};
 
 /// What trains.
@@ -130,6 +131,9 @@ pub struct FineTuneConfig {
     /// less random batch order.
     #[config(default = true)]
     pub group_by_length: bool,
+    /// A question-answering run's windows and answer search.
+    #[config(default = "SpanConfig::new()")]
+    pub spans: SpanConfig,
 }
 
 /// Deserializes a [`FineTuneConfig`] saved by an earlier version: fields it lacks take their
@@ -183,20 +187,24 @@ pub struct EvalReport {
     /// A tagger's entity-level metrics (when its tags are BIO).
     #[serde(default)]
     pub entities: Option<EntityMetrics>,
+    /// A question-answering model's exact match and F1 (SQuAD's).
+    #[serde(default)]
+    pub answers: Option<AnswerMetrics>,
     /// Whether this is the best validation score so far (its weights are kept): entity F1 for a
     /// BIO tagger, accuracy otherwise.
     pub best: bool,
 }
 
 impl EvalReport {
-    /// The score runs are compared by: entity F1 where there are entities, else accuracy.
+    /// The score runs are compared by: a question-answering model's F1, entity F1 where there
+    /// are entities, else accuracy.
     pub fn score(&self) -> f32 {
-        score(&self.metrics, self.entities.as_ref())
+        score(&self.metrics, self.entities.as_ref(), self.answers.as_ref())
     }
 }
 
-fn score(metrics: &Metrics, entities: Option<&EntityMetrics>) -> f32 {
-    entities.map_or(metrics.accuracy, |e| e.f1)
+fn score(metrics: &Metrics, entities: Option<&EntityMetrics>, answers: Option<&AnswerMetrics>) -> f32 {
+    answers.map(|a| a.all.f1).or(entities.map(|e| e.f1)).unwrap_or(metrics.accuracy)
 }
 
 /// What one call of [`FineTuner::advance`] did.
@@ -259,9 +267,9 @@ pub struct FineTuner {
     model: BertClassifier,
     train: Vec<LabeledText>,
     valid: Vec<LabeledText>,
-    /// Where each example's units start among all units (training then validation examples),
-    /// and the total at the end: a unit is a text, or a target token of a token classifier.
-    unit_start: Vec<usize>,
+    /// Where each example's rows start among all rows (training then validation examples),
+    /// and the total at the end: see [`units`] for rows and units.
+    row_start: Vec<usize>,
     phase: Phase,
     feature_rows: Vec<f32>,
     feature_done: usize,
@@ -298,6 +306,8 @@ struct Best {
     model: BertClassifier,
     metrics: Metrics,
     entities: Option<EntityMetrics>,
+    /// A question-answering model's scores and its answer to each validation question ("": none).
+    answers: Option<(AnswerMetrics, Vec<String>)>,
     /// Per validation text (a tagger: per word), in order.
     probs: Vec<Vec<f32>>,
     /// The step its weights are from, where known: while no optimizer step has followed, they
@@ -350,7 +360,16 @@ fn halves_step(
     let (first, second) = join(|| part(a, &rows[..half], 1), || part(b, &rows[half..], 2));
     let ((loss_a, logits_a, mut grads), (loss_b, logits_b, from)) = (first?, second?);
     model.visit(&mut AddGrads { into: &mut grads, from });
-    Ok((loss_a + loss_b, Tensor::cat(vec![logits_a, logits_b], 0), grads))
+    // A question-answering model's rows are as wide as each half's windows: pad to the wider.
+    let width = logits_a.dims()[1].max(logits_b.dims()[1]);
+    let pad = |x: Tensor<2>| match width - x.dims()[1] {
+        0 => x,
+        more => {
+            let filler = Tensor::<2>::full([x.dims()[0], more], -1e4, &x.device());
+            Tensor::cat(vec![x, filler], 1)
+        }
+    };
+    Ok((loss_a + loss_b, Tensor::cat(vec![pad(logits_a), pad(logits_b)], 0), grads))
 }
 
 
@@ -375,11 +394,15 @@ impl FineTuner {
             return Err(Error::Training("both the training and the validation set need examples".into()));
         }
         let level = config.features.level;
-        if let Some(bad) = train.iter().chain(&valid).flat_map(|t| t.unit_labels(level)).find(|&l| l >= labels.len()) {
+        let classes = train.iter().chain(&valid).filter(|_| level != Level::Span).flat_map(|t| t.unit_labels(level));
+        if let Some(bad) = classes.clone().find(|&l| l >= labels.len()) {
             return Err(Error::Training(format!("label id {bad} is out of range")));
         }
         if level == Level::Token && train.iter().chain(&valid).any(|t| t.tokens.is_empty()) {
             return Err(Error::Training("a tagged example has no token to learn from".into()));
+        }
+        if level == Level::Span && (labels.len() != 2 || train.iter().chain(&valid).any(|t| t.span.is_none())) {
+            return Err(Error::Training("a question-answering run needs the labels start and end and every window's answer".into()));
         }
         let layers = bert.num_layers();
         config.features.check(layers, bert.pooler.is_some())?;
@@ -399,9 +422,9 @@ impl FineTuner {
         let lengths: Vec<usize> = train.iter().chain(&valid).map(|t| t.encoded.tokens.len()).collect();
         let feature_order = shortest_first(&lengths);
         let valid_order = shortest_first(&lengths[train.len()..]);
-        let mut unit_start = vec![0];
+        let mut row_start = vec![0];
         for t in train.iter().chain(&valid) {
-            unit_start.push(unit_start.last().expect("starts with 0") + t.units(level));
+            row_start.push(row_start.last().expect("starts with 0") + t.rows(level));
         }
         let mut tuner = Self {
             labels,
@@ -411,7 +434,7 @@ impl FineTuner {
             model: BertClassifier { bert, head, spec: config.features },
             train,
             valid,
-            unit_start,
+            row_start,
             phase,
             feature_rows: Vec::new(),
             feature_done: 0,
@@ -455,10 +478,10 @@ impl FineTuner {
         ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len }
     }
 
-    /// Units (texts, or a tagger's target tokens) of the training and of the validation examples.
-    fn unit_counts(&self) -> (usize, usize) {
-        let split = self.unit_start[self.train.len()];
-        (split, self.unit_start[self.train.len() + self.valid.len()] - split)
+    /// Rows (see [`units`]) of the training and of the validation examples.
+    fn row_counts(&self) -> (usize, usize) {
+        let split = self.row_start[self.train.len()];
+        (split, self.row_start[self.train.len() + self.valid.len()] - split)
     }
 
     fn level(&self) -> Level {
@@ -510,7 +533,7 @@ impl FineTuner {
     /// the next [`advance`](Self::advance) says so.
     pub fn reuse_features(&mut self, train: Tensor<2>, valid: Tensor<2>) -> crate::Result<()> {
         let width = self.model.head.classifier.weight.dims()[0];
-        let (train_units, valid_units) = self.unit_counts();
+        let (train_units, valid_units) = self.row_counts();
         if self.phase != Phase::Features
             || train.dims() != [train_units, width]
             || valid.dims() != [valid_units, width]
@@ -561,16 +584,16 @@ impl FineTuner {
         if values.iter().any(|v| !v.is_finite()) {
             return Err(Error::Device("the encoder produced NaN or infinite features".into()));
         }
-        let units: usize = examples.iter().map(|t| t.units(self.level())).sum();
-        let width = values.len() / units;
-        let (train_units, valid_units) = self.unit_counts();
+        let rows: usize = examples.iter().map(|t| t.rows(self.level())).sum();
+        let width = values.len() / rows;
+        let (train_units, valid_units) = self.row_counts();
         if self.feature_rows.is_empty() {
             self.feature_rows = vec![0.0; (train_units + valid_units) * width];
         }
         // Each example's unit rows go where its units start.
         let mut from = 0;
         for &i in indices {
-            let (a, b) = (self.unit_start[i] * width, self.unit_start[i + 1] * width);
+            let (a, b) = (self.row_start[i] * width, self.row_start[i + 1] * width);
             self.feature_rows[a..b].copy_from_slice(&values[from..from + b - a]);
             from += b - a;
         }
@@ -605,9 +628,7 @@ impl FineTuner {
 
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
-            let ids: Vec<i64> = idx.iter().flat_map(|&i| (self.unit_start[i]..self.unit_start[i + 1]).map(|u| u as i64)).collect();
-            let x = feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device));
-            let logits = self.model.head.forward(x);
+            let logits = self.head_logits(feats, &idx);
             let loss = ClassificationHead::loss(logits.clone(), targets);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
             let norm = clip(&self.model.head, &mut grads, self.config.max_grad_norm, &self.device);
@@ -630,7 +651,9 @@ impl FineTuner {
         };
 
         // One read-back per step: loss, gradient norm and logits together.
-        let values = match read_back(loss, &norm, vec![logits.reshape([n * k])], self.step, inner != Device::flex()).await {
+        // A row per unit: `k` labels wide, or a question-answering window's tokens.
+        let width = logits.dims()[1];
+        let values = match read_back(loss, &norm, vec![logits.reshape([n * width])], self.step, inner != Device::flex()).await {
             Ok(v) => v,
             Err(e) => {
                 self.phase = Phase::Done;
@@ -638,7 +661,7 @@ impl FineTuner {
             }
         };
         let (loss, grad_norm) = (values.loss, values.grad_norm);
-        let correct = values.extra.chunks(k).zip(&labels).filter(|(row, y)| argmax(row) == **y).count();
+        let correct = values.extra.chunks(width).zip(&labels).filter(|(row, y)| argmax(row) == **y).count();
 
         let optim = self.optim.as_mut().expect("an optimizer per stage");
         if self.phase == Phase::Head {
@@ -652,7 +675,7 @@ impl FineTuner {
         self.since_eval.0 += f64::from(loss) * n as f64;
         self.since_eval.1 += correct;
         self.since_eval.2 += n;
-        let valid_units = self.unit_counts().1;
+        let valid_units = self.row_counts().1;
 
         let end_of_epoch = self.cursor >= self.order.len();
         let periodic = self.config.eval_every > 0 && self.phase_step % self.config.eval_every == 0;
@@ -660,6 +683,30 @@ impl FineTuner {
             self.eval = Some(EvalState { next: 0, logits: vec![0.0; valid_units * k], end_of_epoch });
         }
         Ok(Event::Step(StepPoint { phase: self.phase, step: self.step, epoch: self.fractional_epoch(), loss, lr, grad_norm }))
+    }
+
+    /// The head's logits of training examples `idx` from their cached features, a row per unit
+    /// (a question-answering window's rows padded to the longest window's, as in a batch).
+    fn head_logits(&self, feats: Tensor<2>, idx: &[usize]) -> Tensor<2> {
+        let rows = |i: usize| self.row_start[i]..self.row_start[i + 1];
+        if self.level() != Level::Span {
+            let ids: Vec<i64> = idx.iter().flat_map(|&i| rows(i).map(|u| u as i64)).collect();
+            let n = ids.len();
+            return self.model.head.forward(feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device)));
+        }
+        let seq = idx.iter().map(|&i| rows(i).len()).max().unwrap_or(0);
+        let (mut ids, mut mask) = (Vec::with_capacity(idx.len() * seq), Vec::with_capacity(idx.len() * seq));
+        for &i in idx {
+            let r = rows(i);
+            for c in 0..seq {
+                ids.push((r.start + c.min(r.len() - 1)) as i64);
+                mask.push(i64::from(c < r.len()));
+            }
+        }
+        let n = ids.len();
+        let x = feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device));
+        let tokens = self.model.head.forward(x).reshape([idx.len(), seq, 2]);
+        span_rows(tokens, Tensor::from_data(TensorData::new(mask, [idx.len(), seq]), &self.device))
     }
 
     /// The weights with the best validation score so far (the current ones before any
@@ -675,12 +722,18 @@ impl FineTuner {
 
     /// The best validation score so far: entity F1 for a BIO tagger, accuracy otherwise.
     pub fn best_score(&self) -> Option<f32> {
-        self.best.as_ref().map(|b| score(&b.metrics, b.entities.as_ref()))
+        self.best.as_ref().map(|b| score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0)))
     }
 
     /// A tagger's entity-level metrics at its best weights.
     pub fn best_entities(&self) -> Option<&EntityMetrics> {
         self.best.as_ref().and_then(|b| b.entities.as_ref())
+    }
+
+    /// A question-answering model's scores at its best weights, and its answer to each
+    /// validation question in order (`""`: no answer).
+    pub fn best_answers(&self) -> Option<(&AnswerMetrics, &[String])> {
+        self.best.as_ref().and_then(|b| b.answers.as_ref()).map(|(m, a)| (m, a.as_slice()))
     }
 
     /// Validation metrics and per-example probabilities (validation order; a tagger's: per

@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::nn::read_f32;
 use crate::tasks::classification::Level;
 use crate::tasks::metrics::{Metrics, argmax, softmax};
+use crate::tasks::qa::{AnswerMetrics, best_spans};
 use crate::tasks::tagging::EntityMetrics;
 use crate::tokenizer::{Batch, Encoded};
 
@@ -21,6 +22,16 @@ fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
         .map(|(row, &y)| -(softmax(row)[y].max(1e-30) as f64).ln())
         .sum();
     (total / labels.len().max(1) as f64) as f32
+}
+
+/// The scores of one validation pass.
+struct Scored {
+    valid_loss: f32,
+    metrics: Metrics,
+    entities: Option<EntityMetrics>,
+    answers: Option<(AnswerMetrics, Vec<String>)>,
+    /// Per text (a tagger: per word) probabilities.
+    probs: Vec<Vec<f32>>,
 }
 
 impl FineTuner {
@@ -43,13 +54,13 @@ impl FineTuner {
             let model = self.model.valid();
             let batch = Batch::from_encoded(&rows, self.pad_id);
             let (positions, _) = batch_units(&examples, self.config.features.level, batch.seq_len, &inner);
-            let logits = read_f32(model.forward_units(BertInput::from_batch(&batch, &inner), positions)?).await?;
+            let logits = read_f32(model.forward_rows(BertInput::from_batch(&batch, &inner), positions)?).await?;
             // Each example's unit rows go where its units start (validation units counted alone).
-            let base = self.unit_start[self.train.len()];
+            let base = self.row_start[self.train.len()];
             let mut from = 0;
             for &i in indices {
                 let at = self.train.len() + i;
-                let (a, b) = ((self.unit_start[at] - base) * k, (self.unit_start[at + 1] - base) * k);
+                let (a, b) = ((self.row_start[at] - base) * k, (self.row_start[at + 1] - base) * k);
                 state.logits[a..b].copy_from_slice(&logits[from..from + b - a]);
                 from += b - a;
             }
@@ -59,29 +70,20 @@ impl FineTuner {
             }
         }
         let state = self.eval.take().expect("evaluating");
-        let k = self.labels.len();
         if state.logits.iter().any(|v| !v.is_finite()) {
             self.phase = Phase::Done;
             return Err(Error::Training("the model produced NaN or infinite outputs on the validation set; training stopped".into()));
         }
-        let level = self.level();
-        let all_truth: Vec<usize> = self.valid.iter().flat_map(|t| t.unit_labels(level)).collect();
-        let valid_loss = cross_entropy(&state.logits, &all_truth, k);
-        // What is scored: each text, or each word at its first piece.
-        let counted: Vec<bool> = match level {
-            Level::Sentence => vec![true; self.valid.len()],
-            Level::Token => self.valid.iter().flat_map(|t| t.tokens.iter().map(|x| x.word_start)).collect(),
+        let scored = match self.level() {
+            Level::Span => self.score_answers(&state.logits),
+            _ => self.score_labels(&state.logits),
         };
-        let rows: Vec<&[f32]> = state.logits.chunks(k).zip(&counted).filter(|(_, c)| **c).map(|(row, _)| row).collect();
-        let truth: Vec<usize> = all_truth.iter().zip(&counted).filter(|(_, c)| **c).map(|(t, _)| *t).collect();
-        let pred: Vec<usize> = rows.iter().map(|r| argmax(r)).collect();
-        let metrics = Metrics::new(&truth, &pred, &self.labels);
-        let entities = (level == Level::Token).then(|| self.entity_metrics(&pred)).flatten();
-        let score = score(&metrics, entities.as_ref());
-        let best = self.best.as_ref().is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref()));
+        let Scored { valid_loss, metrics, entities, answers, probs } = scored;
+        let score = score(&metrics, entities.as_ref(), answers.as_ref().map(|a| &a.0));
+        let best = self.best.as_ref().is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0)));
+        let answer_metrics = answers.as_ref().map(|a| a.0.clone());
         if best {
-            let probs = rows.iter().map(|r| softmax(r)).collect();
-            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities: entities.clone(), probs, step: Some(self.step) });
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities: entities.clone(), answers, probs, step: Some(self.step) });
         }
         let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
         let report = EvalReport {
@@ -93,6 +95,7 @@ impl FineTuner {
             valid_loss,
             metrics,
             entities,
+            answers: answer_metrics,
             best,
         };
         if state.end_of_epoch {
@@ -110,6 +113,64 @@ impl FineTuner {
             }
         }
         Ok(Event::Evaluated(Box::new(report)))
+    }
+
+    /// A classifier's or tagger's scores: of each text, or each word at its first piece.
+    fn score_labels(&self, logits: &[f32]) -> Scored {
+        let k = self.labels.len();
+        let level = self.level();
+        let all_truth: Vec<usize> = self.valid.iter().flat_map(|t| t.unit_labels(level)).collect();
+        let valid_loss = cross_entropy(logits, &all_truth, k);
+        let counted: Vec<bool> = match level {
+            Level::Token => self.valid.iter().flat_map(|t| t.tokens.iter().map(|x| x.word_start)).collect(),
+            _ => vec![true; self.valid.len()],
+        };
+        let rows: Vec<&[f32]> = logits.chunks(k).zip(&counted).filter(|(_, c)| **c).map(|(row, _)| row).collect();
+        let truth: Vec<usize> = all_truth.iter().zip(&counted).filter(|(_, c)| **c).map(|(t, _)| *t).collect();
+        let pred: Vec<usize> = rows.iter().map(|r| argmax(r)).collect();
+        let metrics = Metrics::new(&truth, &pred, &self.labels);
+        let entities = (level == Level::Token).then(|| self.entity_metrics(&pred)).flatten();
+        let probs = rows.iter().map(|r| softmax(r)).collect();
+        Scored { valid_loss, metrics, entities, answers: None, probs }
+    }
+
+    /// A question-answering model's scores: the loss of each window's start and end, each
+    /// question's best span over its windows, SQuAD's exact match and F1; `metrics` tell
+    /// answered from unanswered questions.
+    fn score_answers(&self, logits: &[f32]) -> Scored {
+        let base = self.row_start[self.train.len()];
+        let at = |i: usize| {
+            let row = self.train.len() + i;
+            &logits[(self.row_start[row] - base) * 2..(self.row_start[row + 1] - base) * 2]
+        };
+        let allow_null = self.train.iter().chain(&self.valid).any(|t| t.span.as_ref().is_some_and(|s| s.item.answers.is_empty()));
+        let (mut loss, mut gold, mut pred) = (0.0f64, Vec::new(), Vec::new());
+        let mut i = 0;
+        while i < self.valid.len() {
+            let item = &self.valid[i].span.as_ref().expect("checked in new").item;
+            let mut j = i;
+            let (mut windows, mut rows) = (Vec::new(), Vec::new());
+            while j < self.valid.len() && self.valid[j].span.as_ref().is_some_and(|s| std::sync::Arc::ptr_eq(&s.item, item)) {
+                let (t, span) = (&self.valid[j], self.valid[j].span.as_ref().expect("a window"));
+                let r = at(j);
+                let (starts, ends): (Vec<f32>, Vec<f32>) = r.chunks(2).map(|x| (x[0], x[1])).unzip();
+                loss += cross_entropy(&starts, &[span.start], starts.len()) as f64 + cross_entropy(&ends, &[span.end], ends.len()) as f64;
+                windows.push((&t.encoded, span.context.clone()));
+                rows.push(r);
+                j += 1;
+            }
+            let answered = best_spans(&item.context, &windows, &rows, &self.config.spans, allow_null);
+            gold.push(item.answers.iter().map(|a| a.text.clone()).collect::<Vec<_>>());
+            pred.push(answered.answer.map(|a| a.text).unwrap_or_default());
+            i = j;
+        }
+        let valid_loss = (loss / (2 * self.valid.len()).max(1) as f64) as f32;
+        let answerable = |has: bool| usize::from(!has);
+        let truth: Vec<usize> = gold.iter().map(|g| answerable(!g.is_empty())).collect();
+        let said: Vec<usize> = pred.iter().map(|p| answerable(!p.is_empty())).collect();
+        let metrics = Metrics::new(&truth, &said, &["an answer".to_string(), "no answer".to_string()]);
+        let answers = AnswerMetrics::new(&gold, &pred);
+        Scored { valid_loss, metrics, entities: None, answers: Some((answers, pred)), probs: Vec::new() }
     }
 
     /// Entity-level metrics of a tagger's word predictions (validation order), when its tags

@@ -25,6 +25,7 @@ use crate::train::adamw;
 use crate::error::{Error, Result};
 use crate::nn::read_f32;
 use crate::tasks::metrics::Metrics;
+use crate::tasks::qa::AnswerMetrics;
 use crate::tasks::tagging::EntityMetrics;
 use crate::rng::Rng;
 
@@ -60,6 +61,9 @@ pub struct TrainState {
     /// A tagger's entity metrics of its best evaluation. Absent from older snapshots.
     #[serde(default)]
     pub best_entities: Option<EntityMetrics>,
+    /// A question-answering model's scores and answers at its best. Absent from older snapshots.
+    #[serde(default)]
+    pub best_answers: Option<(AnswerMetrics, Vec<String>)>,
     /// Whether AdamW's moments are in the snapshot.
     pub with_optimizer: bool,
     /// The best weights are the weights in training (no optimizer step since that evaluation,
@@ -275,6 +279,7 @@ impl FineTuner {
             rng: self.rng.state(),
             best: self.best.as_ref().map(|b| (b.metrics.clone(), b.probs.clone())),
             best_entities: self.best.as_ref().and_then(|b| b.entities.clone()),
+            best_answers: self.best.as_ref().and_then(|b| b.answers.clone()),
             with_optimizer: optimizer.is_some(),
             best_is_model,
         };
@@ -314,10 +319,10 @@ impl FineTuner {
         self.model = restore_module(template.clone(), &snapshot.model, &device)?;
         self.best = match (s.best, snapshot.best_model) {
             (Some((metrics, probs)), _) if s.best_is_model => {
-                Some(Best { model: self.model.clone(), metrics, entities: s.best_entities, probs, step: Some(s.step) })
+                Some(Best { model: self.model.clone(), metrics, entities: s.best_entities, answers: s.best_answers, probs, step: Some(s.step) })
             }
             (Some((metrics, probs)), Some(bytes)) => {
-                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, entities: s.best_entities, probs, step: None })
+                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, entities: s.best_entities, answers: s.best_answers, probs, step: None })
             }
             (None, _) => None,
             (Some(_), None) => return Err(Error::Training("the checkpoint is incomplete: the best weights are missing".into())),
@@ -330,7 +335,7 @@ impl FineTuner {
         if s.phase == Phase::Head {
             let bytes = snapshot.features.ok_or_else(|| Error::Training("the checkpoint is incomplete: the cached features are missing".into()))?;
             let values: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-            let (train_units, valid_units) = self.unit_counts();
+            let (train_units, valid_units) = self.row_counts();
             let rows = train_units + valid_units;
             if values.len() % rows != 0 {
                 return Err(Error::Training("the checkpoint's cached features do not fit the data".into()));

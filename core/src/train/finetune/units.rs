@@ -1,13 +1,22 @@
 //! What a fine-tuning run learns from: tokenized examples and their *units*. A unit is what one
-//! row of the head's logits answers for: a text (sentence classification) or a target token (a
-//! tagger's word pieces).
+//! row of the loss answers for: a text (sentence classification), a target token (a tagger's
+//! word pieces), or a window's answer start and its end (question answering, each a softmax over
+//! the window's tokens).
+//!
+//! An example's *rows* are what the head reads for it, one feature vector each: the text's, its
+//! target tokens', or every token of a question-answering window. Cached features and
+//! validation logits are stored row by row.
+
+use std::ops::Range;
+use std::sync::Arc;
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::data::{Example, TaggedSentence};
+use crate::data::{Example, QaItem, TaggedSentence};
 use crate::error::Error;
 use crate::tasks::classification::Level;
+use crate::tasks::qa::{SpanConfig, encode_question};
 use crate::tasks::tagging::{LabelPieces, TokenTarget, encode_words};
 use crate::tokenizer::{BertTokenizer, Encoded};
 
@@ -21,17 +30,39 @@ pub struct LabeledText {
     /// The tokens the loss reads and their tag ids (a token classifier's example; empty for a
     /// sentence classifier's).
     pub tokens: Vec<TokenTarget>,
+    /// A question-answering window's answer (`None` for the other tasks).
+    pub span: Option<SpanTarget>,
+}
+
+/// A question-answering window's target: where its answer starts and ends (`(0, 0)`: `[CLS]`,
+/// not in this window), which tokens are the passage's, and the question (the windows of one
+/// question are consecutive and share it).
+#[derive(Debug, Clone)]
+pub struct SpanTarget {
+    /// Token position of the answer's start.
+    pub start: usize,
+    /// Token position of its end (inclusive).
+    pub end: usize,
+    /// Token positions of the passage in the window.
+    pub context: Range<usize>,
+    /// The question, its passage and its gold answers.
+    pub item: Arc<QaItem>,
 }
 
 impl LabeledText {
     /// A sentence classifier's example.
     pub fn sentence(encoded: Encoded, label: usize) -> Self {
-        Self { encoded, label, tokens: Vec::new() }
+        Self { encoded, label, tokens: Vec::new(), span: None }
     }
 
     /// A token classifier's example: targets from [`crate::tasks::tagging::targets`].
     pub fn tagged(encoded: Encoded, tokens: Vec<TokenTarget>) -> Self {
-        Self { encoded, label: 0, tokens }
+        Self { encoded, label: 0, tokens, span: None }
+    }
+
+    /// A question-answering window: see [`encode_questions`].
+    pub fn window(encoded: Encoded, span: SpanTarget) -> Self {
+        Self { encoded, label: 0, tokens: Vec::new(), span: Some(span) }
     }
 
     /// The label ids of its units: the text's label, or each target token's tag.
@@ -39,6 +70,7 @@ impl LabeledText {
         match level {
             Level::Sentence => vec![self.label],
             Level::Token => self.tokens.iter().map(|t| t.tag).collect(),
+            Level::Span => self.span.as_ref().map_or_else(Vec::new, |s| vec![s.start, s.end]),
         }
     }
 
@@ -46,19 +78,36 @@ impl LabeledText {
         match level {
             Level::Sentence => 1,
             Level::Token => self.tokens.len(),
+            Level::Span => 2,
+        }
+    }
+
+    /// The rows the head reads for it (see the module's docs).
+    pub(super) fn rows(&self, level: Level) -> usize {
+        match level {
+            Level::Sentence => 1,
+            Level::Token => self.tokens.len(),
+            Level::Span => self.encoded.tokens.len(),
         }
     }
 }
 
-/// A batch's units: labels in order and, for a token classifier, their positions in the padded
-/// batch flattened row by row.
+/// A batch's units' labels in order and, where the head reads tokens, the positions of its rows
+/// (see the module's docs) in the padded batch flattened row by row: a tagger's target tokens,
+/// every real token of a question-answering window.
 pub(super) fn batch_units(rows: &[&LabeledText], level: Level, seq_len: usize, device: &Device) -> (Option<Tensor<1, Int>>, Vec<usize>) {
     let labels = rows.iter().flat_map(|t| t.unit_labels(level)).collect();
-    let positions = (level == Level::Token).then(|| {
+    let positions = (level != Level::Sentence).then(|| {
         let at: Vec<i64> = rows
             .iter()
             .enumerate()
-            .flat_map(|(r, t)| t.tokens.iter().map(move |x| (r * seq_len + x.position) as i64))
+            .flat_map(|(r, t)| {
+                let tokens: Vec<usize> = match level {
+                    Level::Span => (0..t.encoded.tokens.len()).collect(),
+                    _ => t.tokens.iter().map(|x| x.position).collect(),
+                };
+                tokens.into_iter().map(move |p| (r * seq_len + p) as i64)
+            })
             .collect();
         let n = at.len();
         Tensor::<1, Int>::from_data(TensorData::new(at, [n]), device)
@@ -110,4 +159,23 @@ pub fn encode_tagged(tokenizer: &BertTokenizer, sentences: &[TaggedSentence], ta
 pub(super) fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int> {
     let v: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
     Tensor::from_data(TensorData::new(v, [labels.len()]), device)
+}
+
+/// Windows of questions over passages for a question-answering model (see
+/// [`crate::tasks::qa::encode_question`]): each window with its answer's token positions, the
+/// first gold answer learned. Returns the windows, question after question, and how many
+/// answered questions have their answer in no window whole (too long for one: they learn only
+/// "no answer").
+pub fn encode_questions(tokenizer: &BertTokenizer, items: &[QaItem], config: &SpanConfig) -> crate::Result<(Vec<LabeledText>, usize)> {
+    let mut windows = Vec::new();
+    let mut lost = 0;
+    for item in items {
+        let shared = Arc::new(item.clone());
+        let encoded = encode_question(tokenizer, item, config).map_err(|e| Error::Input(format!("line {} (question {}): {e}", item.line, item.id)))?;
+        lost += usize::from(!item.answers.is_empty() && encoded.iter().all(|(_, at)| *at == (0, 0)));
+        for (w, (start, end)) in encoded {
+            windows.push(LabeledText::window(w.encoded, SpanTarget { start, end, context: w.context, item: shared.clone() }));
+        }
+    }
+    Ok((windows, lost))
 }

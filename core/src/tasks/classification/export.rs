@@ -1,0 +1,365 @@
+//! A classifier's Hugging Face folder, out ([`export`]) and back in ([`load_classifier`]): the
+//! family's own `*ForSequenceClassification`, `*ForTokenClassification` or
+//! `*ForQuestionAnswering` where the features are what that class computes, else the encoder
+//! with [`MODELING_FILE`] naming how the page computes them.
+
+use std::collections::BTreeMap;
+
+use burn::nn::{DropoutConfig, Linear};
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use safetensors::{Dtype, SafeTensors};
+
+use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
+use crate::bert::checkpoint::{CheckpointFiles, save_weights};
+use crate::bert::config::BertConfig;
+use crate::bert::family::Family;
+use crate::bert::model::{BertPooler, PoolerActivation};
+use crate::bert::pooling::Pooling;
+use crate::error::Error;
+use crate::tokenizer::BertTokenizer;
+
+/// Name of the head file written for features other than `[CLS]` + pooler.
+pub const HEAD_FILE: &str = "classifier_head.safetensors";
+
+/// `classifier.weight` `[labels, width]` and `classifier.bias` `[labels]`, PyTorch layout.
+fn head_tensors(head: &ClassificationHead) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
+    let weight = &head.classifier.weight.val();
+    let [width, labels] = weight.dims();
+    // burn stores [in, out]; PyTorch [out, in].
+    let weight = weight.clone().transpose().into_data().try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))?;
+    let bias = match &head.classifier.bias {
+        Some(b) => b.val().into_data().try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))?,
+        None => vec![0.0; labels],
+    };
+    Ok((weight, bias, [labels, width]))
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u8>> {
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, data, shape)| {
+            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| Error::Weights(e.to_string()))
+        })
+        .collect::<crate::Result<_>>()?;
+    let meta = BTreeMap::from([("format".to_string(), "pt".to_string())]).into_iter().collect();
+    safetensors::serialize(views, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
+}
+
+/// Writes a classifier as a Hugging Face folder: `(file name, bytes)` pairs, which
+/// `transformers.AutoModelForSequenceClassification.from_pretrained` loads to the page's
+/// probabilities, and `AutoTokenizer` to the page's token ids.
+///
+/// - `[CLS]` + pooler of the last layer is what each family's `*ForSequenceClassification`
+///   computes: `config.json` names that class, with `id2label`, and `model.safetensors` holds
+///   the encoder under the family's prefix and the head under the class's names (BERT:
+///   `classifier`; RoBERTa: the pooler as `classifier.dense`, the head as `classifier.out_proj`;
+///   DistilBERT: the pooler as `pre_classifier`, the head as `classifier`). It loads as it is.
+/// - Any other feature carries its modelling code, [`MODELING_FILE`], and an `auto_map` naming
+///   it, the Hugging Face convention for a model `transformers` does not know; it loads with
+///   `trust_remote_code=True`. `model.safetensors` holds the encoder under its family's prefix
+///   and `classifier.*`. Claiming `BertForSequenceClassification` there would make
+///   transformers silently compute something else.
+///
+/// `config.json`'s `bertbench_head` says how the features are made (the page reads it back);
+/// `tokenizer_config.json` names the tokenizer class, its longest input and its special
+/// tokens. `tokenizer_json` / `vocab_txt` are copied as they are.
+pub fn export(
+    config: &BertConfig,
+    model: &BertClassifier,
+    meta: &ClassifierMeta,
+    tokenizer: &BertTokenizer,
+    tokenizer_json: Option<&[u8]>,
+    vocab_txt: Option<&[u8]>,
+) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    let family = config.model_type;
+    let level = meta.spec.level;
+    let tokens = level != Level::Sentence;
+    // What the family's own class computes: [CLS] + pooler of a text, the last layer of a token.
+    let hf_native = if tokens {
+        meta.spec.layers == FeatureLayers::Last
+    } else {
+        meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() }
+    };
+    // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
+    let with_pooler = model.bert.pooler.is_some() && !tokens;
+    if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
+        let expected = family_pooler(family);
+        if pooler.activation != expected {
+            return Err(Error::UnsupportedConfig(format!(
+                "a {} classifier whose pooler uses {:?} has no transformers class to export to",
+                family.display_name(),
+                pooler.activation
+            )));
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
+    let obj = value.as_object_mut().expect("config is an object");
+    let id2label: serde_json::Map<String, serde_json::Value> =
+        meta.labels.iter().enumerate().map(|(i, l)| (i.to_string(), l.clone().into())).collect();
+    let label2id: serde_json::Map<String, serde_json::Value> =
+        meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
+    obj.insert("id2label".into(), id2label.into());
+    obj.insert("label2id".into(), label2id.into());
+    if level == Level::Sentence {
+        obj.insert("problem_type".into(), "single_label_classification".into());
+    }
+    obj.insert("bertbench_head".into(), serde_json::json!({
+        "spec": meta.spec,
+        "max_len": meta.max_len,
+        "with_pooler": with_pooler,
+        "file": "model.safetensors",
+        "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
+    }));
+    let task = match level {
+        Level::Sentence => "ForSequenceClassification",
+        Level::Token => "ForTokenClassification",
+        Level::Span => "ForQuestionAnswering",
+    };
+    if hf_native {
+        obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", task)]));
+    } else {
+        obj.insert("architectures".into(), serde_json::json!([format!("Bertbench{task}")]));
+        obj.insert("auto_map".into(), serde_json::json!({ format!("AutoModel{task}"): format!("modeling_bertbench.Bertbench{task}") }));
+    }
+    let config_json = serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?;
+
+    let encoder = save_weights(&model.bert)?;
+    let (weight, bias, shape) = head_tensors(&model.head)?;
+    let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
+    // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head; every
+    // family's question-answering class calls its head `qa_outputs`.
+    let (pooler_as, head_as) = match (hf_native, level, family) {
+        (true, Level::Sentence, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
+        (true, Level::Sentence, Family::DistilBert) => ("pre_classifier.", "classifier."),
+        (true, Level::Span, _) => ("", "qa_outputs."),
+        _ => ("", "classifier."),
+    };
+    let name = |n: &str| match n.strip_prefix("pooler.dense.") {
+        Some(rest) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
+        _ => format!("{}{n}", family.prefix()),
+    };
+    let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
+        .tensors()
+        .into_iter()
+        .filter(|(n, _)| with_pooler || !n.starts_with("pooler."))
+        .map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec()))
+        .collect();
+    all.push((format!("{head_as}weight"), f32_bytes(&weight), shape.to_vec()));
+    all.push((format!("{head_as}bias"), f32_bytes(&bias), vec![shape[0]]));
+    let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), serialize(all)?)];
+    if !hf_native {
+        files.push((MODELING_FILE.into(), modeling_code(config).into_bytes()));
+    }
+    files.push(("tokenizer_config.json".into(), tokenizer_config(family, tokenizer, meta.max_len)));
+    if let Some(bytes) = tokenizer_json {
+        files.push(("tokenizer.json".into(), bytes.to_vec()));
+    }
+    if let Some(bytes) = vocab_txt {
+        files.push(("vocab.txt".into(), bytes.to_vec()));
+    }
+    Ok(files)
+}
+
+/// The activation after the dense layer of a family's `*ForSequenceClassification` head (BERT's
+/// pooler, RoBERTa's `classifier.dense`, DistilBERT's `pre_classifier`, ELECTRA's
+/// `classifier.dense`).
+fn family_pooler(family: Family) -> PoolerActivation {
+    match family {
+        Family::Bert | Family::Roberta => PoolerActivation::Tanh,
+        Family::DistilBert => PoolerActivation::Relu,
+        Family::Electra => PoolerActivation::Gelu,
+    }
+}
+
+/// The modelling code an export carries for `trust_remote_code`.
+pub const MODELING_FILE: &str = "modeling_bertbench.py";
+
+/// [`MODELING_FILE`] for `config`'s family: its `transformers` encoder and configuration classes.
+fn modeling_code(config: &BertConfig) -> String {
+    let family = config.model_type;
+    let model = family.base_architecture();
+    let python_bool = |b: bool| if b { "True" } else { "False" };
+    include_str!("../modeling_bertbench.py")
+        .replace("{CONFIG}", &model.replace("Model", "Config"))
+        .replace("{MODEL}", model)
+        .replace("{PREFIX}", family.prefix().trim_end_matches('.'))
+        .replace("{HAS_POOLER}", python_bool(family.has_pooler()))
+        .replace("{HAS_SEGMENTS}", python_bool(family != Family::DistilBert && config.type_vocab_size > 0))
+}
+
+/// `tokenizer_config.json`: the tokenizer class `transformers` builds, the longest input the
+/// classifier was trained with, casing, and the special tokens by role.
+fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
+    let piece = |id: u32| tokenizer.id_to_piece(id).unwrap_or_default();
+    let class = family.base_architecture().replace("Model", "Tokenizer");
+    serde_json::to_vec_pretty(&serde_json::json!({
+        "tokenizer_class": class,
+        "model_max_length": max_len,
+        "do_lower_case": !tokenizer.is_cased(),
+        "cls_token": piece(tokenizer.cls_id),
+        "sep_token": piece(tokenizer.sep_id),
+        "pad_token": piece(tokenizer.pad_id),
+        "mask_token": tokenizer.mask_token(),
+        "unk_token": piece(tokenizer.unk_id),
+    }))
+    .expect("tokenizer config serialises")
+}
+
+/// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
+/// layout) and bias.
+fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Device) -> crate::Result<ClassificationHead> {
+    if bytes.is_empty() {
+        // A checkpoint without head tensors.
+        return Err(Error::MissingTensors(names.iter().map(|n| n.to_string()).collect()));
+    }
+    let st = SafeTensors::deserialize(bytes).map_err(|e| Error::Weights(format!("{file}: {e}")))?;
+    let read = |name: &str| -> crate::Result<(Vec<f32>, Vec<usize>)> {
+        let view = st.tensor(name).map_err(|_| Error::MissingTensors(vec![name.to_string()]))?;
+        Ok((widen(view.dtype(), view.data()).ok_or_else(|| Error::Weights(format!("{file}: {name} is {:?}; expected a float type", view.dtype())))?, view.shape().to_vec()))
+    };
+    let [weight_name, bias_name] = names;
+    let (weight, wshape) = read(weight_name)?;
+    let (bias, bshape) = read(bias_name)?;
+    let labels = wshape.first().copied().unwrap_or(0);
+    if wshape.len() != 2 || bshape != [labels] || labels < 2 {
+        return Err(Error::ShapeMismatch(vec![format!(
+            "{weight_name} is {wshape:?} and {bias_name} {bshape:?}; expected [labels, width] and [labels] with at least 2 labels"
+        )]));
+    }
+    let width = wshape[1];
+    // PyTorch [out, in] → burn [in, out].
+    let weight = Tensor::<2>::from_data(TensorData::new(weight, [labels, width]), device).transpose();
+    let bias = Tensor::<1>::from_data(TensorData::new(bias, [labels]), device);
+    Ok(ClassificationHead {
+        dropout: DropoutConfig::new(0.1).init(),
+        classifier: Linear { weight: burn::module::Param::from_tensor(weight), bias: Some(burn::module::Param::from_tensor(bias)) },
+    })
+}
+
+/// Little-endian f32, f16 or bf16 bytes as f32 (a Hub classifier may be saved in half precision).
+fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
+    let halves = |f: fn(u16) -> f32| data.chunks_exact(2).map(|b| f(u16::from_le_bytes([b[0], b[1]]))).collect();
+    match dtype {
+        Dtype::F32 => Some(data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
+        Dtype::F16 => Some(halves(|h| burn::tensor::f16::from_bits(h).to_f32())),
+        Dtype::BF16 => Some(halves(|h| burn::tensor::bf16::from_bits(h).to_f32())),
+        _ => None,
+    }
+}
+
+/// Loads a folder written by [`export`], or any `*ForSequenceClassification` checkpoint (`[CLS]`
+/// + pooler features) or `*ForTokenClassification` one (the last layer's tokens) of the four
+/// families. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
+pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
+    let raw: serde_json::Value = serde_json::from_slice(&files.config_json).map_err(|e| Error::Config(e.to_string()))?;
+    let level = if crate::bert::checkpoint::question_answering(&files.config_json) {
+        Level::Span
+    } else if crate::bert::checkpoint::token_classifier(&files.config_json) {
+        Level::Token
+    } else {
+        Level::Sentence
+    };
+    // A question-answering head's two outputs are the start and end logits, whatever
+    // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
+    let labels = match level {
+        Level::Span => crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(),
+        _ => labels_from_config(&raw)?,
+    };
+    let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
+        Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
+        None if level == Level::Token => FeatureSpec::tokens(),
+        None if level == Level::Span => FeatureSpec::spans(),
+        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
+    };
+    if spec.level != level {
+        return Err(Error::Config("config.json's architecture and bertbench_head disagree on what the head labels (texts, tokens or answer spans)".into()));
+    }
+    let mut bert = crate::bert::checkpoint::load(files, device)?;
+    let family = bert.config.model_type;
+    let head_weights = bert.head_weights.clone().unwrap_or_default();
+    let no_head = || Error::Input(format!(
+        "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
+    ));
+    let has = |name: &str| SafeTensors::deserialize(&head_weights).is_ok_and(|st| st.names().iter().any(|n| *n == name));
+    let head = match head {
+        Some(bytes) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
+        // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is a
+        // pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer;
+        // ELECTRA's is the same with GELU.
+        None if matches!(family, Family::Roberta | Family::Electra) && has("classifier.out_proj.weight") => {
+            let dense = read_head(&head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
+            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
+            Some(read_head(&head_weights, "model.safetensors", ["classifier.out_proj.weight", "classifier.out_proj.bias"], device)?)
+        }
+        // `DistilBertForSequenceClassification`: classifier(ReLU(pre_classifier([CLS]))).
+        None if family == Family::DistilBert && has("pre_classifier.weight") => {
+            let dense = read_head(&head_weights, "model.safetensors", ["pre_classifier.weight", "pre_classifier.bias"], device)?;
+            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
+            None
+        }
+        None => None,
+    };
+    let max_len = raw
+        .pointer("/bertbench_head/max_len")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(bert.config.max_len(), |n| n as usize);
+    spec.check(bert.config.num_hidden_layers, bert.model.pooler.is_some())?;
+    let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
+    let head = match head {
+        Some(head) => head,
+        None if level == Level::Span && has("qa_outputs.weight") => {
+            read_head(&head_weights, "model.safetensors", ["qa_outputs.weight", "qa_outputs.bias"], device)?
+        }
+        None => read_head(&head_weights, "model.safetensors", ["classifier.weight", "classifier.bias"], device).map_err(|e| match e {
+            Error::MissingTensors(_) => no_head(),
+            other => other,
+        })?,
+    };
+    if head.classifier.weight.dims()[0] != width {
+        return Err(Error::ShapeMismatch(vec![format!(
+            "the classifier reads {} features but {} makes {width}",
+            head.classifier.weight.dims()[0],
+            spec.label()
+        )]));
+    }
+    if head.classifier.weight.dims()[1] != labels.len() {
+        return Err(Error::Config(format!(
+            "config.json names {} labels but the head has {} outputs",
+            labels.len(),
+            head.classifier.weight.dims()[1]
+        )));
+    }
+    Ok(LoadedClassifier {
+        config: bert.config,
+        model: BertClassifier { bert: bert.model, head, spec },
+        tokenizer: bert.tokenizer.with_max_len(max_len),
+        meta: ClassifierMeta { labels, spec, max_len },
+    })
+}
+
+/// `id2label` in id order; `LABEL_0…` names when the config has none.
+fn labels_from_config(raw: &serde_json::Value) -> crate::Result<Vec<String>> {
+    let Some(map) = raw.get("id2label").and_then(|v| v.as_object()) else {
+        return Err(Error::Config("config.json has no id2label: it is not a classifier".into()));
+    };
+    let mut pairs: Vec<(usize, String)> = map
+        .iter()
+        .map(|(k, v)| {
+            let id = k.parse::<usize>().map_err(|_| Error::Config(format!("id2label key {k:?} is not a number")))?;
+            Ok((id, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        })
+        .collect::<crate::Result<_>>()?;
+    pairs.sort();
+    if pairs.iter().enumerate().any(|(i, (id, _))| *id != i) {
+        return Err(Error::Config("id2label ids must be 0, 1, 2, … without gaps".into()));
+    }
+    Ok(pairs.into_iter().map(|(_, l)| l).collect())
+}
+
