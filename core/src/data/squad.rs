@@ -473,6 +473,16 @@ mod tests {
     }
 
     #[test]
+    fn the_built_in_example_reads_whole() {
+        let d = parse_qa(include_bytes!("../../../public/examples/questions.json"), Some("questions.json")).unwrap();
+        assert_eq!(d.format, QaFormat::Squad);
+        assert!(d.items.len() >= 300 && d.unanswerable && d.warnings.is_empty(), "{} {:?}", d.items.len(), d.warnings);
+        assert_eq!(d.contexts(), 80);
+        let none = d.without_answer();
+        assert!(none * 20 > d.items.len() && none * 5 < d.items.len(), "{none} of {}", d.items.len());
+    }
+
+    #[test]
     fn split_keeps_a_passages_questions_together() {
         let d = parse_qa(SQUAD.as_bytes(), None).unwrap();
         let s = d.split(0.5, 1).unwrap();
