@@ -10,7 +10,10 @@ optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same
 classifier, "probs" holds one list per token of the text's encoding, specials included, or
 "word_probs" one list per word (each word read at its first piece, as the page tags words).
 For a question-answering model, "text" is the question, "pair" the passage, and "start_logits"
-and "end_logits" hold one logit per token instead of "probs".
+and "end_logits" hold one logit per token instead of "probs"; or, as the page shows a passage
+that fits one window, "passage_probs" holds each passage token's [start, end] probabilities
+(softmax over the window) and "answer" the best span's text (start + end logit, end not before
+start, at most 30 tokens), searched here by brute force.
 
 The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification` (or
 `AutoModelForTokenClassification`, when config.json names a `*ForTokenClassification`): as it is
@@ -75,6 +78,9 @@ def check(path, probs_path):
             raise SystemExit(f"AutoTokenizer gives {enc['input_ids'][0].tolist()} for {row['text']!r}; bertbench gave {row['input_ids']}")
         with torch.no_grad():
             out = model(**enc)
+        if spans and "passage_probs" in row:
+            worst = max(worst, check_answer(tok, row, enc, out))
+            continue
         if spans:
             ref = torch.stack([out.start_logits[0], out.end_logits[0]])
             ours = torch.tensor([row["start_logits"], row["end_logits"]])
@@ -106,6 +112,33 @@ def check(path, probs_path):
     print(f"labels {labels}; transformers vs bertbench {what}: max abs error {worst:.2e} over {len(rows)} texts")
     if worst > 1e-4:
         raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
+
+
+def check_answer(tok, row, enc, out):
+    """The passage tokens' start/end probabilities and the best span's text, as the page showed
+    them; returns the largest probability error."""
+    sequence = enc.sequence_ids(0)
+    passage = [i for i, s in enumerate(sequence) if s == 1]
+    start, end = torch.softmax(out.start_logits[0], -1), torch.softmax(out.end_logits[0], -1)
+    ref = torch.stack([start[passage], end[passage]], dim=1)
+    ours = torch.tensor(row["passage_probs"])
+    if ref.shape != ours.shape:
+        raise SystemExit(f"transformers gives {ref.shape[0]} passage tokens, bertbench {ours.shape[0]}")
+    err = (ref - ours).abs().max().item()
+    best, span = None, None
+    s_logits, e_logits = out.start_logits[0], out.end_logits[0]
+    for i in passage:
+        for j in passage:
+            if i <= j < i + 30:
+                score = (s_logits[i] + e_logits[j]).item()
+                if best is None or score > best:
+                    best, span = score, (i, j)
+    offsets = tok(row["text"], row["pair"], return_offsets_mapping=True)["offset_mapping"]
+    answer = row["pair"][offsets[span[0]][0]:offsets[span[1]][1]]
+    if answer != row["answer"]:
+        raise SystemExit(f"transformers' best span is {answer!r}; bertbench answered {row['answer']!r}")
+    print(f"{err:.2e}  passage probabilities; best span {answer!r} in both, for {row['text'][:40]!r}")
+    return err
 
 
 def run_all(check):

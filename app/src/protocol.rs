@@ -15,6 +15,7 @@
 
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::tasks::qa::Answered;
 use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,9 @@ pub enum Ask {
     Tag { texts: Vec<String> },
     /// What the current tagger's head reads off each layer for a text.
     TagLayers { text: String },
+    /// The current question-answering model's answer to `question` over `context`; with
+    /// `allow_null`, "no answer" when `[CLS]` scores above every span.
+    Answer { question: String, context: String, allow_null: bool },
     /// The current classifier as a zip of a Hugging Face folder named `name`.
     Export { name: String },
     /// Make a classifier the current one: files named in `names`, bytes in `bytes` (or one `.zip`).
@@ -153,6 +157,8 @@ pub enum Answer {
     Tagged { tags: Vec<String>, texts: Vec<Vec<TaggedWord>> },
     /// The tagger's tags, and its head's reading of every layer.
     TagLayers { tags: Vec<String>, layers: TagsByLayer },
+    /// The answer, the best spans, and each passage token's start and end probabilities.
+    Answered(Box<Answered>),
     /// One zip in `bytes`.
     Exported { file_name: String },
     /// The imported classifier is the current one.

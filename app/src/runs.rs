@@ -7,10 +7,11 @@
 //! [`LabEvent`], saved as a [`SavedLab`]). The worker saves a finished run itself, from the record
 //! the page gave it when the run started.
 
-use bertbench_core::data::{Example, TaggedSentence};
+use bertbench_core::data::{Example, QaItem, TaggedSentence};
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::metrics::Metrics;
 use bertbench_core::tasks::pretraining::MaskFill;
+use bertbench_core::tasks::qa::AnswerMetrics;
 use bertbench_core::tasks::tagging::{EntityMetrics, LabelPieces};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint};
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,36 @@ pub struct TrainRequest {
     /// tags, and the configuration's features are per token).
     #[serde(default)]
     pub tagged: Option<TaggedRequest>,
+    /// A question-answering run's questions (then `train` and `valid` are empty, `labels` are
+    /// `start` and `end`, the features are per token, and `max_len` is a window's length).
+    #[serde(default)]
+    pub questions: Option<QaRequest>,
+}
+
+/// The questions of an extractive question-answering run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QaRequest {
+    /// Training questions.
+    pub train: Vec<QaItem>,
+    /// Validation questions.
+    pub valid: Vec<QaItem>,
+}
+
+/// A validation question the model answered wrong (exact match 0).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AnswerMistake {
+    /// Line in the uploaded file.
+    pub line: usize,
+    /// The question.
+    pub question: String,
+    /// Its passage.
+    pub context: String,
+    /// The gold answers (none: the passage does not answer it).
+    pub gold: Vec<String>,
+    /// The model's answer (`""`: no answer).
+    pub predicted: String,
+    /// Its token F1 against the best gold answer.
+    pub f1: f32,
 }
 
 /// The sentences of a token-tagging run.
@@ -135,6 +166,12 @@ pub struct RunSummary {
     /// A tagger's validation sentences with a wrong tag, most wrong tags first.
     #[serde(default)]
     pub tag_mistakes: Vec<TagMistake>,
+    /// A question-answering model's exact match and F1 (SQuAD's).
+    #[serde(default)]
+    pub answers: Option<AnswerMetrics>,
+    /// Its wrong answers, lowest F1 first.
+    #[serde(default)]
+    pub answer_mistakes: Vec<AnswerMistake>,
 }
 
 /// One ended fine-tuning run, as the comparison table shows it.
@@ -164,6 +201,9 @@ pub struct RunRecord {
     /// A tagger's entity F1 (micro) of the kept weights.
     #[serde(default)]
     pub entity_f1: Option<f32>,
+    /// A question-answering model's exact match and F1 of the kept weights.
+    #[serde(default)]
+    pub answer_scores: Option<(f32, f32)>,
 }
 
 impl RunRecord {
@@ -182,6 +222,7 @@ impl RunRecord {
             device: summary.device.clone(),
             cancelled: summary.cancelled,
             entity_f1: summary.entities.as_ref().map(|e| e.f1),
+            answer_scores: summary.answers.as_ref().map(|a| (a.all.exact, a.all.f1)),
             ..self
         }
     }
@@ -466,6 +507,8 @@ mod tests {
             device: "CPU".into(),
             entities: None,
             tag_mistakes: Vec::new(),
+            answers: None,
+            answer_mistakes: Vec::new(),
         }
     }
 

@@ -309,6 +309,14 @@ impl WorkerClient {
         }
     }
 
+    /// The current question-answering model's answer to `question` over `context`.
+    pub async fn answer(self, question: String, context: String, allow_null: bool) -> Result<bertbench_core::tasks::qa::Answered, String> {
+        match self.ask(Ask::Answer { question, context, allow_null }, &[]).await? {
+            (Answer::Answered(answered), _) => Ok(*answered),
+            _ => Err(OTHER.into()),
+        }
+    }
+
     /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
     pub async fn fill_mask(self, text: String) -> Result<Vec<MaskFill>, String> {
         match self.ask(Ask::FillMask { text }, &[]).await? {

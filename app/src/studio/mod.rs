@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
-use bertbench_core::tasks::classification::ClassifierMeta;
+use bertbench_core::tasks::classification::{ClassifierMeta, Level};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode, memory};
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use leptos::prelude::*;
@@ -24,6 +24,7 @@ use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
 mod data;
+mod answering;
 mod inside;
 mod results;
 mod resume;
@@ -31,6 +32,7 @@ mod saved;
 mod tagging;
 mod train;
 
+pub use answering::StudioQaDataPanel;
 pub use data::StudioDataPanel;
 pub use inside::StudioInsidePanel;
 pub use results::StudioResultsPanel;
@@ -160,6 +162,12 @@ pub struct Studio {
     pub tagged: RwSignal<Option<tagging::TaggedUpload>>,
     /// Which pieces of a word a tagger's loss reads.
     pub pieces: RwSignal<bertbench_core::tasks::tagging::LabelPieces>,
+    /// The questions over passages (question-answering mode).
+    pub questions: RwSignal<Option<answering::QaUpload>>,
+    /// A question-answering window's length in tokens.
+    pub window_len: RwSignal<usize>,
+    /// Whether the question-answering model may answer "no answer" (SQuAD 2.0).
+    pub allow_null: RwSignal<bool>,
 }
 
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
@@ -207,6 +215,9 @@ impl Studio {
             task: RwSignal::new(Task::Classify),
             tagged: RwSignal::new(None),
             pieces: RwSignal::new(Default::default()),
+            questions: RwSignal::new(None),
+            window_len: RwSignal::new(192),
+            allow_null: RwSignal::new(false),
         };
         client.on_error(move |message| studio.notice.set(Some(Err(message))));
         studio.offer_checkpoint();
@@ -381,8 +392,10 @@ impl Studio {
 
     /// Starts a run on the prepared data (or, in tagging mode, the tagged sentences).
     pub fn start(self, state: AppState) -> Result<(), String> {
-        if self.task.get_untracked() == Task::Tag {
-            return self.start_tagging(state);
+        match self.task.get_untracked() {
+            Task::Tag => return self.start_tagging(state),
+            Task::Answer => return self.start_answering(state),
+            Task::Classify => {}
         }
         let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
         if let Some(first) = prepared.report.errors.first() {
@@ -429,6 +442,7 @@ impl Studio {
             from_scratch,
             record: record.clone(),
             tagged: None,
+            questions: None,
         };
         self.starting.set_value(Some(record));
         // A new run's first checkpoint replaces an older run's.
@@ -448,7 +462,9 @@ impl Studio {
     pub fn expected_steps(self) -> usize {
         let c = self.config.get_untracked();
         let held_out = |n: usize| n - ((self.valid_fraction.get_untracked() * n as f32).round() as usize).clamp(1, n.max(2) - 1);
-        let n = if self.task.get_untracked() == Task::Tag {
+        let n = if self.task.get_untracked() == Task::Answer {
+            self.training_windows()
+        } else if self.task.get_untracked() == Task::Tag {
             let Some(t) = self.tagged.get_untracked() else { return 0 };
             held_out(t.data.sentences.len())
         } else {
@@ -484,8 +500,13 @@ impl Studio {
         spawn_local(async move {
             // A refusal is shown as the worker's notice already.
             if let Ok((meta, description)) = self.client.import(files).await {
-                let what = if meta.spec.level == bertbench_core::tasks::classification::Level::Token { "a tagger" } else { "a classifier" };
+                let what = match meta.spec.level {
+                    Level::Token => "a tagger",
+                    Level::Span => "a question-answering model",
+                    Level::Sentence => "a classifier",
+                };
                 self.notice.set(Some(Ok(format!("Imported {what}: {description}."))));
+                self.task.set(Task::of(meta.spec.level));
                 self.classifier.set(Some((meta, "imported".into())));
             }
         });
@@ -499,8 +520,10 @@ impl Studio {
         list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
         spawn_local(async move {
             if let Ok((meta, _)) = self.client.import(list).await {
-                let tagger = meta.spec.level == bertbench_core::tasks::classification::Level::Token;
-                self.notice.set(Some(Ok(if tagger {
+                let tagger = meta.spec.level == Level::Token;
+                self.notice.set(Some(Ok(if meta.spec.level == Level::Span {
+                    format!("{model} answers questions (a start/end head): give it a passage and a question here. Export it, or train on your questions for a new head on its encoder.")
+                } else if tagger {
                     format!(
                         "{model} carries a tagger ({} tags: {}): it tags words here now. Export it, or train on your tagged data for a new head on its encoder.",
                         meta.labels.len(),
@@ -512,7 +535,7 @@ impl Studio {
                         meta.labels.len()
                     )
                 })));
-                self.task.set(if tagger { Task::Tag } else { Task::Classify });
+                self.task.set(Task::of(meta.spec.level));
                 self.classifier.set(Some((meta, format!("the head of {model}"))));
             }
         });

@@ -133,10 +133,13 @@ pub fn StudioResultsPanel() -> impl IntoView {
     };
 
     let is_tagger = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Token));
+    let is_qa = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Span));
     let metrics = move || {
         studio.summary.get().map(|s| {
-            if s.meta.spec.level == Level::Token {
-                return super::tagging::tag_results(s).into_any();
+            match s.meta.spec.level {
+                Level::Token => return super::tagging::tag_results(s).into_any(),
+                Level::Span => return super::answering::qa_results(s).into_any(),
+                Level::Sentence => {}
             }
             let m = s.metrics.clone();
             let labels = s.meta.labels.clone();
@@ -187,7 +190,11 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
                         <td data-testid="run-accuracy">{format!("{:.1}%", r.accuracy * 100.0)}</td>
-                        <td>{match r.entity_f1 { Some(f) => format!("entity F1 {f:.3}"), None => format!("{:.3}", r.macro_f1) }}</td>
+                        <td>{match (r.answer_scores, r.entity_f1) {
+                            (Some((exact, f1)), _) => format!("EM {:.1}% · F1 {:.1}%", exact * 100.0, f1 * 100.0),
+                            (None, Some(f)) => format!("entity F1 {f:.3}"),
+                            (None, None) => format!("{:.3}", r.macro_f1),
+                        }}</td>
                         <td>{r.steps}</td>
                         <td>{format!("{:.0} s", r.seconds)}</td>
                         <td>{r.device}</td>
@@ -209,7 +216,10 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <Show when=is_tagger>
                 <super::tagging::TagPredict />
             </Show>
-            <div class:hidden=is_tagger>
+            <Show when=is_qa>
+                <super::answering::QaPredict />
+            </Show>
+            <div class:hidden=move || is_tagger() || is_qa()>
             <div class="grid2">
                 <input type="text" data-testid="predict-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
                 <input type="text" data-testid="predict-pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
@@ -235,7 +245,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: "
                 "a BERT on [CLS] + pooler as it is, any other choice with trust_remote_code=True (the folder carries "
                 "modeling_bertbench.py, the few lines that compute its features). A tagger loads with "
-                "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification)."</p>
+                "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification), a question-answering "
+                "model with AutoModelForQuestionAnswering (*ForQuestionAnswering)."</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
                     on:click=move |_| studio.export("bertbench-classifier".into())>"Export (zip)"</button>

@@ -258,9 +258,13 @@ impl Studio {
         self.live.set(Live { step: meta.step, total_steps: meta.total_steps, ..Live::default() });
         self.summary.set(None);
         self.run.set(RunState::Running { paused: false });
-        let tagging = meta.request.tagged.is_some();
-        self.task.set(if tagging { super::Task::Tag } else { super::Task::Classify });
-        let what = if tagging { format!("tagging · {}", recipe(&meta.request.config)) } else { recipe(&meta.request.config) };
+        let task = super::Task::of(meta.request.config.features.level);
+        self.task.set(task);
+        let what = match task {
+            super::Task::Tag => format!("tagging · {}", recipe(&meta.request.config)),
+            super::Task::Answer => format!("question answering · {}", recipe(&meta.request.config)),
+            super::Task::Classify => recipe(&meta.request.config),
+        };
         let record = RunRecord::starting(meta.base_model.clone(), meta.request.from_scratch, format!("{what} (resumed)"));
         self.starting.set_value(Some(record.clone()));
         let on = match self.backend.get_untracked() {

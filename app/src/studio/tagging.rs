@@ -34,6 +34,20 @@ pub enum Task {
     Classify,
     /// A tag per word.
     Tag,
+    /// An answer span per question over a passage.
+    Answer,
+}
+
+impl Task {
+    /// The task whose model labels at `level`.
+    pub fn of(level: bertbench_core::tasks::classification::Level) -> Self {
+        use bertbench_core::tasks::classification::Level;
+        match level {
+            Level::Sentence => Task::Classify,
+            Level::Token => Task::Tag,
+            Level::Span => Task::Answer,
+        }
+    }
 }
 
 /// A tagged file, read and measured against the model's tokenizer.
@@ -118,6 +132,7 @@ impl Studio {
             from_scratch,
             record: record.clone(),
             tagged: Some(TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() }),
+            questions: None,
         };
         self.starting.set_value(Some(record));
         self.resume_offer.set(None);
@@ -147,6 +162,7 @@ pub fn StudioTaskSwitch() -> impl IntoView {
                 <b>"What to train: "</b>
                 {choice(Task::Classify, " a label per text (sentiment, topic, sentence pairs)", "task-classify")}
                 {choice(Task::Tag, " a tag per word (named entities, BIO)", "task-tag")}
+                {choice(Task::Answer, " answers found in a passage (question answering, SQuAD)", "task-answer")}
             </div>
         </section>
     }

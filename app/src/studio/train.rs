@@ -61,6 +61,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
     let has_data = move || match studio.task.get() {
         Task::Classify => studio.prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty())),
         Task::Tag => studio.tagged.with(Option::is_some),
+        Task::Answer => studio.questions.with(Option::is_some),
     };
     let mode = move || studio.config.with(|c| c.mode);
     let set_mode = move |ev| {
@@ -126,6 +127,17 @@ pub fn StudioTrainPanel() -> impl IntoView {
     });
     let accuracy = Signal::derive(move || {
         let evals = studio.evals.get();
+        // A question-answering model is scored by its answers: exact match and F1.
+        if evals.iter().any(|e| e.answers.is_some()) {
+            let answers = |f: fn(&bertbench_core::tasks::qa::AnswerMetrics) -> f32| {
+                evals.iter().filter_map(|e| Some((e.step as f64, f(e.answers.as_ref()?) as f64))).collect()
+            };
+            return vec![
+                Series { name: "training: start and end tokens right".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
+                Series { name: "validation exact match".into(), color: "#d9731a", points: answers(|a| a.all.exact), dots: true },
+                Series { name: "validation F1".into(), color: "#009e73", points: answers(|a| a.all.f1), dots: true },
+            ];
+        }
         vec![
             Series { name: "training accuracy".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
             Series { name: "validation accuracy".into(), color: "#d9731a", points: evals.iter().map(|e| (e.step as f64, e.metrics.accuracy as f64)).collect(), dots: true },
@@ -186,8 +198,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
                     </select>
                 </label>
-                <span class="small" class:hidden=move || studio.task.get() != Task::Tag>"Features: each word's piece, from the "</span>
-                <label class="small" class:hidden=move || studio.task.get() == Task::Tag>"Features "
+                <span class="small" class:hidden=move || studio.task.get() == Task::Classify>"Features: each token's vector, from the "</span>
+                <label class="small" class:hidden=move || studio.task.get() != Task::Classify>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
                         <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
@@ -196,7 +208,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 </label>
                 <label class="small">"of "
                     <select data-testid="feature-layers" on:change=set_layers
-                        prop:disabled=move || running() || (studio.task.get() != Task::Tag && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
+                        prop:disabled=move || running() || (studio.task.get() == Task::Classify && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
                         {[(FeatureLayers::Last, "last"), (FeatureLayers::SecondToLast, "second"), (FeatureLayers::SumLastFour, "sum4"), (FeatureLayers::ConcatLastFour, "cat4")].map(|(l, v)| view! {
                             <option value=v selected=move || studio.config.with(|c| c.features.layers == l)>{l.label()}</option>
                         }).collect_view()}
@@ -295,10 +307,12 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 RunState::Running { .. } => Some(progress().into_any()),
                 RunState::Finished => studio.summary.get().map(|s| view! {
                     <p class="banner ok small" data-testid="train-done">
-                        {match &s.entities {
-                            Some(e) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",
+                        {match (&s.answers, &s.entities) {
+                            (Some(a), _) => format!("{} after {} steps in {} on the {}: validation exact match {:.1}%, F1 {:.1}%. The best weights are kept.",
+                                if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, a.all.exact * 100.0, a.all.f1 * 100.0),
+                            (None, Some(e)) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, e.f1, s.metrics.accuracy * 100.0),
-                            None => format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
+                            (None, None) => format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, s.metrics.accuracy * 100.0, s.metrics.macro_f1),
                         }}
                     </p>

@@ -290,12 +290,17 @@ impl Job {
         let max_len = self.request.max_len.clamp(8, config.max_position_embeddings);
         let tokenizer = tokenizer.with_max_len(max_len);
         let labels = &self.request.labels;
-        let (train, valid) = match &self.request.tagged {
-            Some(t) => (
+        let spans = self.request.config.spans.with_max_len(max_len);
+        let (train, valid) = match (&self.request.tagged, &self.request.questions) {
+            (Some(t), _) => (
                 encode_tagged(&tokenizer, &t.train, labels, t.pieces).map_err(|e| e.to_string())?.0,
                 encode_tagged(&tokenizer, &t.valid, labels, t.pieces).map_err(|e| e.to_string())?.0,
             ),
-            None => (
+            (None, Some(q)) => (
+                encode_questions(&tokenizer, &q.train, &spans).map_err(|e| e.to_string())?.0,
+                encode_questions(&tokenizer, &q.valid, &spans).map_err(|e| e.to_string())?.0,
+            ),
+            (None, None) => (
                 encode_examples(&tokenizer, &self.request.train, labels).map_err(|e| e.to_string())?,
                 encode_examples(&tokenizer, &self.request.valid, labels).map_err(|e| e.to_string())?,
             ),
@@ -308,7 +313,7 @@ impl Job {
         // Frozen features are the same for every seed: computed once, reused by restarts.
         let mut cached = None;
         let fresh = |seed: u64| {
-            let run_config = self.request.config.clone().with_seed(seed);
+            let run_config = self.request.config.clone().with_seed(seed).with_spans(spans);
             // Every restart starts from the pretrained weights (modules are immutable values), or
             // from fresh random ones for the baseline.
             let start = if self.request.from_scratch {
@@ -368,6 +373,10 @@ impl Job {
             Some(t) => tag_mistakes(&t.valid, &valid, probs, labels),
             None => Vec::new(),
         };
+        let answer_mistakes = match (&self.request.questions, tuner.best_answers()) {
+            (Some(q), Some((_, predicted))) => answer_mistakes(&q.valid, predicted),
+            _ => Vec::new(),
+        };
         let mut mistakes: Vec<Mistake> = self
             .request
             .valid
@@ -402,6 +411,8 @@ impl Job {
             device: device_name,
             entities: tuner.best_entities().cloned(),
             tag_mistakes,
+            answers: tuner.best_answers().map(|(m, _)| m.clone()),
+            answer_mistakes,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
@@ -434,4 +445,28 @@ fn tag_mistakes(sentences: &[TaggedSentence], encoded: &[LabeledText], probs: &[
         .collect();
     out.sort_by(|a, b| b.0.cmp(&a.0));
     out.into_iter().take(500).map(|(_, m)| m).collect()
+}
+
+/// The validation questions answered wrong (exact match 0), lowest F1 first (at most 500):
+/// `predicted` holds the answer to each question in order (`""`: no answer).
+fn answer_mistakes(questions: &[QaItem], predicted: &[String]) -> Vec<AnswerMistake> {
+    let mut out: Vec<AnswerMistake> = questions
+        .iter()
+        .zip(predicted)
+        .filter_map(|(q, p)| {
+            let gold: Vec<String> = q.answers.iter().map(|a| a.text.clone()).collect();
+            let scores = AnswerMetrics::new(std::slice::from_ref(&gold), std::slice::from_ref(p));
+            (scores.all.exact < 1.0).then(|| AnswerMistake {
+                line: q.line,
+                question: q.question.clone(),
+                context: q.context.clone(),
+                gold,
+                predicted: p.clone(),
+                f1: scores.all.f1,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.f1.total_cmp(&b.f1));
+    out.truncate(500);
+    out
 }

@@ -22,8 +22,9 @@ use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
-use bertbench_core::data::TaggedSentence;
-use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_examples, encode_tagged};
+use bertbench_core::data::{QaItem, TaggedSentence};
+use bertbench_core::tasks::qa::{self, AnswerMetrics, SpanConfig};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_examples, encode_questions, encode_tagged};
 use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -33,7 +34,7 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{Answer, Ask, FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, SavedLab, SavedRun, TagMistake,
+    AnswerMistake, Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, SavedLab, SavedRun, TagMistake,
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
@@ -331,8 +332,10 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
     match ask {
         Ask::Predict { texts } => {
             let current = current().ok_or("there is no classifier yet: train or import one first")?;
-            if current.loaded.meta.spec.level == Level::Token {
-                return Err("the current model tags words (a token classifier); type a sentence to tag it".into());
+            match current.loaded.meta.spec.level {
+                Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
+                Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
+                Level::Sentence => {}
             }
             let probs = predict_texts(&current, &texts).await?;
             Ok((Answer::Predictions { labels: current.loaded.meta.labels.clone(), probs }, Vec::new()))
@@ -354,6 +357,16 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             let layers = tagging::tags_by_layer(&c.model, &c.tokenizer, &text, &current.device).await.map_err(|e| e.to_string())?;
             Ok((Answer::TagLayers { tags: c.meta.labels.clone(), layers }, Vec::new()))
         }
+        Ask::Answer { question, context, allow_null } => {
+            let current = current().ok_or("there is no question-answering model yet: train or import one first")?;
+            let c = &current.loaded;
+            if c.meta.spec.level != Level::Span {
+                return Err("the current model does not answer questions (it has no start/end head); train one on questions first".into());
+            }
+            let spans = SpanConfig::new().with_max_len(c.meta.max_len).with_stride(c.meta.max_len / 3);
+            let answered = qa::answer(&c.model, &c.tokenizer, &question, &context, &spans, allow_null).await.map_err(|e| e.to_string())?;
+            Ok((Answer::Answered(Box::new(answered)), Vec::new()))
+        }
         Ask::Export { name } => {
             let current = current().ok_or("there is no classifier to export yet")?;
             let zip = host_zip(&current, &name).await?;
@@ -362,7 +375,11 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
         Ask::Import { names } => {
             let current = import(names, bytes).map_err(|message| format!("The classifier could not be imported: {message}"))?;
             let meta = current.loaded.meta.clone();
-            let what = if meta.spec.level == Level::Token { "tags" } else { "labels" };
+            let what = match meta.spec.level {
+                Level::Token => "tags",
+                Level::Span => "outputs",
+                Level::Sentence => "labels",
+            };
             let description = format!("{} {what} ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());
             STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
             Ok((Answer::Imported { meta, description }, Vec::new()))

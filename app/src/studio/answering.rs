@@ -1,0 +1,346 @@
+//! The studio's question-answering mode (extractive QA, as SQuAD): questions over passages in
+//! (SQuAD JSON v1.1/v2, JSON Lines, a CSV table) with a report and a preview, the run's window
+//! length, and a model's results: SQuAD's exact match and F1 (answered and unanswered questions
+//! apart), the questions it got wrong, and a typed passage and question answered with the answer
+//! marked in the passage, the best spans, and where the model puts the start and the end.
+
+use std::sync::Arc;
+
+use bertbench_core::data::{QaData, QaItem, parse_qa};
+use bertbench_core::tasks::classification::FeatureSpec;
+use bertbench_core::tasks::qa::{Answered, LABELS, SpanConfig};
+use bertbench_core::train::{TrainMode, memory};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+
+use super::{Live, RunState, Studio, Task, recipe};
+use crate::app::AppState;
+use crate::fetch::yield_to_browser;
+use crate::files::{file_list, read_files};
+use crate::protocol::Work;
+use crate::runs::{QaRequest, RunRecord, RunSummary, TrainRequest};
+use crate::widgets::now_ms;
+
+/// The example for question answering, written for this project
+/// (`scripts/make_questions_example.py`).
+pub const EXAMPLE_QUESTIONS: &[u8] = include_bytes!("../../../public/examples/questions.json");
+
+/// A question-answering file, read and measured against the model's tokenizer.
+#[derive(Debug, Clone)]
+pub struct QaUpload {
+    /// The file's name.
+    pub name: String,
+    /// Its questions.
+    pub data: Arc<QaData>,
+    /// Windows the questions take at the run's window length (`None` until counted).
+    pub windows: Option<usize>,
+    /// Questions whose passage takes more than one window.
+    pub split_passages: usize,
+}
+
+impl Studio {
+    /// Reads a question-answering file; a file that cannot be read leaves the data as it was.
+    pub fn set_qa_file(self, state: AppState, name: String, bytes: Vec<u8>) {
+        match parse_qa(&bytes, Some(&name)) {
+            Ok(data) => {
+                self.data_error.set(None);
+                self.allow_null.set(data.unanswerable);
+                self.questions.set(Some(QaUpload { name, data: Arc::new(data), windows: None, split_passages: 0 }));
+                self.count_windows(state);
+            }
+            Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
+        }
+    }
+
+    /// Counts each question's windows with the model's tokenizer (in chunks, yielding).
+    pub fn count_windows(self, state: AppState) {
+        let Some(upload) = self.questions.get_untracked() else { return };
+        let window = self.window_len.get_untracked();
+        spawn_local(async move {
+            let Some(engine) = state.engine() else { return };
+            let tok = &engine.bert.tokenizer;
+            let (mut windows, mut split) = (0, 0);
+            let mut last = now_ms();
+            for q in &upload.data.items {
+                let n = tok.encode_windows(&q.question, &q.context, window, window / 3).map_or(0, |w| w.len());
+                windows += n;
+                split += usize::from(n > 1);
+                if now_ms() - last > 40.0 {
+                    yield_to_browser().await;
+                    last = now_ms();
+                }
+            }
+            self.questions.update(|t| {
+                if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
+                    t.windows = Some(windows);
+                    t.split_passages = split;
+                }
+            });
+        });
+    }
+
+    /// Starts a question-answering run on the loaded questions.
+    pub(super) fn start_answering(self, state: AppState) -> Result<(), String> {
+        let upload = self.questions.get_untracked().ok_or("load a file of questions first")?;
+        let engine = state.engine().ok_or("the model is still loading")?;
+        let window = self.window_len.get_untracked();
+        let mut config = self.config.get_untracked();
+        config.features = FeatureSpec { layers: config.features.layers, ..FeatureSpec::spans() };
+        config.spans = SpanConfig::new().with_max_len(window).with_stride(window / 3);
+        memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
+            .map_err(|e| format!("{}: {e}", engine.model_id))?;
+        let data = &upload.data;
+        let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
+        let pick = |idx: &[usize]| idx.iter().map(|&i| data.items[i].clone()).collect::<Vec<QaItem>>();
+        self.client.send_base(&engine)?;
+        self.steps.set(Vec::new());
+        self.evals.set(Vec::new());
+        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
+        self.run.set(RunState::Running { paused: false });
+        let from_scratch = self.from_scratch.get_untracked();
+        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, format!("question answering · {}", recipe(&config)));
+        let request = TrainRequest {
+            config,
+            labels: LABELS.iter().map(|l| l.to_string()).collect(),
+            train: Vec::new(),
+            valid: Vec::new(),
+            max_len: window,
+            backend: self.backend.get_untracked(),
+            restarts: self.restarts.get_untracked(),
+            from_scratch,
+            record: record.clone(),
+            tagged: None,
+            questions: Some(QaRequest { train: pick(&split.train), valid: pick(&split.valid) }),
+        };
+        self.starting.set_value(Some(record));
+        self.resume_offer.set(None);
+        self.checkpoint_note.set(None);
+        self.start_run(Work::FineTune(Box::new(request)));
+        Ok(())
+    }
+
+    /// Training windows of the loaded questions (about: the split is by passage).
+    pub(super) fn training_windows(self) -> usize {
+        let Some(u) = self.questions.get_untracked() else { return 0 };
+        let n = u.data.items.len();
+        let windows = u.windows.unwrap_or(n);
+        (windows as f32 * (1.0 - self.valid_fraction.get_untracked())).round() as usize
+    }
+}
+
+/// A passage with `spans` (character ranges, with a class each) marked.
+fn marked(context: &str, spans: &[(usize, usize, &'static str)]) -> Vec<AnyView> {
+    let chars: Vec<char> = context.chars().collect();
+    let mut spans: Vec<(usize, usize, &'static str)> = spans.iter().copied().filter(|(a, b, _)| a < b && *b <= chars.len()).collect();
+    spans.sort();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (a, b, class) in spans {
+        if a < at {
+            continue;
+        }
+        out.push(view! { <span>{chars[at..a].iter().collect::<String>()}</span> }.into_any());
+        out.push(view! { <mark class=class>{chars[a..b].iter().collect::<String>()}</mark> }.into_any());
+        at = b;
+    }
+    out.push(view! { <span>{chars[at..].iter().collect::<String>()}</span> }.into_any());
+    out
+}
+
+/// Step 1 in question-answering mode: a file of questions, its report and preview.
+#[component]
+pub fn StudioQaDataPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let on_pick = move |ev: web_sys::Event| {
+        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move {
+            if let Some((name, bytes)) = read_files(files).await.pop() {
+                studio.set_qa_file(state, name, bytes);
+            }
+        });
+    };
+    Effect::new(move |_| {
+        state.generation.get();
+        studio.window_len.get();
+        studio.count_windows(state);
+    });
+    let report = move || {
+        studio.questions.get().map(|u| {
+            let d = u.data.clone();
+            view! {
+                <div data-testid="qa-report">
+                    <div class="facts">
+                        <div><b data-testid="qa-questions">{d.items.len()}</b>"questions"</div>
+                        <div><b>{d.contexts()}</b>"passages"</div>
+                        <div><b data-testid="qa-unanswerable">{d.without_answer()}</b>"without an answer"</div>
+                        <div><b data-testid="qa-windows">{u.windows.map_or("…".to_string(), |n| n.to_string())}</b>"windows"</div>
+                        <div><b>{u.split_passages}</b>"passages longer than a window"</div>
+                    </div>
+                    <p class="small muted">{format!("{} · {}{}", u.name, d.format.label(),
+                        if d.unanswerable { " · SQuAD 2.0: some questions have no answer in their passage" } else { "" })}</p>
+                    {d.warnings.iter().map(|w| view! { <p class="banner warn small" data-testid="data-warning">{w.clone()}</p> }).collect_view()}
+                    <div class="qa-preview" data-testid="qa-preview">
+                        {d.items.iter().take(4).map(|q| {
+                            let spans: Vec<(usize, usize, &'static str)> = q.answers.iter().take(1).map(|a| (a.start, a.start + a.text.chars().count(), "ans")).collect();
+                            view! {
+                                <div class="qa-item">
+                                    <p><b>{q.question.clone()}</b>" "<span class="muted small">{if q.answers.is_empty() { "(no answer in the passage)".to_string() } else { format!("→ {}", q.answers[0].text) }}</span></p>
+                                    <p class="small">{marked(&q.context, &spans)}</p>
+                                </div>
+                            }
+                        }).collect_view()}
+                    </div>
+                </div>
+            }
+        })
+    };
+    view! {
+        <section class="card" data-testid="studio-qa-data">
+            <h2>"1 · Questions over passages"</h2>
+            <p class="hint">"SQuAD's JSON (v1.1, or v2.0 with questions the passage does not answer), JSON Lines with \"question\", "
+                "\"context\" and \"answers\" ({\"text\": [...], \"answer_start\": [...]}, as the datasets library writes SQuAD), or a "
+                "table with question, context, answer and answer_start columns. The model reads \"[CLS] question [SEP] passage [SEP]\" "
+                "and learns where the answer starts and ends. Read in this tab, never uploaded."</p>
+            <div class="dropzone">
+                <label class="filebutton">"choose a file"
+                    <input type="file" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" data-testid="qa-file" on:change=on_pick />
+                </label>
+                <span>" or "</span>
+                <button class="secondary" data-testid="use-qa-example"
+                    on:click=move |_| studio.set_qa_file(state, "questions.json (built-in example)".into(), EXAMPLE_QUESTIONS.to_vec())>
+                    "use the example (questions about invented towns)"</button>
+            </div>
+            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Answer).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+            {report}
+            <div class="row">
+                <label class="small">"Validation: "
+                    <select data-testid="qa-valid-fraction" on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
+                        {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% of passages held out", f * 100.0)}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label class="small" title="A longer passage is cut into windows that overlap by a third; each window holds the whole question">
+                    "Window: "
+                    <select data-testid="qa-window" on:change=move |ev| studio.window_len.set(event_target_value(&ev).parse().unwrap_or(192))>
+                        {[128usize, 192, 256, 384].map(|n| view! { <option value=n.to_string() selected=move || studio.window_len.get() == n>{format!("{n} tokens (stride {})", n / 3)}</option> }).collect_view()}
+                    </select>
+                </label>
+            </div>
+        </section>
+    }
+}
+
+/// A question-answering model's validation results: exact match and F1, answered and unanswered
+/// questions apart, the questions it got wrong.
+pub fn qa_results(s: Arc<RunSummary>) -> impl IntoView {
+    let a = s.answers.clone().unwrap_or_else(|| bertbench_core::tasks::qa::AnswerMetrics::new::<String, String>(&[], &[]));
+    view! {
+        <div data-testid="qa-results">
+            <div class="facts">
+                <div><b data-testid="qa-exact">{format!("{:.1}%", a.all.exact * 100.0)}</b>"exact match"</div>
+                <div><b data-testid="qa-f1">{format!("{:.1}%", a.all.f1 * 100.0)}</b>"F1 (words shared with the answer)"</div>
+                <div><b>{a.all.count}</b>"validation questions"</div>
+                <div><b>{s.meta.spec.label()}</b>"features"</div>
+            </div>
+            <table class="plain small" data-testid="qa-breakdown">
+                <tr><th>"questions"</th><th>"count"</th><th>"exact match"</th><th>"F1"</th></tr>
+                <tr><td>"with an answer"</td><td>{a.has_answer.count}</td><td>{format!("{:.1}%", a.has_answer.exact * 100.0)}</td><td>{format!("{:.1}%", a.has_answer.f1 * 100.0)}</td></tr>
+                {(a.no_answer.count > 0).then(|| view! {
+                    <tr><td>"without (right when it says none)"</td><td>{a.no_answer.count}</td><td>{format!("{:.1}%", a.no_answer.exact * 100.0)}</td><td>{format!("{:.1}%", a.no_answer.f1 * 100.0)}</td></tr>
+                })}
+            </table>
+            <p class="hint">"SQuAD's scores: answers compared after lower-casing and dropping punctuation and a/an/the; F1 counts the words the answer shares with the best gold answer."</p>
+            <details data-testid="qa-mistakes">
+                <summary>{format!("Validation questions answered wrong ({}), furthest off first", s.answer_mistakes.len())}</summary>
+                <table class="plain">
+                    <tr><th>"line"</th><th>"question"</th><th>"true answer"</th><th>"model's answer"</th><th>"F1"</th></tr>
+                    {s.answer_mistakes.iter().take(200).map(|x| view! {
+                        <tr title=x.context.clone()>
+                            <td>{x.line}</td><td>{x.question.clone()}</td>
+                            <td>{if x.gold.is_empty() { "(none)".to_string() } else { x.gold.join(" | ") }}</td>
+                            <td>{if x.predicted.is_empty() { "(none)".to_string() } else { x.predicted.clone() }}</td>
+                            <td>{format!("{:.2}", x.f1)}</td>
+                        </tr>
+                    }).collect_view()}
+                </table>
+            </details>
+        </div>
+    }
+}
+
+/// A typed passage and question answered: the answer marked in the passage, the best spans, and
+/// each passage token's start and end probabilities.
+#[component]
+pub fn QaPredict() -> impl IntoView {
+    let studio = expect_context::<Studio>();
+    let context = RwSignal::new(
+        "Harwick is a town on the Lune river in the western valleys. It was founded in 1312 by Grace Kim, a teacher. Today about 18,400 people live there. It is best known for its salt mines.".to_string(),
+    );
+    let question = RwSignal::new("Who founded Harwick?".to_string());
+    let result = RwSignal::new(None::<Result<(String, Answered), String>>);
+    let busy = RwSignal::new(false);
+    let answers = RwSignal::new(0u32);
+    let ask = move |_| {
+        let (q, c) = (question.get_untracked(), context.get_untracked());
+        busy.set(true);
+        spawn_local(async move {
+            let r = studio.client.answer(q, c.clone(), studio.allow_null.get_untracked()).await;
+            busy.set(false);
+            answers.update(|n| *n += 1);
+            result.set(Some(r.map(|a| (c, a))));
+        });
+    };
+    view! {
+        <textarea rows="4" data-testid="qa-context" prop:value=move || context.get() on:input=move |ev| context.set(event_target_value(&ev))></textarea>
+        <div class="row">
+            <input type="text" data-testid="qa-question" prop:value=move || question.get() on:input=move |ev| question.set(event_target_value(&ev)) />
+            <button data-testid="qa-button" on:click=ask prop:disabled=move || busy.get()>"Answer"</button>
+            <label class="small" title="SQuAD 2.0: the model may say the passage does not answer the question, when [CLS] scores above every span">
+                <input type="checkbox" data-testid="qa-allow-null" prop:checked=move || studio.allow_null.get()
+                    on:change=move |ev| studio.allow_null.set(event_target_checked(&ev)) />
+                " allow \"no answer\""
+            </label>
+        </div>
+        {move || result.get().map(|r| match r {
+            Ok((context, a)) => answered(context, a, answers.get_untracked()).into_any(),
+            Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
+        })}
+    }
+}
+
+fn answered(context: String, a: Answered, n: u32) -> impl IntoView {
+    let best = a.answer.clone();
+    let spans: Vec<(usize, usize, &'static str)> = best.iter().map(|b| (b.start, b.end, "ans")).collect();
+    let chars: Vec<char> = context.chars().collect();
+    view! {
+        <div data-testid="qa-answer" data-answer=n data-text=best.as_ref().map(|b| b.text.clone()).unwrap_or_default()>
+            <p>{match &best {
+                Some(b) => view! { <span>"Answer: "<b data-testid="qa-answer-text">{b.text.clone()}</b>{format!(" · probability {:.3} · score {:.2}", b.probability, b.score)}</span> }.into_any(),
+                None => view! { <span><b data-testid="qa-answer-text">"(no answer)"</b>{a.null.map(|(s, p)| format!(" · \"no answer\" scores {s:.2} (probability {p:.3}), above every span")).unwrap_or_default()}</span> }.into_any(),
+            }}{format!(" · {} window{}", a.windows, if a.windows == 1 { "" } else { "s" })}</p>
+            <p class="qa-passage">{marked(&context, &spans)}</p>
+            <table class="plain small" data-testid="qa-spans">
+                <tr><th>"#"</th><th>"span"</th><th>"score (start + end logit)"</th><th>"probability"</th></tr>
+                {a.spans.iter().take(5).enumerate().map(|(i, s)| view! {
+                    <tr data-testid="qa-span"><td>{i + 1}</td><td>{s.text.clone()}</td><td>{format!("{:.2}", s.score)}</td><td>{format!("{:.3}", s.probability)}</td></tr>
+                }).collect_view()}
+                {a.null.map(|(s, p)| view! { <tr><td>"–"</td><td class="muted">"(no answer: [CLS])"</td><td>{format!("{s:.2}")}</td><td>{format!("{p:.3}")}</td></tr> })}
+            </table>
+            <p class="small muted">"Where the model puts the start (blue shading) and the end (orange underline) of the answer, token by token:"</p>
+            <p class="qa-probs" data-testid="qa-probs">
+                {a.tokens.iter().map(|t| {
+                    let text: String = chars.get(t.offsets.0..t.offsets.1.min(chars.len())).map(|c| c.iter().collect()).unwrap_or_default();
+                    let title = format!("{text}: start {:.3}, end {:.3}", t.start, t.end);
+                    view! {
+                        <span class="qa-tok" style=format!("--s:{:.3};--e:{:.3}", t.start, t.end) title=title
+                            data-probs=format!("[{:?},{:?}]", t.start, t.end)>{text}</span>" "
+                    }
+                }).collect_view()}
+            </p>
+        </div>
+    }
+}

@@ -1,0 +1,108 @@
+// The studio's extractive question answering (SQuAD-style), CPU in the worker: the built-in
+// example (SQuAD 2.0 JSON) trains a start/end head on the default model (all-MiniLM-L6-v2) and
+// is scored by exact match and F1; a typed passage and question are answered with the span
+// marked and each token's start/end probabilities; the export loads in transformers
+// (AutoModelForQuestionAnswering) with the same probabilities and the same best span, and
+// imported back it answers the same; a SQuAD v1.1 file with an unanswered question and an answer
+// start that points elsewhere are refused by line with the data kept.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
+import { MINUTE, recipe, train, exportZip, importZip, checkWithTransformers } from './studio_helpers.mjs';
+
+let server, chrome;
+
+before(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+const PASSAGE = 'Harwick is a town on the Lune river in the western valleys. It was founded in 1312 by Grace Kim, a teacher. '
+  + 'Today about 18,400 people live there. It is best known for its salt mines.';
+
+/** Answers `question` over `context`; returns the answer, the best spans and the passage tokens. */
+async function ask(page, question, context = PASSAGE) {
+  const answered = () => page.evaluate(() => Number(document.querySelector('[data-testid=qa-answer]')?.dataset.answer ?? 0));
+  const before = await answered();
+  await page.getByTestId('qa-context').fill(context);
+  await page.getByTestId('qa-question').fill(question);
+  await page.getByTestId('qa-button').click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid=qa-answer]')?.dataset.answer ?? 0) > n
+    || document.querySelector('[data-testid=predict-error]'), before, { timeout: MINUTE });
+  if (await page.getByTestId('predict-error').count()) assert.fail(await page.getByTestId('predict-error').textContent());
+  return {
+    answer: await page.getByTestId('qa-answer').evaluate((d) => d.dataset.text),
+    spans: await page.getByTestId('qa-span').evaluateAll((rows) => rows.map((r) => r.querySelectorAll('td')[1].textContent)),
+    probs: await page.locator('.qa-tok').evaluateAll((ts) => ts.map((t) => JSON.parse(t.dataset.probs))),
+  };
+}
+
+test('the example trains a head-only question-answering model on MiniLM; answers, export, transformers and re-import agree', { timeout: 40 * MINUTE }, async (t) => {
+  const { page } = chrome;
+  await page.goto(server.origin + '/#studio');
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MiniLM'), null, { timeout: 5 * MINUTE });
+  await page.getByTestId('task-answer').check();
+  await page.getByTestId('studio-qa-data').waitFor({ state: 'visible' });
+  await page.getByTestId('use-qa-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=qa-questions]')?.textContent === '361'
+    && /^\d+$/.test(document.querySelector('[data-testid=qa-windows]')?.textContent ?? ''), null, { timeout: MINUTE });
+  assert.equal(await page.getByTestId('qa-unanswerable').textContent(), '41');
+  assert.match(await page.getByTestId('qa-preview').textContent(), /founded|built/);
+  // BERTBENCH_QA_FULL=1 measures full fine-tuning instead (minutes on the CPU; not in CI).
+  const full = Boolean(process.env.BERTBENCH_QA_FULL);
+  await recipe(page, full
+    ? { mode: 'full', 'batch-size': 16, epochs: 3, 'learning-rate': 0.0001 }
+    : { mode: 'head', 'batch-size': 32, 'head-epochs': 30, 'head-learning-rate': 0.01 });
+  const done = await train(page, 'qa-minilm', (full ? 30 : 8) * MINUTE);
+  console.log(`# ${done}`);
+  const exact = await page.getByTestId('qa-exact').textContent();
+  const f1 = await page.getByTestId('qa-f1').textContent();
+  console.log(`# example data, MiniLM ${full ? 'full fine-tuning' : 'head-only'}: exact match ${exact}, F1 ${f1}`);
+  // A linear start/end head on a frozen encoder reads each token alone: far from a fine-tuned
+  // model, far above chance (a span among ~60 passage tokens).
+  assert.ok(parseFloat(f1) >= (full ? 70 : 15), `F1 ${f1}`);
+  assert.match(await page.getByTestId('qa-breakdown').textContent(), /without/);
+  assert.match(await page.getByTestId('run-history').textContent(), /question answering · (head only|full)/);
+  await screenshot(page, 'qa-results');
+
+  const a = await ask(page, 'Who founded Harwick?');
+  console.log(`# "Who founded Harwick?" → ${JSON.stringify(a.answer)}; top spans ${JSON.stringify(a.spans)}`);
+  assert.ok(a.spans.length >= 2 && a.spans.length <= 5, `${a.spans}`);
+  assert.ok(a.probs.length > 20, 'each passage token with its start and end probabilities');
+  for (const [s, e] of a.probs) assert.ok(s >= 0 && s <= 1 && e >= 0 && e <= 1);
+  await screenshot(page, 'qa-predict');
+
+  // The export, in transformers: the same passage probabilities and best span (no "no answer").
+  await page.getByTestId('qa-allow-null').uncheck();
+  const b = await ask(page, 'When was Harwick founded?');
+  assert.ok(b.answer.length > 0, 'an answer when "no answer" is not allowed');
+  const zip = await exportZip(page, 'qa-minilm.zip');
+  await checkWithTransformers(t, zip, [{ text: 'When was Harwick founded?', pair: PASSAGE, passage_probs: b.probs, answer: b.answer }]);
+
+  // Imported back, it answers the same.
+  assert.match(await importZip(page, zip), /^Imported a question-answering model/);
+  const again = await ask(page, 'When was Harwick founded?');
+  assert.equal(again.answer, b.answer);
+  again.probs.forEach(([s, e], i) => assert.ok(Math.abs(s - b.probs[i][0]) < 1e-5 && Math.abs(e - b.probs[i][1]) < 1e-5, `token ${i}`));
+  assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
+});
+
+test('a v1.1 file with an unanswered question, and an answer start that points elsewhere, are refused with their line; the data stays', { timeout: 3 * MINUTE }, async () => {
+  const { page } = chrome;
+  const v1 = JSON.stringify({ version: '1.1', data: [{ title: 'T', paragraphs: [{ context: 'Tom fed the cat.', qas: [
+    { id: 'a1', question: 'Who fed the cat?', answers: [{ text: 'Tom', answer_start: 0 }] },
+    { id: 'a2', question: 'Why?', answers: [] },
+  ] }] }] }, null, 1);
+  await page.getByTestId('qa-file').setInputFiles({ name: 'v1.json', mimeType: 'application/json', buffer: Buffer.from(v1) });
+  await page.getByTestId('data-error').waitFor({ timeout: MINUTE });
+  const message = await page.getByTestId('data-error').textContent();
+  assert.match(message, /v1\.json: Line \d+ \(question a2\): this question has no answer, but the file is SQuAD v1\.1/);
+  assert.match(message, /The data you had is kept/);
+  assert.equal(await page.getByTestId('qa-questions').textContent(), '361');
+  const csv = 'question,context,answer,answer_start\nWho fed the cat?,Tom fed the cat.,Tom,0\nWhat did Tom feed?,Tom fed the cat.,cat,4\n';
+  await page.getByTestId('qa-file').setInputFiles({ name: 'starts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('Line 3: the answer "cat" is not at character 4'), null, { timeout: MINUTE });
+});
