@@ -25,6 +25,18 @@ pub fn download(name: &str, bytes: &[u8], mime: &str) {
     });
 }
 
+/// A change handler for an `<input type=file>`: the chosen files are read and given to
+/// `on_files` (names and bytes; none when nothing could be read), and the input is cleared so
+/// the same file can be chosen again.
+pub fn on_files(on_files: impl Fn(Vec<(String, Vec<u8>)>) + Copy + 'static) -> impl Fn(web_sys::Event) + Copy + 'static {
+    move |ev: web_sys::Event| {
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
+        input.set_value("");
+        spawn_local(async move { on_files(read_files(files).await) });
+    }
+}
+
 /// The files of an `<input type=file>` or a drop, taken at once: the list is live, and clearing
 /// the input (so the same file can be picked again) empties it.
 pub fn file_list(list: &web_sys::FileList) -> Vec<web_sys::File> {

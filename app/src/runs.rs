@@ -212,6 +212,16 @@ impl RunRecord {
         Self { model, from_scratch, recipe, ..Self::default() }
     }
 
+    /// The score it is known by: a question-answering model's F1, a tagger's entity F1, or a
+    /// classifier's accuracy.
+    pub fn score(&self) -> String {
+        match (self.answer_scores, self.entity_f1) {
+            (Some((_, f1)), _) => format!("F1 {:.1}%", f1 * 100.0),
+            (None, Some(f1)) => format!("entity F1 {f1:.3}"),
+            (None, None) => format!("{:.1}%", self.accuracy * 100.0),
+        }
+    }
+
     /// This record with the results of `summary`.
     pub fn finished(self, summary: &RunSummary) -> Self {
         Self {
@@ -251,7 +261,7 @@ impl SavedRun {
         let item = Item {
             id,
             kind: Kind::Run,
-            name: format!("{} · {} · {:.1}%", r.model, r.recipe, r.accuracy * 100.0),
+            name: format!("{} · {} · {}", r.model, r.recipe, r.score()),
             saved_ms,
             size: 0,
             json: serde_json::to_string(&self).unwrap_or_default(),

@@ -54,7 +54,7 @@ test('the example trains a head-only question-answering model on MiniLM; answers
   // BERTBENCH_QA_FULL=1 measures full fine-tuning instead (minutes on the CPU; not in CI).
   const full = Boolean(process.env.BERTBENCH_QA_FULL);
   await recipe(page, full
-    ? { mode: 'full', 'batch-size': 16, epochs: 3, 'learning-rate': 0.0001 }
+    ? { mode: 'full', 'batch-size': 16, epochs: 10, 'learning-rate': 0.00015 }
     : { mode: 'head', 'batch-size': 32, 'head-epochs': 30, 'head-learning-rate': 0.01 });
   const done = await train(page, 'qa-minilm', (full ? 30 : 8) * MINUTE);
   console.log(`# ${done}`);

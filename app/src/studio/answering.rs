@@ -12,13 +12,11 @@ use bertbench_core::tasks::qa::{Answered, LABELS, SpanConfig};
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
 
 use super::{Live, RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
-use crate::files::{file_list, read_files};
+use crate::files::on_files;
 use crate::protocol::Work;
 use crate::runs::{QaRequest, RunRecord, RunSummary, TrainRequest};
 use crate::widgets::now_ms;
@@ -154,16 +152,11 @@ fn marked(context: &str, spans: &[(usize, usize, &'static str)]) -> Vec<AnyView>
 pub fn StudioQaDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let on_pick = move |ev: web_sys::Event| {
-        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
-        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
-        input.set_value("");
-        spawn_local(async move {
-            if let Some((name, bytes)) = read_files(files).await.pop() {
-                studio.set_qa_file(state, name, bytes);
-            }
-        });
-    };
+    let on_pick = on_files(move |mut files| {
+        if let Some((name, bytes)) = files.pop() {
+            studio.set_qa_file(state, name, bytes);
+        }
+    });
     Effect::new(move |_| {
         state.generation.get();
         studio.window_len.get();
@@ -332,12 +325,17 @@ fn answered(context: String, a: Answered, n: u32) -> impl IntoView {
             </table>
             <p class="small muted">"Where the model puts the start (blue shading) and the end (orange underline) of the answer, token by token:"</p>
             <p class="qa-probs" data-testid="qa-probs">
-                {a.tokens.iter().map(|t| {
-                    let text: String = chars.get(t.offsets.0..t.offsets.1.min(chars.len())).map(|c| c.iter().collect()).unwrap_or_default();
+                {a.tokens.iter().enumerate().map(|(i, t)| {
+                    let piece = |a: usize, b: usize| chars.get(a.min(b)..b.min(chars.len())).map(|c| c.iter().collect::<String>()).unwrap_or_default();
+                    let text = piece(t.offsets.0, t.offsets.1);
+                    // What the passage has between this token and the previous one (a space, or
+                    // nothing inside a word).
+                    let gap = piece(if i == 0 { 0 } else { a.tokens[i - 1].offsets.1 }, t.offsets.0);
                     let title = format!("{text}: start {:.3}, end {:.3}", t.start, t.end);
                     view! {
+                        {gap}
                         <span class="qa-tok" style=format!("--s:{:.3};--e:{:.3}", t.start, t.end) title=title
-                            data-probs=format!("[{:?},{:?}]", t.start, t.end)>{text}</span>" "
+                            data-probs=format!("[{:?},{:?}]", t.start, t.end)>{text}</span>
                     }
                 }).collect_view()}
             </p>

@@ -120,17 +120,11 @@ pub fn StudioResultsPanel() -> impl IntoView {
         });
     };
 
-    let import = move |ev: web_sys::Event| {
-        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
-        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
-        input.set_value("");
-        spawn_local(async move {
-            let files = read_files(files).await;
-            if !files.is_empty() {
-                studio.import(files);
-            }
-        });
-    };
+    let import = crate::files::on_files(move |files| {
+        if !files.is_empty() {
+            studio.import(files);
+        }
+    });
 
     let is_tagger = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Token));
     let is_qa = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Span));
@@ -189,7 +183,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{r.model}</td>
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
-                        <td data-testid="run-accuracy">{format!("{:.1}%", r.accuracy * 100.0)}</td>
+                        // A question-answering run has no accuracy (its score is the next column's).
+                        <td data-testid="run-accuracy">{if r.answer_scores.is_some() { "—".to_string() } else { format!("{:.1}%", r.accuracy * 100.0) }}</td>
                         <td>{match (r.answer_scores, r.entity_f1) {
                             (Some((exact, f1)), _) => format!("EM {:.1}% · F1 {:.1}%", exact * 100.0, f1 * 100.0),
                             (None, Some(f)) => format!("entity F1 {f:.3}"),

@@ -18,7 +18,7 @@ use web_sys::HtmlInputElement;
 use super::{Live, RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
-use crate::files::{download, file_list, read_files};
+use crate::files::{download, file_list, on_files, read_files};
 use crate::protocol::Work;
 use crate::runs::{RunRecord, RunSummary, TaggedRequest, TrainRequest};
 use crate::widgets::{confusion_matrix, now_ms, scores_table};
@@ -173,16 +173,11 @@ pub fn StudioTaskSwitch() -> impl IntoView {
 pub fn StudioTagDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let on_pick = move |ev: web_sys::Event| {
-        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
-        let Some(files) = input.files().map(|f| file_list(&f)) else { return };
-        input.set_value("");
-        spawn_local(async move {
-            if let Some((name, bytes)) = read_files(files).await.pop() {
-                studio.set_tagged_file(state, name, bytes);
-            }
-        });
-    };
+    let on_pick = on_files(move |mut files| {
+        if let Some((name, bytes)) = files.pop() {
+            studio.set_tagged_file(state, name, bytes);
+        }
+    });
     // Re-count whenever the model (tokenizer) changes.
     Effect::new(move |_| {
         state.generation.get();

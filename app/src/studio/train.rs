@@ -247,7 +247,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                             on:change=move |ev| studio.config.update(|c| c.group_by_length = event_target_checked(&ev)) />
                         " batch texts of similar length together (faster full fine-tuning)"
                     </label>
-                    <label class="small field-inline">"max tokens per example"
+                    <label class="small field-inline" class:hidden=move || studio.task.get() == Task::Answer>"max tokens per example"
                         <input type="number" class="num" data-testid="max-len" prop:value=move || studio.max_len.get().to_string()
                             on:change=move |ev| {
                                 if let Ok(v) = event_target_value(&ev).parse::<usize>() {

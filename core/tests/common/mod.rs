@@ -1,4 +1,5 @@
-//! Shared by the integration tests: the default model and the PyTorch fixtures.
+//! Shared by the integration tests: the default model, the PyTorch fixtures, a fine-tuning run
+//! driven to its end.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -54,4 +55,24 @@ pub fn ints(v: &Value) -> Vec<u32> {
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "lengths differ");
     a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()))
+}
+
+/// Drives a fine-tuning run to its end; returns its evaluations.
+pub fn finish(tuner: &mut bertbench_core::train::FineTuner) -> Vec<bertbench_core::train::EvalReport> {
+    use bertbench_core::train::Event;
+    let mut evals = Vec::new();
+    loop {
+        match pollster::block_on(tuner.advance()).unwrap() {
+            Event::Finished => return evals,
+            Event::Evaluated(r) => evals.push(*r),
+            _ => {}
+        }
+    }
+}
+
+/// Held by every test that initialises or trains a model: burn's device generator (weight
+/// initialisation, dropout) is shared by every thread of the process.
+pub fn device_rng() -> std::sync::MutexGuard<'static, ()> {
+    static DEVICE_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    DEVICE_RNG.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -3,10 +3,10 @@
 //! head-only and fully, scored by SQuAD's exact match and F1, resumed from a checkpoint,
 //! exported and loaded back, and typed questions answered.
 //!
-//! A process of its own, its tests one at a time: burn's device generator (dropout, weight
-//! initialisation) is shared by every thread of the process.
+//! Its tests hold `device_rng()`: burn's device generator (dropout, weight initialisation) is
+//! shared by every thread of the process.
 
-use std::sync::Mutex;
+use crate::common::{device_rng, finish};
 
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::bert::config::Preset;
@@ -18,8 +18,6 @@ use bertbench_core::tasks::classification::{FeatureSpec, export, load_classifier
 use bertbench_core::tasks::qa::{LABELS, SpanConfig, answer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{EvalReport, Event, FineTuneConfig, FineTuner, Snapshot, TrainMode, encode_questions};
-
-static DEVICE_RNG: Mutex<()> = Mutex::new(());
 
 const VOCAB: [&str; 26] = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "ann", "bob", "cy", "lee", "kim", "oslo", "rome", "paris", "the", "saw", "in",
@@ -85,20 +83,10 @@ fn tuner(mode: TrainMode, epochs: usize, who_too: bool) -> (FineTuner, QaData, V
     (FineTuner::new(bert, 0, 20, labels, train, valid, cfg, &device).unwrap(), data, split.valid)
 }
 
-fn finish(tuner: &mut FineTuner) -> Vec<EvalReport> {
-    let mut evals = Vec::new();
-    loop {
-        match pollster::block_on(tuner.advance()).unwrap() {
-            Event::Finished => return evals,
-            Event::Evaluated(r) => evals.push(*r),
-            _ => {}
-        }
-    }
-}
 
 #[test]
 fn head_only_finds_the_answer_span() {
-    let _rng = DEVICE_RNG.lock().unwrap_or_else(|p| p.into_inner());
+    let _rng = device_rng();
     let (mut tuner, data, valid) = tuner(TrainMode::HeadOnly, 30, false);
     let evals = finish(&mut tuner);
     let (scores, answers) = tuner.best_answers().expect("a question-answering run is scored by answers");
@@ -113,7 +101,7 @@ fn head_only_finds_the_answer_span() {
 
 #[test]
 fn full_fine_tuning_answers_who_and_where_exports_and_loads_back() {
-    let _rng = DEVICE_RNG.lock().unwrap_or_else(|p| p.into_inner());
+    let _rng = device_rng();
     let (mut tuner, _, _) = tuner(TrainMode::Full, 25, true);
     finish(&mut tuner);
     let (scores, _) = tuner.best_answers().unwrap();
@@ -148,7 +136,7 @@ fn full_fine_tuning_answers_who_and_where_exports_and_loads_back() {
 
 #[test]
 fn a_question_answering_run_resumed_from_a_checkpoint_ends_as_the_uninterrupted_one() {
-    let _rng = DEVICE_RNG.lock().unwrap_or_else(|p| p.into_inner());
+    let _rng = device_rng();
     for mode in [TrainMode::HeadOnly, TrainMode::Full] {
         let (mut whole, _, _) = tuner(mode, 2, true);
         let expected = finish(&mut whole);

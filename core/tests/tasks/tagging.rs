@@ -2,10 +2,10 @@
 //! onto pieces, a tagger trained head-only and fully, scored by entities, saved mid-run and
 //! resumed, and typed text tagged.
 //!
-//! A process of its own, its tests one at a time: burn's device generator (dropout, weight
-//! initialisation) is shared by every thread of the process.
+//! Its tests hold `device_rng()`: burn's device generator (dropout, weight initialisation) is
+//! shared by every thread of the process.
 
-use std::sync::Mutex;
+use crate::common::{device_rng, finish};
 
 use bertbench_core::bert::config::Preset;
 use bertbench_core::bert::model::BertModelConfig;
@@ -16,8 +16,6 @@ use bertbench_core::tasks::classification::FeatureSpec;
 use bertbench_core::tasks::tagging::{LabelPieces, encode_words, tag_text, tags_by_layer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{Event, EvalReport, FineTuneConfig, FineTuner, LabeledText, Snapshot, TrainMode};
-
-static DEVICE_RNG: Mutex<()> = Mutex::new(());
 
 const VOCAB: [&str; 22] = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "ann", "bob", "cy", "lee", "kim", "oslo", "rome", "paris", "the", "saw", "in",
@@ -99,20 +97,10 @@ fn tuner(mode: TrainMode, pieces: LabelPieces, epochs: usize) -> (FineTuner, Tag
     (FineTuner::new(bert, 0, 32, data.tags.clone(), train, valid, cfg, &device).unwrap(), data)
 }
 
-fn finish(tuner: &mut FineTuner) -> Vec<EvalReport> {
-    let mut evals = Vec::new();
-    loop {
-        match pollster::block_on(tuner.advance()).unwrap() {
-            Event::Finished => return evals,
-            Event::Evaluated(r) => evals.push(*r),
-            _ => {}
-        }
-    }
-}
 
 #[test]
 fn head_only_tagging_learns_the_entities() {
-    let _rng = DEVICE_RNG.lock().unwrap_or_else(|p| p.into_inner());
+    let _rng = device_rng();
     let (mut tuner, _) = tuner(TrainMode::HeadOnly, LabelPieces::First, 30);
     let evals = finish(&mut tuner);
     let best = tuner.best_entities().expect("BIO tags give entity metrics");
@@ -128,7 +116,7 @@ fn head_only_tagging_learns_the_entities() {
 
 #[test]
 fn full_tagging_learns_the_entities_reading_every_piece() {
-    let _rng = DEVICE_RNG.lock().unwrap_or_else(|p| p.into_inner());
+    let _rng = device_rng();
     let (mut tuner, data) = tuner(TrainMode::Full, LabelPieces::All, 6);
     finish(&mut tuner);
     let best = tuner.best_entities().unwrap();
@@ -152,7 +140,7 @@ fn full_tagging_learns_the_entities_reading_every_piece() {
 
 #[test]
 fn a_tagging_run_resumed_from_a_checkpoint_ends_as_the_uninterrupted_one() {
-    let _rng = DEVICE_RNG.lock().unwrap_or_else(|p| p.into_inner());
+    let _rng = device_rng();
     for mode in [TrainMode::HeadOnly, TrainMode::Full] {
         let (mut whole, _) = tuner(mode, LabelPieces::First, 2);
         let expected = finish(&mut whole);
