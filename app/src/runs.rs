@@ -463,7 +463,25 @@ mod tests {
             from_scratch: false,
             record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
             tagged: None,
+            questions: None,
         }
+    }
+
+    /// A question-answering run's questions cross as JSON whole, and its record is known by its
+    /// F1 (its accuracy, answered or not, means nothing to the person).
+    #[test]
+    fn a_question_answering_request_and_record_keep_their_answers() {
+        let data = bertbench_core::data::parse_qa(
+            br#"{"id": "q1", "question": "Who?", "context": "Tom fed it.", "answers": {"text": ["Tom"], "answer_start": [0]}}"#,
+            Some("q.jsonl"),
+        )
+        .unwrap();
+        let request = TrainRequest { questions: Some(QaRequest { train: data.items.clone(), valid: data.items.clone() }), ..request() };
+        let back: TrainRequest = serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+        assert_eq!(back.questions.unwrap().valid, data.items);
+        let record = RunRecord { accuracy: 0.9, answer_scores: Some((0.5, 0.625)), ..RunRecord::default() };
+        assert_eq!(record.score(), "F1 62.5%");
+        assert_eq!(RunRecord { accuracy: 0.9, ..RunRecord::default() }.score(), "90.0%");
     }
 
     /// Requests cross `postMessage` as JSON, and checkpoints keep them as JSON: every field
