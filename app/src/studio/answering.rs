@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use bertbench_core::data::{QaData, QaItem, parse_qa};
+use bertbench_core::data::{QaData, QaItem, parse_qa, parse_questions};
 use bertbench_core::tasks::classification::FeatureSpec;
-use bertbench_core::tasks::qa::{Answered, LABELS, SpanConfig};
+use bertbench_core::tasks::qa::{AnswerMetrics, Answered, LABELS, SpanConfig};
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -16,7 +16,7 @@ use leptos::task::spawn_local;
 use super::{Live, RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
-use crate::files::on_files;
+use crate::files::{download, on_files};
 use crate::protocol::Work;
 use crate::runs::{QaRequest, RunRecord, RunSummary, TrainRequest};
 use crate::widgets::now_ms;
@@ -230,7 +230,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
 /// A question-answering model's validation results: exact match and F1, answered and unanswered
 /// questions apart, the questions it got wrong.
 pub fn qa_results(s: Arc<RunSummary>) -> impl IntoView {
-    let a = s.answers.clone().unwrap_or_else(|| bertbench_core::tasks::qa::AnswerMetrics::new::<String, String>(&[], &[]));
+    let a = s.answers.clone().unwrap_or_else(|| AnswerMetrics::new::<String, String>(&[], &[]));
     view! {
         <div data-testid="qa-results">
             <div class="facts">
@@ -275,6 +275,7 @@ pub fn QaPredict() -> impl IntoView {
     );
     let question = RwSignal::new("Who founded Harwick?".to_string());
     let result = RwSignal::new(None::<Result<(String, Answered), String>>);
+    let note = RwSignal::new(None::<Result<String, String>>);
     let busy = RwSignal::new(false);
     let answers = RwSignal::new(0u32);
     let ask = move |_| {
@@ -287,6 +288,44 @@ pub fn QaPredict() -> impl IntoView {
             result.set(Some(r.map(|a| (c, a))));
         });
     };
+    // A file of questions answered one by one, downloaded as SQuAD's predictions file (id →
+    // answer), and scored when the file has answers.
+    let batch = on_files(move |mut files| {
+        let Some((name, bytes)) = files.pop() else { return };
+        spawn_local(async move {
+            let data = match parse_questions(&bytes, Some(&name)) {
+                Ok(d) => d,
+                Err(e) => return note.set(Some(Err(format!("{name}: {e}")))),
+            };
+            busy.set(true);
+            let allow_null = studio.allow_null.get_untracked();
+            let (mut predictions, mut said) = (serde_json::Map::new(), Vec::new());
+            for (i, q) in data.items.iter().enumerate() {
+                note.set(Some(Ok(format!("Answering question {} of {} of {name}…", i + 1, data.items.len()))));
+                match studio.client.answer(q.question.clone(), q.context.clone(), allow_null).await {
+                    Ok(a) => {
+                        let text = a.answer.map(|b| b.text).unwrap_or_default();
+                        predictions.insert(q.id.clone(), text.clone().into());
+                        said.push(text);
+                    }
+                    Err(e) => {
+                        busy.set(false);
+                        return note.set(Some(Err(format!("{name}, line {} (question {}): {e}", q.line, q.id))));
+                    }
+                }
+            }
+            busy.set(false);
+            let out_name = format!("{}-predictions.json", name.rsplit_once('.').map_or(name.as_str(), |(a, _)| a));
+            download(&out_name, &serde_json::to_vec_pretty(&predictions).unwrap_or_default(), "application/json");
+            let gold: Vec<Vec<String>> = data.items.iter().map(|q| q.answers.iter().map(|a| a.text.clone()).collect()).collect();
+            let scores = data.items.iter().any(|q| !q.answers.is_empty()).then(|| AnswerMetrics::new(&gold, &said));
+            note.set(Some(Ok(format!(
+                "Answered {} questions; downloaded {out_name} (SQuAD's predictions format: id → answer){}.",
+                said.len(),
+                scores.map(|m| format!("; against the file's answers: exact match {:.1}%, F1 {:.1}%", m.all.exact * 100.0, m.all.f1 * 100.0)).unwrap_or_default()
+            ))));
+        });
+    });
     view! {
         <textarea rows="4" data-testid="qa-context" prop:value=move || context.get() on:input=move |ev| context.set(event_target_value(&ev))></textarea>
         <div class="row">
@@ -297,7 +336,14 @@ pub fn QaPredict() -> impl IntoView {
                     on:change=move |ev| studio.allow_null.set(event_target_checked(&ev)) />
                 " allow \"no answer\""
             </label>
+            <label class="filebutton secondary">"Answer a file of questions (predictions download)"
+                <input type="file" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" data-testid="qa-batch-file" on:change=batch />
+            </label>
         </div>
+        {move || note.get().map(|r| match r {
+            Ok(m) => view! { <p class="small" data-testid="batch-note">{m}</p> }.into_any(),
+            Err(e) => view! { <p class="banner err small" data-testid="batch-error">{e}</p> }.into_any(),
+        })}
         {move || result.get().map(|r| match r {
             Ok((context, a)) => answered(context, a, answers.get_untracked()).into_any(),
             Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),

@@ -24,7 +24,7 @@ pub use decode::{Decoded, decode};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
 pub use report::{LengthStats, ValidationReport, validate};
 pub use split::{Split, shuffled, stratified_split};
-pub use squad::{QaAnswer, QaData, QaFormat, QaItem, parse_qa};
+pub use squad::{QaAnswer, QaData, QaFormat, QaItem, parse_qa, parse_questions};
 pub use tagged::{TaggedData, TaggedFormat, TaggedSentence, parse_tagged, split_words};
 pub use table::{Format, Record, Table, detect_format, looks_like_header, parse_table};
 

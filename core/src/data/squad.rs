@@ -118,6 +118,16 @@ impl QaData {
 /// Reads a question-answering file: SQuAD JSON, JSON Lines (or a JSON list) of questions, or a
 /// CSV/TSV table with a header. `file_name` helps tell a table's separator.
 pub fn parse_qa(bytes: &[u8], file_name: Option<&str>) -> Result<QaData, DataError> {
+    parse(bytes, file_name, true)
+}
+
+/// Reads questions to answer, as [`parse_qa`] does, except that a table needs no answer column
+/// (its questions then have no gold answer to score against).
+pub fn parse_questions(bytes: &[u8], file_name: Option<&str>) -> Result<QaData, DataError> {
+    parse(bytes, file_name, false)
+}
+
+fn parse(bytes: &[u8], file_name: Option<&str>, answers_required: bool) -> Result<QaData, DataError> {
     let decoded = decode(bytes)?;
     let text = decoded.text.as_str();
     if text.trim().is_empty() {
@@ -126,7 +136,7 @@ pub fn parse_qa(bytes: &[u8], file_name: Option<&str>) -> Result<QaData, DataErr
     let mut warnings: Vec<String> = decoded.note.iter().map(|n| format!("The file was {n}.")).collect();
     let (format, raw, v1) = match text.trim_start().chars().next() {
         Some('{') | Some('[') => read_json(text)?,
-        _ => (QaFormat::Table, read_table(bytes, file_name)?, false),
+        _ => (QaFormat::Table, read_table(bytes, file_name, answers_required)?, false),
     };
     let mut items = Vec::with_capacity(raw.len());
     let (mut in_bytes, mut found) = (0, 0);
@@ -292,7 +302,7 @@ fn read_squad(text: &str, doc: &Map<String, Value>) -> Result<(QaFormat, Vec<Raw
 }
 
 /// A table with a header: question, context, answer text and (optionally) answer start.
-fn read_table(bytes: &[u8], file_name: Option<&str>) -> Result<Vec<Raw>, DataError> {
+fn read_table(bytes: &[u8], file_name: Option<&str>, answers_required: bool) -> Result<Vec<Raw>, DataError> {
     let table = parse_table(bytes, file_name)?;
     let find = |names: &[&str]| table.columns.iter().position(|c| names.contains(&c.trim().to_lowercase().as_str()));
     let missing = |what: &str, names: &str| DataError::Qa {
@@ -301,7 +311,10 @@ fn read_table(bytes: &[u8], file_name: Option<&str>) -> Result<Vec<Raw>, DataErr
     };
     let question = find(&["question", "query", "questions"]).ok_or_else(|| missing("question", "\"question\""))?;
     let context = find(&["context", "passage", "paragraph", "text"]).ok_or_else(|| missing("passage", "\"context\""))?;
-    let answer = find(&["answer", "answer_text", "answer text", "answers"]).ok_or_else(|| missing("answer", "\"answer\""))?;
+    let answer = find(&["answer", "answer_text", "answer text", "answers"]);
+    if answer.is_none() && answers_required {
+        return Err(missing("answer", "\"answer\""));
+    }
     let start = find(&["answer_start", "answer start", "start"]);
     let mut raw = Vec::with_capacity(table.rows.len());
     for r in &table.rows {
@@ -310,7 +323,7 @@ fn read_table(bytes: &[u8], file_name: Option<&str>) -> Result<Vec<Raw>, DataErr
             return Err(bad(e.clone()));
         }
         let field = |i: usize| r.fields.get(i).map(|f| f.trim().to_string()).unwrap_or_default();
-        let text = field(answer);
+        let text = answer.map(field).unwrap_or_default();
         let answers = if text.is_empty() {
             Vec::new()
         } else {
@@ -319,7 +332,7 @@ fn read_table(bytes: &[u8], file_name: Option<&str>) -> Result<Vec<Raw>, DataErr
                 None => None,
             };
             // Not trimmed: the answer must match the passage as written.
-            let text = r.fields.get(answer).cloned().unwrap_or_default();
+            let text = answer.and_then(|a| r.fields.get(a)).cloned().unwrap_or_default();
             vec![(text, start)]
         };
         let context = r.fields.get(context).cloned().unwrap_or_default();
@@ -468,6 +481,9 @@ mod tests {
         assert!(d.warnings.iter().any(|w| w.contains("first occurs")));
         let err = parse_qa(b"question,passage,label\na,b,c\n", Some("qa.csv")).unwrap_err().to_string();
         assert!(err.contains("no answer column"), "{err}");
+        // Questions to answer need none.
+        let d = parse_questions(b"question,passage\nWho?,Tom fed it.\n", Some("ask.csv")).unwrap();
+        assert!(d.items[0].answers.is_empty());
         let err = parse_qa(b"question,context,answer\nWho?,The cat sat.,Tom\n", Some("qa.csv")).unwrap_err().to_string();
         assert!(err.contains("Line 2") && err.contains("not in its passage"), "{err}");
     }
