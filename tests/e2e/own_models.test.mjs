@@ -170,6 +170,37 @@ test('a tagger from the Hub (BERT NER, BIO tags) tags words at once in the studi
   await page.getByTestId('tab-explore').click();
 });
 
+test('a question-answering model from the Hub answers at once in the studio, with transformers\' start and end probabilities', { timeout: 10 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  const expected = JSON.parse(await readFile(join(MODELS, 'bert-qa', 'expected.json'), 'utf8'));
+  const { ok, text } = await pick(page, join(MODELS, 'bert-qa'));
+  assert.ok(ok, text);
+  await page.getByTestId('tab-studio').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=classifier-info]')?.textContent.includes('the head of bert-qa'), null, { timeout: 3 * MINUTE });
+  assert.match(await page.getByTestId('studio-notice').textContent(), /bert-qa answers questions/);
+  assert.ok(await page.getByTestId('task-answer').isChecked(), 'the studio switches to question answering');
+  const softmax = (xs) => { const m = Math.max(...xs); const e = xs.map((x) => Math.exp(x - m)); const s = e.reduce((a, b) => a + b, 0); return e.map((x) => x / s); };
+  for (const c of expected.answer) {
+    await page.getByTestId('qa-context').fill(c.context);
+    await page.getByTestId('qa-question').fill(c.question);
+    const answered = await page.evaluate(() => Number(document.querySelector('[data-testid=qa-answer]')?.dataset.answer ?? 0));
+    await page.getByTestId('qa-button').click();
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid=qa-answer]')?.dataset.answer ?? 0) > n
+      || document.querySelector('[data-testid=predict-error]'), answered, { timeout: MINUTE });
+    if (await page.getByTestId('predict-error').count()) assert.fail(await page.getByTestId('predict-error').textContent());
+    const probs = await page.locator('.qa-tok').evaluateAll((ts) => ts.map((t) => JSON.parse(t.dataset.probs)));
+    // The passage's tokens: between the first [SEP] and the last.
+    const sep = c.input_ids.at(-1);
+    const passage = [...c.input_ids.keys()].slice(c.input_ids.indexOf(sep) + 1, -1);
+    const [start, end] = [softmax(c.start_logits), softmax(c.end_logits)];
+    assert.equal(probs.length, passage.length, c.question);
+    passage.forEach((p, i) => assert.ok(Math.abs(probs[i][0] - start[p]) <= 1e-4 && Math.abs(probs[i][1] - end[p]) <= 1e-4,
+      `${c.question}, token ${i}: ${probs[i]} vs transformers ${[start[p], end[p]]}`));
+  }
+  await page.getByTestId('task-classify').check();
+  await page.getByTestId('tab-explore').click();
+});
+
 test('continued pretraining in the lab starts from the model\'s own MLM head: its probes before training fill as transformers does', { timeout: 10 * MINUTE }, async () => {
   const page = contexts.at(-1).pages()[0];
   const expected = JSON.parse(await readFile(join(MODELS, 'bert-mlm', 'expected.json'), 'utf8'));

@@ -223,12 +223,12 @@ pub async fn open_kept(state: AppState, studio: Studio, item: &Item) -> Result<(
     Ok(())
 }
 
-/// A model that carries a classification head (a fine-tuned classifier or tagger from the Hub)
-/// becomes the studio's classifier too, so it predicts at once.
+/// A model that carries a task head (a fine-tuned classifier, tagger or question-answering
+/// model from the Hub) becomes the studio's model too, so it predicts at once.
 fn take_its_classifier(state: AppState, studio: Studio, name: &str) {
     let Some(engine) = state.engine() else { return };
     let heads = &engine.bert.report.heads;
-    if !heads.contains(&Head::Classifier) && !heads.contains(&Head::TokenClassifier) {
+    if ![Head::Classifier, Head::TokenClassifier, Head::QuestionAnswering].iter().any(|h| heads.contains(h)) {
         return;
     }
     match engine.files() {
