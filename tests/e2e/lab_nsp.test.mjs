@@ -37,7 +37,7 @@ test('MLM + next-sentence prediction: the NSP loss is reported at every step, fi
   await page.selectOption('[data-testid=lab-model]', 'bert-tiny');
   await page.selectOption('[data-testid=lab-vocab-choice]', '1000');
   await page.selectOption('[data-testid=lab-pair]', 'nsp');
-  for (const [id, value] of [['lab-epochs', '40'], ['lab-lr', '0.001']]) {
+  for (const [id, value] of [['lab-epochs', '60'], ['lab-lr', '0.001']]) {
     await page.getByTestId(id).fill(value);
     await page.getByTestId(id).dispatchEvent('change');
   }
@@ -52,7 +52,7 @@ test('MLM + next-sentence prediction: the NSP loss is reported at every step, fi
   assert.equal(await page.getByTestId('lab-failed').count(), 0);
   // 127 sentence pairs (each line and the next, or a random line), 4 batches of 32 an epoch.
   const steps = Number(/^Finished after (\d+) steps/.exec(await page.getByTestId('lab-done').textContent())?.[1]);
-  assert.equal(steps, 40 * 4);
+  assert.equal(steps, 60 * 4);
   assert.match(await page.getByTestId('lab-vocab').textContent(), /Trained WordPiece vocabulary/);
 
   const progress = await page.getByTestId('lab-progress').textContent();

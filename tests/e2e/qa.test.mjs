@@ -108,7 +108,7 @@ test('the example trains a head-only question-answering model on MiniLM; answers
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
 });
 
-test('a v1.1 file with an unanswered question, and an answer start that points elsewhere, are refused with their line; the data stays', { timeout: 3 * MINUTE }, async () => {
+test('a v1.1 file with an unanswered question, and an answer start that points elsewhere, are refused with their line; the data stays; an answer longer than a window is said', { timeout: 3 * MINUTE }, async () => {
   const { page } = chrome;
   const v1 = JSON.stringify({ version: '1.1', data: [{ title: 'T', paragraphs: [{ context: 'Tom fed the cat.', qas: [
     { id: 'a1', question: 'Who fed the cat?', answers: [{ text: 'Tom', answer_start: 0 }] },
@@ -120,6 +120,17 @@ test('a v1.1 file with an unanswered question, and an answer start that points e
   assert.match(message, /v1\.json: Line \d+ \(question a2\): this question has no answer, but the file is SQuAD v1\.1/);
   assert.match(message, /The data you had is kept/);
   assert.equal(await page.getByTestId('qa-questions').textContent(), '361');
+  // An answer longer than a window can only be learned as "no answer": the report says so.
+  const long = Array.from({ length: 160 }, (_, i) => `w${i}`).join(' ');
+  const jsonl = [
+    { id: 'long', question: 'What?', context: `Start. ${long} End.`, answers: { text: [long], answer_start: [7] } },
+    { id: 'short', question: 'Who?', context: 'Tom fed the cat.', answers: { text: ['Tom'], answer_start: [0] } },
+  ].map((o) => JSON.stringify(o)).join('\n');
+  await page.selectOption('[data-testid=qa-window]', '128');
+  await page.getByTestId('qa-file').setInputFiles({ name: 'long.jsonl', mimeType: 'application/json', buffer: Buffer.from(jsonl) });
+  await page.getByTestId('qa-answers-cut').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('qa-answers-cut').textContent(), /^1 answer is too long for a window of 128 tokens with its question/);
+  await page.selectOption('[data-testid=qa-window]', '192');
   const csv = 'question,context,answer,answer_start\nWho fed the cat?,Tom fed the cat.,Tom,0\nWhat did Tom feed?,Tom fed the cat.,cat,4\n';
   await page.getByTestId('qa-file').setInputFiles({ name: 'starts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
   await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('Line 3: the answer "cat" is not at character 4'), null, { timeout: MINUTE });

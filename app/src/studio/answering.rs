@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bertbench_core::data::{QaData, QaItem, parse_qa, parse_questions};
 use bertbench_core::tasks::classification::FeatureSpec;
-use bertbench_core::tasks::qa::{AnswerMetrics, Answered, LABELS, SpanConfig};
+use bertbench_core::tasks::qa::{AnswerMetrics, Answered, LABELS, SpanConfig, encode_question};
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -36,6 +36,9 @@ pub struct QaUpload {
     pub windows: Option<usize>,
     /// Questions whose passage takes more than one window.
     pub split_passages: usize,
+    /// Answered questions whose answer is whole in no window (longer than the window leaves the
+    /// passage): they can only learn "no answer".
+    pub answers_cut: usize,
 }
 
 impl Studio {
@@ -45,7 +48,7 @@ impl Studio {
             Ok(data) => {
                 self.data_error.set(None);
                 self.allow_null.set(data.unanswerable);
-                self.questions.set(Some(QaUpload { name, data: Arc::new(data), windows: None, split_passages: 0 }));
+                self.questions.set(Some(QaUpload { name, data: Arc::new(data), windows: None, split_passages: 0, answers_cut: 0 }));
                 self.count_windows(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
@@ -59,12 +62,14 @@ impl Studio {
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
-            let (mut windows, mut split) = (0, 0);
+            let spans = SpanConfig::new().with_max_len(window).with_stride(window / 3);
+            let (mut windows, mut split, mut cut) = (0, 0, 0);
             let mut last = now_ms();
             for q in &upload.data.items {
-                let n = tok.encode_windows(&q.question, &q.context, window, window / 3).map_or(0, |w| w.len());
-                windows += n;
-                split += usize::from(n > 1);
+                let encoded = encode_question(tok, q, &spans).unwrap_or_default();
+                windows += encoded.len();
+                split += usize::from(encoded.len() > 1);
+                cut += usize::from(!q.answers.is_empty() && encoded.iter().all(|(_, at)| *at == (0, 0)));
                 if now_ms() - last > 40.0 {
                     yield_to_browser().await;
                     last = now_ms();
@@ -74,6 +79,7 @@ impl Studio {
                 if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
                     t.windows = Some(windows);
                     t.split_passages = split;
+                    t.answers_cut = cut;
                 }
             });
         });
@@ -177,6 +183,16 @@ pub fn StudioQaDataPanel() -> impl IntoView {
                     <p class="small muted">{format!("{} · {}{}", u.name, d.format.label(),
                         if d.unanswerable { " · SQuAD 2.0: some questions have no answer in their passage" } else { "" })}</p>
                     {d.warnings.iter().map(|w| view! { <p class="banner warn small" data-testid="data-warning">{w.clone()}</p> }).collect_view()}
+                    {(u.answers_cut > 0).then(|| view! {
+                        <p class="banner warn small" data-testid="qa-answers-cut">{format!(
+                            "{} answer{} too long for a window of {} tokens with {} question: {} only learn \"no answer\". Choose a longer window.",
+                            u.answers_cut,
+                            if u.answers_cut == 1 { " is" } else { "s are" },
+                            studio.window_len.get_untracked(),
+                            if u.answers_cut == 1 { "its" } else { "their" },
+                            if u.answers_cut == 1 { "that question can" } else { "those questions can" },
+                        )}</p>
+                    })}
                     <div class="qa-preview" data-testid="qa-preview">
                         {d.items.iter().take(4).map(|q| {
                             let spans: Vec<(usize, usize, &'static str)> = q.answers.iter().take(1).map(|a| (a.start, a.start + a.text.chars().count(), "ans")).collect();

@@ -65,6 +65,9 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
         Backend::WebGpu => engine::gpu().await.map_err(|e| format!("WebGPU is unavailable in the worker: {e}"))?.device,
     };
     let ad = device.clone().autodiff();
+    // New weights (a model from scratch, a fresh head) are drawn from the run's seed: the same
+    // settings train the same model.
+    ad.seed(settings.config.seed);
     let max_len = settings.config.max_len;
     let pair = settings.config.pair_task.is_some();
     let base = base_model().await;

@@ -46,7 +46,7 @@ pub struct PretrainConfig {
     pub dynamic_masking: bool,
     /// Train NSP or SOP next to MLM.
     pub pair_task: Option<PairTask>,
-    /// Seed for shuffling, masking and pairs.
+    /// Seed for the new weights, shuffling, masking, pairs and dropout.
     #[config(default = 42)]
     pub seed: u64,
     /// Token picking and corruption.
@@ -257,6 +257,9 @@ impl Pretrainer {
         }
         let n = picked.len();
         let device = &self.device;
+        // Dropout's masks come from the device's generator, seeded from the run's seed and the
+        // step: a run is the same every time.
+        device.seed(self.config.seed ^ (self.step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let picked_t = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
         let targets_t = Tensor::<1, Int>::from_data(TensorData::new(targets.clone(), [n]), device);
         let (mlm_logits, pair_logits) = self.model.forward(BertInput::from_batch(&batch, device), picked_t);
