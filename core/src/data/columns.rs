@@ -75,15 +75,20 @@ pub fn guess_columns(table: &Table) -> ColumnMap {
     ColumnMap { text, text_pair, label }
 }
 
+/// What the first [`SAMPLE_ROWS`] rows hold in one column (also used by
+/// [`guess_pair_columns`](super::guess_pair_columns)).
 #[derive(Debug, Default)]
-struct ColumnStats {
-    cells: usize,
-    mean_chars: f32,
-    distinct: usize,
+pub(super) struct ColumnStats {
+    /// Non-empty cells.
+    pub(super) cells: usize,
+    /// Their mean length in characters.
+    pub(super) mean_chars: f32,
+    /// Distinct values, counted up to 51.
+    pub(super) distinct: usize,
 }
 
 impl ColumnStats {
-    fn label_like(&self) -> bool {
+    pub(super) fn label_like(&self) -> bool {
         self.cells > 0
             && self.distinct <= 50
             && (self.distinct * 2 <= self.cells || self.cells < 4)
@@ -96,7 +101,7 @@ impl ColumnStats {
     }
 }
 
-fn column_stats(table: &Table) -> Vec<ColumnStats> {
+pub(super) fn column_stats(table: &Table) -> Vec<ColumnStats> {
     let width = table.columns.len();
     let mut chars = vec![0usize; width];
     let mut cells = vec![0usize; width];

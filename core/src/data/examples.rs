@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::DataError;
 use super::columns::ColumnMap;
 use super::split::{Split, split_classes};
-use super::table::{Format, Table};
+use super::table::{Format, Record, Table};
 use super::text::preview;
 
 /// One labeled (or, for prediction, unlabeled) text.
@@ -43,6 +43,10 @@ pub enum SkipReason {
     ///
     /// [`Record::error`]: super::Record::error
     Invalid(String),
+    /// The score of a sentence pair (see [`to_pairs`]) is not a number: the cell as written.
+    ///
+    /// [`to_pairs`]: super::to_pairs
+    NotANumber(String),
 }
 
 impl SkipReason {
@@ -53,6 +57,7 @@ impl SkipReason {
             Self::MissingLabel => "missing label",
             Self::WrongFieldCount { .. } => "wrong number of fields",
             Self::Invalid(_) => "unreadable row",
+            Self::NotANumber(_) => "score that is not a number",
         }
     }
 }
@@ -71,6 +76,7 @@ impl fmt::Display for SkipReason {
                 write!(f, "row has {found} fields, header has {expected}")
             }
             Self::Invalid(why) => f.write_str(why),
+            Self::NotANumber(cell) => write!(f, "the score “{cell}” is not a number"),
         }
     }
 }
@@ -169,10 +175,6 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
         }
     }
 
-    let separator = match table.format {
-        Format::Tsv => "\t",
-        Format::Csv | Format::Jsonl => ",",
-    };
     let mut examples = Vec::with_capacity(table.rows.len());
     let mut skipped = Vec::new();
     for row in &table.rows {
@@ -204,7 +206,7 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
             skipped.push(Skipped {
                 line: row.line,
                 reason,
-                preview: preview(&row.fields, separator),
+                preview: row_preview(table, row),
             });
         }
     }
@@ -216,6 +218,15 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
     }
     let labels = if map.label.is_some() { sorted_labels(&examples) } else { Vec::new() };
     Ok(Dataset { examples, labels, skipped })
+}
+
+/// A row's [`Skipped::preview`]: its fields joined by the file's separator.
+pub(super) fn row_preview(table: &Table, row: &Record) -> String {
+    let separator = match table.format {
+        Format::Tsv => "\t",
+        Format::Csv | Format::Jsonl => ",",
+    };
+    preview(&row.fields, separator)
 }
 
 pub(super) fn sorted_labels(examples: &[Example]) -> Vec<String> {
@@ -254,6 +265,7 @@ fn with_article(kind: &str) -> String {
         "empty text" => "an empty text".into(),
         "missing label" => "no label".into(),
         "wrong number of fields" => "the wrong number of fields".into(),
+        "score that is not a number" => "a score that is not a number".into(),
         other => format!("an {other}"),
     }
 }

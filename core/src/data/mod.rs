@@ -1,6 +1,7 @@
 //! Labeled text in: CSV, TSV and JSON Lines files → a [`Table`] → [`Example`]s with labels →
 //! a [`ValidationReport`] and a stratified train/validation [`Split`]; tagged sentences
-//! ([`parse_tagged`]) and questions over passages ([`parse_qa`]) for the other tasks.
+//! ([`parse_tagged`]), questions over passages ([`parse_qa`]) and scored sentence pairs
+//! ([`to_pairs`], for sentence similarity) for the other tasks.
 //!
 //! Everything works on bytes (no paths, no clock, no threads), so it runs the same in the browser
 //! and natively. Problems with a whole file are [`DataError`]s; problems with one row never stop
@@ -10,6 +11,7 @@
 mod columns;
 mod decode;
 mod examples;
+mod pairs;
 mod report;
 mod split;
 mod squad;
@@ -22,6 +24,7 @@ use thiserror::Error;
 pub use columns::{ColumnMap, guess_columns};
 pub use decode::{Decoded, decode};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
+pub use pairs::{PairData, ScoreScale, ScoredPair, guess_pair_columns, to_pairs};
 pub use report::{LengthStats, ValidationReport, validate};
 pub use split::{Split, shuffled, stratified_split};
 pub use squad::{QaAnswer, QaData, QaFormat, QaItem, parse_qa, parse_questions};
@@ -179,6 +182,11 @@ pub enum DataError {
     /// `valid_fraction` outside `(0, 1)`.
     #[error("The validation share must be between 0 and 1 (exclusive), not {0}.")]
     BadFraction(f32),
+
+    /// Sentence pairs whose columns or scores cannot be used for similarity (see [`to_pairs`]):
+    /// the whole message, in sentences.
+    #[error("{0}")]
+    Pairs(String),
 
     /// A label id at least `num_labels`.
     #[error("Example {index} has label id {label}, but there are only {num_labels} labels.")]
