@@ -9,7 +9,9 @@ EXPORT is the exported zip (or its unpacked folder). PROBS.json is
 optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same). For a token
 classifier, "probs" holds one list per token of the text's encoding, specials included, or
 "word_probs" one list per word (each word read at its first piece, as the page tags words).
-For a question-answering model, "text" is the question, "pair" the passage, and "start_logits"
+For a similarity cross-encoder (one label, `problem_type` "regression"), "scores" holds its one
+output, compared as transformers computes it (no softmax). For a question-answering model,
+"text" is the question, "pair" the passage, and "start_logits"
 and "end_logits" hold one logit per token instead of "probs"; or, as the page shows a passage
 that fits one window, "passage_probs" holds each passage token's [start, end] probabilities
 (softmax over the window) and "answer" the best span's text (start + end logit, end not before
@@ -89,6 +91,13 @@ def check(path, probs_path):
             err = (ref - ours).abs().max().item()
             worst = max(worst, err)
             print(f"{err:.2e}  start/end logits of {row['text'][:40]!r}")
+            continue
+        if "scores" in row:
+            if config.get("problem_type") != "regression" or len(config["id2label"]) != 1:
+                raise SystemExit(f"{d}: a similarity model must be transformers' regression (one label, problem_type regression)")
+            err = (out.logits[0] - torch.tensor(row["scores"])).abs().max().item()
+            worst = max(worst, err)
+            print(f"{err:.2e}  score {out.logits[0].tolist()}  {row['text'][:40]!r} / {row['pair'][:40]!r}")
             continue
         ref = torch.softmax(out.logits, -1)[0]
         if "word_probs" in row:

@@ -21,7 +21,7 @@ use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::runs::{Backend, LabEvent, LabRequest, RunRecord, RunSummary, TrainEvent, TrainRequest};
+use crate::runs::{Backend, LabEvent, LabRequest, RunRecord, RunSummary, SearchResult, TrainEvent, TrainRequest};
 
 /// Page → worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -66,6 +66,10 @@ pub enum Ask {
     Tag { texts: Vec<String> },
     /// What the current tagger's head reads off each layer for a text.
     TagLayers { text: String },
+    /// The current similarity model's score of each pair of texts (0..1).
+    Similar { pairs: Vec<(String, String)> },
+    /// The `top` texts most like `query`, by the current similarity model.
+    Search { query: String, texts: Vec<String>, top: usize },
     /// The current question-answering model's answer to `question` over `context`; with
     /// `allow_null`, "no answer" when `[CLS]` scores above every span.
     Answer { question: String, context: String, allow_null: bool },
@@ -159,6 +163,10 @@ pub enum Answer {
     TagLayers { tags: Vec<String>, layers: TagsByLayer },
     /// The answer, the best spans, and each passage token's start and end probabilities.
     Answered(Box<Answered>),
+    /// Each pair's similarity (0..1).
+    Similarities { scores: Vec<f32> },
+    /// The texts found, and what the search cost.
+    Found(Box<SearchResult>),
     /// One zip in `bytes`.
     Exported { file_name: String },
     /// The imported classifier is the current one.

@@ -7,11 +7,12 @@
 //! [`LabEvent`], saved as a [`SavedLab`]). The worker saves a finished run itself, from the record
 //! the page gave it when the run started.
 
-use bertbench_core::data::{Example, QaItem, TaggedSentence};
+use bertbench_core::data::{Example, QaItem, ScoredPair, TaggedSentence};
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::metrics::Metrics;
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::qa::AnswerMetrics;
+use bertbench_core::tasks::similarity::SimilarityMetrics;
 use bertbench_core::tasks::tagging::{EntityMetrics, LabelPieces};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint};
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,48 @@ pub struct TrainRequest {
     /// `start` and `end`, the features are per token, and `max_len` is a window's length).
     #[serde(default)]
     pub questions: Option<QaRequest>,
+    /// A similarity run's scored pairs (then `train` and `valid` are empty, `labels` is
+    /// `score`, and the configuration's features say cross- or bi-encoder).
+    #[serde(default)]
+    pub pairs: Option<PairRequest>,
+}
+
+/// The scored pairs of a sentence-similarity run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairRequest {
+    /// Training pairs.
+    pub train: Vec<ScoredPair>,
+    /// Validation pairs.
+    pub valid: Vec<ScoredPair>,
+}
+
+/// A search of a list of texts with a query, and what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// The best texts, best first: their index in the list and their similarity (0..1).
+    pub ranked: Vec<(usize, f32)>,
+    /// Texts searched.
+    pub texts: usize,
+    /// Encoder passes (texts or pairs through the model) this query took.
+    pub passes: usize,
+    /// This query's seconds, the texts' encoding aside.
+    pub seconds: f64,
+    /// A bi-encoder's encoding of the list, when this query did it (the list is encoded once
+    /// and kept for the next queries).
+    pub index_seconds: Option<f64>,
+}
+
+/// A validation pair whose predicted similarity is far from its score.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairMistake {
+    /// Line in the uploaded file.
+    pub line: usize,
+    /// The two texts.
+    pub text: String,
+    pub text_pair: String,
+    /// The gold score and the prediction, both 0..1.
+    pub gold: f32,
+    pub predicted: f32,
 }
 
 /// The questions of an extractive question-answering run.
@@ -172,6 +215,12 @@ pub struct RunSummary {
     /// Its wrong answers, lowest F1 first.
     #[serde(default)]
     pub answer_mistakes: Vec<AnswerMistake>,
+    /// A similarity model's correlations with the gold scores.
+    #[serde(default)]
+    pub similarity: Option<SimilarityMetrics>,
+    /// Every validation pair with its prediction, furthest off first.
+    #[serde(default)]
+    pub pair_mistakes: Vec<PairMistake>,
 }
 
 /// One ended fine-tuning run, as the comparison table shows it.
@@ -204,6 +253,9 @@ pub struct RunRecord {
     /// A question-answering model's exact match and F1 of the kept weights.
     #[serde(default)]
     pub answer_scores: Option<(f32, f32)>,
+    /// A similarity model's Pearson and Spearman correlations of the kept weights.
+    #[serde(default)]
+    pub correlations: Option<(f32, f32)>,
 }
 
 impl RunRecord {
@@ -212,13 +264,14 @@ impl RunRecord {
         Self { model, from_scratch, recipe, ..Self::default() }
     }
 
-    /// The score it is known by: a question-answering model's F1, a tagger's entity F1, or a
-    /// classifier's accuracy.
+    /// The score it is known by: a similarity model's Spearman correlation, a question-answering
+    /// model's F1, a tagger's entity F1, or a classifier's accuracy.
     pub fn score(&self) -> String {
-        match (self.answer_scores, self.entity_f1) {
-            (Some((_, f1)), _) => format!("F1 {:.1}%", f1 * 100.0),
-            (None, Some(f1)) => format!("entity F1 {f1:.3}"),
-            (None, None) => format!("{:.1}%", self.accuracy * 100.0),
+        match (self.correlations, self.answer_scores, self.entity_f1) {
+            (Some((_, rho)), _, _) => format!("Spearman {rho:.3}"),
+            (None, Some((_, f1)), _) => format!("F1 {:.1}%", f1 * 100.0),
+            (None, None, Some(f1)) => format!("entity F1 {f1:.3}"),
+            (None, None, None) => format!("{:.1}%", self.accuracy * 100.0),
         }
     }
 
@@ -233,6 +286,7 @@ impl RunRecord {
             cancelled: summary.cancelled,
             entity_f1: summary.entities.as_ref().map(|e| e.f1),
             answer_scores: summary.answers.as_ref().map(|a| (a.all.exact, a.all.f1)),
+            correlations: summary.similarity.as_ref().map(|m| (m.pearson, m.spearman)),
             ..self
         }
     }
@@ -464,6 +518,7 @@ mod tests {
             record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
             tagged: None,
             questions: None,
+            pairs: None,
         }
     }
 
@@ -482,6 +537,7 @@ mod tests {
         let record = RunRecord { accuracy: 0.9, answer_scores: Some((0.5, 0.625)), ..RunRecord::default() };
         assert_eq!(record.score(), "F1 62.5%");
         assert_eq!(RunRecord { accuracy: 0.9, ..RunRecord::default() }.score(), "90.0%");
+        assert_eq!(RunRecord { accuracy: 0.9, correlations: Some((0.8, 0.8512)), ..RunRecord::default() }.score(), "Spearman 0.851");
     }
 
     /// Requests cross `postMessage` as JSON, and checkpoints keep them as JSON: every field
@@ -526,7 +582,7 @@ mod tests {
     fn summary(accuracy: f32) -> RunSummary {
         let metrics = Metrics { accuracy, macro_f1: accuracy - 0.1, per_class: Vec::new(), confusion: Vec::new(), count: 8 };
         RunSummary {
-            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64 },
+            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64, scale: None },
             metrics,
             mistakes: Vec::new(),
             cancelled: true,
@@ -537,6 +593,8 @@ mod tests {
             tag_mistakes: Vec::new(),
             answers: None,
             answer_mistakes: Vec::new(),
+            similarity: None,
+            pair_mistakes: Vec::new(),
         }
     }
 

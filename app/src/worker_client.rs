@@ -317,6 +317,22 @@ impl WorkerClient {
         }
     }
 
+    /// The current similarity model's score of each pair (0..1).
+    pub async fn similar(self, pairs: Vec<(String, String)>) -> Result<Vec<f32>, String> {
+        match self.ask(Ask::Similar { pairs }, &[]).await? {
+            (Answer::Similarities { scores }, _) => Ok(scores),
+            _ => Err(OTHER.into()),
+        }
+    }
+
+    /// The `top` texts most like `query`, and what the search cost.
+    pub async fn search(self, query: String, texts: Vec<String>, top: usize) -> Result<crate::runs::SearchResult, String> {
+        match self.ask(Ask::Search { query, texts, top }, &[]).await? {
+            (Answer::Found(found), _) => Ok(*found),
+            _ => Err(OTHER.into()),
+        }
+    }
+
     /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
     pub async fn fill_mask(self, text: String) -> Result<Vec<MaskFill>, String> {
         match self.ask(Ask::FillMask { text }, &[]).await? {

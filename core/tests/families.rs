@@ -244,7 +244,9 @@ impl Checks {
     fn add(&mut self, dir: &std::path::Path, exported: Vec<(String, Vec<u8>)>, rows: &[Value], what: String) {
         std::fs::create_dir_all(dir).unwrap();
         for (file, bytes) in exported {
-            std::fs::write(dir.join(file), bytes).unwrap();
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
         }
         std::fs::write(dir.join("rows.json"), serde_json::to_vec(rows).unwrap()).unwrap();
         self.staged.push((dir.to_path_buf(), what));
@@ -312,7 +314,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(values, [width, 3]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: loaded.config.max_len() };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: loaded.config.max_len(), scale: None };
             let encoded: Vec<_> = texts.iter().map(|(t, p)| loaded.tokenizer.encode_text(t, *p).unwrap()).collect();
             let probs = pollster::block_on(classification::predict(&model, &encoded, loaded.tokenizer.pad_id, 1, &device)).unwrap();
             for p in &probs {
@@ -387,7 +389,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(values, [width, tags.len()]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
-            let meta = ClassifierMeta { labels: tags.clone(), spec, max_len: loaded.config.max_len() };
+            let meta = ClassifierMeta { labels: tags.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let rows = token_probs(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
             let native = spec.layers == FeatureLayers::Last;
@@ -452,7 +454,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(values, [width, 2]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
-            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len() };
+            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let rows = logits(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
             let native = spec.layers == FeatureLayers::Last;
@@ -559,5 +561,103 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         checks.add(&out.join(name), exported, &rows, name.to_string());
     }
     checks.run();
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// A similarity model on each family's encoder, exported as the studio exports it: a
+/// cross-encoder loads in `transformers` with `AutoModelForSequenceClassification` as its
+/// regression (one label; the family's own class on `[CLS]` + pooler, the modelling code on the
+/// mean) and gives the page's score; a bi-encoder (mean or `[CLS]` pooling, a dense layer) loads
+/// in sentence-transformers with `SentenceTransformer(folder)` and gives the page's vectors and
+/// cosines, and scipy gives the page's Pearson and Spearman correlations. All within 1e-4; the
+/// page reads each export back to the same scores.
+#[test]
+#[ignore = "needs tests/models, PyTorch, transformers and sentence-transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
+fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
+    use bertbench_core::bert::pooling::Pooling;
+    use bertbench_core::tasks::classification::{BertClassifier, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, FeatureSpec};
+    use bertbench_core::tasks::similarity::{self, DENSE_FILE, LABELS};
+    let device = Device::flex();
+    let python = python();
+    let ready = std::process::Command::new(&python).args(["-c", "import sentence_transformers, scipy"]).status();
+    assert!(matches!(ready, Ok(s) if s.success()), "{python} cannot import sentence_transformers and scipy: set BERTBENCH_PYTHON to a Python that has them");
+    let out = std::env::temp_dir().join(format!("bertbench-similarity-exports-{}", std::process::id()));
+    let (mut cross_checks, mut bi_checks) = (Checks::new("check_classifier_with_transformers.py"), Checks::new("check_bi_encoder_with_sentence_transformers.py"));
+    let pairs = [
+        ("A man is playing a guitar.", "Someone plays the guitar on stage.", 0.9f32),
+        ("A woman is slicing tomatoes.", "The cat sleeps on the sofa.", 0.0),
+        ("Two dogs run in the park", "Dogs are running outside", 0.7),
+        ("The train is late again.", "A child eats an apple.", 0.1),
+    ];
+    let owned: Vec<(String, String)> = pairs.iter().map(|(a, b, _)| (a.to_string(), b.to_string())).collect();
+    let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
+    // Deterministic weights, so each run of the test is the same.
+    let weights = |n: usize, scale: f32| -> Vec<f32> { (0..n).map(|k| scale * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect() };
+    for name in ["bert-mlm", "roberta", "distilbert", "electra"] {
+        let (files, _) = folder(name);
+        let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+        let loaded = checkpoint::load(files, &device).unwrap();
+        let hidden = loaded.config.hidden_size;
+        let export = |model: &BertClassifier, meta: &ClassifierMeta| {
+            classification::export(&loaded.config, model, meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap()
+        };
+        // Cross-encoders.
+        for spec in [FeatureSpec::scores(Pooling::Pooler, FeatureLayers::Last), FeatureSpec::scores(Pooling::Mean, FeatureLayers::Last)] {
+            if spec.check(loaded.config.num_hidden_layers, loaded.report.with_pooler).is_err() {
+                continue; // DistilBERT has no pooler
+            }
+            let mut head = ClassificationHeadConfig::new(hidden, 1).with_dropout(0.0).init(&device);
+            let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(weights(hidden, 0.6), [hidden, 1]), &device);
+            head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
+            let model = BertClassifier { bert: loaded.model.clone(), head, spec };
+            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None };
+            let scores = pollster::block_on(similarity::score_pairs(&model, &loaded.tokenizer, &owned, &device)).unwrap();
+            let rows: Vec<Value> = owned
+                .iter()
+                .zip(&scores)
+                .map(|((a, b), s)| serde_json::json!({ "text": a, "pair": b, "input_ids": loaded.tokenizer.encode_pair(a, b).unwrap().ids(), "scores": [s] }))
+                .collect();
+            let exported = export(&model, &meta);
+            let again = classification::load_classifier(checkpoint_files(&exported), None, &device).unwrap();
+            assert_eq!(again.meta.spec, spec, "{name}");
+            close(&format!("{name}: cross-encoder re-imported"), &pollster::block_on(similarity::score_pairs(&again.model, &again.tokenizer, &owned, &device)).unwrap(), &scores);
+            cross_checks.add(&out.join(format!("{name}-cross-{:?}", spec.pooling)), exported, &rows, format!("{name} cross-encoder, {}", spec.label()));
+        }
+        // Bi-encoders: the identity moved a little, so a wrong dense layer would show.
+        for pooling in [Pooling::Mean, Pooling::Cls] {
+            let spec = FeatureSpec::embeddings(pooling);
+            let mut head = similarity::identity_head(hidden, &device);
+            let nudge = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(weights(hidden * hidden, 0.2), [hidden, hidden]), &device);
+            head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(head.classifier.weight.val() + nudge);
+            let model = BertClassifier { bert: loaded.model.clone(), head, spec };
+            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None };
+            let cosines = pollster::block_on(similarity::score_pairs(&model, &loaded.tokenizer, &owned, &device)).unwrap();
+            let gold: Vec<f32> = pairs.iter().map(|p| p.2).collect();
+            let (pearson, spearman) = (similarity::pearson(&gold, &cosines), similarity::spearman(&gold, &cosines));
+            let rows: Vec<Value> = owned
+                .iter()
+                .zip(&cosines)
+                .zip(&gold)
+                .map(|(((a, b), c), g)| {
+                    let vectors: Vec<Vec<f32>> = [a, b]
+                        .iter()
+                        .map(|t| {
+                            let batch = Batch::from_encoded(&[loaded.tokenizer.encode(t).unwrap()], loaded.tokenizer.pad_id);
+                            model.forward(BertInput::from_batch(&batch, &device)).unwrap().into_data().try_to_vec::<f32>().unwrap()
+                        })
+                        .collect();
+                    serde_json::json!({ "text": a, "pair": b, "vectors": vectors, "cosine": c, "gold": g, "pearson": pearson, "spearman": spearman })
+                })
+                .collect();
+            let exported = export(&model, &meta);
+            let get = |f: &str| exported.iter().find(|(n, _)| n == f).map(|(_, b)| b.clone()).unwrap_or_else(|| panic!("{name}: no {f}"));
+            let dense = (get("2_Dense/config.json"), get(DENSE_FILE));
+            let again = similarity::load_bi_encoder(checkpoint_files(&exported), &get("1_Pooling/config.json"), Some((&dense.0, &dense.1)), &device).unwrap();
+            close(&format!("{name}: bi-encoder re-imported"), &pollster::block_on(similarity::score_pairs(&again.model, &again.tokenizer, &owned, &device)).unwrap(), &cosines);
+            bi_checks.add(&out.join(format!("{name}-bi-{pooling:?}")), exported, &rows, format!("{name} bi-encoder, {}", spec.label()));
+        }
+    }
+    cross_checks.run();
+    bi_checks.run();
     std::fs::remove_dir_all(&out).ok();
 }

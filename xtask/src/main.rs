@@ -437,17 +437,19 @@ fn pin_inline_scripts(index: &Path) -> Result {
 // Tests
 
 /// PyTorch and `transformers` in a virtual environment in the cache (made once, reused): the
-/// reference the tests check every model family against. Returns its `python`.
+/// reference the tests check every model family against; `sentence-transformers` (with scipy)
+/// for the bi-encoder exports and the correlations. Returns its `python`.
 fn python_with_torch() -> Result<String> {
     let venv = cache().join("python");
     let python = venv.join("bin/python").display().to_string();
-    let check = "import torch, transformers, safetensors, torchmetrics";
+    let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy";
     if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
         return Ok(python);
     }
-    step("PyTorch, transformers and torchmetrics (PyPI) in a virtual environment in the cache");
+    step("PyTorch, transformers, torchmetrics and sentence-transformers (PyPI) in a virtual environment in the cache");
     run("python3", &["-m", "venv", &venv.display().to_string()])?;
-    run(&python, &["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "torch", "transformers", "safetensors", "torchmetrics"])?;
+    let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers"];
+    run(&python, &[&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat())?;
     Ok(python)
 }
 

@@ -11,7 +11,7 @@ use crate::engine::{self, BackendKind, DEFAULT_MODEL};
 use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
 use crate::lab::{Lab, LabPanel};
 use crate::saved_work::SavedWork;
-use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioQaDataPanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
+use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioPairDataPanel, StudioQaDataPanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
 use crate::worker_client::WorkerClient;
 
 fn query_param(name: &str) -> Option<String> {
@@ -116,6 +116,7 @@ pub fn App() -> impl IntoView {
                 <div class:hidden=move || studio_task.get() != Task::Classify><StudioDataPanel /></div>
                 <div class:hidden=move || studio_task.get() != Task::Tag><StudioTagDataPanel /></div>
                 <div class:hidden=move || studio_task.get() != Task::Answer><StudioQaDataPanel /></div>
+                <div class:hidden=move || studio_task.get() != Task::Similar><StudioPairDataPanel /></div>
                 <StudioTrainPanel />
                 <StudioResultsPanel />
                 <StudioInsidePanel />

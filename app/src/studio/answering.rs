@@ -13,12 +13,11 @@ use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{Live, RunState, Studio, Task, recipe};
+use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
 use crate::files::{download, on_files};
-use crate::protocol::Work;
-use crate::runs::{QaRequest, RunRecord, RunSummary, TrainRequest};
+use crate::runs::{QaRequest, RunSummary};
 use crate::widgets::now_ms;
 
 /// The example for question answering, written for this project
@@ -98,31 +97,10 @@ impl Studio {
         let data = &upload.data;
         let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
         let pick = |idx: &[usize]| idx.iter().map(|&i| data.items[i].clone()).collect::<Vec<QaItem>>();
-        self.client.send_base(&engine)?;
-        self.steps.set(Vec::new());
-        self.evals.set(Vec::new());
-        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
-        self.run.set(RunState::Running { paused: false });
-        let from_scratch = self.from_scratch.get_untracked();
-        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, format!("question answering · {}", recipe(&config)));
-        let request = TrainRequest {
-            config,
-            labels: LABELS.iter().map(|l| l.to_string()).collect(),
-            train: Vec::new(),
-            valid: Vec::new(),
-            max_len: window,
-            backend: self.backend.get_untracked(),
-            restarts: self.restarts.get_untracked(),
-            from_scratch,
-            record: record.clone(),
-            tagged: None,
-            questions: Some(QaRequest { train: pick(&split.train), valid: pick(&split.valid) }),
-        };
-        self.starting.set_value(Some(record));
-        self.resume_offer.set(None);
-        self.checkpoint_note.set(None);
-        self.start_run(Work::FineTune(Box::new(request)));
-        Ok(())
+        let questions = QaRequest { train: pick(&split.train), valid: pick(&split.valid) };
+        let label = format!("question answering · {}", recipe(&config));
+        let labels = LABELS.iter().map(|l| l.to_string()).collect();
+        self.launch(&engine, label, config, labels, window, |r| r.questions = Some(questions))
     }
 
     /// Training windows of the loaded questions (about: the split is by passage).

@@ -16,6 +16,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
+use crate::engine::Engine;
 use crate::fetch::{fetch_bytes, yield_to_browser};
 use crate::files::download;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
@@ -29,6 +30,7 @@ mod inside;
 mod results;
 mod resume;
 mod saved;
+mod similarity;
 mod tagging;
 mod train;
 
@@ -37,6 +39,7 @@ pub use data::StudioDataPanel;
 pub use inside::StudioInsidePanel;
 pub use results::StudioResultsPanel;
 pub use resume::ResumeBanner;
+pub use similarity::StudioPairDataPanel;
 pub use tagging::{StudioTagDataPanel, StudioTaskSwitch, Task};
 pub use train::StudioTrainPanel;
 use crate::widgets::now_ms;
@@ -168,6 +171,12 @@ pub struct Studio {
     pub window_len: RwSignal<usize>,
     /// Whether the question-answering model may answer "no answer" (SQuAD 2.0).
     pub allow_null: RwSignal<bool>,
+    /// The scored pairs (similarity mode).
+    pub pairs: RwSignal<Option<similarity::PairUpload>>,
+    /// Which kind of similarity model trains: a cross-encoder (`Score`) or a bi-encoder (`Embedding`).
+    pub pair_level: RwSignal<Level>,
+    /// What the similarity searches of this session cost, for the comparison of the two kinds.
+    pub costs: RwSignal<Vec<similarity::Cost>>,
 }
 
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
@@ -218,6 +227,9 @@ impl Studio {
             questions: RwSignal::new(None),
             window_len: RwSignal::new(192),
             allow_null: RwSignal::new(false),
+            pairs: RwSignal::new(None),
+            pair_level: RwSignal::new(Level::Embedding),
+            costs: RwSignal::new(Vec::new()),
         };
         client.on_error(move |message| studio.notice.set(Some(Err(message))));
         studio.offer_checkpoint();
@@ -395,6 +407,7 @@ impl Studio {
         match self.task.get_untracked() {
             Task::Tag => return self.start_tagging(state),
             Task::Answer => return self.start_answering(state),
+            Task::Similar => return self.start_similarity(state),
             Task::Classify => {}
         }
         let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
@@ -423,27 +436,48 @@ impl Studio {
                 (pick(&split.train), pick(&split.valid))
             }
         };
-        self.client.send_base(&engine)?;
+        let config = self.config.get_untracked();
+        let (max_len, label) = (self.max_len.get_untracked(), recipe(&config));
+        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| {
+            r.train = train;
+            r.valid = valid;
+        })
+    }
+
+    /// Starts a fine-tuning run of any task on the page's model: the request with `config`,
+    /// `labels` and `max_len`, its data set by `data`, recorded in the runs table as `label`.
+    /// Clears the last run's curves.
+    pub(super) fn launch(
+        self,
+        engine: &Engine,
+        label: String,
+        config: FineTuneConfig,
+        labels: Vec<String>,
+        max_len: usize,
+        data: impl FnOnce(&mut TrainRequest),
+    ) -> Result<(), String> {
+        self.client.send_base(engine)?;
         self.steps.set(Vec::new());
         self.evals.set(Vec::new());
         self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
         self.run.set(RunState::Running { paused: false });
-        let config = self.config.get_untracked();
         let from_scratch = self.from_scratch.get_untracked();
-        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, recipe(&config));
-        let request = TrainRequest {
+        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, label);
+        let mut request = TrainRequest {
             config,
-            labels: dataset.labels.clone(),
-            train,
-            valid,
-            max_len: self.max_len.get_untracked(),
+            labels,
+            train: Vec::new(),
+            valid: Vec::new(),
+            max_len,
             backend: self.backend.get_untracked(),
             restarts: self.restarts.get_untracked(),
             from_scratch,
             record: record.clone(),
             tagged: None,
             questions: None,
+            pairs: None,
         };
+        data(&mut request);
         self.starting.set_value(Some(record));
         // A new run's first checkpoint replaces an older run's.
         self.resume_offer.set(None);
@@ -462,7 +496,9 @@ impl Studio {
     pub fn expected_steps(self) -> usize {
         let c = self.config.get_untracked();
         let held_out = |n: usize| n - ((self.valid_fraction.get_untracked() * n as f32).round() as usize).clamp(1, n.max(2) - 1);
-        let n = if self.task.get_untracked() == Task::Answer {
+        let n = if self.task.get_untracked() == Task::Similar {
+            self.training_pairs()
+        } else if self.task.get_untracked() == Task::Answer {
             self.training_windows()
         } else if self.task.get_untracked() == Task::Tag {
             let Some(t) = self.tagged.get_untracked() else { return 0 };
@@ -503,8 +539,13 @@ impl Studio {
                 let what = match meta.spec.level {
                     Level::Token => "a tagger",
                     Level::Span => "a question-answering model",
+                    Level::Score => "a similarity cross-encoder",
+                    Level::Embedding => "a similarity bi-encoder",
                     Level::Sentence => "a classifier",
                 };
+                if meta.spec.level.similarity() {
+                    self.pair_level.set(meta.spec.level);
+                }
                 self.notice.set(Some(Ok(format!("Imported {what}: {description}."))));
                 self.task.set(Task::of(meta.spec.level));
                 self.classifier.set(Some((meta, "imported".into())));
@@ -521,7 +562,9 @@ impl Studio {
         spawn_local(async move {
             if let Ok((meta, _)) = self.client.import(list).await {
                 let tagger = meta.spec.level == Level::Token;
-                self.notice.set(Some(Ok(if meta.spec.level == Level::Span {
+                self.notice.set(Some(Ok(if meta.spec.level == Level::Score {
+                    format!("{model} scores pairs of texts read together (one output, transformers' regression): compare two texts here, or search a list.")
+                } else if meta.spec.level == Level::Span {
                     format!("{model} answers questions (a start/end head): give it a passage and a question here. Export it, or train on your questions for a new head on its encoder.")
                 } else if tagger {
                     format!(

@@ -128,11 +128,13 @@ pub fn StudioResultsPanel() -> impl IntoView {
 
     let is_tagger = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Token));
     let is_qa = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Span));
+    let is_similarity = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level.similarity()));
     let metrics = move || {
         studio.summary.get().map(|s| {
             match s.meta.spec.level {
                 Level::Token => return super::tagging::tag_results(s).into_any(),
                 Level::Span => return super::answering::qa_results(s).into_any(),
+                Level::Score | Level::Embedding => return super::similarity::similarity_results(s, studio).into_any(),
                 Level::Sentence => {}
             }
             let m = s.metrics.clone();
@@ -184,8 +186,9 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
                         // A question-answering run has no accuracy (its score is the next column's).
-                        <td data-testid="run-accuracy">{if r.answer_scores.is_some() { "—".to_string() } else { format!("{:.1}%", r.accuracy * 100.0) }}</td>
+                        <td data-testid="run-accuracy">{if r.answer_scores.is_some() || r.correlations.is_some() { "—".to_string() } else { format!("{:.1}%", r.accuracy * 100.0) }}</td>
                         <td>{match (r.answer_scores, r.entity_f1) {
+                            _ if r.correlations.is_some() => r.correlations.map(|(p, s)| format!("Spearman {s:.3} · Pearson {p:.3}")).unwrap_or_default(),
                             (Some((exact, f1)), _) => format!("EM {:.1}% · F1 {:.1}%", exact * 100.0, f1 * 100.0),
                             (None, Some(f)) => format!("entity F1 {f:.3}"),
                             (None, None) => format!("{:.3}", r.macro_f1),
@@ -214,7 +217,10 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <Show when=is_qa>
                 <super::answering::QaPredict />
             </Show>
-            <div class:hidden=move || is_tagger() || is_qa()>
+            <Show when=is_similarity>
+                <super::similarity::SimilarityPredict />
+            </Show>
+            <div class:hidden=move || is_tagger() || is_qa() || is_similarity()>
             <div class="grid2">
                 <input type="text" data-testid="predict-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
                 <input type="text" data-testid="predict-pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
@@ -241,7 +247,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 "a BERT on [CLS] + pooler as it is, any other choice with trust_remote_code=True (the folder carries "
                 "modeling_bertbench.py, the few lines that compute its features). A tagger loads with "
                 "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification), a question-answering "
-                "model with AutoModelForQuestionAnswering (*ForQuestionAnswering)."</p>
+                "model with AutoModelForQuestionAnswering (*ForQuestionAnswering), a similarity cross-encoder with AutoModelForSequenceClassification "
+                "(one output, regression), a bi-encoder with sentence-transformers' SentenceTransformer(folder)."</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
                     on:click=move |_| studio.export("bertbench-classifier".into())>"Export (zip)"</button>

@@ -263,6 +263,7 @@ impl Studio {
         let what = match task {
             super::Task::Tag => format!("tagging · {}", recipe(&meta.request.config)),
             super::Task::Answer => format!("question answering · {}", recipe(&meta.request.config)),
+            super::Task::Similar => format!("{} · {}", super::similarity::kind(meta.request.config.features.level), recipe(&meta.request.config)),
             super::Task::Classify => recipe(&meta.request.config),
         };
         let record = RunRecord::starting(meta.base_model.clone(), meta.request.from_scratch, format!("{what} (resumed)"));

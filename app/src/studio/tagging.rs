@@ -15,12 +15,11 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
-use super::{Live, RunState, Studio, recipe};
+use super::{RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
 use crate::files::{download, file_list, on_files, read_files};
-use crate::protocol::Work;
-use crate::runs::{RunRecord, RunSummary, TaggedRequest, TrainRequest};
+use crate::runs::{RunSummary, TaggedRequest};
 use crate::widgets::{confusion_matrix, now_ms, scores_table};
 
 /// The example for tagging, written for this project (`scripts/make_entities_example.py`).
@@ -36,6 +35,8 @@ pub enum Task {
     Tag,
     /// An answer span per question over a passage.
     Answer,
+    /// A similarity score per pair of texts.
+    Similar,
 }
 
 impl Task {
@@ -46,6 +47,7 @@ impl Task {
             Level::Sentence => Task::Classify,
             Level::Token => Task::Tag,
             Level::Span => Task::Answer,
+            Level::Score | Level::Embedding => Task::Similar,
         }
     }
 }
@@ -114,35 +116,13 @@ impl Studio {
         let data = &upload.data;
         let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
         let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
-        self.client.send_base(&engine)?;
-        self.steps.set(Vec::new());
-        self.evals.set(Vec::new());
-        self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });
-        self.run.set(RunState::Running { paused: false });
-        let from_scratch = self.from_scratch.get_untracked();
-        let record = RunRecord::starting(engine.model_id.clone(), from_scratch, format!("tagging · {}", recipe(&config)));
-        let request = TrainRequest {
-            config,
-            labels: data.tags.clone(),
-            train: Vec::new(),
-            valid: Vec::new(),
-            max_len: self.max_len.get_untracked(),
-            backend: self.backend.get_untracked(),
-            restarts: self.restarts.get_untracked(),
-            from_scratch,
-            record: record.clone(),
-            tagged: Some(TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() }),
-            questions: None,
-        };
-        self.starting.set_value(Some(record));
-        self.resume_offer.set(None);
-        self.checkpoint_note.set(None);
-        self.start_run(Work::FineTune(Box::new(request)));
-        Ok(())
+        let tagged = TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() };
+        let label = format!("tagging · {}", recipe(&config));
+        self.launch(&engine, label, config, data.tags.clone(), self.max_len.get_untracked(), |r| r.tagged = Some(tagged))
     }
 }
 
-/// Sentence classification or token tagging.
+/// The task the studio trains: classification, tagging, question answering or similarity.
 #[component]
 pub fn StudioTaskSwitch() -> impl IntoView {
     let studio = expect_context::<Studio>();
@@ -163,6 +143,7 @@ pub fn StudioTaskSwitch() -> impl IntoView {
                 {choice(Task::Classify, " a label per text (sentiment, topic, sentence pairs)", "task-classify")}
                 {choice(Task::Tag, " a tag per word (named entities, BIO)", "task-tag")}
                 {choice(Task::Answer, " answers found in a passage (question answering, SQuAD)", "task-answer")}
+                {choice(Task::Similar, " how alike two texts are (sentence similarity, STS)", "task-similar")}
             </div>
         </section>
     }

@@ -1,6 +1,6 @@
 //! Studio step 2: choose a recipe, train in the worker, watch the curves.
 
-use bertbench_core::tasks::classification::FeatureLayers;
+use bertbench_core::tasks::classification::{FeatureLayers, Level};
 use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::train::{FineTuneConfig, Phase, TrainMode};
 use leptos::prelude::*;
@@ -62,6 +62,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
         Task::Classify => studio.prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty())),
         Task::Tag => studio.tagged.with(Option::is_some),
         Task::Answer => studio.questions.with(Option::is_some),
+        Task::Similar => studio.pairs.with(|u| u.as_ref().is_some_and(|u| u.data.is_some())),
     };
     let mode = move || studio.config.with(|c| c.mode);
     let set_mode = move |ev| {
@@ -127,6 +128,17 @@ pub fn StudioTrainPanel() -> impl IntoView {
     });
     let accuracy = Signal::derive(move || {
         let evals = studio.evals.get();
+        // A similarity model is scored by correlations with the gold scores.
+        if evals.iter().any(|e| e.similarity.is_some()) {
+            let corr = |f: fn(&bertbench_core::tasks::similarity::SimilarityMetrics) -> f32| {
+                evals.iter().filter_map(|e| Some((e.step as f64, f(e.similarity.as_ref()?) as f64))).collect()
+            };
+            return vec![
+                Series { name: "training: pairs on the right side of 0.5".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
+                Series { name: "validation Spearman".into(), color: "#d9731a", points: corr(|m| m.spearman), dots: true },
+                Series { name: "validation Pearson".into(), color: "#009e73", points: corr(|m| m.pearson), dots: true },
+            ];
+        }
         // A question-answering model is scored by its answers: exact match and F1.
         if evals.iter().any(|e| e.answers.is_some()) {
             let answers = |f: fn(&bertbench_core::tasks::qa::AnswerMetrics) -> f32| {
@@ -198,15 +210,16 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
                     </select>
                 </label>
-                <span class="small" class:hidden=move || studio.task.get() == Task::Classify>"Features: each token's vector, from the "</span>
-                <label class="small" class:hidden=move || studio.task.get() != Task::Classify>"Features "
+                <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features: each token's vector, from the "</span>
+                <label class="small" class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
                         <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
-                        <option value="pooler" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>"[CLS] + pooler (exports as BertForSequenceClassification)"</option>
+                        <option value="pooler" prop:disabled=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding
+                            selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>"[CLS] + pooler (exports as BertForSequenceClassification)"</option>
                     </select>
                 </label>
-                <label class="small">"of "
+                <label class="small" class:hidden=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding>"of "
                     <select data-testid="feature-layers" on:change=set_layers
                         prop:disabled=move || running() || (studio.task.get() == Task::Classify && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
                         {[(FeatureLayers::Last, "last"), (FeatureLayers::SecondToLast, "second"), (FeatureLayers::SumLastFour, "sum4"), (FeatureLayers::ConcatLastFour, "cat4")].map(|(l, v)| view! {
@@ -308,6 +321,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 RunState::Finished => studio.summary.get().map(|s| view! {
                     <p class="banner ok small" data-testid="train-done">
                         {match (&s.answers, &s.entities) {
+                            _ if s.similarity.is_some() => {
+                                let m = s.similarity.clone().unwrap_or_else(|| bertbench_core::tasks::similarity::SimilarityMetrics::new(&[], &[], false));
+                                format!("{} after {} steps in {} on the {}: validation Spearman {:.3}, Pearson {:.3}. The best weights are kept.",
+                                    if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, m.spearman, m.pearson)
+                            }
                             (Some(a), _) => format!("{} after {} steps in {} on the {}: validation exact match {:.1}%, F1 {:.1}%. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, a.all.exact * 100.0, a.all.f1 * 100.0),
                             (None, Some(e)) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",

@@ -87,9 +87,11 @@ pub(super) fn export_zip(current: &Current, name: &str) -> Result<Vec<u8>, Strin
     Ok(zip.finish().map_err(|e| e.to_string())?.into_inner())
 }
 
-/// Files by base name, from a list of files or from one zip (folders inside are ignored).
+/// Files by their path in the model's folder, from a list of files or from one zip: the folder
+/// is the shallowest one holding a `config.json` (a zip's top folder, say), so a
+/// sentence-transformers folder's modules keep their folders (`1_Pooling/config.json`).
 pub(super) fn unpack(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Vec<(String, Vec<u8>)>, String> {
-    if names.len() == 1 && names[0].to_lowercase().ends_with(".zip") {
+    let files = if names.len() == 1 && names[0].to_lowercase().ends_with(".zip") {
         let mut archive = zip::ZipArchive::new(Cursor::new(&bytes[0])).map_err(|e| format!("{} is not a readable zip: {e}", names[0]))?;
         let mut out = Vec::new();
         for i in 0..archive.len() {
@@ -97,14 +99,22 @@ pub(super) fn unpack(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Vec<(Str
             if file.is_dir() {
                 continue;
             }
-            let base = file.name().rsplit('/').next().unwrap_or_default().to_string();
+            let name = file.name().to_string();
             let mut data = Vec::with_capacity(file.size() as usize);
-            file.read_to_end(&mut data).map_err(|e| format!("{base} in the zip: {e}"))?;
-            out.push((base, data));
+            file.read_to_end(&mut data).map_err(|e| format!("{name} in the zip: {e}"))?;
+            out.push((name, data));
         }
-        return Ok(out);
-    }
-    Ok(names.into_iter().map(|n| n.rsplit('/').next().unwrap_or_default().to_string()).zip(bytes).collect())
+        out
+    } else {
+        names.into_iter().zip(bytes).collect()
+    };
+    let root = files
+        .iter()
+        .filter_map(|(path, _)| path.strip_suffix("config.json").filter(|dir| dir.is_empty() || dir.ends_with('/')))
+        .min_by_key(|dir| (dir.matches('/').count(), dir.len()))
+        .map(str::to_string)
+        .unwrap_or_default();
+    Ok(files.into_iter().filter_map(|(path, bytes)| Some((path.strip_prefix(&root)?.to_string(), bytes))).collect())
 }
 
 pub(super) fn import(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Current, String> {
@@ -115,11 +125,25 @@ pub(super) fn import(names: Vec<String>, bytes: Vec<Vec<u8>>) -> Result<Current,
     let tokenizer_json = take("tokenizer.json");
     let vocab_txt = take("vocab.txt");
     let device = Device::flex();
-    let loaded = classification::load_classifier(
-        CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() },
-        take(HEAD_FILE),
-        &device,
-    )
+    let checkpoint = CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() };
+    let loaded = match take("modules.json") {
+        // A sentence-transformers folder: a bi-encoder.
+        Some(modules) => {
+            let modules = similarity::sentence_transformer_modules(&modules).map_err(|e| e.to_string())?;
+            let pooling = take(&format!("{}/config.json", modules.pooling)).ok_or_else(|| format!("{}/config.json is missing", modules.pooling))?;
+            let dense = match &modules.dense {
+                Some(dir) => {
+                    let config = take(&format!("{dir}/config.json")).ok_or_else(|| format!("{dir}/config.json is missing"))?;
+                    let weights = take(&format!("{dir}/model.safetensors"))
+                        .ok_or_else(|| format!("{dir}/model.safetensors is missing (a dense layer saved as pytorch_model.bin by an old sentence-transformers: save it again with a recent one)"))?;
+                    Some((config, weights))
+                }
+                None => None,
+            };
+            similarity::load_bi_encoder(checkpoint, &pooling, dense.as_ref().map(|(c, w)| (c.as_slice(), w.as_slice())), &device)
+        }
+        None => classification::load_classifier(checkpoint, take(HEAD_FILE), &device),
+    }
     .map_err(|e| e.to_string())?;
     Ok(Current { loaded, device, tokenizer_json, vocab_txt })
 }

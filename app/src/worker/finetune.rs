@@ -291,7 +291,15 @@ impl Job {
         let tokenizer = tokenizer.with_max_len(max_len);
         let labels = &self.request.labels;
         let spans = self.request.config.spans.with_max_len(max_len);
+        let level = self.request.config.features.level;
         let (train, valid) = match (&self.request.tagged, &self.request.questions) {
+            _ if self.request.pairs.is_some() => {
+                let p = self.request.pairs.as_ref().expect("checked");
+                (
+                    encode_pairs(&tokenizer, &p.train, level).map_err(|e| e.to_string())?,
+                    encode_pairs(&tokenizer, &p.valid, level).map_err(|e| e.to_string())?,
+                )
+            }
             (Some(t), _) => (
                 encode_tagged(&tokenizer, &t.train, labels, t.pieces).map_err(|e| e.to_string())?.0,
                 encode_tagged(&tokenizer, &t.valid, labels, t.pieces).map_err(|e| e.to_string())?.0,
@@ -377,6 +385,10 @@ impl Job {
             (Some(q), Some((_, predicted))) => answer_mistakes(&q.valid, predicted),
             _ => Vec::new(),
         };
+        let pair_mistakes = match &self.request.pairs {
+            Some(p) => pair_mistakes(&p.valid, probs),
+            None => Vec::new(),
+        };
         let mut mistakes: Vec<Mistake> = self
             .request
             .valid
@@ -413,6 +425,8 @@ impl Job {
             tag_mistakes,
             answers: tuner.best_answers().map(|(m, _)| m.clone()),
             answer_mistakes,
+            similarity: tuner.best_similarity().cloned(),
+            pair_mistakes,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
@@ -445,6 +459,19 @@ fn tag_mistakes(sentences: &[TaggedSentence], encoded: &[LabeledText], probs: &[
         .collect();
     out.sort_by(|a, b| b.0.cmp(&a.0));
     out.into_iter().take(500).map(|(_, m)| m).collect()
+}
+
+/// The validation pairs with their predicted similarity (`probs`: one value per pair, in
+/// order), furthest from their score first (at most 2,000: the results plot them all).
+fn pair_mistakes(pairs: &[ScoredPair], probs: &[Vec<f32>]) -> Vec<PairMistake> {
+    let mut out: Vec<PairMistake> = pairs
+        .iter()
+        .zip(probs)
+        .map(|(p, pred)| PairMistake { line: p.line, text: p.text.clone(), text_pair: p.text_pair.clone(), gold: p.score, predicted: pred.first().copied().unwrap_or_default() })
+        .collect();
+    out.sort_by(|a, b| (b.predicted - b.gold).abs().total_cmp(&(a.predicted - a.gold).abs()));
+    out.truncate(2000);
+    out
 }
 
 /// The validation questions answered wrong (exact match 0), lowest F1 first (at most 500):

@@ -13,6 +13,7 @@ use bertbench_core::burn::prelude::{Device, Tensor};
 use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 use bertbench_core::tasks::classification::{self, HEAD_FILE, Level, LoadedClassifier};
 use bertbench_core::tasks::tagging::{self, TaggedWord};
+use bertbench_core::tasks::similarity;
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
@@ -22,9 +23,9 @@ use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
-use bertbench_core::data::{QaItem, TaggedSentence};
+use bertbench_core::data::{QaItem, ScoredPair, TaggedSentence};
 use bertbench_core::tasks::qa::{self, AnswerMetrics, SpanConfig};
-use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_examples, encode_questions, encode_tagged};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_examples, encode_pairs, encode_questions, encode_tagged};
 use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -34,7 +35,7 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{Answer, Ask, FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    AnswerMistake, Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, RunSummary, SavedLab, SavedRun, TagMistake,
+    AnswerMistake, Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, PairMistake, RunSummary, SavedLab, SavedRun, TagMistake,
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
@@ -44,6 +45,7 @@ mod base;
 mod classifier;
 mod finetune;
 mod lab;
+mod search;
 
 use base::*;
 use classifier::*;
@@ -113,6 +115,8 @@ struct State {
     control: Rc<Control>,
     /// The run in progress ran on WebGPU and the device failed under it.
     gpu_lost: bool,
+    /// A bi-encoder's vectors of the last list of texts searched.
+    search_index: Option<search::SearchIndex>,
 }
 
 thread_local! {
@@ -335,6 +339,7 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             match current.loaded.meta.spec.level {
                 Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
                 Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
+                Level::Score | Level::Embedding => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
                 Level::Sentence => {}
             }
             let probs = predict_texts(&current, &texts).await?;
@@ -357,6 +362,8 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             let layers = tagging::tags_by_layer(&c.model, &c.tokenizer, &text, &current.device).await.map_err(|e| e.to_string())?;
             Ok((Answer::TagLayers { tags: c.meta.labels.clone(), layers }, Vec::new()))
         }
+        Ask::Similar { pairs } => Ok((Answer::Similarities { scores: search::similar(current(), &pairs).await? }, Vec::new())),
+        Ask::Search { query, texts, top } => Ok((Answer::Found(Box::new(search::search(current(), query, texts, top).await?)), Vec::new())),
         Ask::Answer { question, context, allow_null } => {
             let current = current().ok_or("there is no question-answering model yet: train or import one first")?;
             let c = &current.loaded;
@@ -377,7 +384,7 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             let meta = current.loaded.meta.clone();
             let what = match meta.spec.level {
                 Level::Token => "tags",
-                Level::Span => "outputs",
+                Level::Span | Level::Score | Level::Embedding => "outputs",
                 Level::Sentence => "labels",
             };
             let description = format!("{} {what} ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());

@@ -15,6 +15,7 @@ use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::bert::config::BertConfig;
+use crate::data::ScoreScale;
 use crate::error::Error;
 use crate::bert::model::{BertInput, BertModel, BertModelOutput, ForwardOptions, rows_by_length};
 use crate::bert::pooling::{Pooling, cls_pool, mean_pool};
@@ -63,6 +64,24 @@ pub enum Level {
     /// A start and an end logit per token, softmaxed over the sequence (extractive question
     /// answering, see [`super::qa`]): `*ForQuestionAnswering`.
     Span,
+    /// One number for a pair read together, regressed on its similarity (a cross-encoder, see
+    /// [`super::similarity`]): `*ForSequenceClassification` with one label.
+    Score,
+    /// A vector for each text of a pair read alone, compared by cosine (a bi-encoder, see
+    /// [`super::similarity`]): a sentence-transformers folder.
+    Embedding,
+}
+
+impl Level {
+    /// Whether the head reads one pooled vector per sequence (not its tokens).
+    pub fn pooled(self) -> bool {
+        matches!(self, Level::Sentence | Level::Score | Level::Embedding)
+    }
+
+    /// Whether the model scores the similarity of pairs (its one output is a score, not a class).
+    pub fn similarity(self) -> bool {
+        matches!(self, Level::Score | Level::Embedding)
+    }
 }
 
 /// How the head's features are read off the encoder: one per text (pooled), or one per token.
@@ -109,9 +128,22 @@ impl FeatureSpec {
         FeatureSpec { level: Level::Span, ..Default::default() }
     }
 
+    /// A cross-encoder's features: those of a sentence classifier, `pooling` of `layers`.
+    pub fn scores(pooling: Pooling, layers: FeatureLayers) -> Self {
+        FeatureSpec { pooling, layers, level: Level::Score }
+    }
+
+    /// A bi-encoder's features: `pooling` (mean or `[CLS]`) of the last layer.
+    pub fn embeddings(pooling: Pooling) -> Self {
+        FeatureSpec { pooling, layers: FeatureLayers::Last, level: Level::Embedding }
+    }
+
     /// Refuses combinations that cannot be computed for this model.
     pub fn check(&self, num_layers: usize, has_pooler: bool) -> crate::Result<()> {
-        if self.pooling == Pooling::Pooler && self.level == Level::Sentence {
+        if self.level == Level::Embedding {
+            super::similarity::check_bi_encoder_spec(self)?;
+        }
+        if self.pooling == Pooling::Pooler && self.level.pooled() {
             if self.layers != FeatureLayers::Last {
                 return Err(Error::Input("the pooler reads the last layer only; choose [CLS] or mean pooling for other layers".into()));
             }
@@ -128,7 +160,8 @@ impl FeatureSpec {
     /// Label for the page, e.g. "mean of last layer".
     pub fn label(&self) -> String {
         match self.level {
-            Level::Sentence => format!("{} · {}", self.pooling.label(), self.layers.label()),
+            Level::Sentence | Level::Score => format!("{} · {}", self.pooling.label(), self.layers.label()),
+            Level::Embedding => format!("each text alone · {} · {}", self.pooling.label(), self.layers.label()),
             Level::Token | Level::Span => format!("each token · {}", self.layers.label()),
         }
     }
@@ -255,16 +288,19 @@ impl BertClassifier {
     /// - output: `[units, num_labels]` (`units = batch` for a sentence classifier)
     ///
     /// A question-answering model's units are each row's start and its end: `[2 × batch, seq]`,
-    /// each row softmaxed over the sequence, padding masked (`positions` unused).
+    /// each row softmaxed over the sequence, padding masked (`positions` unused). A bi-encoder's
+    /// batch holds each pair's two texts in consecutive rows; its units are the pairs' cosines,
+    /// `[batch / 2, 1]`.
     pub fn forward_units(&self, input: BertInput, positions: Option<Tensor<1, Int>>) -> crate::Result<Tensor<2>> {
         match (self.spec.level, positions) {
+            (Level::Embedding, _) => Ok(super::similarity::pair_cosines(self.forward(input)?)),
             (Level::Token, Some(positions)) => Ok(self.head.forward(token_features(&self.bert, input, self.spec, positions)?)),
             (Level::Token, None) => Err(Error::Input("a token classifier needs the positions of the tokens to label".into())),
             (Level::Span, _) => {
                 let mask = input.attention_mask.clone();
                 Ok(span_rows(self.forward_tokens(input)?, mask))
             }
-            (Level::Sentence, _) => self.forward(input),
+            (Level::Sentence | Level::Score, _) => self.forward(input),
         }
     }
 
@@ -278,7 +314,7 @@ impl BertClassifier {
         match (self.spec.level, positions) {
             (Level::Token | Level::Span, Some(positions)) => Ok(self.head.forward(token_features(&self.bert, input, self.spec, positions)?)),
             (Level::Token | Level::Span, None) => Err(Error::Input("the positions of the tokens are needed".into())),
-            (Level::Sentence, _) => self.forward(input),
+            (Level::Sentence | Level::Score | Level::Embedding, _) => self.forward(input),
         }
     }
 
@@ -310,6 +346,9 @@ pub struct ClassifierMeta {
     pub spec: FeatureSpec,
     /// Longest input the classifier was trained with (tokens, specials included).
     pub max_len: usize,
+    /// A similarity model's score scale: the data's values that 0 and 1 stand for.
+    #[serde(default)]
+    pub scale: Option<ScoreScale>,
 }
 
 /// A loaded classifier: model, tokenizer and labels.
@@ -379,10 +418,16 @@ impl ClassificationHead {
     }
 }
 
-/// Class probabilities for encoded texts, in their order. Batches of `batch_size` are taken
-/// shortest first, so each pads to about its own length.
+/// Class probabilities for encoded texts, in their order (a cross-encoder's: its score, as
+/// is). Batches of `batch_size` are taken shortest first, so each pads to about its own length.
 pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
+    if model.spec.level == Level::Embedding {
+        return Err(Error::Input("a bi-encoder gives each text a vector, not a label; compare two texts instead".into()));
+    }
     let logits = rows_by_length(encoded, pad_id, batch_size, device, |input| model.forward(input)).await?;
+    if model.spec.level == Level::Score {
+        return Ok(logits);
+    }
     Ok(logits.iter().map(|row| softmax(row)).collect())
 }
 
@@ -462,7 +507,7 @@ mod tests {
             let bert = BertModelConfig::new(config.clone()).init(&device);
             let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
             let model = BertClassifier { bert, head, spec };
-            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24 };
+            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None };
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
@@ -501,7 +546,7 @@ mod tests {
             FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
         ] {
             let (config, model) = classifier(spec, 2);
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24 };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24, scale: None };
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let native = spec.pooling == Pooling::Pooler;
@@ -554,7 +599,7 @@ mod tests {
         // A NER model: BertForTokenClassification, `classifier.*` over every token.
         let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
         let (config, model) = classifier(spec, 3);
-        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24 };
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24, scale: None };
         let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
         let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
         let mut json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();

@@ -6,6 +6,8 @@
 //!   `BertForTokenClassification` (the model is a token-level [`classification::BertClassifier`])
 //! - [`qa`]: extractive question answering: windows of a passage, start/end logits, the best
 //!   span, SQuAD's exact match and F1, `BertForQuestionAnswering`
+//! - [`similarity`]: sentence similarity, as a cross-encoder (a pair read together, one score)
+//!   or a bi-encoder (each text's vector, compared by cosine; a sentence-transformers folder)
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
 //! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
@@ -16,4 +18,5 @@ pub mod masking;
 pub mod metrics;
 pub mod pretraining;
 pub mod qa;
+pub mod similarity;
 pub mod tagging;

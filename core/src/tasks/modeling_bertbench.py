@@ -66,7 +66,9 @@ class BertbenchForSequenceClassification(PreTrainedModel):
         outputs = self.{PREFIX}(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True, **extra)
         logits = self.classifier(self.features(outputs, attention_mask))
         loss = None
-        if labels is not None:
+        if labels is not None and self.config.num_labels == 1:
+            loss = nn.functional.mse_loss(logits.view(-1), labels.view(-1).to(logits.dtype))
+        elif labels is not None:
             loss = nn.functional.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
         return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states)
 

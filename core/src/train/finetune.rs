@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, span_rows, token_features};
 use crate::tasks::qa::{AnswerMetrics, SpanConfig};
+use crate::tasks::similarity::{self, SimilarityLoss, SimilarityMetrics};
 use crate::tasks::tagging::EntityMetrics;
+use crate::data::ScoreScale;
 use crate::nn::dropout;
 // `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
 use crate::error::Error;
@@ -30,7 +32,7 @@ use crate::tokenizer::shortest_first;
 use crate::tasks::metrics::{Metrics, argmax};
 use crate::bert::model::{BertInput, BertModel};
 use crate::rng::Rng;
-use crate::tokenizer::{Batch, Encoded};
+use crate::tokenizer::Batch;
 
 use super::adamw::{AdamW, adamw};
 use crate::cpu::join;
@@ -42,8 +44,8 @@ mod eval;
 mod snapshot;
 mod units;
 pub use snapshot::{Snapshot, TrainState, copy_to};
-pub use units::{LabeledText, SpanTarget, encode_examples, encode_questions, encode_tagged};
-use units::{batch_units, labels_tensor};
+pub use units::{LabeledText, SpanTarget, encode_examples, encode_pairs, encode_questions, encode_tagged};
+use units::{batch_inputs, batch_units, labels_tensor, scores_tensor};
 
 /// What trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -134,6 +136,12 @@ pub struct FineTuneConfig {
     /// A question-answering run's windows and answer search.
     #[config(default = "SpanConfig::new()")]
     pub spans: SpanConfig,
+    /// What a bi-encoder minimises.
+    #[config(default = "SimilarityLoss::Cosine")]
+    pub similarity_loss: SimilarityLoss,
+    /// A similarity run's score scale (what 0 and 1 stand for in the data), kept with the model.
+    #[config(default = "None")]
+    pub score_scale: Option<ScoreScale>,
 }
 
 /// Deserializes a [`FineTuneConfig`] saved by an earlier version: fields it lacks take their
@@ -190,21 +198,24 @@ pub struct EvalReport {
     /// A question-answering model's exact match and F1 (SQuAD's).
     #[serde(default)]
     pub answers: Option<AnswerMetrics>,
-    /// Whether this is the best validation score so far (its weights are kept): entity F1 for a
-    /// BIO tagger, accuracy otherwise.
+    /// A similarity model's correlations with the gold scores.
+    #[serde(default)]
+    pub similarity: Option<SimilarityMetrics>,
+    /// Whether this is the best validation score so far (its weights are kept): see
+    /// [`score`](Self::score).
     pub best: bool,
 }
 
 impl EvalReport {
-    /// The score runs are compared by: a question-answering model's F1, entity F1 where there
-    /// are entities, else accuracy.
+    /// The score runs are compared by: a similarity model's Spearman correlation, a
+    /// question-answering model's F1, entity F1 where there are entities, else accuracy.
     pub fn score(&self) -> f32 {
-        score(&self.metrics, self.entities.as_ref(), self.answers.as_ref())
+        score(&self.metrics, self.entities.as_ref(), self.answers.as_ref(), self.similarity.as_ref())
     }
 }
 
-fn score(metrics: &Metrics, entities: Option<&EntityMetrics>, answers: Option<&AnswerMetrics>) -> f32 {
-    answers.map(|a| a.all.f1).or(entities.map(|e| e.f1)).unwrap_or(metrics.accuracy)
+fn score(metrics: &Metrics, entities: Option<&EntityMetrics>, answers: Option<&AnswerMetrics>, similarity: Option<&SimilarityMetrics>) -> f32 {
+    similarity.map(|s| s.spearman).or(answers.map(|a| a.all.f1)).or(entities.map(|e| e.f1)).unwrap_or(metrics.accuracy)
 }
 
 /// What one call of [`FineTuner::advance`] did.
@@ -308,6 +319,8 @@ struct Best {
     entities: Option<EntityMetrics>,
     /// A question-answering model's scores and its answer to each validation question ("": none).
     answers: Option<(AnswerMetrics, Vec<String>)>,
+    /// A similarity model's correlations.
+    similarity: Option<SimilarityMetrics>,
     /// Per validation text (a tagger: per word), in order.
     probs: Vec<Vec<f32>>,
     /// The step its weights are from, where known: while no optimizer step has followed, they
@@ -341,17 +354,18 @@ fn halves_step(
     pad_id: u32,
     device: &Device,
     seed: u64,
+    kind: SimilarityLoss,
 ) -> crate::Result<(Tensor<1>, Tensor<2>, GradientsParams)> {
     let level = model.spec.level;
     let half = rows.len().div_ceil(2);
     let n: usize = rows.iter().map(|t| t.units(level)).sum();
     let part = |replica: BertClassifier, rows: &[&LabeledText], which: u64| {
         dropout::with_seeded_masks(seed ^ which.wrapping_mul(0xD1B5_4A32_D192_ED03), || -> crate::Result<_> {
-            let encoded: Vec<Encoded> = rows.iter().map(|t| t.encoded.clone()).collect();
-            let batch = Batch::from_encoded(&encoded, pad_id);
+            let batch = Batch::from_encoded(&batch_inputs(rows, level), pad_id);
             let (positions, labels) = batch_units(rows, level, batch.seq_len, device);
             let logits = replica.forward_units(BertInput::from_batch(&batch, device), positions)?;
-            let loss = ClassificationHead::loss(logits.clone(), labels_tensor(&labels, device)).mul_scalar(labels.len() as f64 / n as f64);
+            let scores: Vec<f32> = rows.iter().flat_map(|t| t.unit_scores(level)).collect();
+            let loss = unit_loss(level, kind, logits.clone(), &labels, &scores, device).mul_scalar(labels.len() as f64 / n as f64);
             let grads = GradientsParams::from_grads(loss.backward(), &replica);
             Ok((loss.inner(), logits.inner(), grads))
         })
@@ -372,6 +386,20 @@ fn halves_step(
     Ok((loss_a + loss_b, Tensor::cat(vec![pad(logits_a), pad(logits_b)], 0), grads))
 }
 
+/// The mean loss of a batch's unit outputs: cross-entropy against class ids, or a similarity
+/// model's loss against scores.
+///
+/// # Shapes
+/// - `out`: `[units, num_labels]` (a similarity model's: `[units, 1]`)
+/// - output: `[1]`
+fn unit_loss(level: Level, kind: SimilarityLoss, out: Tensor<2>, labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
+    if level.similarity() {
+        similarity::loss(level, kind, out, scores_tensor(scores, device))
+    } else {
+        ClassificationHead::loss(out, labels_tensor(labels, device))
+    }
+}
+
 
 
 impl FineTuner {
@@ -387,13 +415,20 @@ impl FineTuner {
         config: FineTuneConfig,
         device: &Device,
     ) -> crate::Result<Self> {
-        if labels.len() < 2 {
+        let level = config.features.level;
+        if level.similarity() {
+            if labels.len() != 1 {
+                return Err(Error::Training("a similarity model has one output, its score".into()));
+            }
+            if level == Level::Embedding && train.iter().chain(&valid).any(|t| t.second.is_none()) {
+                return Err(Error::Training("a bi-encoder run needs each pair's two texts encoded apart".into()));
+            }
+        } else if labels.len() < 2 {
             return Err(Error::Training(format!("a classifier needs at least two labels; the data has {}", labels.len())));
         }
         if train.is_empty() || valid.is_empty() {
             return Err(Error::Training("both the training and the validation set need examples".into()));
         }
-        let level = config.features.level;
         let classes = train.iter().chain(&valid).filter(|_| level != Level::Span).flat_map(|t| t.unit_labels(level));
         if let Some(bad) = classes.clone().find(|&l| l >= labels.len()) {
             return Err(Error::Training(format!("label id {bad} is out of range")));
@@ -414,12 +449,15 @@ impl FineTuner {
         device.seed(config.seed);
         let hidden = bert.embeddings.word_embeddings.weight.dims()[1];
         let width = config.features.width(hidden, layers);
-        let head = ClassificationHeadConfig::new(width, labels.len()).with_dropout(config.dropout).init(device);
+        let head = match level {
+            Level::Embedding => similarity::identity_head(width, device),
+            _ => ClassificationHeadConfig::new(width, labels.len()).with_dropout(config.dropout).init(device),
+        };
         let per_epoch = steps_per_epoch(train.len(), config.batch_size);
         let total_steps = per_epoch * (head_epochs + full_epochs);
         let phase = if config.mode == TrainMode::Full { Phase::Full } else { Phase::Features };
         let rng = Rng::new(config.seed);
-        let lengths: Vec<usize> = train.iter().chain(&valid).map(|t| t.encoded.tokens.len()).collect();
+        let lengths: Vec<usize> = train.iter().chain(&valid).map(|t| t.len()).collect();
         let feature_order = shortest_first(&lengths);
         let valid_order = shortest_first(&lengths[train.len()..]);
         let mut row_start = vec![0];
@@ -475,7 +513,7 @@ impl FineTuner {
 
     /// Labels, features and length of the classifier being trained.
     pub fn meta(&self) -> ClassifierMeta {
-        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len }
+        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len, scale: self.config.score_scale }
     }
 
     /// Rows (see [`units`]) of the training and of the validation examples.
@@ -512,7 +550,7 @@ impl FineTuner {
         self.rng.shuffle(&mut order);
         // The head stage's steps read cached features: length makes no difference there.
         if self.phase == Phase::Full && self.config.group_by_length {
-            let lengths: Vec<usize> = self.train.iter().map(|t| t.encoded.tokens.len()).collect();
+            let lengths: Vec<usize> = self.train.iter().map(|t| t.len()).collect();
             order = group_by_length(order, &lengths, self.config.batch_size, &mut self.rng);
         }
         self.order = order;
@@ -570,7 +608,7 @@ impl FineTuner {
             .iter()
             .map(|&i| if i < self.train.len() { &self.train[i] } else { &self.valid[i - self.train.len()] })
             .collect();
-        let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
+        let rows = batch_inputs(&examples, self.level());
         // The frozen encoder runs without autodiff and without dropout.
         let inner = self.device.clone().inner();
         let bert = self.model.bert.valid();
@@ -614,11 +652,12 @@ impl FineTuner {
         let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
         let level = self.level();
         let labels: Vec<usize> = idx.iter().flat_map(|&i| self.train[i].unit_labels(level)).collect();
+        let scores: Vec<f32> = idx.iter().flat_map(|&i| self.train[i].unit_scores(level)).collect();
+        let kind = self.config.similarity_loss;
         let n = labels.len();
         let k = self.labels.len();
         let peak = if self.phase == Phase::Head { self.config.head_learning_rate } else { self.config.learning_rate };
         let lr = Schedule::new(self.phase_steps, self.config.warmup_ratio, peak).lr(self.phase_step);
-        let targets = labels_tensor(&labels, &self.device);
         let inner = self.device.clone().inner();
         // Dropout's masks depend only on the run's seed and the step (drawn from the device's
         // generator, or on the CPU from each half's generator seeded from `seed`), so a run
@@ -629,20 +668,19 @@ impl FineTuner {
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
             let logits = self.head_logits(feats, &idx);
-            let loss = ClassificationHead::loss(logits.clone(), targets);
+            let loss = unit_loss(level, kind, logits.clone(), &labels, &scores, &self.device);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
             let norm = clip(&self.model.head, &mut grads, self.config.max_grad_norm, &self.device);
             (loss.inner(), logits.inner(), grads, norm)
         } else {
             let examples: Vec<&LabeledText> = idx.iter().map(|&i| &self.train[i]).collect();
             let (loss, logits, mut grads) = if inner == Device::flex() && examples.len() >= 2 {
-                halves_step(&self.model, &examples, self.pad_id, &self.device, seed)?
+                halves_step(&self.model, &examples, self.pad_id, &self.device, seed, kind)?
             } else {
-                let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
-                let batch = Batch::from_encoded(&rows, self.pad_id);
+                let batch = Batch::from_encoded(&batch_inputs(&examples, level), self.pad_id);
                 let (positions, _) = batch_units(&examples, level, batch.seq_len, &self.device);
                 let logits = self.model.forward_units(BertInput::from_batch(&batch, &self.device), positions)?;
-                let loss = ClassificationHead::loss(logits.clone(), targets);
+                let loss = unit_loss(level, kind, logits.clone(), &labels, &scores, &self.device);
                 let grads = GradientsParams::from_grads(loss.backward(), &self.model);
                 (loss.inner(), logits.inner(), grads)
             };
@@ -661,7 +699,11 @@ impl FineTuner {
             }
         };
         let (loss, grad_norm) = (values.loss, values.grad_norm);
-        let correct = values.extra.chunks(width).zip(&labels).filter(|(row, y)| argmax(row) == **y).count();
+        let correct = if level.similarity() {
+            values.extra.iter().zip(&scores).filter(|(p, y)| (**p >= 0.5) == (**y >= 0.5)).count()
+        } else {
+            values.extra.chunks(width).zip(&labels).filter(|(row, y)| argmax(row) == **y).count()
+        };
 
         let optim = self.optim.as_mut().expect("an optimizer per stage");
         if self.phase == Phase::Head {
@@ -675,7 +717,8 @@ impl FineTuner {
         self.since_eval.0 += f64::from(loss) * n as f64;
         self.since_eval.1 += correct;
         self.since_eval.2 += n;
-        let valid_units = self.row_counts().1;
+        // A bi-encoder's validation outputs are its pairs' cosines; the others', their rows'.
+        let valid_units = if level == Level::Embedding { self.valid.len() } else { self.row_counts().1 };
 
         let end_of_epoch = self.cursor >= self.order.len();
         let periodic = self.config.eval_every > 0 && self.phase_step % self.config.eval_every == 0;
@@ -686,13 +729,15 @@ impl FineTuner {
     }
 
     /// The head's logits of training examples `idx` from their cached features, a row per unit
-    /// (a question-answering window's rows padded to the longest window's, as in a batch).
+    /// (a question-answering window's rows padded to the longest window's, as in a batch; a
+    /// bi-encoder pair's cosine).
     fn head_logits(&self, feats: Tensor<2>, idx: &[usize]) -> Tensor<2> {
         let rows = |i: usize| self.row_start[i]..self.row_start[i + 1];
         if self.level() != Level::Span {
             let ids: Vec<i64> = idx.iter().flat_map(|&i| rows(i).map(|u| u as i64)).collect();
             let n = ids.len();
-            return self.model.head.forward(feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device)));
+            let out = self.model.head.forward(feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device)));
+            return if self.level() == Level::Embedding { similarity::pair_cosines(out) } else { out };
         }
         let seq = idx.iter().map(|&i| rows(i).len()).max().unwrap_or(0);
         let (mut ids, mut mask) = (Vec::with_capacity(idx.len() * seq), Vec::with_capacity(idx.len() * seq));
@@ -720,9 +765,14 @@ impl FineTuner {
         self.best.as_ref().map(|b| b.metrics.accuracy)
     }
 
-    /// The best validation score so far: entity F1 for a BIO tagger, accuracy otherwise.
+    /// The best validation score so far (see [`EvalReport::score`]).
     pub fn best_score(&self) -> Option<f32> {
-        self.best.as_ref().map(|b| score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0)))
+        self.best.as_ref().map(|b| score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0), b.similarity.as_ref()))
+    }
+
+    /// A similarity model's correlations at its best weights.
+    pub fn best_similarity(&self) -> Option<&SimilarityMetrics> {
+        self.best.as_ref().and_then(|b| b.similarity.as_ref())
     }
 
     /// A tagger's entity-level metrics at its best weights.
@@ -747,6 +797,7 @@ impl FineTuner {
 mod tests {
     use super::*;
     use crate::tasks::classification::predict;
+    use crate::tokenizer::Encoded;
     use burn::module::{ModuleVisitor, Param};
     use crate::test_util::{device_rng, tiny_config, toy};
     use crate::bert::model::BertModelConfig;
@@ -848,7 +899,7 @@ mod tests {
         let loss = ClassificationHead::loss(logits.clone(), labels_tensor(&labels, &device));
         let whole = GradientsParams::from_grads(loss.backward(), &model);
         let examples: Vec<&LabeledText> = data.iter().collect();
-        let (loss_h, logits_h, halves) = halves_step(&model, &examples, 0, &device, 1).unwrap();
+        let (loss_h, logits_h, halves) = halves_step(&model, &examples, 0, &device, 1, SimilarityLoss::Cosine).unwrap();
 
         let close = |a: &[f32], b: &[f32], what: &str| {
             let scale = a.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
@@ -875,7 +926,7 @@ mod tests {
         let (_rng, device, model, data, _, _) = halves_setup(true, 16, 4);
         let examples: Vec<&LabeledText> = data.iter().collect();
         let step = |seed| {
-            let (loss, _, grads) = halves_step(&model, &examples, 0, &device, seed).unwrap();
+            let (loss, _, grads) = halves_step(&model, &examples, 0, &device, seed, SimilarityLoss::Cosine).unwrap();
             (loss.into_scalar::<f32>(), flat_grads(&model, &grads))
         };
         let first = step(11);

@@ -80,12 +80,16 @@ pub fn export(
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
     let level = meta.spec.level;
-    let tokens = level != Level::Sentence;
+    if level == Level::Embedding {
+        let tokenizer_config = tokenizer_config(family, tokenizer, meta.max_len);
+        return crate::tasks::similarity::export_bi_encoder(config, model, meta, tokenizer_config, tokenizer_json, vocab_txt);
+    }
+    let tokens = !level.pooled();
     // What the family's own class computes: [CLS] + pooler of a text, the last layer of a token.
     let hf_native = if tokens {
         meta.spec.layers == FeatureLayers::Last
     } else {
-        meta.spec == FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() }
+        meta.spec.pooling == Pooling::Pooler && meta.spec.layers == FeatureLayers::Last
     };
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
     let with_pooler = model.bert.pooler.is_some() && !tokens;
@@ -107,18 +111,26 @@ pub fn export(
         meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
     obj.insert("id2label".into(), id2label.into());
     obj.insert("label2id".into(), label2id.into());
-    if level == Level::Sentence {
-        obj.insert("problem_type".into(), "single_label_classification".into());
+    match level {
+        Level::Sentence => {
+            obj.insert("problem_type".into(), "single_label_classification".into());
+        }
+        // transformers' regression: one output, mean squared error.
+        Level::Score => {
+            obj.insert("problem_type".into(), "regression".into());
+        }
+        _ => {}
     }
     obj.insert("bertbench_head".into(), serde_json::json!({
         "spec": meta.spec,
         "max_len": meta.max_len,
         "with_pooler": with_pooler,
+        "scale": meta.scale,
         "file": "model.safetensors",
         "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
     }));
     let task = match level {
-        Level::Sentence => "ForSequenceClassification",
+        Level::Sentence | Level::Score | Level::Embedding => "ForSequenceClassification",
         Level::Token => "ForTokenClassification",
         Level::Span => "ForQuestionAnswering",
     };
@@ -136,8 +148,8 @@ pub fn export(
     // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head; every
     // family's question-answering class calls its head `qa_outputs`.
     let (pooler_as, head_as) = match (hf_native, level, family) {
-        (true, Level::Sentence, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
-        (true, Level::Sentence, Family::DistilBert) => ("pre_classifier.", "classifier."),
+        (true, Level::Sentence | Level::Score, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
+        (true, Level::Sentence | Level::Score, Family::DistilBert) => ("pre_classifier.", "classifier."),
         (true, Level::Span, _) => ("", "qa_outputs."),
         _ => ("", "classifier."),
     };
@@ -196,7 +208,7 @@ fn modeling_code(config: &BertConfig) -> String {
 
 /// `tokenizer_config.json`: the tokenizer class `transformers` builds, the longest input the
 /// classifier was trained with, casing, and the special tokens by role.
-fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
+pub(crate) fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
     let piece = |id: u32| tokenizer.id_to_piece(id).unwrap_or_default();
     let class = family.base_architecture().replace("Model", "Tokenizer");
     serde_json::to_vec_pretty(&serde_json::json!({
@@ -228,9 +240,9 @@ fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Device) -> cra
     let (weight, wshape) = read(weight_name)?;
     let (bias, bshape) = read(bias_name)?;
     let labels = wshape.first().copied().unwrap_or(0);
-    if wshape.len() != 2 || bshape != [labels] || labels < 2 {
+    if wshape.len() != 2 || bshape != [labels] || labels < 1 {
         return Err(Error::ShapeMismatch(vec![format!(
-            "{weight_name} is {wshape:?} and {bias_name} {bshape:?}; expected [labels, width] and [labels] with at least 2 labels"
+            "{weight_name} is {wshape:?} and {bias_name} {bshape:?}; expected [labels, width] and [labels] with at least 1 label"
         )]));
     }
     let width = wshape[1];
@@ -272,12 +284,15 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
         Level::Span => crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(),
         _ => labels_from_config(&raw)?,
     };
+    // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
+    let level = if level == Level::Sentence && labels.len() == 1 { Level::Score } else { level };
     let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
         Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
         None if level == Level::Token => FeatureSpec::tokens(),
         None if level == Level::Span => FeatureSpec::spans(),
-        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
+        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level },
     };
+    let scale = raw.pointer("/bertbench_head/scale").and_then(|s| serde_json::from_value(s.clone()).ok()).flatten();
     if spec.level != level {
         return Err(Error::Config("config.json's architecture and bertbench_head disagree on what the head labels (texts, tokens or answer spans)".into()));
     }
@@ -340,7 +355,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
         config: bert.config,
         model: BertClassifier { bert: bert.model, head, spec },
         tokenizer: bert.tokenizer.with_max_len(max_len),
-        meta: ClassifierMeta { labels, spec, max_len },
+        meta: ClassifierMeta { labels, spec, max_len, scale },
     })
 }
 

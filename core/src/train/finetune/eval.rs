@@ -3,7 +3,7 @@
 
 use burn::prelude::*;
 
-use super::units::batch_units;
+use super::units::{batch_inputs, batch_units};
 use super::{Best, EvalReport, LabeledText, Event, FineTuner, Phase, TrainMode, score};
 use crate::bert::model::BertInput;
 use crate::error::Error;
@@ -11,8 +11,9 @@ use crate::nn::read_f32;
 use crate::tasks::classification::Level;
 use crate::tasks::metrics::{Metrics, argmax, softmax};
 use crate::tasks::qa::{AnswerMetrics, best_spans};
+use crate::tasks::similarity::{self, SimilarityMetrics};
 use crate::tasks::tagging::EntityMetrics;
-use crate::tokenizer::{Batch, Encoded};
+use crate::tokenizer::Batch;
 
 /// Mean cross-entropy of host-side logits rows.
 fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
@@ -30,19 +31,23 @@ struct Scored {
     metrics: Metrics,
     entities: Option<EntityMetrics>,
     answers: Option<(AnswerMetrics, Vec<String>)>,
-    /// Per text (a tagger: per word) probabilities.
+    similarity: Option<SimilarityMetrics>,
+    /// Per text (a tagger: per word) probabilities; a similarity model's predicted score.
     probs: Vec<Vec<f32>>,
 }
 
 impl FineTuner {
     pub(super) async fn eval_batch(&mut self) -> crate::Result<Event> {
         let inner = self.device.clone().inner();
+        let level = self.level();
         let state = self.eval.as_mut().expect("called while evaluating");
         let total = self.valid.len();
         if self.phase == Phase::Head {
             let head = self.model.head.valid();
             let feats = self.valid_features.clone().expect("cached").inner();
-            state.logits = read_f32(head.forward(feats)).await?;
+            let out = head.forward(feats);
+            let out = if level == Level::Embedding { similarity::pair_cosines(out) } else { out };
+            state.logits = read_f32(out).await?;
             state.next = total;
         } else {
             // Shortest first, each example's logits stored at its row.
@@ -50,19 +55,27 @@ impl FineTuner {
             let end = (state.next + self.config.batch_size.max(16)).min(total);
             let indices = &self.valid_order[state.next..end];
             let examples: Vec<&LabeledText> = indices.iter().map(|&i| &self.valid[i]).collect();
-            let rows: Vec<Encoded> = examples.iter().map(|t| t.encoded.clone()).collect();
             let model = self.model.valid();
-            let batch = Batch::from_encoded(&rows, self.pad_id);
-            let (positions, _) = batch_units(&examples, self.config.features.level, batch.seq_len, &inner);
-            let logits = read_f32(model.forward_rows(BertInput::from_batch(&batch, &inner), positions)?).await?;
-            // Each example's unit rows go where its units start (validation units counted alone).
-            let base = self.row_start[self.train.len()];
-            let mut from = 0;
-            for &i in indices {
-                let at = self.train.len() + i;
-                let (a, b) = ((self.row_start[at] - base) * k, (self.row_start[at + 1] - base) * k);
-                state.logits[a..b].copy_from_slice(&logits[from..from + b - a]);
-                from += b - a;
+            let batch = Batch::from_encoded(&batch_inputs(&examples, level), self.pad_id);
+            let input = BertInput::from_batch(&batch, &inner);
+            if level == Level::Embedding {
+                // One cosine per pair, stored at the pair.
+                let cosines = read_f32(model.forward_units(input, None)?).await?;
+                for (&i, c) in indices.iter().zip(cosines) {
+                    state.logits[i] = c;
+                }
+            } else {
+                let (positions, _) = batch_units(&examples, level, batch.seq_len, &inner);
+                let logits = read_f32(model.forward_rows(input, positions)?).await?;
+                // Each example's unit rows go where its units start (validation units counted alone).
+                let base = self.row_start[self.train.len()];
+                let mut from = 0;
+                for &i in indices {
+                    let at = self.train.len() + i;
+                    let (a, b) = ((self.row_start[at] - base) * k, (self.row_start[at + 1] - base) * k);
+                    state.logits[a..b].copy_from_slice(&logits[from..from + b - a]);
+                    from += b - a;
+                }
             }
             state.next = end;
             if end < total {
@@ -76,14 +89,19 @@ impl FineTuner {
         }
         let scored = match self.level() {
             Level::Span => self.score_answers(&state.logits),
+            Level::Score | Level::Embedding => self.score_similarity(&state.logits),
             _ => self.score_labels(&state.logits),
         };
-        let Scored { valid_loss, metrics, entities, answers, probs } = scored;
-        let score = score(&metrics, entities.as_ref(), answers.as_ref().map(|a| &a.0));
-        let best = self.best.as_ref().is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0)));
+        let Scored { valid_loss, metrics, entities, answers, similarity, probs } = scored;
+        let score = score(&metrics, entities.as_ref(), answers.as_ref().map(|a| &a.0), similarity.as_ref());
+        let best = self
+            .best
+            .as_ref()
+            .is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0), b.similarity.as_ref()));
         let answer_metrics = answers.as_ref().map(|a| a.0.clone());
         if best {
-            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities: entities.clone(), answers, probs, step: Some(self.step) });
+            let (entities, similarity) = (entities.clone(), similarity.clone());
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities, answers, similarity, probs, step: Some(self.step) });
         }
         let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
         let report = EvalReport {
@@ -96,6 +114,7 @@ impl FineTuner {
             metrics,
             entities,
             answers: answer_metrics,
+            similarity,
             best,
         };
         if state.end_of_epoch {
@@ -131,7 +150,24 @@ impl FineTuner {
         let metrics = Metrics::new(&truth, &pred, &self.labels);
         let entities = (level == Level::Token).then(|| self.entity_metrics(&pred)).flatten();
         let probs = rows.iter().map(|r| softmax(r)).collect();
-        Scored { valid_loss, metrics, entities, answers: None, probs }
+        Scored { valid_loss, metrics, entities, answers: None, similarity: None, probs }
+    }
+
+    /// A similarity model's scores: its outputs (a cross-encoder's score, a bi-encoder's cosine,
+    /// one per pair in validation order) against the gold scores; `metrics` tell pairs above
+    /// 0.5 ("similar") from the others.
+    fn score_similarity(&self, outputs: &[f32]) -> Scored {
+        let n = self.valid.len();
+        let pred = &outputs[..n];
+        let gold: Vec<f32> = self.valid.iter().map(|t| t.score).collect();
+        let binary = gold.iter().all(|&g| g == 0.0 || g == 1.0);
+        let valid_loss = similarity::host_loss(self.level(), self.config.similarity_loss, pred, &gold);
+        let side = |x: f32| usize::from(x >= 0.5);
+        let truth: Vec<usize> = gold.iter().map(|&g| side(g)).collect();
+        let said: Vec<usize> = pred.iter().map(|&p| side(p)).collect();
+        let metrics = Metrics::new(&truth, &said, &["different".to_string(), "similar".to_string()]);
+        let scores = SimilarityMetrics::new(&gold, pred, binary);
+        Scored { valid_loss, metrics, entities: None, answers: None, similarity: Some(scores), probs: pred.iter().map(|&p| vec![p]).collect() }
     }
 
     /// A question-answering model's scores: the loss of each window's start and end, each
@@ -170,7 +206,7 @@ impl FineTuner {
         let said: Vec<usize> = pred.iter().map(|p| answerable(!p.is_empty())).collect();
         let metrics = Metrics::new(&truth, &said, &["an answer".to_string(), "no answer".to_string()]);
         let answers = AnswerMetrics::new(&gold, &pred);
-        Scored { valid_loss, metrics, entities: None, answers: Some((answers, pred)), probs: Vec::new() }
+        Scored { valid_loss, metrics, entities: None, answers: Some((answers, pred)), similarity: None, probs: Vec::new() }
     }
 
     /// Entity-level metrics of a tagger's word predictions (validation order), when its tags

@@ -27,6 +27,7 @@ use crate::nn::read_f32;
 use crate::tasks::metrics::Metrics;
 use crate::tasks::qa::AnswerMetrics;
 use crate::tasks::tagging::EntityMetrics;
+use crate::tasks::similarity::SimilarityMetrics;
 use crate::rng::Rng;
 
 /// Where a run stands, as plain values: the JSON part of a [`Snapshot`].
@@ -64,6 +65,9 @@ pub struct TrainState {
     /// A question-answering model's scores and answers at its best. Absent from older snapshots.
     #[serde(default)]
     pub best_answers: Option<(AnswerMetrics, Vec<String>)>,
+    /// A similarity model's correlations at its best. Absent from older snapshots.
+    #[serde(default)]
+    pub best_similarity: Option<SimilarityMetrics>,
     /// Whether AdamW's moments are in the snapshot.
     pub with_optimizer: bool,
     /// The best weights are the weights in training (no optimizer step since that evaluation,
@@ -280,6 +284,7 @@ impl FineTuner {
             best: self.best.as_ref().map(|b| (b.metrics.clone(), b.probs.clone())),
             best_entities: self.best.as_ref().and_then(|b| b.entities.clone()),
             best_answers: self.best.as_ref().and_then(|b| b.answers.clone()),
+            best_similarity: self.best.as_ref().and_then(|b| b.similarity.clone()),
             with_optimizer: optimizer.is_some(),
             best_is_model,
         };
@@ -319,10 +324,10 @@ impl FineTuner {
         self.model = restore_module(template.clone(), &snapshot.model, &device)?;
         self.best = match (s.best, snapshot.best_model) {
             (Some((metrics, probs)), _) if s.best_is_model => {
-                Some(Best { model: self.model.clone(), metrics, entities: s.best_entities, answers: s.best_answers, probs, step: Some(s.step) })
+                Some(Best { model: self.model.clone(), metrics, entities: s.best_entities, answers: s.best_answers, similarity: s.best_similarity, probs, step: Some(s.step) })
             }
             (Some((metrics, probs)), Some(bytes)) => {
-                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, entities: s.best_entities, answers: s.best_answers, probs, step: None })
+                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, entities: s.best_entities, answers: s.best_answers, similarity: s.best_similarity, probs, step: None })
             }
             (None, _) => None,
             (Some(_), None) => return Err(Error::Training("the checkpoint is incomplete: the best weights are missing".into())),

@@ -1,11 +1,12 @@
 //! What a fine-tuning run learns from: tokenized examples and their *units*. A unit is what one
 //! row of the loss answers for: a text (sentence classification), a target token (a tagger's
-//! word pieces), or a window's answer start and its end (question answering, each a softmax over
-//! the window's tokens).
+//! word pieces), a window's answer start and its end (question answering, each a softmax over
+//! the window's tokens), or a pair's similarity (a cross-encoder's score, a bi-encoder's cosine).
 //!
 //! An example's *rows* are what the head reads for it, one feature vector each: the text's, its
-//! target tokens', or every token of a question-answering window. Cached features and
-//! validation logits are stored row by row.
+//! target tokens', every token of a question-answering window, or a bi-encoder pair's two texts.
+//! Cached features and validation logits are stored row by row (a bi-encoder's validation
+//! outputs, one cosine per pair, by pair).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::data::{Example, QaItem, TaggedSentence};
+use crate::data::{Example, QaItem, ScoredPair, TaggedSentence};
 use crate::error::Error;
 use crate::tasks::classification::Level;
 use crate::tasks::qa::{SpanConfig, encode_question};
@@ -32,6 +33,10 @@ pub struct LabeledText {
     pub tokens: Vec<TokenTarget>,
     /// A question-answering window's answer (`None` for the other tasks).
     pub span: Option<SpanTarget>,
+    /// A similarity pair's score in 0..1 (0 for the other tasks).
+    pub score: f32,
+    /// A bi-encoder pair's second text, encoded alone (`encoded` is then the first text alone).
+    pub second: Option<Encoded>,
 }
 
 /// A question-answering window's target: where its answer starts and ends (`(0, 0)`: `[CLS]`,
@@ -52,23 +57,51 @@ pub struct SpanTarget {
 impl LabeledText {
     /// A sentence classifier's example.
     pub fn sentence(encoded: Encoded, label: usize) -> Self {
-        Self { encoded, label, tokens: Vec::new(), span: None }
+        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None }
     }
 
     /// A token classifier's example: targets from [`crate::tasks::tagging::targets`].
     pub fn tagged(encoded: Encoded, tokens: Vec<TokenTarget>) -> Self {
-        Self { encoded, label: 0, tokens, span: None }
+        Self { tokens, ..Self::sentence(encoded, 0) }
     }
 
     /// A question-answering window: see [`encode_questions`].
     pub fn window(encoded: Encoded, span: SpanTarget) -> Self {
-        Self { encoded, label: 0, tokens: Vec::new(), span: Some(span) }
+        Self { span: Some(span), ..Self::sentence(encoded, 0) }
+    }
+
+    /// A cross-encoder's pair, read together (`[CLS] a [SEP] b [SEP]`), with its score.
+    pub fn scored(pair: Encoded, score: f32) -> Self {
+        Self { score, ..Self::sentence(pair, 0) }
+    }
+
+    /// A bi-encoder's pair, each text encoded alone, with its score.
+    pub fn pair(first: Encoded, second: Encoded, score: f32) -> Self {
+        Self { score, second: Some(second), ..Self::sentence(first, 0) }
+    }
+
+    /// The sequences the encoder reads for it: its text, or a bi-encoder pair's two texts.
+    pub(super) fn inputs(&self, level: Level) -> Vec<&Encoded> {
+        match (&self.second, level) {
+            (Some(second), Level::Embedding) => vec![&self.encoded, second],
+            _ => vec![&self.encoded],
+        }
+    }
+
+    /// Its longest sequence, in tokens.
+    pub(super) fn len(&self) -> usize {
+        self.encoded.tokens.len().max(self.second.as_ref().map_or(0, |s| s.tokens.len()))
+    }
+
+    /// The scores of its units (a similarity pair's; none for the other tasks).
+    pub(super) fn unit_scores(&self, level: Level) -> Vec<f32> {
+        if level.similarity() { vec![self.score] } else { Vec::new() }
     }
 
     /// The label ids of its units: the text's label, or each target token's tag.
     pub(super) fn unit_labels(&self, level: Level) -> Vec<usize> {
         match level {
-            Level::Sentence => vec![self.label],
+            Level::Sentence | Level::Score | Level::Embedding => vec![self.label],
             Level::Token => self.tokens.iter().map(|t| t.tag).collect(),
             Level::Span => self.span.as_ref().map_or_else(Vec::new, |s| vec![s.start, s.end]),
         }
@@ -76,7 +109,7 @@ impl LabeledText {
 
     pub(super) fn units(&self, level: Level) -> usize {
         match level {
-            Level::Sentence => 1,
+            Level::Sentence | Level::Score | Level::Embedding => 1,
             Level::Token => self.tokens.len(),
             Level::Span => 2,
         }
@@ -85,7 +118,8 @@ impl LabeledText {
     /// The rows the head reads for it (see the module's docs).
     pub(super) fn rows(&self, level: Level) -> usize {
         match level {
-            Level::Sentence => 1,
+            Level::Sentence | Level::Score => 1,
+            Level::Embedding => 2,
             Level::Token => self.tokens.len(),
             Level::Span => self.encoded.tokens.len(),
         }
@@ -97,7 +131,7 @@ impl LabeledText {
 /// every real token of a question-answering window.
 pub(super) fn batch_units(rows: &[&LabeledText], level: Level, seq_len: usize, device: &Device) -> (Option<Tensor<1, Int>>, Vec<usize>) {
     let labels = rows.iter().flat_map(|t| t.unit_labels(level)).collect();
-    let positions = (level != Level::Sentence).then(|| {
+    let positions = (!level.pooled()).then(|| {
         let at: Vec<i64> = rows
             .iter()
             .enumerate()
@@ -154,6 +188,31 @@ pub fn encode_tagged(tokenizer: &BertTokenizer, sentences: &[TaggedSentence], ta
         })
         .collect::<crate::Result<Vec<_>>>()?;
     Ok((examples, lost))
+}
+
+/// Tokenizes scored pairs for a similarity model: each pair read together (a cross-encoder,
+/// [`Level::Score`]) or each text alone (a bi-encoder, [`Level::Embedding`]).
+pub fn encode_pairs(tokenizer: &BertTokenizer, pairs: &[ScoredPair], level: Level) -> crate::Result<Vec<LabeledText>> {
+    pairs
+        .iter()
+        .map(|p| {
+            let at = |e: Error| Error::Input(format!("line {}: {e}", p.line));
+            Ok(match level {
+                Level::Embedding => LabeledText::pair(tokenizer.encode(&p.text).map_err(at)?, tokenizer.encode(&p.text_pair).map_err(at)?, p.score),
+                _ => LabeledText::scored(tokenizer.encode_pair(&p.text, &p.text_pair).map_err(at)?, p.score),
+            })
+        })
+        .collect()
+}
+
+/// Every sequence the encoder reads for `rows`, in order (a bi-encoder pair's two texts one
+/// after the other).
+pub(super) fn batch_inputs(rows: &[&LabeledText], level: Level) -> Vec<Encoded> {
+    rows.iter().flat_map(|t| t.inputs(level)).cloned().collect()
+}
+
+pub(super) fn scores_tensor(scores: &[f32], device: &Device) -> Tensor<1> {
+    Tensor::from_data(TensorData::new(scores.to_vec(), [scores.len()]), device)
 }
 
 pub(super) fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int> {
