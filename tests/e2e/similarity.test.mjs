@@ -53,13 +53,12 @@ async function compare(page, a, b) {
 
 /** Searches the texts in the box with `query`; returns the hits (score, text) and the cost line. */
 async function search(page, query) {
-  const before = await page.getByTestId('search-cost').count() ? await page.getByTestId('search-cost').textContent() : '';
+  const count = () => page.evaluate(() => Number(document.querySelector('[data-testid=search-results]')?.dataset.searches ?? 0));
+  const before = await count();
   await page.getByTestId('search-query').fill(query);
   await page.getByTestId('search-button').click();
-  await page.waitForFunction((old) => {
-    const now = document.querySelector('[data-testid=search-cost]')?.textContent ?? '';
-    return (now !== '' && now !== old) || document.querySelector('[data-testid=search-error]');
-  }, before, { timeout: 2 * MINUTE });
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid=search-results]')?.dataset.searches ?? 0) > n
+    || document.querySelector('[data-testid=search-error]'), before, { timeout: 2 * MINUTE });
   if (await page.getByTestId('search-error').count()) assert.fail(await page.getByTestId('search-error').textContent());
   const hits = await page.getByTestId('search-hit').evaluateAll((li) => li.map((l) => [Number(l.dataset.score), l.textContent]));
   return { hits, cost: await page.getByTestId('search-cost').textContent() };
@@ -120,7 +119,7 @@ test('the example trains a bi-encoder and a cross-encoder on MiniLM; scores, sea
     } else {
       assert.match(second.cost, new RegExp(`^${texts} texts · this query: ${texts} encoder passes`));
     }
-    assert.match(await page.getByTestId(`compare-${kind}-encoder`).textContent(), new RegExp(`${texts} texts: ${kind === 'bi' ? 1 : texts} passes`));
+    assert.match(await page.getByTestId(`compare-${kind}-encoder`).textContent(), new RegExp(`${texts} texts: ${kind === 'bi' ? '1 pass,' : `${texts} passes`}`));
     await screenshot(page, `similarity-${kind}-search`);
 
     // The export in Python, then imported back: the same scores.
@@ -145,6 +144,7 @@ test('the example trains a bi-encoder and a cross-encoder on MiniLM; scores, sea
   assert.doesNotMatch(table, /not trained yet|search below/);
   await page.getByTestId('pair-comparison').scrollIntoViewIfNeeded();
   await screenshot(page, 'similarity-comparison');
+  await page.getByTestId('studio-results').screenshot({ path: join(ARTIFACTS, 'similarity-results-card.png') });
   // A bi-encoder starts as the model's own sentence vectors, which MiniLM was trained to make
   // for exactly this; a linear head on a frozen encoder's reading of the pair is far weaker.
   assert.ok(spearman.bi >= 0.6, `bi-encoder Spearman ${spearman.bi}`);
@@ -152,8 +152,13 @@ test('the example trains a bi-encoder and a cross-encoder on MiniLM; scores, sea
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
 });
 
-test('a three-class file and a score column of words are refused with the reason; the pairs stay', { timeout: 3 * MINUTE }, async () => {
+test('a three-class file and a score column of words are refused with the reason; the pairs stay', { timeout: 8 * MINUTE }, async () => {
   const { page } = chrome;
+  await page.goto(server.origin + '/#studio');
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MiniLM'), null, { timeout: 5 * MINUTE });
+  await page.getByTestId('task-similar').check();
+  await page.getByTestId('use-pair-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=pair-count]')?.textContent === '402', null, { timeout: MINUTE });
   const nli = 'premise,hypothesis,label\nA man sleeps.,A person rests.,entailment\nA man sleeps.,A man runs.,contradiction\nA dog barks.,An animal is loud.,neutral\n';
   await page.getByTestId('pair-file').setInputFiles({ name: 'nli.csv', mimeType: 'text/csv', buffer: Buffer.from(nli) });
   await page.getByTestId('data-error').waitFor({ timeout: MINUTE });
@@ -161,9 +166,19 @@ test('a three-class file and a score column of words are refused with the reason
   assert.match(message, /^nli\.csv: .*(entailment|contradiction|neutral).*The data you had is kept/s);
   assert.match(message, /classifier|a label per text/);
   assert.equal(await page.getByTestId('pair-count').textContent(), '402');
-  const words = 'text1,text2,similarity\nA cat.,A kitten.,high\nA cat.,A truck.,low\nA dog.,A puppy.,high\nA dog.,A plane.,low\n';
+  const words = ['text1,text2,similarity',
+    'A cat sleeps on the warm sofa.,A kitten is asleep on the couch.,high',
+    'A cat sleeps on the warm sofa.,A truck drives down the road.,low',
+    'Two dogs run across the park.,Puppies are running on the grass.,high',
+    'Two dogs run across the park.,A plane lands at the airport.,low',
+    'The soup is hot and salty.,This soup tastes of salt.,high',
+    'The soup is hot and salty.,The train leaves at noon.,low'].join('\n') + '\n';
   await page.getByTestId('pair-file').setInputFiles({ name: 'words.csv', mimeType: 'text/csv', buffer: Buffer.from(words) });
-  await page.waitForFunction(() => /words\.csv: .*high.*low|words\.csv: .*low.*high/s.test(document.querySelector('[data-testid=data-error]')?.textContent ?? ''), null, { timeout: MINUTE });
-  assert.match(await page.getByTestId('data-error').textContent(), /0 and 1/);
+  try {
+    await page.waitForFunction(() => /words\.csv: .*high.*low|words\.csv: .*low.*high/s.test(document.querySelector('[data-testid=data-error]')?.textContent ?? ''), null, { timeout: MINUTE });
+  } catch (e) {
+    throw new Error(`${e.message}\nthe page says: ${await page.getByTestId('data-error').textContent()}`);
+  }
+  assert.match(await page.getByTestId('data-error').textContent(), /as 1 \(alike\) and 0 \(not alike\)/);
   assert.equal(await page.getByTestId('pair-count').textContent(), '402');
 });

@@ -59,6 +59,11 @@ pub struct Cost {
     pub index_seconds: Option<f64>,
 }
 
+/// A short time, to the millisecond below ten seconds (a query's cost), else as [`duration`].
+fn took(seconds: f64) -> String {
+    if seconds < 10.0 { format!("{:.0} ms", seconds * 1000.0) } else { duration(seconds) }
+}
+
 /// "cross-encoder" or "bi-encoder".
 pub fn kind(level: Level) -> &'static str {
     if level == Level::Score { "cross-encoder" } else { "bi-encoder" }
@@ -392,8 +397,8 @@ fn comparison(studio: Studio) -> impl IntoView {
                 <td>{best.map_or("not trained yet".to_string(), |b| format!("{b:.3}"))}</td>
                 <td>{if level == Level::Score { "N passes of the pair, every query" } else { "N passes once, then 1 pass and N dot products per query" }}</td>
                 <td>{cost.map_or("search below to measure".to_string(), |c| {
-                    let once = c.index_seconds.map(|s| format!(" (+ {} once to encode the texts)", duration(s))).unwrap_or_default();
-                    format!("{} texts: {} passes, {}{once}", c.texts, c.passes, duration(c.seconds))
+                    let once = c.index_seconds.map(|s| format!(" (+ {} once to encode the texts)", took(s))).unwrap_or_default();
+                    format!("{} texts: {} pass{}, {}{once}", c.texts, c.passes, if c.passes == 1 { "" } else { "es" }, took(c.seconds))
                 })}</td>
             </tr>
         }
@@ -420,6 +425,7 @@ pub fn SimilarityPredict() -> impl IntoView {
     let texts = RwSignal::new(EXAMPLE_TEXTS.trim().to_string());
     let query = RwSignal::new("a dog playing outside".to_string());
     let found = RwSignal::new(None::<Result<(SearchResult, Vec<String>), String>>);
+    let searches = RwSignal::new(0u32);
     let busy = RwSignal::new(false);
     let scale = move || studio.classifier.with(|c| c.as_ref().and_then(|(m, _)| m.scale)).unwrap_or(bertbench_core::data::ScoreScale::UNIT);
     let compare = move |_| {
@@ -445,6 +451,7 @@ pub fn SimilarityPredict() -> impl IntoView {
                 });
                 studio.costs.update(|c| c.push(Cost { level, texts: result.texts, seconds: result.seconds, passes: result.passes, index_seconds }));
             }
+            searches.update(|n| *n += 1);
             found.set(Some(r.map(|x| (x, list))));
         });
     };
@@ -483,11 +490,11 @@ pub fn SimilarityPredict() -> impl IntoView {
         </div>
         {move || found.get().map(|r| match r {
             Ok((res, list)) => view! {
-                <div data-testid="search-results">
+                <div data-testid="search-results" data-searches=searches.get_untracked()>
                     <p class="small muted" data-testid="search-cost">{format!(
                         "{} texts · this query: {} encoder pass{}, {}{}",
-                        res.texts, res.passes, if res.passes == 1 { "" } else { "es" }, duration(res.seconds),
-                        res.index_seconds.map(|s| format!(" · the texts were encoded first, once: {}", duration(s))).unwrap_or_default()
+                        res.texts, res.passes, if res.passes == 1 { "" } else { "es" }, took(res.seconds),
+                        res.index_seconds.map(|s| format!(" · the texts were encoded first, once: {}", took(s))).unwrap_or_default()
                     )}</p>
                     <ol class="ranked">
                         {res.ranked.iter().map(|&(i, s)| view! {

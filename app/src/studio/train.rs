@@ -343,7 +343,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
             })}
             {move || (!studio.steps.with(Vec::is_empty) || !studio.evals.with(Vec::is_empty)).then(|| view! {
                 <div class="grid2">
-                    <LineChart series=losses x_label="step" y_label="cross-entropy" testid="loss-chart" />
+                    <LineChart series=losses x_label="step" y_label=if studio.task.get_untracked() == Task::Similar { "loss" } else { "cross-entropy" } testid="loss-chart" />
                     <LineChart series=accuracy x_label="step" y_label="accuracy" y_range=(0.0, 1.0) testid="accuracy-chart" />
                 </div>
             })}

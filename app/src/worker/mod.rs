@@ -387,6 +387,7 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
                 Level::Span | Level::Score | Level::Embedding => "outputs",
                 Level::Sentence => "labels",
             };
+            let what = if meta.labels.len() == 1 { what.trim_end_matches('s') } else { what };
             let description = format!("{} {what} ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());
             STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
             Ok((Answer::Imported { meta, description }, Vec::new()))
