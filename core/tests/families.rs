@@ -516,6 +516,38 @@ fn squad_scores_match_the_official_script() {
     println!("{said}");
 }
 
+/// Entity-level precision, recall and F1 as the page scores tagging equal seqeval's (default
+/// mode) on hand-made sentences: clean BIO, an I- after O, a type change inside a run, B- B-,
+/// BIOES, an entity of the wrong type, a boundary off by one, a sentence without entities.
+#[test]
+#[ignore = "needs seqeval (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
+fn tagging_scores_match_seqeval() {
+    use bertbench_core::tasks::tagging::EntityMetrics;
+    let sentences: [(&[&str], &[&str]); 8] = [
+        (&["B-PER", "I-PER", "O", "B-LOC"], &["B-PER", "I-PER", "O", "B-LOC"]),
+        (&["B-PER", "I-PER", "O", "B-LOC"], &["O", "I-PER", "O", "B-ORG"]),
+        (&["O", "B-ORG", "I-ORG", "I-ORG"], &["O", "B-ORG", "I-ORG", "O"]),
+        (&["B-LOC", "I-LOC", "B-LOC", "O"], &["B-LOC", "I-MISC", "B-LOC", "O"]),
+        (&["B-LOC", "B-LOC", "O", "O"], &["B-LOC", "I-LOC", "O", "O"]),
+        (&["S-PER", "B-LOC", "E-LOC", "O"], &["S-PER", "B-LOC", "I-LOC", "O"]),
+        (&["O", "O", "O", "O"], &["O", "B-MISC", "O", "O"]),
+        (&["B-MISC", "I-MISC", "I-MISC", "O"], &["B-MISC", "I-MISC", "I-MISC", "O"]),
+    ];
+    let truth: Vec<Vec<&str>> = sentences.iter().map(|(t, _)| t.to_vec()).collect();
+    let pred: Vec<Vec<&str>> = sentences.iter().map(|(_, p)| p.to_vec()).collect();
+    let m = EntityMetrics::new(&truth, &pred);
+    let per_type: serde_json::Map<String, Value> =
+        m.per_type.iter().map(|c| (c.label.clone(), serde_json::json!([c.precision, c.recall, c.f1, c.support]))).collect();
+    let case = serde_json::json!({ "truth": truth, "pred": pred, "precision": m.precision, "recall": m.recall, "f1": m.f1, "per_type": per_type });
+    let path = std::env::temp_dir().join(format!("bertbench-seqeval-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec(&case).unwrap()).unwrap();
+    let check = std::process::Command::new(python()).arg(common::repo().join("scripts/check_seqeval.py")).arg(&path).output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    std::fs::remove_file(&path).ok();
+    assert!(check.status.success(), "seqeval disagrees:\n{said}");
+    println!("{said}");
+}
+
 /// An export's files as the page reads a dropped folder.
 fn checkpoint_files(files: &[(String, Vec<u8>)]) -> CheckpointFiles {
     let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
