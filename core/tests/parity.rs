@@ -110,6 +110,58 @@ fn padded_batch_matches_pytorch_for_every_row() {
     }
 }
 
+/// The default model's lighter copies (`cargo xtask setup` writes them from the f32 weights) read
+/// as f32: the largest error of their hidden states and mean vectors against PyTorch's on the f32
+/// weights, and the least cosine of their mean vectors, over the fixtures' sentences.
+fn error_against_pytorch(folder: &str, stored: &str) -> (f32, f32) {
+    let device = Device::flex();
+    let bert = bertbench_core::bert::checkpoint::load(model_files(folder), &device).unwrap();
+    assert_eq!(bert.report.stored, stored);
+    let fx = fixtures();
+    let stride = fx["dim_stride"].as_u64().unwrap() as usize;
+    let (mut worst, mut least_cosine) = (0f32, 1f32);
+    for ex in fx["examples"].as_array().unwrap() {
+        let e = encode(&bert, ex);
+        let seq = e.tokens.len();
+        let batch = Batch::from_encoded(&[e], bert.tokenizer.pad_id);
+        let input = BertInput::from_batch(&batch, &device);
+        let mask = input.attention_mask.clone();
+        let out = bert.model.forward(input, ForwardOptions::default());
+        let hidden = pollster::block_on(read_f32(out.last_hidden_state.clone())).unwrap();
+        let width = bert.config.hidden_size;
+        let strided: Vec<f32> = (0..seq).flat_map(|t| (0..width).step_by(stride).map(move |d| (t, d))).map(|(t, d)| hidden[t * width + d]).collect();
+        let mean = pollster::block_on(read_f32(mean_pool(out.last_hidden_state, mask))).unwrap();
+        let want = floats(&ex["mean_pooled"]);
+        worst = worst.max(max_abs_diff(&strided, &floats(&ex["last_hidden_state_strided"]))).max(max_abs_diff(&mean, &want));
+        let dot: f32 = mean.iter().zip(&want).map(|(a, b)| a * b).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        least_cosine = least_cosine.min(dot / (norm(&mean) * norm(&want)));
+    }
+    println!("{folder} ({stored} weights): max abs error {worst:e} against PyTorch f32, least cosine of mean vectors {least_cosine}");
+    (worst, least_cosine)
+}
+
+/// The page's default model stores each matrix in 8 bits with a scale per 64 weights and reads it
+/// as f32. Its outputs stay within this bound of PyTorch's on the f32 weights (measured: 5.2e-2
+/// on the fixtures' sentences) and its sentence vectors point the same way. The page's model
+/// facts quote the bound.
+#[test]
+fn the_8_bit_default_stays_within_its_bound_of_pytorch() {
+    let (worst, cosine) = error_against_pytorch("all-MiniLM-L6-v2-int8", "int8");
+    assert!(worst <= 6e-2, "max abs error {worst:e}");
+    assert!(cosine >= 0.9995, "cosine {cosine}");
+}
+
+/// The half-precision copy in the model menu: each weight rounded to the nearest f16 (measured:
+/// 2.3e-3).
+#[test]
+fn the_half_precision_copy_stays_within_its_bound_of_pytorch() {
+    let (worst, cosine) = error_against_pytorch("all-MiniLM-L6-v2-f16", "f16");
+    assert!(worst <= 3e-3, "max abs error {worst:e}");
+    assert!(cosine >= 0.99999, "cosine {cosine}");
+    assert_eq!(minilm(&Device::flex()).report.stored, "f32");
+}
+
 #[test]
 fn embed_api_gives_the_sentence_transformers_vector() {
     let device = Device::flex();

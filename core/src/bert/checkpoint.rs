@@ -13,7 +13,7 @@
 //!
 //! The family's prefix (`bert.` in task checkpoints such as `BertForMaskedLM`) is stripped. PyTorch stores
 //! linear weights as `[out, in]`; burn's adapter transposes them. Half-precision weights are
-//! widened to f32.
+//! widened to f32, and so are 8-bit ones with their scales ([`quantized`]).
 
 use burn::prelude::*;
 use burn::tensor::DType;
@@ -25,6 +25,7 @@ use safetensors::SafeTensors;
 
 use crate::bert::config::BertConfig;
 use crate::bert::family::Family;
+use crate::bert::quantized;
 use crate::error::{Error, Result};
 use crate::bert::model::{BertModel, BertModelConfig};
 use crate::tokenizer::BertTokenizer;
@@ -58,6 +59,9 @@ pub struct LoadReport {
     pub num_params: usize,
     /// The task heads the checkpoint carries besides the encoder, by name (see [`Head`]).
     pub heads: Vec<Head>,
+    /// How the file stores the encoder's weights (`f32`, `f16`, `bf16`, `int8` or `mixed`); the
+    /// model computes in f32 whatever they are.
+    pub stored: String,
 }
 
 /// A task head found in a checkpoint.
@@ -141,8 +145,11 @@ pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
             config.vocab_size
         )));
     }
-    let head_weights = head_tensors(&files.weights, config.model_type);
-    let (model, mut report) = load_model(&config, files.weights, device)?;
+    let stored = stored_precision(&files.weights);
+    let weights = quantized::widen(files.weights)?;
+    let head_weights = head_tensors(&weights, config.model_type);
+    let (model, mut report) = load_model(&config, weights, device)?;
+    report.stored = stored;
     // bertbench's own exports keep any head under `classifier.*`; the architecture says which.
     let named = if question_answering(&files.config_json) {
         Some(Head::QuestionAnswering)
@@ -228,6 +235,8 @@ impl CheckpointFiles {
 /// family's tensor names (see [`Family`]) onto the model's.
 pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Result<(BertModel, LoadReport)> {
     let family = config.model_type;
+    let stored = stored_precision(&weights);
+    let weights = quantized::widen(weights)?;
     let names = tensor_names(&weights)?;
     let prefix = family.prefix();
     let strip = |n: &str| n.strip_prefix(prefix).unwrap_or(n).to_string();
@@ -261,6 +270,7 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
         skipped,
         with_pooler,
         num_params: model.num_params(),
+        stored,
     };
     Ok((model, report))
 }
@@ -285,6 +295,31 @@ pub(crate) fn hf_store(weights: Vec<u8>) -> SafetensorsStore {
         .with_key_remapping(r"\.attention\.self\.", ".attention.self_attn.")
         .allow_partial(true)
         .validate(false)
+}
+
+/// How a safetensors file stores its weights: `f32`, `f16`, `bf16`, `int8` (8-bit matrices with
+/// their scales, see [`quantized`], the rest in any float type), or `mixed`.
+fn stored_precision(weights: &[u8]) -> String {
+    let Ok(st) = SafeTensors::deserialize(weights) else { return "unknown".into() };
+    if quantized::is_quantized(weights) {
+        return "int8".into();
+    }
+    let mut kinds: Vec<&str> = st
+        .tensors()
+        .iter()
+        .filter_map(|(_, view)| match view.dtype() {
+            safetensors::Dtype::F32 => Some("f32"),
+            safetensors::Dtype::F16 => Some("f16"),
+            safetensors::Dtype::BF16 => Some("bf16"),
+            _ => None,
+        })
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    match kinds.as_slice() {
+        [one] => (*one).to_string(),
+        _ => "mixed".into(),
+    }
 }
 
 /// The tensor names of a safetensors file, checking the whole file is readable first.

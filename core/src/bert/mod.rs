@@ -12,3 +12,4 @@ pub mod folder;
 pub mod family;
 pub mod model;
 pub mod pooling;
+pub mod quantized;

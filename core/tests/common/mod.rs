@@ -14,7 +14,13 @@ pub fn repo() -> PathBuf {
 
 /// all-MiniLM-L6-v2 as `cargo xtask setup` leaves it in `public/models/`.
 pub fn minilm_files() -> CheckpointFiles {
-    let dir = repo().join("public/models/all-MiniLM-L6-v2");
+    model_files("all-MiniLM-L6-v2")
+}
+
+/// A model folder of `public/models/` that `cargo xtask setup` writes: `all-MiniLM-L6-v2`, or its
+/// lighter copies `all-MiniLM-L6-v2-int8` (the page's default) and `all-MiniLM-L6-v2-f16`.
+pub fn model_files(name: &str) -> CheckpointFiles {
+    let dir = repo().join("public/models").join(name);
     let read = |f: &str| {
         std::fs::read(dir.join(f)).unwrap_or_else(|e| {
             panic!("{}/{f}: {e}. Run `cargo xtask setup` to fetch the default model.", dir.display())
