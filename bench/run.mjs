@@ -25,7 +25,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_FLAGS, ROOT, DIST } from '../tests/e2e/harness.mjs';
 import { DATA, fullLengthTexts, tsv } from './texts.mjs';
@@ -400,8 +400,8 @@ if (!SKIP.has('startup')) {
   add('startup', ['navigation → model ready, from cache (service worker), median of 5', `${median(cached).toFixed(2)} s (driver: ${median(cachedSeen).toFixed(2)} s)`]);
   const at = (name) => median(phases.slice(1).map((p) => p[name])).toFixed(2);
   notes.push(`Cached start-up phases (median, seconds since navigation): wasm running ${at('load')}, model files read ${at('downloaded')}, model built ${at('built')}, first frame showing it ${at('ready')}.`);
-  const wasm = (await readdir(DIST)).find((f) => f.endsWith('_bg.wasm'));
-  const bytes = await readFile(join(DIST, wasm));
+  const wasm = (await readdir(DIST)).find((f) => f.endsWith('_bg.wasm.gz'));
+  const bytes = gunzipSync(await readFile(join(DIST, wasm)));
   add('startup', ['wasm, raw / gzip -9', `${(bytes.length / 1e6).toFixed(1)} MB / ${(gzipSync(bytes, { level: 9 }).length / 1e6).toFixed(1)} MB`]);
 }
 

@@ -10,23 +10,31 @@ const FILES = PRECACHE.files.filter((file) => !self.bertbenchCpuBuilds.unusedThr
 
 const PREFIX = "bertbench-";
 const CACHE = PREFIX + PRECACHE.version;
+// What the page downloaded before this worker took charge (its first visit): the page and its
+// workers put each file they fetch from the network here (fetch.rs, wasm_gz.js), and the install
+// takes it from here instead of downloading it a second time. Emptied after every install and
+// whenever a page asks for the status.
+const STASH = "bertbench-fetched";
 
 async function tell(message) {
   for (const client of await self.clients.matchAll({ includeUncontrolled: true })) client.postMessage(message);
 }
 
-// Install: fetch every file of this version into a new cache, one at a time with progress. If
-// any file fails, the new cache is deleted and the worker does not install: a half-filled cache
-// is never used, and the previous version (if any) stays in charge.
+// Install: fetch every file of this version into a new cache, one at a time with progress (from
+// the stash when the page already has it; otherwise revalidated with the server, so a copy in
+// the browser's HTTP cache is used only if it is current). If any file fails, the new cache is
+// deleted and the worker does not install: a half-filled cache is never used, and the previous
+// version (if any) stays in charge.
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
+    const stash = await caches.open(STASH);
     const total = FILES.length;
     let bytes = 0;
     try {
       for (let i = 0; i < total; i++) {
         const url = FILES[i];
-        const response = await fetch(url, { cache: "no-store" });
+        const response = (await stash.match(url)) || (await fetch(url, { cache: "no-cache" }));
         if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
         // Counted from the stored copy: reading the body here (`response.clone().arrayBuffer()`)
         // would hold every file twice in this worker's memory, garbage left in the page's process
@@ -37,10 +45,12 @@ self.addEventListener("install", (event) => {
         await tell({ kind: "precache", done: i + 1, total, bytes });
       }
     } catch (e) {
+      await caches.delete(STASH);
       await caches.delete(CACHE);
       await tell({ kind: "precache-failed", message: String(e && e.message || e) });
       throw e;
     }
+    await caches.delete(STASH);
     await self.skipWaiting();
   })());
 });
@@ -59,6 +69,7 @@ self.addEventListener("activate", (event) => {
 // Pages ask whether this version is cached.
 self.addEventListener("message", (event) => {
   if (event.data === "status") {
+    event.waitUntil(caches.delete(STASH));
     event.source?.postMessage({ kind: "ready", version: PRECACHE.version, files: FILES.length });
   }
 });

@@ -12,6 +12,7 @@
 // isolation, or if the threaded bundle fails to start, it runs the single-thread bundle too, and
 // says why.
 import "./cpu_builds.js";
+import { gunzipped } from "./wasm_gz.js";
 
 const { threadedCandidates } = globalThis.bertbenchCpuBuilds;
 
@@ -38,7 +39,8 @@ self.addEventListener("message", async (event) => {
       for (const { url } of candidates) {
         try {
           bindings = await import(url);
-          await bindings.default();
+          // Its module beside it, gzipped (see wasm_gz.js).
+          await bindings.default({ module_or_path: gunzipped(url.replace(/\.js$/, "_bg.wasm.gz")) });
           break;
         } catch (e) {
           bindings = null;
@@ -58,7 +60,7 @@ self.addEventListener("message", async (event) => {
     }
     if (!bindings) {
       bindings = await import(js);
-      await bindings.default({ module_or_path: wasm });
+      await bindings.default({ module_or_path: wasm.endsWith(".gz") ? gunzipped(wasm) : wasm });
     }
     // For bench/memory.mjs, which reads the worker's wasm memory as the page's.
     self.wasmBindings = bindings;

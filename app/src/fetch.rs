@@ -24,6 +24,25 @@ async fn from_cache(url: &str) -> Option<Response> {
     JsFuture::from(promise).await.ok()?.dyn_into::<Response>().ok().filter(Response::ok)
 }
 
+/// Keeps a copy of a file downloaded from the network for the service worker's first install
+/// (`public/sw.js`, `STASH`), so that the offline copy does not download it a second time. Best
+/// effort: a copy that cannot be made is simply downloaded again.
+fn stash(url: &str, response: &Response) {
+    let Ok(copy) = response.clone() else { return };
+    let global = js_sys::global();
+    let Some(caches) = Reflect::get(&global, &"caches".into()).ok().filter(|c| !c.is_undefined()) else { return };
+    let Some(open) = Reflect::get(&caches, &"open".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) else { return };
+    let Some(opened) = open.call1(&caches, &"bertbench-fetched".into()).ok().and_then(|p| p.dyn_into::<js_sys::Promise>().ok()) else { return };
+    let url = url.to_string();
+    wasm_bindgen_futures::spawn_local(async move {
+        let Ok(cache) = JsFuture::from(opened).await else { return };
+        let put = Reflect::get(&cache, &"put".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        if let Some(promise) = put.and_then(|put| put.call2(&cache, &url.into(), &copy).ok()).and_then(|p| p.dyn_into::<js_sys::Promise>().ok()) {
+            let _ = JsFuture::from(promise).await;
+        }
+    });
+}
+
 /// Downloads `url` (relative to the page), calling `progress(received, total)` as bytes arrive;
 /// from the offline cache when it has it.
 pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Vec<u8>, String> {
@@ -46,6 +65,7 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
     if !response.ok() {
         return Err(format!("could not download {url}: HTTP {} {}", response.status(), response.status_text()));
     }
+    stash(url, &response);
     let total = response
         .headers()
         .get("content-length")

@@ -35,7 +35,11 @@ fn field(value: &wasm_bindgen::JsValue, name: &str) -> wasm_bindgen::JsValue {
 
 /// Registers the service worker and returns its state, plus a flag set when a newer version took
 /// over while the page was open (a reload then runs the new one).
-pub fn register() -> (RwSignal<Offline>, RwSignal<bool>) {
+///
+/// On a first visit (no worker in charge yet) it registers only once `page_ready` resolves (the
+/// page has its model): the install then finds the files the page downloaded in its stash
+/// (`public/sw.js`) instead of downloading them a second time, side by side with the page.
+pub fn register(page_ready: impl std::future::Future<Output = ()> + 'static) -> (RwSignal<Offline>, RwSignal<bool>) {
     let state = RwSignal::new(Offline::Checking);
     let updated = RwSignal::new(false);
     let Some(window) = web_sys::window() else { return (state, updated) };
@@ -76,8 +80,11 @@ pub fn register() -> (RwSignal<Offline>, RwSignal<bool>) {
     container.add_event_listener_with_callback("controllerchange", on_change.as_ref().unchecked_ref()).ok();
     on_change.forget();
 
-    let promise = container.register("sw.js");
     wasm_bindgen_futures::spawn_local(async move {
+        if !had_controller {
+            page_ready.await;
+        }
+        let promise = container.register("sw.js");
         if let Err(e) = wasm_bindgen_futures::JsFuture::from(promise).await {
             let why = js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"));
             state.set(Offline::Failed(format!("the offline service worker could not be registered: {why}")));

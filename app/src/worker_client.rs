@@ -50,6 +50,11 @@ struct Routes {
     errors: Vec<Rc<dyn Fn(String)>>,
     /// The model the worker has as its base.
     base_sent: Option<String>,
+    /// Messages sent before the worker said it is ready (it starts after the page's model has
+    /// loaded, and takes a moment to load its own build): posted, in order, when it is.
+    pending: Vec<(JsValue, js_sys::Array)>,
+    /// Why the worker could not start, if it could not.
+    failed: Option<String>,
 }
 
 /// The training worker, as the page sees it (`Copy`: all handles).
@@ -74,7 +79,8 @@ fn bundle_urls() -> Option<(String, String)> {
         let link = document.query_selector(selector).ok()??;
         js_sys::Reflect::get(&link, &"href".into()).ok()?.as_string()
     };
-    Some((href("link[rel=modulepreload]")?, href("link[rel=preload][as=fetch]")?))
+    // The page's module, not the default model's files the page also preloads.
+    Some((href("link[rel=modulepreload]")?, href("link[rel=preload][as=fetch][href*='_bg.wasm']")?))
 }
 
 /// The URL of a threaded build's bundle (the meta tag `name` that `cargo xtask` writes into
@@ -99,10 +105,14 @@ impl WorkerClient {
         }
     }
 
-    /// Starts the worker. Called once, after those who listen for failures ([`on_error`](Self::on_error)) have.
+    /// Starts the worker. Called once, after those who listen for failures
+    /// ([`on_error`](Self::on_error)) have, and after the page's model has loaded (or failed
+    /// to): the worker loads a build of its own (the threaded one where the page is isolated),
+    /// which a first visit should not download before the page is usable. What is sent before
+    /// it is ready waits for it.
     pub fn start(self) {
         let Some((js, wasm)) = bundle_urls() else {
-            self.tell("the page could not find its own wasm bundle to start the training worker".into());
+            self.fail("the page could not find its own wasm bundle to start the training worker".into());
             return;
         };
         let options = WorkerOptions::new();
@@ -110,7 +120,7 @@ impl WorkerClient {
         let worker = match Worker::new_with_options("worker.js", &options) {
             Ok(w) => w,
             Err(e) => {
-                self.tell(format!("the training worker could not start: {e:?}"));
+                self.fail(format!("the training worker could not start: {e:?}"));
                 return;
             }
         };
@@ -140,6 +150,20 @@ impl WorkerClient {
         self.routes.update_value(|r| r.errors.push(Rc::new(listener)));
     }
 
+    /// The worker could not start: what waits for it fails with `message`, and so will what is
+    /// asked of it later.
+    fn fail(self, message: String) {
+        self.routes.update_value(|r| {
+            r.failed = Some(message.clone());
+            r.pending.clear();
+        });
+        let waiting: Vec<_> = self.routes.try_update_value(|r| r.requests.drain().collect()).unwrap_or_default();
+        for (_, reply) in waiting {
+            let _ = reply.send(Err(message.clone()));
+        }
+        self.tell(message);
+    }
+
     fn tell(self, message: String) {
         let listeners = self.routes.with_value(|r| r.errors.clone());
         for listener in listeners {
@@ -149,16 +173,26 @@ impl WorkerClient {
 
     fn send(self, message: &ToWorker, bytes: &[&[u8]]) {
         let (data, transfer) = encode(message, bytes);
-        self.routes.with_value(|r| {
-            if let Some(w) = &r.worker {
+        let ready = self.ready.get_untracked();
+        self.routes.update_value(|r| match &r.worker {
+            Some(w) if ready => {
                 w.post_message_with_transfer(&data, &transfer).ok();
             }
+            _ if r.failed.is_none() => r.pending.push((data, transfer)),
+            _ => {}
         });
     }
 
     fn receive(self, message: FromWorker, bytes: Vec<Vec<u8>>) {
         match message {
             FromWorker::Ready { threads, note, fused_multiply_add } => {
+                self.routes.update_value(|r| {
+                    if let Some(w) = &r.worker {
+                        for (data, transfer) in r.pending.drain(..) {
+                            w.post_message_with_transfer(&data, &transfer).ok();
+                        }
+                    }
+                });
                 self.threads.set((threads, note));
                 self.fused_multiply_add.set(fused_multiply_add);
                 self.ready.set(true);
@@ -217,8 +251,8 @@ impl WorkerClient {
 
     /// Sends `ask` (with `bytes` attached) and waits for its answer.
     async fn ask(self, ask: Ask, bytes: &[&[u8]]) -> Reply {
-        if self.routes.with_value(|r| r.worker.is_none()) {
-            return Err("the training worker is not running".into());
+        if let Some(why) = self.routes.with_value(|r| r.failed.clone()) {
+            return Err(why);
         }
         let (reply, answer) = oneshot::channel();
         let request = self.next_id();

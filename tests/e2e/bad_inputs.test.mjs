@@ -17,7 +17,7 @@ let server, chrome;
 
 before(async () => {
   // The broken checkpoints are offered by the server as models next to the real one.
-  const faults = { '/models/index.json': { type: 'application/json', body: JSON.stringify(['all-MiniLM-L6-v2', ...checkpoints.map(([n]) => n)]) } };
+  const faults = { '/models/index.json': { type: 'application/json', body: JSON.stringify(['all-MiniLM-L6-v2-int8', ...checkpoints.map(([n]) => n)]) } };
   for (const [name] of checkpoints) {
     const have = await readdir(join(CORPUS, 'checkpoints', name));
     for (const file of ['config.json', 'model.safetensors', 'tokenizer.json', 'vocab.txt']) {
@@ -83,7 +83,7 @@ test('every broken checkpoint: its message, and the model in use is kept', { tim
     await page.selectOption('#model-select', name);
     if (want.outcome === 'accepted') {
       await page.waitForFunction((n) => document.querySelector('[data-testid=model-facts]')?.textContent.includes(n), name, { timeout: 2 * MINUTE });
-      await page.selectOption('#model-select', 'all-MiniLM-L6-v2');
+      await page.selectOption('#model-select', 'all-MiniLM-L6-v2-int8');
       await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('all-MiniLM-L6-v2'), null, { timeout: 2 * MINUTE });
       continue;
     }
@@ -91,7 +91,7 @@ test('every broken checkpoint: its message, and the model in use is kept', { tim
     const message = await page.getByTestId('load-error').textContent();
     assert.ok(lower(message).includes(lower(want.message)), `${name}: ${message}`);
     assert.match(await page.getByTestId('model-facts').textContent(), /all-MiniLM-L6-v2/, `${name}: the model in use is kept`);
-    assert.equal(await page.locator('#model-select option:checked').textContent(), await page.locator('#model-select option[value="all-MiniLM-L6-v2"]').textContent(),
+    assert.equal(await page.locator('#model-select option:checked').textContent(), await page.locator('#model-select option[value="all-MiniLM-L6-v2-int8"]').textContent(),
       `${name}: the picker shows the model in use`);
     // Still working: the tokenizer answers.
     await page.getByTestId('sentence-a').fill(`after ${name}`);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { serve, launch, DIST } from './harness.mjs';
 
 const MINUTE = 60_000;
-const WEIGHTS = '/models/all-MiniLM-L6-v2/model.safetensors';
+const WEIGHTS = '/models/all-MiniLM-L6-v2-int8/model.safetensors';
 
 async function loadError(faults) {
   const server = await serve({ faults });

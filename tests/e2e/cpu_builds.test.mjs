@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, DIST } from './harness.mjs';
@@ -34,7 +35,7 @@ test('the offline copy leaves out exactly the threaded build this browser does n
   const dir = async (name) => (await bundle(name)).split('/')[0] + '/';
   const [baseline, relaxed] = [await dir('bertbench-threads'), await dir('bertbench-threads-relaxed')];
   const under = (d) => files.filter((f) => f.startsWith(d));
-  assert.ok(under(baseline).some((f) => f.endsWith('_bg.wasm')) && under(relaxed).some((f) => f.endsWith('_bg.wasm')), 'sw.js lists both threaded builds');
+  assert.ok(under(baseline).some((f) => f.endsWith('_bg.wasm.gz')) && under(relaxed).some((f) => f.endsWith('_bg.wasm.gz')), 'sw.js lists both threaded builds');
   assert.deepEqual(files.filter((f) => unusedThreadedFile(f, true)), under(baseline));
   assert.deepEqual(files.filter((f) => unusedThreadedFile(f, false)), under(relaxed));
 });
@@ -58,7 +59,8 @@ test('the probe is a valid module but for its one relaxed instruction', () => {
 });
 
 test('this runtime validates the relaxed build exactly when it validates the probe, and the baseline build always', async () => {
-  const wasm = async (name) => readFile(join(DIST, (await bundle(name)).replace(/\.js$/, '_bg.wasm')));
+  // Stored gzipped (public/wasm_gz.js decompresses them in the browser).
+  const wasm = async (name) => gunzipSync(await readFile(join(DIST, (await bundle(name)).replace(/\.js$/, '_bg.wasm.gz'))));
   const [baseline, relaxed] = [await wasm('bertbench-threads'), await wasm('bertbench-threads-relaxed')];
   assert.equal(WebAssembly.validate(baseline), true, 'the baseline threaded build validates');
   assert.equal(WebAssembly.validate(relaxed), hasRelaxedSimd(), `Node ${process.version}: the probe and the relaxed build disagree`);

@@ -27,10 +27,13 @@ test('the manifest and the service worker describe this build', async () => {
   assert.ok(manifest.icons.some((i) => i.sizes === '512x512' && i.type === 'image/png'));
   const sw = await readFile(join(DIST, 'sw.js'), 'utf8');
   const files = JSON.parse(/files: (\[.*\]) \}/.exec(sw)[1]);
-  for (const f of ['./', 'index.html', 'worker.js', 'models/all-MiniLM-L6-v2/model.safetensors', 'examples/sentiment.csv', 'manifest.webmanifest']) {
+  for (const f of ['./', 'index.html', 'worker.js', 'models/all-MiniLM-L6-v2-int8/model.safetensors', 'examples/sentiment.csv', 'manifest.webmanifest']) {
     assert.ok(files.includes(f), `${f} is not precached`);
   }
-  assert.ok(files.some((f) => f.endsWith('_bg.wasm')), 'the wasm is not precached');
+  // Other models (the f32 weights, the tests' bert-tiny) are downloaded only when chosen.
+  assert.deepEqual(files.filter((f) => f.startsWith('models/') && f.split('/').length > 2 && !f.startsWith('models/all-MiniLM-L6-v2-int8/')), []);
+  assert.ok(files.some((f) => f.endsWith('_bg.wasm.gz')), 'the wasm is not precached');
+  assert.ok(!files.some((f) => f.endsWith('_bg.wasm')), 'only the gzipped wasm is in the build');
   assert.ok(!files.includes('sw.js'), 'the service worker must not cache itself');
 });
 
@@ -43,8 +46,15 @@ test('after one visit, the page works with the server stopped and the browser of
   // Of the training worker's two threaded builds only the one it loads here is saved: this
   // Chromium has relaxed SIMD.
   const cached = await page.evaluate(async () => (await (await caches.open((await caches.keys()).find((k) => k.startsWith('bertbench-')))).keys()).map((r) => new URL(r.url).pathname));
-  assert.ok(cached.some((p) => /^\/threads-relaxed-[0-9a-f]{16}\/.*_bg\.wasm$/.test(p)), 'the relaxed-SIMD threaded build is saved');
+  assert.ok(cached.some((p) => /^\/threads-relaxed-[0-9a-f]{16}\/.*_bg\.wasm\.gz$/.test(p)), 'the relaxed-SIMD threaded build is saved');
   assert.ok(!cached.some((p) => /^\/threads-[0-9a-f]{16}\//.test(p)), 'the baseline threaded build is not saved');
+  // index.html preloads the default model's files (cargo xtask's INT8_DIR): the page must
+  // load that very model, and the offline copy must hold what was preloaded.
+  const html = await readFile(join(DIST, 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="preload" href="\/(models\/[^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual([...new Set(preloaded.map((p) => p.split('/')[1]))], ['all-MiniLM-L6-v2-int8'], 'index.html preloads the default model');
+  assert.match(await page.getByTestId('model-facts').textContent(), /all-MiniLM-L6-v2-int8/, 'the page loads the model index.html preloads');
+  for (const p of preloaded) assert.ok(cached.includes('/' + p), `${p} is preloaded but not saved offline`);
   const online = await embedSentence(page, TEXT, 5 * MINUTE);
 
   await server.close();

@@ -89,7 +89,7 @@ test('a relaxed-SIMD build that does not start: the worker falls back to the bas
   const html = await readFile(join(DIST, 'index.html'), 'utf8');
   const relaxed = /<meta name="bertbench-threads-relaxed" content="([^"]+)\.js"/.exec(html)?.[1];
   assert.ok(relaxed, 'index.html names the relaxed-SIMD bundle');
-  const server = await serve({ faults: { [`/${relaxed}_bg.wasm`]: { status: 404 } } });
+  const server = await serve({ faults: { [`/${relaxed}_bg.wasm.gz`]: { status: 404 } } });
   const chrome = await launch({ webgpu: false });
   open.push(async () => { await chrome.browser.close(); await server.close(); });
   const { page } = chrome;
@@ -99,7 +99,7 @@ test('a relaxed-SIMD build that does not start: the worker falls back to the bas
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   assert.equal((await page.getByTestId('train-cpu').textContent()).trim(), `CPU · ${cores} threads`);
   assert.equal(await page.getByTestId('train-cpu').getAttribute('data-fused-multiply-add'), 'false');
-  assert.ok(server.requests.includes(`/${relaxed}_bg.wasm`), 'the worker tried the relaxed build first');
+  assert.ok(server.requests.includes(`/${relaxed}_bg.wasm.gz`), 'the worker tried the relaxed build first');
   assert.equal(await page.getByTestId('threads-note').count(), 0, 'no note: threads work');
 });
 

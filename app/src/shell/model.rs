@@ -31,6 +31,7 @@ pub fn ModelPanel() -> impl IntoView {
                     <div><b>{human_count(e.bert.tokenizer.vocab_size())}</b>"vocabulary"</div>
                     <div><b>{c.max_len()}</b>"max tokens"</div>
                 </div>
+                <p class="small muted" data-testid="model-precision">{precision_note(&e.model_id, &r.stored)}</p>
                 <p class="small muted" data-testid="model-heads">{if r.heads.is_empty() {
                     "Encoder only: no task heads in the checkpoint.".to_string()
                 } else {
@@ -60,5 +61,22 @@ pub fn ModelPanel() -> impl IntoView {
                 <p class="banner warn small" data-testid="gpu-note">"WebGPU is not in use: "{n}</p>
             })}
         </section>
+    }
+}
+
+/// How the model's weights are stored, and for the default model's lighter copies what that
+/// costs against PyTorch (`engine::STORED_ERROR`).
+fn precision_note(model_id: &str, stored: &str) -> String {
+    let how = match stored {
+        "int8" => "in 8 bits with a scale per 64 weights (a quarter of the f32 download)".to_string(),
+        "f16" | "bf16" => format!("as {stored} (half the f32 download)"),
+        other => return format!("Weights stored as {other}."),
+    };
+    match crate::engine::STORED_ERROR.iter().find(|(id, _)| *id == model_id) {
+        Some((_, error)) => format!(
+            "Weights stored {how} and read as f32: hidden states within {error} of PyTorch's on the f32 weights. \
+             For exactly PyTorch's numbers choose the f32 weights in the model menu."
+        ),
+        None => format!("Weights stored {how}, read as f32."),
     }
 }

@@ -54,12 +54,11 @@ pub fn App() -> impl IntoView {
     };
     provide_context(state);
     // Each tab's state, and what they share besides the model: the training worker and the
-    // saved work. The worker starts once its failures have someone to tell.
+    // saved work. The worker starts once the model has loaded (below).
     let client = WorkerClient::new();
     let saved = SavedWork::new();
     let studio = Studio::new(client, saved);
     let lab = Lab::new(client, saved);
-    client.start();
     provide_context(client);
     provide_context(saved);
     provide_context(studio);
@@ -69,7 +68,21 @@ pub fn App() -> impl IntoView {
         studio.restore_saved(state, &items);
         lab.restore_saved(&items).await;
     });
-    let (offline, updated) = crate::pwa::register();
+    // The first install waits until the model is loaded (or failed to): see `pwa::register`.
+    let (loaded, page_ready) = futures::channel::oneshot::channel::<()>();
+    let loaded = StoredValue::new(Some(loaded));
+    Effect::new(move |_| {
+        if matches!(state.load.get(), LoadState::Ready | LoadState::Failed(_)) {
+            if let Some(tx) = loaded.try_update_value(Option::take).flatten() {
+                let _ = tx.send(());
+                // The training worker too waits for the page to be usable (`WorkerClient::start`).
+                client.start();
+            }
+        }
+    });
+    let (offline, updated) = crate::pwa::register(async move {
+        let _ = page_ready.await;
+    });
     provide_context(crate::pwa::Pwa { offline, updated });
     let tab = state.tab;
     let studio_task = studio.task;
