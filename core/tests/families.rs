@@ -507,12 +507,18 @@ fn squad_scores_match_the_official_script() {
             serde_json::json!({ "gold": gold, "pred": pred, "exact": m.all.exact, "f1": m.all.f1 })
         })
         .collect();
-    let path = std::env::temp_dir().join(format!("bertbench-squad-{}.json", std::process::id()));
-    std::fs::write(&path, serde_json::to_vec(&rows).unwrap()).unwrap();
-    let check = std::process::Command::new(python()).arg(common::repo().join("scripts/check_squad_scores.py")).arg(&path).output().unwrap();
+    check_scores("check_squad_scores.py", &Value::from(rows), "the official script");
+}
+
+/// Runs `scripts/<script>` on `cases` (written to a temporary JSON file) and fails with what it
+/// said unless it agrees.
+fn check_scores(script: &str, cases: &Value, reference: &str) {
+    let path = std::env::temp_dir().join(format!("bertbench-{script}-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec(cases).unwrap()).unwrap();
+    let check = std::process::Command::new(python()).arg(common::repo().join("scripts").join(script)).arg(&path).output().unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
     std::fs::remove_file(&path).ok();
-    assert!(check.status.success(), "the official script disagrees:\n{said}");
+    assert!(check.status.success(), "{reference} disagrees:\n{said}");
     println!("{said}");
 }
 
@@ -539,13 +545,7 @@ fn tagging_scores_match_seqeval() {
     let per_type: serde_json::Map<String, Value> =
         m.per_type.iter().map(|c| (c.label.clone(), serde_json::json!([c.precision, c.recall, c.f1, c.support]))).collect();
     let case = serde_json::json!({ "truth": truth, "pred": pred, "precision": m.precision, "recall": m.recall, "f1": m.f1, "per_type": per_type });
-    let path = std::env::temp_dir().join(format!("bertbench-seqeval-{}.json", std::process::id()));
-    std::fs::write(&path, serde_json::to_vec(&case).unwrap()).unwrap();
-    let check = std::process::Command::new(python()).arg(common::repo().join("scripts/check_seqeval.py")).arg(&path).output().unwrap();
-    let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
-    std::fs::remove_file(&path).ok();
-    assert!(check.status.success(), "seqeval disagrees:\n{said}");
-    println!("{said}");
+    check_scores("check_seqeval.py", &case, "seqeval");
 }
 
 /// An export's files as the page reads a dropped folder.
