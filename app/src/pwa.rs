@@ -37,7 +37,8 @@ fn field(value: &wasm_bindgen::JsValue, name: &str) -> wasm_bindgen::JsValue {
 /// over while the page was open (a reload then runs the new one).
 ///
 /// On a first visit (no worker in charge yet) it registers only once `page_ready` resolves (the
-/// page has its model): the install then finds the files the page downloaded in its stash
+/// page has its model and the training worker its build): the install then finds the files the
+/// page and the worker downloaded in its stash
 /// (`public/sw.js`) instead of downloading them a second time, side by side with the page.
 pub fn register(page_ready: impl std::future::Future<Output = ()> + 'static) -> (RwSignal<Offline>, RwSignal<bool>) {
     let state = RwSignal::new(Offline::Checking);

@@ -65,6 +65,35 @@ pub fn now_ms() -> f64 {
 
 /// A `performance.mark` named `bertbench:{name}`, for the benchmark's start-up phases (and the
 /// DevTools timeline).
+/// Becomes true the first time `node` is on screen, and stays true: for the work a panel does
+/// only once someone can see it (a first visit's page is usable sooner when what is below the
+/// fold waits). True at once where the browser has no `IntersectionObserver`.
+pub fn first_seen(node: NodeRef<leptos::html::Section>) -> ReadSignal<bool> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let (seen, set_seen) = signal(false);
+    Effect::new(move |_| {
+        let Some(element) = node.get() else { return };
+        let on_change = Closure::<dyn FnMut(js_sys::Array, web_sys::IntersectionObserver)>::new(
+            move |entries: js_sys::Array, observer: web_sys::IntersectionObserver| {
+                if entries.iter().any(|e| e.unchecked_into::<web_sys::IntersectionObserverEntry>().is_intersecting()) {
+                    set_seen.set(true);
+                    observer.disconnect();
+                }
+            },
+        );
+        match web_sys::IntersectionObserver::new(on_change.as_ref().unchecked_ref()) {
+            Ok(observer) => {
+                observer.observe(&element);
+                // Lives as long as the observer, which lets go of it once the panel is seen.
+                on_change.forget();
+            }
+            Err(_) => set_seen.set(true),
+        }
+    });
+    seen
+}
+
 pub fn mark(name: &str) {
     use wasm_bindgen::JsCast;
     if let Some(p) = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok().and_then(|p| p.dyn_into::<web_sys::Performance>().ok()) {

@@ -68,6 +68,8 @@ pub struct WorkerClient {
     pub threads: RwSignal<(usize, String)>,
     /// Whether the worker's matrix kernel uses relaxed SIMD's fused multiply-add.
     pub fused_multiply_add: RwSignal<bool>,
+    /// Whether the worker could not start (it never will be ready).
+    pub failed: RwSignal<bool>,
 }
 
 /// A reply of the wrong kind (a bug in the worker, not a user's problem).
@@ -102,6 +104,7 @@ impl WorkerClient {
             ready: RwSignal::new(false),
             threads: RwSignal::new((1, String::new())),
             fused_multiply_add: RwSignal::new(false),
+            failed: RwSignal::new(false),
         }
     }
 
@@ -161,6 +164,7 @@ impl WorkerClient {
         for (_, reply) in waiting {
             let _ = reply.send(Err(message.clone()));
         }
+        self.failed.set(true);
         self.tell(message);
     }
 
@@ -206,6 +210,8 @@ impl WorkerClient {
                     let _ = waiting.send(answer.map(|a| (a, bytes)));
                 }
             }
+            // Before it was ready: it could not start.
+            FromWorker::Error { message } if !self.ready.get_untracked() => self.fail(message),
             FromWorker::Error { message } => {
                 // It belongs to no one request: each waiting one fails with it, so no button
                 // stays stuck.

@@ -11,6 +11,7 @@ const rows = [];
 try {
   await page.goto(server.origin + '/');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  await page.getByTestId('map-panel').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=map-point]').length === 16, null, { timeout: 5 * MINUTE });
 
   await page.getByTestId('sentence-a').fill('The teacher explained how BERT reads a sentence in both directions.');

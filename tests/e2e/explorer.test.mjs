@@ -68,6 +68,8 @@ test('attention maps: every row sums to 1, heads differ, the causal mask hides t
 test('the embedding map draws every sentence, shows neighbours, and separates topics', { timeout: 5 * MINUTE }, async () => {
   const { page } = chrome;
   const points = page.getByTestId('map-point');
+  // The map embeds its texts once it is on screen, not while the page is still loading.
+  await page.getByTestId('map-panel').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=map-point]').length === 16, null, { timeout: 3 * MINUTE });
   assert.match(await page.getByTestId('map-caption').textContent(), /16 points .* at layer 6 · PCA/);
   await points.nth(0).hover();

@@ -19,7 +19,7 @@ use crate::compute::{Latest, claim, each_states, encode_all, release};
 use crate::fetch::yield_to_browser;
 use crate::files::download;
 use crate::studio::Studio;
-use crate::widgets::{LineChart, Series, now_ms};
+use crate::widgets::{LineChart, Series, first_seen, now_ms};
 
 /// Most texts a map embeds.
 const MAX_TEXTS: usize = 300;
@@ -358,9 +358,12 @@ pub fn MapPanel() -> impl IntoView {
         });
     };
 
-    // Re-embed whenever a model (re)loads, so every view shows the current model.
+    // Re-embed whenever a model (re)loads, so every view shows the current model: once the map
+    // has been on screen (its texts take a while; a page that just loaded answers first).
+    let panel = NodeRef::<leptos::html::Section>::new();
+    let seen = first_seen(panel);
     Effect::new(move |_| {
-        if state.generation.get() > 0 {
+        if state.generation.get() > 0 && seen.get() {
             embed();
         }
     });
@@ -594,7 +597,7 @@ pub fn MapPanel() -> impl IntoView {
     };
 
     view! {
-        <section class="card" data-testid="map-panel">
+        <section class="card" data-testid="map-panel" node_ref=panel>
             <h2>"6 · Embedding map"</h2>
             <p class="hint">"Every text (or token) becomes a point; nearby points have similar vectors. "
                 "Slide through the layers to watch context reshape them: in layer 0 “bank” is the same vector in both senses (only its position differs), later the senses part."</p>

@@ -68,15 +68,24 @@ pub fn App() -> impl IntoView {
         studio.restore_saved(state, &items);
         lab.restore_saved(&items).await;
     });
-    // The first install waits until the model is loaded (or failed to): see `pwa::register`.
-    let (loaded, page_ready) = futures::channel::oneshot::channel::<()>();
-    let loaded = StoredValue::new(Some(loaded));
+    // The training worker starts once the page is usable: the model loaded (or failed to); see
+    // `WorkerClient::start`. The service worker's first install waits for the training worker
+    // too (ready, or failed to start), so that the threaded build the worker fetched is in the
+    // stash the install takes it from, not downloaded twice (`pwa::register`).
+    let started = StoredValue::new(false);
+    let (settled, page_ready) = futures::channel::oneshot::channel::<()>();
+    let settled = StoredValue::new(Some(settled));
     Effect::new(move |_| {
-        if matches!(state.load.get(), LoadState::Ready | LoadState::Failed(_)) {
-            if let Some(tx) = loaded.try_update_value(Option::take).flatten() {
+        if !matches!(state.load.get(), LoadState::Ready | LoadState::Failed(_)) {
+            return;
+        }
+        if !started.get_value() {
+            started.set_value(true);
+            client.start();
+        }
+        if client.ready.get() || client.failed.get() {
+            if let Some(tx) = settled.try_update_value(Option::take).flatten() {
                 let _ = tx.send(());
-                // The training worker too waits for the page to be usable (`WorkerClient::start`).
-                client.start();
             }
         }
     });
