@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use crate::Result;
 
 /// Weights per scale in [`quantize`]: a row of 384 has 6 scales. Smaller groups follow outliers
-/// more closely; measured on all-MiniLM-L6-v2 against PyTorch f32, groups of 64 keep the hidden
-/// states' error about a quarter of one scale per row's.
+/// more closely: a scale per row lets the feed-forward matrices' long rows, which carry outliers,
+/// dominate the error (docs/performance.md, "Stored weights", has the figures).
 pub const GROUP: usize = 64;
 
 /// One tensor as written: name, safetensors dtype, shape, little-endian bytes.
