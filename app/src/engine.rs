@@ -11,7 +11,7 @@ use bertbench_core::burn::tensor::wgpu::wgpu;
 use bertbench_core::bert::checkpoint::{self, CheckpointFiles, Head, LoadedModel};
 use bertbench_core::tasks::pretraining::{self, MlmHead};
 
-use crate::fetch::{fetch_bytes, fetch_optional};
+use crate::fetch::{fetch_bytes, fetch_model_file, fetch_optional};
 
 /// Labels of the models we know; `models/index.json` (written at set-up) says which are present.
 pub const MODELS: &[(&str, &str)] = &[
@@ -145,19 +145,21 @@ async fn adapter_description() -> Option<String> {
     })
 }
 
-/// Downloads a model's files from `models/<id>/`.
+/// Downloads a model's files from `models/<id>/` (the weights and tokenizer gzipped where the build
+/// stored them so, see [`fetch_model_file`]).
 pub async fn download(model_id: &str, mut progress: impl FnMut(&str, u64, Option<u64>)) -> Result<CheckpointFiles, String> {
     let base = format!("models/{model_id}");
+    let [config_url, tokenizer_url, weights_url] = ["config.json", "tokenizer.json", "model.safetensors"].map(|f| format!("{base}/{f}"));
     // Side by side: the small files arrive while the weights stream (errors in file order).
-    let urls = ["config.json", "tokenizer.json", "model.safetensors"].map(|f| format!("{base}/{f}"));
     let (config_json, tokenizer_json, weights) = futures::join!(
-        fetch_bytes(&urls[0], |_, _| {}),
-        fetch_optional(&urls[1]),
-        fetch_bytes(&urls[2], |got, total| progress("model.safetensors", got, total)),
+        fetch_bytes(&config_url, |_, _| {}),
+        fetch_model_file(&tokenizer_url, |_, _| {}),
+        fetch_model_file(&weights_url, |got, total| progress("model.safetensors", got, total)),
     );
     let (config_json, tokenizer_json) = (config_json?, tokenizer_json?);
-    let vocab_txt = if tokenizer_json.is_none() { fetch_optional(&format!("{base}/vocab.txt")).await? } else { None };
-    Ok(CheckpointFiles { config_json, weights: weights?, tokenizer_json, vocab_txt })
+    let weights = weights?.ok_or_else(|| format!("could not download {weights_url}: HTTP 404 (neither it nor {weights_url}.gz is on the server)"))?;
+    let vocab_txt = if tokenizer_json.is_none() { fetch_model_file(&format!("{base}/vocab.txt"), |_, _| {}).await? } else { None };
+    Ok(CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt })
 }
 
 /// A model loaded on a device.

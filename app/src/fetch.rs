@@ -45,13 +45,25 @@ fn stash(url: &str, response: &Response) {
 
 /// Downloads `url` (relative to the page), calling `progress(received, total)` as bytes arrive;
 /// from the offline cache when it has it.
-pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Vec<u8>, String> {
+pub async fn fetch_bytes(url: &str, progress: impl FnMut(u64, Option<u64>)) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    fetch_into(url, progress, |chunk| {
+        bytes.extend_from_slice(chunk);
+        Ok(())
+    })
+    .await?;
+    Ok(bytes)
+}
+
+/// Downloads `url`, handing each chunk to `sink` as it arrives and calling `progress(received,
+/// total)`; from the offline cache when it has it (one chunk).
+async fn fetch_into(url: &str, mut progress: impl FnMut(u64, Option<u64>), mut sink: impl FnMut(&[u8]) -> Result<(), String>) -> Result<(), String> {
     if let Some(response) = from_cache(url).await {
         if let Ok(promise) = response.array_buffer() {
             if let Ok(buffer) = JsFuture::from(promise).await {
                 let bytes = crate::js_bytes::take(&Uint8Array::new(&buffer));
                 progress(bytes.len() as u64, Some(bytes.len() as u64));
-                return Ok(bytes);
+                return sink(&bytes);
             }
         }
     }
@@ -77,7 +89,7 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
         .get_reader()
         .dyn_into()
         .map_err(|_| format!("{url}: cannot read the response"))?;
-    let mut bytes = Vec::with_capacity(total.unwrap_or(0) as usize);
+    let (mut received, mut buffer) = (0u64, Vec::new());
     progress(0, total);
     loop {
         let chunk = JsFuture::from(reader.read())
@@ -91,12 +103,82 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
             .map_err(|e| js_err(url, e))?
             .dyn_into()
             .map_err(|_| format!("{url}: unexpected chunk"))?;
-        let start = bytes.len();
-        bytes.resize(start + value.length() as usize, 0);
-        value.copy_to(&mut bytes[start..]);
-        progress(bytes.len() as u64, total);
+        buffer.resize(value.length() as usize, 0);
+        value.copy_to(&mut buffer);
+        sink(&buffer)?;
+        received += buffer.len() as u64;
+        progress(received, total);
     }
-    Ok(bytes)
+    Ok(())
+}
+
+/// Downloads a file of a model folder under `models/`: `<url>.gz` where the build stored it
+/// gzipped (`cargo xtask`'s post-build hook compresses the weights and tokenizer files: the
+/// 8-bit weights by 5%, tokenizer.json by 60%, which no plain static server would), inflated as
+/// it arrives; else `url` itself (a folder added to a build by hand). `progress` counts the
+/// bytes downloaded, of the compressed file where there is one. `None` where neither exists.
+pub async fn fetch_model_file(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Option<Vec<u8>>, String> {
+    let gz = format!("{url}.gz");
+    let mut inflate = Inflate::Undecided(Vec::new());
+    let fetched = fetch_into(&gz, &mut progress, |chunk| inflate.write(chunk).map_err(|e| corrupt(&gz, e))).await;
+    match fetched {
+        Ok(()) => return inflate.finish().map(Some).map_err(|e| corrupt(&gz, e)),
+        Err(e) if !e.contains("HTTP 404") => return Err(e),
+        Err(_) => {}
+    }
+    match fetch_bytes(url, progress).await {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.contains("HTTP 404") => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn corrupt(url: &str, e: std::io::Error) -> String {
+    format!("{url} is truncated or corrupt: {e} (the download may have broken off; reload the page)")
+}
+
+/// A `.gz` file's bytes as they arrive: inflated, or kept as they are where the server had already
+/// undone the compression (`Content-Encoding: gzip`, which some servers send for `.gz` files);
+/// the gzip magic number tells the two apart.
+enum Inflate {
+    /// Fewer than two bytes so far.
+    Undecided(Vec<u8>),
+    Gzip(flate2::write::GzDecoder<Vec<u8>>),
+    Plain(Vec<u8>),
+}
+
+impl Inflate {
+    fn write(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        match self {
+            Inflate::Undecided(head) => {
+                head.extend_from_slice(chunk);
+                if head.len() >= 2 {
+                    let head = std::mem::take(head);
+                    *self = if head.starts_with(&[0x1f, 0x8b]) {
+                        let mut decoder = flate2::write::GzDecoder::new(Vec::new());
+                        decoder.write_all(&head)?;
+                        Inflate::Gzip(decoder)
+                    } else {
+                        Inflate::Plain(head)
+                    };
+                }
+                Ok(())
+            }
+            Inflate::Gzip(decoder) => decoder.write_all(chunk),
+            Inflate::Plain(bytes) => {
+                bytes.extend_from_slice(chunk);
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Inflate::Undecided(bytes) | Inflate::Plain(bytes) => Ok(bytes),
+            Inflate::Gzip(decoder) => decoder.finish(),
+        }
+    }
 }
 
 /// Downloads `url`, or `None` on HTTP 404 (for optional files such as `vocab.txt`).
@@ -155,4 +237,50 @@ pub async fn sleep_ms(ms: i32) {
         }
     });
     let _ = JsFuture::from(promise).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Inflate;
+    use std::io::Write;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn feed(bytes: &[u8], chunk: usize) -> std::io::Result<Vec<u8>> {
+        let mut inflate = Inflate::Undecided(Vec::new());
+        for piece in bytes.chunks(chunk) {
+            inflate.write(piece)?;
+        }
+        inflate.finish()
+    }
+
+    #[test]
+    fn a_gzipped_file_is_inflated_whatever_its_chunks() {
+        let text: Vec<u8> = (0..50_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        for chunk in [1, 7, 4096, usize::MAX] {
+            assert_eq!(feed(&gzip(&text), chunk).unwrap(), text, "chunks of {chunk}");
+        }
+    }
+
+    #[test]
+    fn bytes_the_server_already_inflated_pass_as_they_are() {
+        let safetensors = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ";
+        assert_eq!(feed(safetensors, 1).unwrap(), safetensors);
+        assert_eq!(feed(b"x", 1).unwrap(), b"x");
+    }
+
+    #[test]
+    fn a_truncated_or_altered_gzip_is_an_error() {
+        let gz = gzip(&[7u8; 10_000]);
+        assert!(feed(&gz[..gz.len() / 2], 64).is_err(), "truncated");
+        assert!(feed(&gz[..gz.len() - 4], 64).is_err(), "no length");
+        let mut altered = gz.clone();
+        let n = altered.len();
+        altered[n - 8] ^= 1;
+        assert!(feed(&altered, 64).is_err(), "wrong checksum");
+    }
 }

@@ -27,7 +27,7 @@ test('the manifest and the service worker describe this build', async () => {
   assert.ok(manifest.icons.some((i) => i.sizes === '512x512' && i.type === 'image/png'));
   const sw = await readFile(join(DIST, 'sw.js'), 'utf8');
   const files = JSON.parse(/files: (\[.*\]) \}/.exec(sw)[1]);
-  for (const f of ['./', 'index.html', 'worker.js', 'models/all-MiniLM-L6-v2-int8/model.safetensors', 'examples/sentiment.csv', 'manifest.webmanifest']) {
+  for (const f of ['./', 'index.html', 'worker.js', 'models/all-MiniLM-L6-v2-int8/model.safetensors.gz', 'models/all-MiniLM-L6-v2-int8/tokenizer.json.gz', 'examples/sentiment.csv', 'manifest.webmanifest']) {
     assert.ok(files.includes(f), `${f} is not precached`);
   }
   // Other models (the f32 weights, the tests' bert-tiny) are downloaded only when chosen.
