@@ -124,6 +124,8 @@ impl AppState {
                 Tab::Studio => "studio",
                 Tab::Lab => "lab",
                 Tab::Explore => "explore",
+                // The lessons tab writes its lesson's link (`lessons::Lessons::link`).
+                Tab::Lessons => "lessons",
             });
         }
     }
@@ -292,9 +294,10 @@ pub async fn run_device_check(state: AppState) {
     }
 }
 
-/// The page's two tabs.
+/// The page's tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tab {
+    Lessons,
     Explore,
     Studio,
     Lab,

@@ -10,6 +10,7 @@ mod fetch;
 mod files;
 mod js_bytes;
 mod lab;
+mod lessons;
 mod protocol;
 mod pwa;
 mod runs;

@@ -47,7 +47,7 @@ fn short(piece: &str) -> String {
 }
 
 /// One heatmap: rows are the attending (query) tokens, columns the attended (key) tokens.
-fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32], testid: &'static str) -> AnyView {
+pub(crate) fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32], testid: &'static str) -> AnyView {
     let n = tokens.len().min(MAX_DRAWN);
     let cell = (420.0 / n as f64).clamp(6.0, 22.0);
     let label_w = 86.0;

@@ -19,6 +19,8 @@ pub use map::MapPanel;
 pub use probe::ProbePanel;
 pub use similarity::SimilarityPanel;
 pub use tokens::TokensPanel;
+pub(crate) use attention::heatmap;
+pub(crate) use tokens::token_view;
 
 use leptos::prelude::*;
 

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::app::AppState;
 
-fn token_view(i: usize, t: Token, unk_id: u32) -> impl IntoView {
+pub(crate) fn token_view(i: usize, t: Token, unk_id: u32) -> impl IntoView {
     let continuation = t.piece.starts_with("##") && !t.special;
     let class = format!(
         "tok{}{}{}",

@@ -10,6 +10,7 @@ use crate::app::{AppState, BackendStatus, CheckState, LoadState, Tab, load_model
 use crate::engine::{self, BackendKind, DEFAULT_MODEL};
 use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
 use crate::lab::{Lab, LabPanel};
+use crate::lessons::{Lessons, LessonsPanel};
 use crate::saved_work::SavedWork;
 use crate::studio::{ResumeBanner, Studio, StudioDataPanel, StudioInsidePanel, StudioPairDataPanel, StudioQaDataPanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
 use crate::worker_client::WorkerClient;
@@ -49,6 +50,7 @@ pub fn App() -> impl IntoView {
         tab: RwSignal::new(match current_hash().as_str() {
             "#studio" => Tab::Studio,
             "#lab" => Tab::Lab,
+            h if h.starts_with("#lesson") => Tab::Lessons,
             _ => Tab::Explore,
         }),
     };
@@ -63,6 +65,9 @@ pub fn App() -> impl IntoView {
     provide_context(saved);
     provide_context(studio);
     provide_context(lab);
+    let lessons = Lessons::new();
+    lessons.follow_links(state);
+    provide_context(lessons);
     spawn_local(async move {
         let items = saved.load().await;
         studio.restore_saved(state, &items);
@@ -111,6 +116,8 @@ pub fn App() -> impl IntoView {
     view! {
         <Header />
         <nav class="tabs" role="tablist">
+            <button role="tab" data-testid="tab-lessons" class:active=move || tab.get() == Tab::Lessons
+                aria-selected=move || (tab.get() == Tab::Lessons).to_string() on:click=move |_| show(Tab::Lessons)>"Lessons"</button>
             <button role="tab" data-testid="tab-explore" class:active=move || tab.get() == Tab::Explore
                 aria-selected=move || (tab.get() == Tab::Explore).to_string() on:click=move |_| show(Tab::Explore)>"Explore BERT"</button>
             <button role="tab" data-testid="tab-studio" class:active=move || tab.get() == Tab::Studio
@@ -147,6 +154,11 @@ pub fn App() -> impl IntoView {
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Lab>
                 <LabPanel />
             </div>
+            // Mounted only while shown: a lesson's view computes on the model, which the other
+            // tabs' views should not wait for.
+            <Show when=move || tab.get() == Tab::Lessons>
+                <div class="tab-body"><LessonsPanel /></div>
+            </Show>
         </main>
         <footer>
             "bertbench runs entirely in this tab: no text you type leaves your computer. "

@@ -1,0 +1,187 @@
+//! Lesson 2: attention. Queries, keys, values, the √d scaling, one head, then all heads;
+//! bidirectional against causal.
+
+use bertbench_core::analysis::inspect::{AttentionMap, find_word};
+use bertbench_core::bert::attention::AttentionMask;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::check::{Answer, Check, Expected, best};
+use super::{Lessons, Maths, TryThis};
+use crate::app::AppState;
+use crate::compute::{Latest, claim, release};
+use crate::explore::heatmap;
+
+pub const EXAMPLE: &str = "The animal didn't cross the street because it was too tired.";
+pub const CHECKS: [&str; 1] = ["attention-it"];
+
+/// The token the question asks about: "it" where the sentence has it, else the first word.
+fn asked(map: &AttentionMap, text: &str, encoded: &bertbench_core::tokenizer::Encoded) -> usize {
+    find_word(encoded, text, "it").map(|r| r.start).unwrap_or(1.min(map.tokens.len().saturating_sub(1)))
+}
+
+#[derive(Clone)]
+struct Computed {
+    text: String,
+    map: AttentionMap,
+    causal: AttentionMap,
+    query: usize,
+}
+
+/// The lesson.
+#[component]
+pub fn AttentionLesson() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = expect_context::<Lessons>().input("attention");
+    let computed = RwSignal::new(None::<Result<Computed, String>>);
+    let layer = RwSignal::new(None::<usize>);
+    let head = RwSignal::new(None::<usize>);
+    let causal = RwSignal::new(false);
+    let latest = Latest::new();
+    Effect::new(move |_| {
+        state.generation.get();
+        let text = text.get();
+        let ticket = latest.next();
+        spawn_local(async move {
+            let Some(engine) = claim(state).await else { return };
+            if !latest.is(ticket) {
+                release(state);
+                return;
+            }
+            let out = async {
+                let encoded = engine.bert.tokenizer.encode(&text).map_err(|e| e.to_string())?;
+                let map = engine.bert.attention_map(&encoded, AttentionMask::Bidirectional, &engine.device).await.map_err(|e| e.to_string())?;
+                let causal = engine.bert.attention_map(&encoded, AttentionMask::Causal, &engine.device).await.map_err(|e| e.to_string())?;
+                let query = asked(&map, &text, &encoded);
+                Ok::<_, String>(Computed { text, map, causal, query })
+            }
+            .await;
+            release(state);
+            if latest.is(ticket) {
+                computed.set(Some(out));
+            }
+        });
+    });
+    let last = move || computed.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.map.layers.saturating_sub(1)));
+    let shown_layer = move || layer.get().or_else(last).unwrap_or(0);
+    let matrix = move |c: &Computed, causal: bool| {
+        let map = if causal { &c.causal } else { &c.map };
+        let l = shown_layer().min(map.layers.saturating_sub(1));
+        match head.get().filter(|&h| h < map.heads) {
+            Some(h) => map.head(l, h).to_vec(),
+            None => map.mean(l),
+        }
+    };
+    let answer = Signal::derive(move || {
+        computed.get().map(|r| {
+            r.map(|c| {
+                let l = c.map.layers - 1;
+                let row = &c.map.mean(l)[c.query * c.map.seq..(c.query + 1) * c.map.seq];
+                let options: Vec<String> = c.map.tokens.iter().enumerate().map(|(i, t)| format!("{t} (position {i})")).collect();
+                let right = best(row);
+                let why = format!(
+                    "In layer {} with the heads averaged, “{}” gives {:.0}% of its attention to {}.",
+                    l + 1, c.map.tokens[c.query], row[right[0]] * 100.0, c.map.tokens[right[0]]
+                );
+                Answer { expected: Expected::Choice { options, right }, why }
+            })
+        })
+    });
+    let question = Signal::derive(move || match computed.get() {
+        Some(Ok(c)) => format!(
+            "In the last layer, with all heads averaged, which token does “{}” (position {}) attend to most? Its row in the map and the table above tell.",
+            c.map.tokens[c.query], c.query
+        ),
+        _ => "In the last layer, with all heads averaged, which token does “it” attend to most?".to_string(),
+    });
+    let body = move || {
+        computed.get().map(|r| match r {
+            Err(e) => view! { <p class="banner err small">{e}</p> }.into_any(),
+            Ok(c) => {
+                let m = matrix(&c, false);
+                let seq = c.map.seq;
+                let q = c.query;
+                let mut top: Vec<(usize, f32)> = m[q * seq..(q + 1) * seq].iter().copied().enumerate().collect();
+                top.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let causal_view = causal.get().then(|| {
+                    let cm = matrix(&c, true);
+                    view! {
+                        <figure>
+                            <figcaption class="small"><b>"Causal mask"</b>": each token sees only itself and the tokens before it (a GPT)"</figcaption>
+                            {heatmap(&c.causal.tokens, &c.causal.segments, c.causal.seq, &cm, "lesson-attention-causal")}
+                        </figure>
+                    }
+                });
+                view! {
+                    <p class="small muted" data-testid="lesson-attention-summary">{format!(
+                        "“{}”: {} tokens, layer {} of {}, {}. Rows attend, columns are attended to; each row sums to 1.",
+                        c.text, c.map.tokens.len(), shown_layer() + 1, c.map.layers,
+                        head.get().map(|h| format!("head {}", h + 1)).unwrap_or_else(|| format!("mean of {} heads", c.map.heads))
+                    )}</p>
+                    <div class="maps">
+                        <figure>
+                            <figcaption class="small"><b>"Bidirectional"</b>" (BERT): every token sees every token"</figcaption>
+                            {heatmap(&c.map.tokens, &c.map.segments, seq, &m, "lesson-attention")}
+                        </figure>
+                        {causal_view}
+                    </div>
+                    <table class="plain small" data-testid="lesson-attention-row">
+                        <caption>{format!("Where “{}” (position {q}) looks, most first", c.map.tokens[q])}</caption>
+                        <tr><th scope="col">"token"</th><th scope="col">"position"</th><th scope="col">"attention"</th></tr>
+                        {top.into_iter().take(5).map(|(j, w)| view! {
+                            <tr><td>{c.map.tokens[j].clone()}</td><td>{j}</td><td data-w=format!("{w:.6}")>{format!("{:.1}%", w * 100.0)}</td></tr>
+                        }).collect_view()}
+                    </table>
+                }
+                .into_any()
+            }
+        })
+    };
+    let (layers, heads) = (
+        move || computed.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.map.layers).unwrap_or(0)),
+        move || computed.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.map.heads).unwrap_or(0)),
+    );
+    view! {
+        <p>"Each token's vector is rewritten, layer after layer, as a mix of the vectors of the tokens around it. "
+            "Attention decides the mix. Every token asks a question (its "<em>"query"</em>"), offers a label (its "
+            <em>"key"</em>") and a content (its "<em>"value"</em>"); the better a token's key matches the query, the more "
+            "of its value goes into the mix."</p>
+        <p>"A layer has several heads, each with its own queries, keys and values: one may link a pronoun to its noun, "
+            "another look at the next word, another rest on [SEP]. BERT is "<em>"bidirectional"</em>": every token sees "
+            "the whole text, left and right. A GPT is "<em>"causal"</em>": a token sees only what came before it, "
+            "so that it can be trained to predict the next word."</p>
+        <Maths>
+            <p>"For the token vectors X (one row per token), each head computes Q = X·W"<sub>"Q"</sub>", K = X·W"<sub>"K"</sub>
+                ", V = X·W"<sub>"V"</sub>", each of width d = hidden size / heads, then"</p>
+            <p class="formula">"Attention(Q, K, V) = softmax(Q·K"<sup>"T"</sup>" / √d) · V"</p>
+            <p>"Row i of softmax(Q·Kᵀ/√d) is what the map shows: how much token i takes from each token; it sums to 1. "
+                "Dividing by √d keeps the dot products from growing with d, so the softmax does not saturate on one token. "
+                "A causal mask sets the scores above the diagonal to −∞ before the softmax. The heads' outputs are "
+                "concatenated and mixed by one more matrix, W"<sub>"O"</sub>"."</p>
+        </Maths>
+        <label class="field" for="lesson-attention-text">"Sentence"</label>
+        <input id="lesson-attention-text" type="text" data-testid="lesson-input" prop:value=move || text.get()
+            on:change=move |ev| text.set(event_target_value(&ev)) />
+        <div class="row">
+            <label class="small" for="lesson-attention-layer">"Layer"</label>
+            <select id="lesson-attention-layer" data-testid="lesson-attention-layer" on:change=move |ev| layer.set(event_target_value(&ev).parse().ok())>
+                {move || (0..layers()).map(|l| view! { <option value=l.to_string() selected=move || shown_layer() == l>{format!("{}", l + 1)}</option> }).collect_view()}
+            </select>
+            <label class="small" for="lesson-attention-head">"Head"</label>
+            <select id="lesson-attention-head" data-testid="lesson-attention-head" on:change=move |ev| head.set(event_target_value(&ev).parse().ok())>
+                <option value="mean" selected=move || head.get().is_none()>"mean of all heads"</option>
+                {move || (0..heads()).map(|h| view! { <option value=h.to_string() selected=move || head.get() == Some(h)>{format!("head {}", h + 1)}</option> }).collect_view()}
+            </select>
+            <label class="small"><input type="checkbox" data-testid="lesson-attention-causal" on:change=move |ev| causal.set(event_target_checked(&ev)) />" also show a causal mask"</label>
+        </div>
+        {body}
+        <TryThis>
+            <ul>
+                <li>"Step through the heads of layer 1, then of the last layer: which heads look at the next or the previous token?"</li>
+                <li>"Change “tired” to “wide”: does “it” now look at “street” in some head?"</li>
+                <li>"Turn on the causal mask: what can the first word see?"</li>
+            </ul>
+        </TryThis>
+        <Check id=CHECKS[0] question=question answer=answer />
+    }
+}

@@ -1,0 +1,128 @@
+//! Lesson 3: masked language modelling. 15% of tokens picked, 80/10/10, and why.
+
+use bertbench_core::rng::Rng;
+use bertbench_core::tasks::masking::{MaskCase, MaskVocab, MaskingConfig};
+use leptos::prelude::*;
+
+use super::check::{Answer, Check, Expected};
+use super::{Lessons, Maths, TryThis};
+use crate::app::AppState;
+
+pub const EXAMPLE: &str = "The students read the whole book the night before the exam, and then they slept.";
+pub const CHECKS: [&str; 2] = ["masking-picked", "masking-share"];
+
+#[derive(Clone, PartialEq)]
+struct Shown {
+    original: String,
+    input: String,
+    case: Option<MaskCase>,
+}
+
+/// The lesson.
+#[component]
+pub fn MaskingLesson() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = expect_context::<Lessons>().input("masking");
+    let seed = RwSignal::new(1u64);
+    let config = MaskingConfig::new();
+    let (pick, mask, random) = (config.pick_prob, config.mask_prob, config.random_prob);
+    let rolled = Memo::new(move |_| -> Option<Result<Vec<Shown>, String>> {
+        state.generation.get();
+        let engine = state.engine()?;
+        let tok = &engine.bert.tokenizer;
+        Some(tok.encode(&text.get()).map_err(|e| e.to_string()).map(|enc| {
+            let ids = enc.ids();
+            let special: Vec<bool> = enc.tokens.iter().map(|t| t.special).collect();
+            let masked = MaskingConfig::new().apply(&ids, &special, &MaskVocab::from_tokenizer(tok), &mut Rng::new(seed.get()));
+            let piece = |id: u32| tok.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
+            ids.iter()
+                .enumerate()
+                .map(|(i, &id)| Shown {
+                    original: piece(id),
+                    input: piece(masked.input_ids[i]),
+                    case: masked.picks.iter().find(|p| p.position == i).map(|p| p.case),
+                })
+                .collect()
+        }))
+    });
+    let picked = Signal::derive(move || {
+        rolled.get().map(|r| {
+            r.map(|shown| {
+                let n = shown.iter().filter(|s| s.case.is_some()).count();
+                let real = shown.len().saturating_sub(2);
+                Answer {
+                    expected: Expected::Number { value: n as f64, tolerance: 0.0 },
+                    why: format!("{n} of the {real} text tokens were picked this time (15% on average: {:.1}); the loss is computed only there.", real as f64 * pick),
+                }
+            })
+        })
+    });
+    let share = Signal::derive(move || {
+        let options: Vec<String> = [0.15, 0.5, mask, 1.0].iter().map(|p| format!("{:.0}%", p * 100.0)).collect();
+        Some(Ok(Answer {
+            expected: Expected::Choice { options, right: vec![2] },
+            why: format!(
+                "{:.0}% become [MASK], {:.0}% a random token and {:.0}% stay as they were, so the model cannot rely on seeing [MASK], which never occurs when it is used.",
+                mask * 100.0, random * 100.0, (1.0 - mask - random) * 100.0
+            ),
+        }))
+    });
+    let case_label = |c: Option<MaskCase>| match c {
+        None => "",
+        Some(MaskCase::Mask) => "masked",
+        Some(MaskCase::Random) => "random token",
+        Some(MaskCase::Keep) => "kept, still predicted",
+    };
+    view! {
+        <p>"How does BERT learn language without labels? It plays a fill-in-the-blank game on billions of words. Some "
+            "tokens of each text are hidden and the model must say which token was there, using the words on both sides. "
+            "To guess “book” in “read the whole [MASK]”, it has to learn grammar, facts and meaning."</p>
+        <p>"BERT picks 15% of the tokens. Of those, 80% are replaced by [MASK], 10% by a random token and 10% are left as "
+            "they are; the model must predict the original token at every picked position. Why not always [MASK]? "
+            "Because [MASK] never appears in real text: the model would learn to do its best work only where it sees "
+            "[MASK]. The random and unchanged tokens force it to keep a good vector for every token."</p>
+        <Maths>
+            <p>"For the set M of picked positions, the loss is the mean cross-entropy of the original tokens:"</p>
+            <p class="formula">"L = −(1/|M|) Σ"<sub>"i∈M"</sub>" log p(x"<sub>"i"</sub>" | x̃)"</p>
+            <p>"where x̃ is the corrupted text and p comes from a softmax over the whole vocabulary of the final vector of "
+                "position i times the word-embedding table (the output layer shares its weights with the input "
+                "embeddings). With 15% picked, each pass teaches from fewer positions than a left-to-right model does, "
+                "which is one reason BERT needs many passes."</p>
+        </Maths>
+        <label class="field" for="lesson-masking-text">"Text"</label>
+        <input id="lesson-masking-text" type="text" data-testid="lesson-input" prop:value=move || text.get()
+            on:change=move |ev| text.set(event_target_value(&ev)) />
+        <div class="row">
+            <button data-testid="lesson-mask-roll" on:click=move |_| seed.update(|s| *s += 1)>"Mask again"</button>
+            <span class="small muted" data-testid="lesson-mask-seed">{move || format!("roll {}", seed.get())}</span>
+        </div>
+        {move || rolled.get().map(|r| match r {
+            Err(e) => view! { <p class="banner warn small">{e}</p> }.into_any(),
+            Ok(shown) => view! {
+                <table class="plain small masking" data-testid="lesson-masking">
+                    <caption>"What the model is shown, and what it must predict"</caption>
+                    <tr><th scope="col">"position"</th><th scope="col">"original"</th><th scope="col">"shown to the model"</th><th scope="col">"predicted here?"</th></tr>
+                    {shown.into_iter().enumerate().map(|(i, s)| view! {
+                        <tr class:picked=s.case.is_some() data-picked=s.case.is_some().to_string()>
+                            <td>{i}</td><td>{s.original}</td><td>{s.input}</td>
+                            <td>{if s.case.is_some() { format!("yes: {}", case_label(s.case)) } else { String::new() }}</td>
+                        </tr>
+                    }).collect_view()}
+                </table>
+            }.into_any(),
+        })}
+        <p class="small muted">{move || match state.engine().map(|e| e.mlm.is_ok()) {
+            Some(true) => "This model has its masked-language-model head: the explorer's fill-mask view plays the game with it.",
+            _ => "This model was saved without its masked-language-model head (a sentence encoder), so it cannot play the game itself: \
+                  open a BERT saved with its head (BertForMaskedLM) and the explorer's fill-mask view fills blanks with it.",
+        }}</p>
+        <TryThis>
+            <ul>
+                <li>"Mask again a few times: how many tokens are picked each time, and how often is one kept?"</li>
+                <li>"Which picked words could you guess from the left side alone, and which need the right side?"</li>
+            </ul>
+        </TryThis>
+        <Check id=CHECKS[0] question="In the roll shown, at how many positions must the model predict the original token?".to_string() answer=picked />
+        <Check id=CHECKS[1] question="Of the tokens BERT picks for prediction, what share is replaced by [MASK]?".to_string() answer=share />
+    }
+}

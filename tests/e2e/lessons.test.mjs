@@ -1,0 +1,163 @@
+// The lessons tab, as a student with a keyboard uses it: every lesson walked with Tab, typing,
+// arrow keys and Enter only; each question answered from the numbers the lesson's view shows
+// (as a student would read them), a wrong answer refused first; progress kept after a reload;
+// and a teacher's lesson link with its own input reproducing the same view, offline too.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, screenshot } from './harness.mjs';
+
+const MINUTE = 60_000;
+const LINKED = "The trophy didn't fit in the suitcase because it was too big.";
+let server, chrome;
+
+before(async () => {
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+/** Presses Tab until `locator` has the focus (the way a keyboard user reaches it). */
+async function tabTo(page, locator, limit = 250) {
+  const handle = await locator.elementHandle();
+  for (let i = 0; i < limit; i++) {
+    if (await page.evaluate((el) => document.activeElement === el, handle)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${locator}`);
+}
+
+/** Types `text` into `input` by keyboard, replacing what it held. */
+async function typeInto(page, input, text) {
+  await tabTo(page, input);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Backspace');
+  await page.keyboard.type(text);
+}
+
+/** Answers check `id`: a number typed then Enter, or the option at `index` by arrow keys. */
+async function answer(page, id, { number, index }) {
+  const form = page.getByTestId(`check-${id}`);
+  const field = form.getByTestId('check-answer');
+  if (number !== undefined) {
+    await typeInto(page, field, String(number));
+    await page.keyboard.press('Enter');
+  } else {
+    await tabTo(page, field);
+    // "choose…" is first; each ArrowDown on a closed select moves one option down.
+    for (let i = 0; i <= index; i++) await page.keyboard.press('ArrowDown');
+    await tabTo(page, form.getByTestId('check-submit'));
+    await page.keyboard.press('Enter');
+  }
+  await page.waitForFunction((id) => document.querySelector(`[data-testid=check-${id}] [data-testid=check-feedback]`)?.textContent.length > 0, id);
+  return form.getByTestId('check-feedback').textContent();
+}
+
+async function expectRight(page, id, given) {
+  const feedback = await answer(page, id, given);
+  assert.match(feedback, /^Right\./, `${id}: ${feedback}`);
+  await page.getByTestId(`check-${id}`).getByTestId('check-solved').waitFor();
+}
+
+async function next(page, id) {
+  await tabTo(page, page.getByTestId('lesson-next'));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((id) => document.querySelector('[data-testid=lesson]')?.dataset.lesson === id, id);
+}
+
+/** The attention table's rows: [token, position, weight]. */
+const attentionRows = (page) => page.getByTestId('lesson-attention-row').evaluate((t) =>
+  [...t.querySelectorAll('tr')].slice(1).map((r) => [r.cells[0].textContent, +r.cells[1].textContent, +r.cells[2].dataset.w]));
+
+test('every lesson by keyboard: its questions answered from the live numbers, progress kept after a reload', { timeout: 15 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.goto(server.origin + '/#lessons');
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'tokens');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 8 questions answered');
+
+  // 1 · Tokens: the word's pieces, read from the live view after typing it.
+  const input = page.getByTestId('lesson-input');
+  await typeInto(page, input, 'unbelievably');
+  await page.waitForFunction(() => /from the text/.test(document.querySelector('[data-testid=lesson-token-count]')?.textContent) && document.querySelector('[data-testid=lesson-input]').value === 'unbelievably');
+  const pieces = await page.getByTestId('lesson-tokens').getByTestId('token').count();
+  const fromText = +(/(\d+) from the text/.exec(await page.getByTestId('lesson-token-count').textContent())[1]);
+  assert.equal(fromText, pieces - 2);
+  assert.match(await answer(page, 'tokens-word', { number: fromText + 1 }), /^Not quite/, 'a wrong count is refused');
+  await expectRight(page, 'tokens-word', { number: fromText });
+  await expectRight(page, 'tokens-count', { number: pieces });
+  await screenshot(page, 'lesson-tokens');
+
+  // 2 · Attention: the token "it" attends to most in the last layer, from the table of its row.
+  await next(page, 'attention');
+  await page.getByTestId('lesson-attention-row').waitFor({ timeout: 2 * MINUTE });
+  const [[, position, weight], second] = await attentionRows(page);
+  assert.ok(weight >= second[2], 'the table lists the largest weight first');
+  await expectRight(page, 'attention-it', { index: position });
+
+  // 3 · Masking: the picked positions of the roll shown; BERT's 80% rule.
+  await next(page, 'masking');
+  await tabTo(page, page.getByTestId('lesson-mask-roll'));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid=lesson-mask-seed]')?.textContent === 'roll 2');
+  const picked = await page.locator('[data-testid=lesson-masking] tr[data-picked=true]').count();
+  assert.ok(picked >= 1);
+  await expectRight(page, 'masking-picked', { number: picked });
+  const options = await page.getByTestId('check-masking-share').getByTestId('check-answer').locator('option').allTextContents();
+  await expectRight(page, 'masking-share', { index: options.indexOf('80%') - 1 });
+
+  // 4 · Senses: the layer with the highest share, from the table.
+  await next(page, 'senses');
+  await page.getByTestId('lesson-senses-table').waitFor({ timeout: 3 * MINUTE });
+  const shares = await page.getByTestId('lesson-senses-table').evaluate((t) => [...t.querySelectorAll('td[data-v]')].map((c) => +c.dataset.v));
+  const bestLayer = shares.indexOf(Math.max(...shares));
+  assert.ok(bestLayer > 0, `the input embeddings cannot tell senses apart best (${shares})`);
+  await expectRight(page, 'senses-best-layer', { index: bestLayer });
+
+  // 5 · Sizes: the loaded model's count and large / base, from the table.
+  await next(page, 'sizes');
+  const params = async (row) => +(await row.locator('td[data-params]').getAttribute('data-params'));
+  const loaded = await params(page.getByTestId('lesson-size-loaded'));
+  await expectRight(page, 'sizes-loaded', { number: (loaded / 1e6).toFixed(1) });
+  const rows = page.getByTestId('lesson-size');
+  const row = (name) => rows.filter({ has: page.locator('th', { hasText: new RegExp(`^${name}$`) }) });
+  const base = await params(row('bert-base'));
+  const large = await params(row('bert-large'));
+  await expectRight(page, 'sizes-large', { number: (large / base).toFixed(1) });
+
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '8 of 8 questions answered');
+  await page.reload();
+  await page.getByTestId('lessons-progress').waitFor();
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '8 of 8 questions answered', 'progress is kept');
+  assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'sizes', 'the last lesson shown opens again');
+  assert.deepEqual(chrome.problems, []);
+});
+
+test('a lesson link with its input opens the same view, offline too', { timeout: 10 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.goto(server.origin + '/#lesson=attention');
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'attention');
+  await typeInto(page, page.getByTestId('lesson-input'), LINKED);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((s) => document.querySelector('[data-testid=lesson-attention-summary]')?.textContent.includes(s), LINKED, { timeout: 2 * MINUTE });
+  const rows = await attentionRows(page);
+  const link = await page.getByTestId('lesson-link').inputValue();
+  assert.ok(link.includes('#lesson=attention&input='), link);
+  assert.equal(await page.evaluate(() => location.hash), link.slice(link.indexOf('#')), 'the address bar holds the link');
+  await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline', null, { timeout: 5 * MINUTE });
+
+  await server.close();
+  await page.context().setOffline(true);
+  try {
+    // A fresh load of the link, as a student's browser opens it.
+    await page.goto('about:blank');
+    await page.goto(link);
+    await page.getByTestId('lesson-attention-row').waitFor({ timeout: 5 * MINUTE });
+    assert.equal(await page.getByTestId('lesson-input').inputValue(), LINKED);
+    await page.waitForFunction((s) => document.querySelector('[data-testid=lesson-attention-summary]')?.textContent.includes(s), LINKED);
+    assert.deepEqual(await attentionRows(page), rows, 'the same attention, offline');
+    await screenshot(page, 'lesson-link-offline');
+  } finally {
+    await page.context().setOffline(false);
+  }
+});
