@@ -36,6 +36,18 @@ pub async fn claim(state: AppState) -> Option<Rc<Engine>> {
     }
 }
 
+/// [`claim`] for request `ticket` of `latest`: `None` (and the model let go again) when a newer
+/// request replaced this one while it waited, so only the newest inputs are computed.
+pub async fn claim_newest(state: AppState, latest: Latest, ticket: u64) -> Option<Rc<Engine>> {
+    let engine = claim(state).await?;
+    if latest.is(ticket) {
+        Some(engine)
+    } else {
+        release(state);
+        None
+    }
+}
+
 /// Lets other work use the model again, and wakes the first request waiting for it.
 pub fn release(state: AppState) {
     state.busy.set(false);

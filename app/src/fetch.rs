@@ -143,7 +143,7 @@ fn corrupt(url: &str, e: std::io::Error) -> String {
 enum Inflate {
     /// Fewer than two bytes so far.
     Undecided(Vec<u8>),
-    Gzip(flate2::write::GzDecoder<Vec<u8>>),
+    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
     Plain(Vec<u8>),
 }
 
@@ -156,7 +156,7 @@ impl Inflate {
                 if head.len() >= 2 {
                     let head = std::mem::take(head);
                     *self = if head.starts_with(&[0x1f, 0x8b]) {
-                        let mut decoder = flate2::write::GzDecoder::new(Vec::new());
+                        let mut decoder = Box::new(flate2::write::GzDecoder::new(Vec::new()));
                         decoder.write_all(&head)?;
                         Inflate::Gzip(decoder)
                     } else {

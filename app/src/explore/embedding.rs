@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::compute::{Latest, claim, release};
+use crate::compute::{Latest, claim_newest, release};
 use crate::widgets::{diverging, now_ms};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -34,12 +34,7 @@ pub fn EmbeddingPanel() -> impl IntoView {
         let (pooling, normalized) = (pooling.get_untracked(), normalize.get_untracked());
         let ticket = latest.next();
         spawn_local(async move {
-            let Some(engine) = claim(state).await else { return };
-            if !latest.is(ticket) {
-                // A newer request (with the inputs as they are now) has replaced this one.
-                release(state);
-                return;
-            }
+            let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let start = now_ms();
             let options = EmbedOptions { pooling, normalize: normalized, ..Default::default() };
             let out = engine.bert.embed(std::slice::from_ref(&text), options, &engine.device).await;

@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 use super::check::{Answer, Check, Expected, best};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim, release};
+use crate::compute::{Latest, claim_newest, release};
 use crate::explore::heatmap;
 
 pub const EXAMPLE: &str = "The animal didn't cross the street because it was too tired.";
@@ -43,11 +43,7 @@ pub fn AttentionLesson() -> impl IntoView {
         let text = text.get();
         let ticket = latest.next();
         spawn_local(async move {
-            let Some(engine) = claim(state).await else { return };
-            if !latest.is(ticket) {
-                release(state);
-                return;
-            }
+            let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let out = async {
                 let encoded = engine.bert.tokenizer.encode(&text).map_err(|e| e.to_string())?;
                 let map = engine.bert.attention_map(&encoded, AttentionMask::Bidirectional, &engine.device).await.map_err(|e| e.to_string())?;

@@ -145,7 +145,7 @@ fn link_in_address() -> Option<(String, Option<String>)> {
 fn replace_address(link: &str) {
     let Some(window) = web_sys::window() else { return };
     let Ok(history) = js_sys::Reflect::get(&window, &"history".into()) else { return };
-    if let Ok(replace) = js_sys::Reflect::get(&history, &"replaceState".into()).and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from)) {
+    if let Ok(replace) = js_sys::Reflect::get(&history, &"replaceState".into()).and_then(|f| f.dyn_into::<js_sys::Function>()) {
         let _ = replace.call3(&history, &JsValue::NULL, &"".into(), &link.into());
     }
 }

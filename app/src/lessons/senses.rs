@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use super::check::{Answer, Check, Expected, best};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim, each_states, encode_all, release};
+use crate::compute::{Latest, claim_newest, each_states, encode_all, release};
 use crate::widgets::{LineChart, Series};
 
 pub const EXAMPLE: &str = "bank";
@@ -43,11 +43,7 @@ pub fn SensesLesson() -> impl IntoView {
                 result.set(Some(Err(format!("No example sentences for “{word}”: choose bank or die."))));
                 return;
             };
-            let Some(engine) = claim(state).await else { return };
-            if !latest.is(ticket) {
-                release(state);
-                return;
-            }
+            let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let out = async {
                 let texts: Vec<String> = preset.sentences.iter().map(|(_, s)| s.to_string()).collect();
                 let senses: Vec<&str> = preset.sentences.iter().map(|(s, _)| *s).collect();
