@@ -202,9 +202,16 @@ pub fn LineChart(
         let ys: Vec<Vec<f64>> = series.get().iter().map(|s| s.points.iter().map(|p| p.1).collect()).collect();
         serde_json::to_string(&ys).unwrap_or_default()
     };
+    // What a screen reader says of the chart: what it plots (the numbers are in data-values and,
+    // where a view has one, its table).
+    let (x_name, y_name) = (x_label.clone(), y_label.clone());
+    let summary = move || {
+        let names: Vec<String> = series.get().iter().map(|s| s.name.clone()).collect();
+        format!("Chart of {y_name} against {x_name}: {}", names.join(", "))
+    };
     view! {
         <figure class="chart" data-testid=testid data-values=values>
-            <svg viewBox=format!("0 0 {W} {H}") role="img">
+            <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=summary>
                 {body}
                 <text x=(W + L) / 2.0 y=H - 4.0 text-anchor="middle" class="axis-label">{x_label.clone()}</text>
                 <text x="12" y=(H - B) / 2.0 text-anchor="middle" class="axis-label" transform=format!("rotate(-90 12 {})", (H - B) / 2.0)>{y_label.clone()}</text>

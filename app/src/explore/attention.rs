@@ -58,7 +58,8 @@ pub(crate) fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32]
     view! {
         <svg class="heatmap" data-testid=testid data-seq=n.to_string()
             viewBox=format!("0 0 {} {}", label_w + size + 4.0, top + size + 4.0)
-            width=label_w + size + 4.0 role="img">
+            width=label_w + size + 4.0 role="img"
+            aria-label=format!("Attention heatmap of {n} tokens: row i shows how much token i attends to each token (darker is more)")>
             {(0..n).map(|j| {
                 let x = label_w + (j as f64 + 0.5) * cell;
                 view! { <text class=format!("tlabel {}", seg_class(j)) font-size=font x=x y=top - 4.0

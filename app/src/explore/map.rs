@@ -626,7 +626,7 @@ pub fn MapPanel() -> impl IntoView {
                 </Show>
             </div>
             <Show when=move || source.get() == Source::Typed>
-                <textarea data-testid="map-input" rows="6" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev))></textarea>
+                <textarea data-testid="map-input" aria-label="Texts for the map, one per line" rows="6" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev))></textarea>
                 <p class="small muted">"One text per line; start a line with [label] to colour by label."</p>
             </Show>
             <div class="row">
@@ -635,7 +635,7 @@ pub fn MapPanel() -> impl IntoView {
                     prop:value=move || layer.get().min(num_layers()).to_string()
                     on:input=move |ev| layer.set(event_target_value(&ev).parse().unwrap_or(0)) />
                 <span class="small muted">"0 = input embeddings"</span>
-                <select data-testid="map-method" on:change=move |ev| method.set(if event_target_value(&ev) == "tsne" { Method::Tsne } else { Method::Pca })>
+                <select data-testid="map-method" aria-label="Projection" on:change=move |ev| method.set(if event_target_value(&ev) == "tsne" { Method::Tsne } else { Method::Pca })>
                     <option value="pca">"PCA"</option>
                     <option value="tsne">"t-SNE"</option>
                 </select>

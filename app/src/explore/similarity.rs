@@ -105,7 +105,7 @@ pub fn SimilarityPanel() -> impl IntoView {
         <section class="card" data-testid="similarity-panel">
             <h2>"4 · Similarity"</h2>
             <p class="hint">"One sentence per line. Sentences with similar meaning get similar vectors, whatever their words."</p>
-            <textarea data-testid="similarity-input" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <textarea data-testid="similarity-input" aria-label="Sentences to compare, one per line" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <div class="row">
                 <button data-testid="similarity-button" on:click=run
                     prop:disabled=move || !state.idle()>

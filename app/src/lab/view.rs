@@ -333,7 +333,7 @@ pub fn LabPanel() -> impl IntoView {
             </div>
             <h3>"2 · Model and vocabulary"</h3>
             <div class="row">
-                <select data-testid="lab-model" on:change=move |ev| {
+                <select data-testid="lab-model" aria-label="Model to pretrain" on:change=move |ev| {
                     let v = event_target_value(&ev);
                     lab.continue_pretrained.set(v == "continue");
                     if v != "continue" { lab.preset.set(v); }
@@ -350,7 +350,7 @@ pub fn LabPanel() -> impl IntoView {
                     }}</option>
                 </select>
                 <Show when=move || !lab.continue_pretrained.get()>
-                    <select data-testid="lab-vocab-choice" on:change=move |ev| lab.vocab.set(match event_target_value(&ev).as_str() {
+                    <select data-testid="lab-vocab-choice" aria-label="Vocabulary" on:change=move |ev| lab.vocab.set(match event_target_value(&ev).as_str() {
                         "pretrained" => LabVocab::Pretrained,
                         v => LabVocab::Train(v.parse().unwrap_or(2000)),
                     })>
@@ -365,7 +365,7 @@ pub fn LabPanel() -> impl IntoView {
             <h3>"3 · Training"</h3>
             <div class="row">
                 <label class="small muted">"Objective"</label>
-                <select data-testid="lab-pair" on:change=move |ev| {
+                <select data-testid="lab-pair" aria-label="Objective" on:change=move |ev| {
                     let task = match event_target_value(&ev).as_str() { "nsp" => Some(PairTask::Nsp), "sop" => Some(PairTask::Sop), _ => None };
                     lab.config.update(|c| c.pair_task = task);
                 }>
@@ -376,12 +376,12 @@ pub fn LabPanel() -> impl IntoView {
                 <label class="small"><input type="checkbox" prop:checked=move || lab.config.get().dynamic_masking
                     on:change=move |ev| { let on = event_target_checked(&ev); lab.config.update(|c| c.dynamic_masking = on); } />" new mask every epoch (dynamic, as RoBERTa)"</label>
                 <label class="small muted">"Epochs"</label>
-                <input type="number" min="1" max="200" class="short" data-testid="lab-epochs" prop:value=move || lab.config.get().epochs.to_string()
+                <input type="number" min="1" max="200" class="short" data-testid="lab-epochs" aria-label="Epochs" prop:value=move || lab.config.get().epochs.to_string()
                     on:change=move |ev| { if let Ok(n) = event_target_value(&ev).parse::<usize>() { lab.config.update(|c| c.epochs = n.clamp(1, 200)); } } />
                 <label class="small muted">"Learning rate"</label>
-                <input type="number" step="any" class="short" data-testid="lab-lr" prop:value=move || lab.config.get().learning_rate.to_string()
+                <input type="number" step="any" class="short" data-testid="lab-lr" aria-label="Learning rate" prop:value=move || lab.config.get().learning_rate.to_string()
                     on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { if v > 0.0 && v < 1.0 { lab.config.update(|c| c.learning_rate = v); } } } />
-                <select data-testid="lab-backend" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
+                <select data-testid="lab-backend" aria-label="Where to train" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
                     <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>{move || client.cpu_label()}</option>
                     <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || lab.backend.get() == Backend::WebGpu>
                         {move || if gpu_ok() { "WebGPU" } else { "WebGPU (not available or failed its check)" }}
@@ -389,7 +389,7 @@ pub fn LabPanel() -> impl IntoView {
                 </select>
             </div>
             <label class="field">"Probe sentences (one per line, each with [MASK])"</label>
-            <textarea rows="4" data-testid="lab-probes-input" prop:value=move || lab.probes.get() on:input=move |ev| lab.probes.set(event_target_value(&ev))></textarea>
+            <textarea rows="4" data-testid="lab-probes-input" aria-label="Probe sentences, one per line, each with [MASK]" prop:value=move || lab.probes.get() on:input=move |ev| lab.probes.set(event_target_value(&ev))></textarea>
             <div class="row">
                 <button data-testid="lab-start" on:click=start prop:disabled=move || { state.generation.get(); running() || !client.ready.get() || state.engine().is_none() }>"Start pretraining"</button>
                 <Show when=running>

@@ -321,9 +321,9 @@ pub fn QaPredict() -> impl IntoView {
         });
     });
     view! {
-        <textarea rows="4" data-testid="qa-context" prop:value=move || context.get() on:input=move |ev| context.set(event_target_value(&ev))></textarea>
+        <textarea rows="4" data-testid="qa-context" aria-label="Passage" prop:value=move || context.get() on:input=move |ev| context.set(event_target_value(&ev))></textarea>
         <div class="row">
-            <input type="text" data-testid="qa-question" prop:value=move || question.get() on:input=move |ev| question.set(event_target_value(&ev)) />
+            <input type="text" data-testid="qa-question" aria-label="Question" prop:value=move || question.get() on:input=move |ev| question.set(event_target_value(&ev)) />
             <button data-testid="qa-button" on:click=ask prop:disabled=move || busy.get()>"Answer"</button>
             <label class="small" title="SQuAD 2.0: the model may say the passage does not answer the question, when [CLS] scores above every span">
                 <input type="checkbox" data-testid="qa-allow-null" prop:checked=move || studio.allow_null.get()

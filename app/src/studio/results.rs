@@ -222,8 +222,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
             </Show>
             <div class:hidden=move || is_tagger() || is_qa() || is_similarity()>
             <div class="grid2">
-                <input type="text" data-testid="predict-text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
-                <input type="text" data-testid="predict-pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
+                <input type="text" data-testid="predict-text" aria-label="Text to classify" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
+                <input type="text" data-testid="predict-pair" aria-label="Second text of a pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
             </div>
             <div class="row">
                 <button data-testid="predict-button" on:click=predict prop:disabled=move || studio.classifier.get().is_none() || predicting.get()>"Predict"</button>
