@@ -132,6 +132,41 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   assert.deepEqual(chrome.problems, []);
 });
 
+test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.goto(server.origin + '/#lesson=tokens');
+  await page.reload();
+  await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+  await tabTo(page, page.getByTestId('lesson-present'));
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getByTestId('lesson-present').getAttribute('aria-pressed'), 'true');
+  assert.ok(!(await page.getByTestId('model-panel').isVisible()), 'only the lesson is on the screen');
+  const size = () => page.evaluate(() => parseFloat(getComputedStyle(document.querySelector('[data-testid=lesson] p')).fontSize));
+  assert.ok(await size() >= 20, 'large type');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'attention');
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'tokens');
+  await screenshot(page, 'lesson-presented');
+  await page.keyboard.press('Escape');
+  await page.getByTestId('model-panel').waitFor();
+
+  // The handout: every maths fold opened, then the browser's print (stubbed: no dialog here).
+  await page.evaluate(() => { window.printed = 0; window.print = () => { window.printed += 1; }; });
+  await page.getByTestId('lesson-print').click();
+  assert.equal(await page.evaluate(() => window.printed), 1);
+  assert.ok(await page.evaluate(() => [...document.querySelectorAll('[data-testid=lesson] details')].every((d) => d.open)), 'the maths is printed');
+  await page.emulateMedia({ media: 'print' });
+  try {
+    assert.ok(!(await page.getByTestId('model-panel').isVisible()) && !(await page.getByTestId('lesson-next').isVisible()), 'the handout holds the lesson only');
+    assert.ok(await page.getByTestId('lesson-title').isVisible());
+    assert.ok(await page.getByTestId('check-tokens-word').isVisible(), 'with its questions');
+  } finally {
+    await page.emulateMedia({ media: 'screen' });
+  }
+  assert.deepEqual(chrome.problems, []);
+});
+
 test('a lesson link with its input opens the same view, offline too', { timeout: 10 * MINUTE }, async () => {
   const { page } = chrome;
   await page.goto(server.origin + '/#lesson=attention');

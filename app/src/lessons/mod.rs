@@ -10,6 +10,7 @@ mod masking;
 mod progress;
 mod senses;
 mod sizes;
+mod teacher;
 mod tokens;
 
 use std::collections::BTreeSet;
@@ -127,7 +128,7 @@ impl Lessons {
         link
     }
 
-    fn go(&self, i: usize) {
+    pub(super) fn go(&self, i: usize) {
         self.current.set(i.min(LESSONS.len() - 1));
         self.save();
     }
@@ -235,6 +236,7 @@ pub fn LessonsPanel() -> impl IntoView {
                     "senses" => view! { <senses::SensesLesson /> }.into_any(),
                     _ => view! { <sizes::SizesLesson /> }.into_any(),
                 }}
+                <teacher::TeacherTools />
                 <div class="row lesson-steps">
                     <button class="secondary" data-testid="lesson-previous" prop:disabled=move || lessons.current.get() == 0
                         on:click=move |_| go(lessons.current.get_untracked().saturating_sub(1))>"← Previous lesson"</button>
