@@ -478,8 +478,8 @@ fn compress(staging: &Path) -> Result {
 }
 
 /// A model folder's weights or tokenizer file in the build (`models/<name>/…`): stored gzipped, as
-/// `app/src/fetch.rs`'s `fetch_model_file` reads them (the 8-bit weights shrink by 5%, the f16
-/// ones by 8%, tokenizer.json by 60%). config.json stays as it is, a few hundred bytes.
+/// `app/src/fetch.rs`'s `fetch_model_file` reads them (sizes in docs/performance.md). config.json
+/// stays as it is, a few hundred bytes.
 fn is_model_file(staging: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(staging.join("models")) else { return false };
     rel.components().count() == 2 && ["model.safetensors", "tokenizer.json", "vocab.txt"].iter().any(|f| rel.ends_with(f))
