@@ -114,8 +114,9 @@ async fn fetch_into(url: &str, mut progress: impl FnMut(u64, Option<u64>), mut s
 
 /// Downloads a file of a model folder under `models/`: `<url>.gz` where the build stored it
 /// gzipped (`cargo xtask`'s post-build hook compresses the weights and tokenizer files, which no
-/// plain static server would; sizes in docs/performance.md), inflated as it arrives; else `url` itself (a folder added to a build by hand). `progress` counts the
-/// bytes downloaded, of the compressed file where there is one. `None` where neither exists.
+/// plain static server would; sizes in docs/performance.md), inflated as it arrives; else `url`
+/// itself (a folder added to a build by hand). `progress` counts the bytes downloaded, of the
+/// compressed file where there is one. `None` where neither exists.
 pub async fn fetch_model_file(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Option<Vec<u8>>, String> {
     let gz = format!("{url}.gz");
     let mut inflate = Inflate::Undecided(Vec::new());
