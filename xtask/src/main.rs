@@ -8,7 +8,8 @@
 //! - `dist`: build the app into `dist/` without serving.
 //! - `bench`: the performance harness (`bench/run.mjs`): bertbench against transformers.js in
 //!   the same headless Chromium and against PyTorch on the same machine; prints tables. Installs
-//!   PyTorch, transformers and the ONNX exporter from PyPI and transformers.js from npm if missing.
+//!   PyTorch, transformers, the ONNX exporter and ONNX Runtime (for the 8-bit model) from PyPI and
+//!   transformers.js from npm if missing.
 //! - `fixtures`: regenerate the parity fixtures with PyTorch (developers only).
 //! - `precache`: Trunk's post-build hook: pins the page's inline loader script in its
 //!   Content-Security-Policy by hash, then writes the offline service worker with this build's
@@ -634,10 +635,10 @@ fn test() -> Result {
 }
 
 fn bench(extra: &[String]) -> Result {
-    let python_modules = "import torch, transformers, onnx, onnxscript";
+    let python_modules = "import torch, transformers, onnx, onnxscript, onnxruntime";
     if !Command::new("python3").args(["-c", python_modules]).status().map(|s| s.success()).unwrap_or(false) {
-        step("PyTorch, transformers and the ONNX exporter (PyPI)");
-        run("python3", &["-m", "pip", "install", "--quiet", "torch", "transformers", "onnx", "onnxscript"])?;
+        step("PyTorch, transformers, the ONNX exporter and ONNX Runtime's quantizer (PyPI)");
+        run("python3", &["-m", "pip", "install", "--quiet", "torch", "transformers", "onnx", "onnxscript", "onnxruntime"])?;
     }
     write_model_index()?;
     build_app()?;
