@@ -12,9 +12,13 @@ const MINUTE = 60_000;
 const AXE = await readFile(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
 const PLACES = [
   ['#lesson=tokens', 'lesson-tokens'],
+  ['#lesson=input', 'lesson-input-parts'],
   ['#lesson=attention', 'lesson-attention-row'],
   ['#lesson=masking', 'lesson-masking'],
+  ['#lesson=pairs', 'lesson-pairs'],
   ['#lesson=senses', 'lesson-senses-table'],
+  ['#lesson=finetune', 'lesson-finetune-run'],
+  ['#lesson=probing', 'lesson-probing-table'],
   ['#lesson=sizes', 'lesson-sizes'],
   ['#explore', 'attention-heatmap'],
   ['#studio', 'studio-data'],

@@ -68,12 +68,12 @@ async function next(page, id) {
 const attentionRows = (page) => page.getByTestId('lesson-attention-row').evaluate((t) =>
   [...t.querySelectorAll('tr')].slice(1).map((r) => [r.cells[0].textContent, +r.cells[1].textContent, +r.cells[2].dataset.w]));
 
-test('every lesson by keyboard: its questions answered from the live numbers, progress kept after a reload', { timeout: 15 * MINUTE }, async () => {
+test('every lesson by keyboard: its questions answered from the live numbers, progress kept after a reload', { timeout: 25 * MINUTE }, async () => {
   const { page } = chrome;
   await page.goto(server.origin + '/#lessons');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'tokens');
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 8 questions answered');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 16 questions answered');
 
   // 1 · Tokens: the word's pieces, read from the live view after typing it.
   const input = page.getByTestId('lesson-input');
@@ -87,7 +87,21 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   await expectRight(page, 'tokens-count', { number: pieces });
   await screenshot(page, 'lesson-tokens');
 
-  // 2 · Attention: the token "it" attends to most in the last layer, from the table of its row.
+  // 2 · Input: which looked-up parts of the repeated word differ, and the cosine after LayerNorm.
+  await next(page, 'input');
+  const parts = page.getByTestId('lesson-input-parts');
+  await parts.waitFor({ timeout: 2 * MINUTE });
+  const byPart = Object.fromEntries(await parts.locator('tr').evaluateAll((trs) => trs.slice(1).map((r) => [r.cells[0].textContent, +r.cells[1].dataset.v])));
+  assert.equal(byPart.token.toFixed(4), '1.0000', 'the same word looks up the same token row');
+  assert.ok(byPart.position < 0.9999, 'another position looks up another position row');
+  const differ = ['token', 'segment', 'position'].filter((k) => byPart[k] < 0.9999);
+  const phrase = differ.length === 1 ? `only the ${differ[0]} part` : `the ${differ.join(' and the ')} parts`;
+  const inputOptions = await page.getByTestId('check-input-differs').getByTestId('check-answer').locator('option').allTextContents();
+  assert.ok(inputOptions.includes(phrase), `${phrase} in ${inputOptions}`);
+  await expectRight(page, 'input-differs', { index: inputOptions.indexOf(phrase) - 1 });
+  await expectRight(page, 'input-cosine', { number: byPart['after LayerNorm'].toFixed(2) });
+
+  // 3 · Attention: the token "it" attends to most in the last layer, from the table of its row.
   await next(page, 'attention');
   await page.getByTestId('lesson-attention-row').waitFor({ timeout: 2 * MINUTE });
   const [[, position, weight], second] = await attentionRows(page);
@@ -105,7 +119,21 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const options = await page.getByTestId('check-masking-share').getByTestId('check-answer').locator('option').allTextContents();
   await expectRight(page, 'masking-share', { index: options.indexOf('80%') - 1 });
 
-  // 4 · Senses: the layer with the highest share, from the table.
+  // 5 · Pairs: the negatives of the roll shown, after rolling again; the objective the topic cannot give away.
+  await next(page, 'pairs');
+  await tabTo(page, page.getByTestId('lesson-pairs-roll'));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid=lesson-pairs-seed]')?.textContent === 'roll 2');
+  const pairRows = await page.locator('[data-testid=lesson-pairs] tr[data-label]').count();
+  assert.equal(pairRows, 4, 'five sentences make four pairs');
+  const negatives = await page.locator('[data-testid=lesson-pairs] tr[data-label="1"]').count();
+  await expectRight(page, 'pairs-negatives', { number: negatives });
+  const pairOptions = await page.getByTestId('check-pairs-topic').getByTestId('check-answer').locator('option').allTextContents();
+  await expectRight(page, 'pairs-topic', { index: pairOptions.indexOf('sentence-order prediction') - 1 });
+  const segmentB = await page.locator('[data-testid=lesson-pairs-tokens] .segment-b').count();
+  assert.ok(segmentB >= 2, 'sentence B and its [SEP] are marked as segment B');
+
+  // 6 · Senses: the layer with the highest share, from the table.
   await next(page, 'senses');
   await page.getByTestId('lesson-senses-table').waitFor({ timeout: 3 * MINUTE });
   const shares = await page.getByTestId('lesson-senses-table').evaluate((t) => [...t.querySelectorAll('td[data-v]')].map((c) => +c.dataset.v));
@@ -113,7 +141,30 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   assert.ok(bestLayer > 0, `the input embeddings cannot tell senses apart best (${shares})`);
   await expectRight(page, 'senses-best-layer', { index: bestLayer });
 
-  // 5 · Sizes: the loaded model's count and large / base, from the table.
+  // 7 · Fine-tuning: both recipes trained in the worker; the better one and the layer that moved most.
+  await next(page, 'finetune');
+  await tabTo(page, page.getByTestId('lesson-finetune-run'));
+  await page.keyboard.press('Enter');
+  const change = page.getByTestId('lesson-finetune-change');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=lesson-finetune-change] tr[data-mode]').length === 2, null, { timeout: 8 * MINUTE });
+  const [headCka, fullCka] = await change.locator('tr[data-mode]').evaluateAll((trs) => trs.map((r) => [...r.querySelectorAll('td[data-v]')].map((c) => +c.dataset.v)));
+  assert.ok(headCka.every((v) => v > 0.9999), `head-only training leaves every layer as it was (${headCka})`);
+  assert.ok(Math.min(...fullCka) < 0.9999, `full fine-tuning moves the encoder (${fullCka})`);
+  const accuracies = await page.locator('[data-testid=lesson-finetune-runs] td[data-accuracy]').evaluateAll((tds) => tds.map((c) => +c.dataset.accuracy));
+  await expectRight(page, 'finetune-better', { index: accuracies.indexOf(Math.max(...accuracies)) });
+  await expectRight(page, 'finetune-moved', { index: fullCka.indexOf(Math.min(...fullCka)) });
+
+  // 8 · Probing: the best layer's probe and its selectivity over the shuffled-label control.
+  await next(page, 'probing');
+  const probeTable = page.getByTestId('lesson-probing-table');
+  await probeTable.waitFor({ timeout: 3 * MINUTE });
+  const real = await probeTable.locator('td[data-real]').evaluateAll((tds) => tds.map((c) => +c.dataset.real));
+  const control = await probeTable.locator('td[data-control]').evaluateAll((tds) => tds.map((c) => +c.dataset.control));
+  const bestProbe = real.indexOf(Math.max(...real));
+  await expectRight(page, 'probing-best-layer', { index: bestProbe });
+  await expectRight(page, 'probing-selectivity', { number: ((real[bestProbe] - control[bestProbe]) * 100).toFixed(1) });
+
+  // 9 · Sizes: the loaded model's count and large / base, from the table.
   await next(page, 'sizes');
   const params = async (row) => +(await row.locator('td[data-params]').getAttribute('data-params'));
   const loaded = await params(page.getByTestId('lesson-size-loaded'));
@@ -124,10 +175,10 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const large = await params(row('bert-large'));
   await expectRight(page, 'sizes-large', { number: (large / base).toFixed(1) });
 
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '8 of 8 questions answered');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '16 of 16 questions answered');
   await page.reload();
   await page.getByTestId('lessons-progress').waitFor();
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '8 of 8 questions answered', 'progress is kept');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '16 of 16 questions answered', 'progress is kept');
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'sizes', 'the last lesson shown opens again');
   assert.deepEqual(chrome.problems, []);
 });
@@ -144,7 +195,7 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
   const size = () => page.evaluate(() => parseFloat(getComputedStyle(document.querySelector('[data-testid=lesson] p')).fontSize));
   assert.ok(await size() >= 20, 'large type');
   await page.keyboard.press('ArrowRight');
-  await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'attention');
+  await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'input');
   await page.keyboard.press('ArrowLeft');
   await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'tokens');
   await screenshot(page, 'lesson-presented');

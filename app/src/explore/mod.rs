@@ -7,7 +7,7 @@ mod embedding;
 mod fill_mask;
 mod input_parts;
 mod map;
-mod probe;
+pub(crate) mod probe;
 mod similarity;
 mod tokens;
 

@@ -1,14 +1,15 @@
 //! Linear probes by layer: how well a linear classifier reads the labels from each layer's
 //! mean-pooled vectors.
 
-use bertbench_core::data::stratified_split;
+use bertbench_core::data::{Split, stratified_split};
 use bertbench_core::analysis::samples::balanced_sample;
-use bertbench_core::analysis::probe::{ProbeOptions, linear_probe};
+use bertbench_core::analysis::probe::{ProbeOptions, ProbeResult, linear_probe};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
 use crate::compute::{claim, each_states, encode_all, release};
+use crate::engine::Engine;
 use crate::fetch::yield_to_browser;
 use crate::studio::Studio;
 use crate::widgets::{LineChart, Series, now_ms};
@@ -27,6 +28,45 @@ struct Probed {
     by_layer: Vec<(f32, f32)>,
     majority: f32,
     millis: f64,
+}
+
+/// Every layer's mean-pooled vector of each text: `[text][layer][dim]`, layer 0 the input
+/// embeddings.
+pub(crate) async fn layer_vectors(
+    engine: &Engine,
+    texts: &[String],
+    progress: impl Fn(usize, usize),
+    cancelled: impl Fn() -> bool,
+) -> Result<Vec<Vec<Vec<f32>>>, String> {
+    let encoded = encode_all(engine, texts)?;
+    each_states(engine, &encoded, |_, s| (0..s.layers.len()).map(|l| s.mean_of(l, 0..s.len())).collect::<Vec<_>>(), progress, cancelled).await
+}
+
+/// A linear probe of each layer's vectors (`per_text` from [`layer_vectors`]) for `labels`,
+/// fitted on `split.train` and scored on `split.valid`. Yields to the browser between layers;
+/// `progress(layer, last layer)`.
+pub(crate) async fn probe_layers(
+    per_text: &[Vec<Vec<f32>>],
+    labels: &[usize],
+    num_labels: usize,
+    split: &Split,
+    progress: impl Fn(usize, usize),
+    cancelled: impl Fn() -> bool,
+) -> Result<Vec<ProbeResult>, String> {
+    let layers = per_text.first().map(Vec::len).unwrap_or(0);
+    let take = |rows: &[usize], l: usize| -> (Vec<Vec<f32>>, Vec<usize>) { rows.iter().map(|&r| (per_text[r][l].clone(), labels[r])).unzip() };
+    let mut out = Vec::with_capacity(layers);
+    for l in 0..layers {
+        if cancelled() {
+            return Err("cancelled".into());
+        }
+        progress(l, layers - 1);
+        yield_to_browser().await;
+        let (xs, ys) = take(&split.train, l);
+        let (xt, yt) = take(&split.valid, l);
+        out.push(linear_probe((&xs, &ys), (&xt, &yt), num_labels, ProbeOptions::default()).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
 }
 
 /// Probe accuracy by layer.
@@ -64,33 +104,10 @@ pub fn ProbePanel() -> impl IntoView {
                 let ids: Vec<usize> = picked.iter().map(|&i| all_ids[i]).collect();
                 let split = stratified_split(&ids, dataset.labels.len(), 0.3, 17).map_err(|e| e.to_string())?;
                 let texts: Vec<String> = picked.iter().map(|&i| dataset.examples[i].text.clone()).collect();
-                let encoded = encode_all(&engine, &texts)?;
-                let per_text = each_states(
-                    &engine,
-                    &encoded,
-                    |_, s| (0..s.layers.len()).map(|l| s.mean_of(l, 0..s.len())).collect::<Vec<_>>(),
-                    |d, t| progress.set(Some(format!("embedding {d} / {t} texts"))),
-                    move || cancel.get_untracked(),
-                )
-                .await?;
-                let layers = per_text.first().map(Vec::len).unwrap_or(0);
-                let take = |rows: &[usize], l: usize| -> (Vec<Vec<f32>>, Vec<usize>) {
-                    rows.iter().map(|&r| (per_text[r][l].clone(), ids[r])).unzip()
-                };
-                let mut by_layer = Vec::with_capacity(layers);
-                let mut majority = 0.0;
-                for l in 0..layers {
-                    if cancel.get_untracked() {
-                        return Err("cancelled".into());
-                    }
-                    progress.set(Some(format!("probing layer {l} of {}", layers - 1)));
-                    yield_to_browser().await;
-                    let (xs, ys) = take(&split.train, l);
-                    let (xt, yt) = take(&split.valid, l);
-                    let r = linear_probe((&xs, &ys), (&xt, &yt), dataset.labels.len(), ProbeOptions::default()).map_err(|e| e.to_string())?;
-                    majority = r.majority;
-                    by_layer.push((r.test_accuracy, r.train_accuracy));
-                }
+                let per_text = layer_vectors(&engine, &texts, |d, t| progress.set(Some(format!("embedding {d} / {t} texts"))), move || cancel.get_untracked()).await?;
+                let probed = probe_layers(&per_text, &ids, dataset.labels.len(), &split, |l, n| progress.set(Some(format!("probing layer {l} of {n}"))), move || cancel.get_untracked()).await?;
+                let majority = probed.first().map(|r| r.majority).unwrap_or(0.0);
+                let by_layer = probed.iter().map(|r| (r.test_accuracy, r.train_accuracy)).collect();
                 Ok(Probed {
                     source: source.clone(),
                     model: engine.model_id.clone(),

@@ -104,7 +104,7 @@ pub fn AttentionLesson() -> impl IntoView {
                     view! {
                         <figure>
                             <figcaption class="small"><b>"Causal mask"</b>": each token sees only itself and the tokens before it (a GPT)"</figcaption>
-                            {heatmap(&c.causal.tokens, &c.causal.segments, c.causal.seq, &cm, "lesson-attention-causal")}
+                            {heatmap(&c.causal.tokens, &c.causal.segments, c.causal.seq, &cm, "lesson-attention-causal", None)}
                         </figure>
                     }
                 });
@@ -117,7 +117,7 @@ pub fn AttentionLesson() -> impl IntoView {
                     <div class="maps">
                         <figure>
                             <figcaption class="small"><b>"Bidirectional"</b>" (BERT): every token sees every token"</figcaption>
-                            {heatmap(&c.map.tokens, &c.map.segments, seq, &m, "lesson-attention")}
+                            {heatmap(&c.map.tokens, &c.map.segments, seq, &m, "lesson-attention", None)}
                         </figure>
                         {causal_view}
                     </div>

@@ -6,7 +6,11 @@
 
 mod attention;
 mod check;
+mod finetune;
+mod input;
 mod masking;
+mod pairs;
+mod probing;
 mod progress;
 mod senses;
 mod sizes;
@@ -30,11 +34,15 @@ pub struct Lesson {
 }
 
 /// The lessons, in the lecture's order.
-pub const LESSONS: [Lesson; 5] = [
+pub const LESSONS: [Lesson; 9] = [
     Lesson { id: "tokens", title: "From text to tokens", example: tokens::EXAMPLE, checks: &tokens::CHECKS },
+    Lesson { id: "input", title: "The input: token, segment, position", example: input::EXAMPLE, checks: &input::CHECKS },
     Lesson { id: "attention", title: "Attention", example: attention::EXAMPLE, checks: &attention::CHECKS },
     Lesson { id: "masking", title: "Masked language modelling", example: masking::EXAMPLE, checks: &masking::CHECKS },
+    Lesson { id: "pairs", title: "Next sentence, sentence order", example: pairs::EXAMPLE, checks: &pairs::CHECKS },
     Lesson { id: "senses", title: "Contextual embeddings", example: senses::EXAMPLE, checks: &senses::CHECKS },
+    Lesson { id: "finetune", title: "Fine-tuning: the head or everything", example: "", checks: &finetune::CHECKS },
+    Lesson { id: "probing", title: "Probing: what each layer knows", example: "", checks: &probing::CHECKS },
     Lesson { id: "sizes", title: "Model sizes and variants", example: "", checks: &sizes::CHECKS },
 ];
 
@@ -232,7 +240,11 @@ pub fn LessonsPanel() -> impl IntoView {
                 {move || match LESSONS[lessons.current.get()].id {
                     "tokens" => view! { <tokens::TokensLesson /> }.into_any(),
                     "attention" => view! { <attention::AttentionLesson /> }.into_any(),
+                    "input" => view! { <input::InputLesson /> }.into_any(),
                     "masking" => view! { <masking::MaskingLesson /> }.into_any(),
+                    "pairs" => view! { <pairs::PairsLesson /> }.into_any(),
+                    "probing" => view! { <probing::ProbingLesson /> }.into_any(),
+                    "finetune" => view! { <finetune::FinetuneLesson /> }.into_any(),
                     "senses" => view! { <senses::SensesLesson /> }.into_any(),
                     _ => view! { <sizes::SizesLesson /> }.into_any(),
                 }}

@@ -77,7 +77,7 @@ pub fn TokensLesson() -> impl IntoView {
                 view! {
                     <p class="small muted" data-testid="lesson-token-count" aria-live="polite">{summary}</p>
                     <div class="tokens" data-testid="lesson-tokens">
-                        {enc.tokens.into_iter().enumerate().map(|(i, t)| token_view(i, t, unk)).collect_view()}
+                        {enc.tokens.into_iter().enumerate().map(|(i, t)| token_view(i, t, unk, None)).collect_view()}
                     </div>
                 }.into_any()
             }

@@ -19,11 +19,39 @@ use crate::widgets::{LineChart, Series, now_ms};
 const TEXTS: usize = 64;
 
 #[derive(Debug, Clone, PartialEq)]
-struct Change {
-    texts: usize,
+pub(crate) struct Change {
+    pub texts: usize,
     /// Per layer (0 = embeddings): `(linear CKA, mean cosine)` between base and tuned.
-    by_layer: Vec<(f32, f32)>,
-    millis: f64,
+    pub by_layer: Vec<(f32, f32)>,
+    pub millis: f64,
+}
+
+/// How far each layer of the worker's fine-tuned encoder moved from `base`, on `texts`: per
+/// layer, the linear CKA and the mean cosine of the two models' mean-pooled vectors. The caller
+/// holds the page's model (`compute::claim`); `progress` hears what is being computed.
+pub(crate) async fn layer_change(studio: Studio, state: AppState, base: &Engine, texts: &[String], progress: impl Fn(String)) -> Result<Change, String> {
+    let start = now_ms();
+    let tuned = fine_tuned(studio, state).await?;
+    let (bc, tc) = (&base.bert.config, &tuned.bert.config);
+    if bc.num_hidden_layers != tc.num_hidden_layers || bc.hidden_size != tc.hidden_size {
+        return Err(format!(
+            "the fine-tuned model ({} layers × {}) was not trained from {} ({} layers × {})",
+            tc.num_hidden_layers, tc.hidden_size, base.model_id, bc.num_hidden_layers, bc.hidden_size
+        ));
+    }
+    let mean_per_layer = |_: usize, s: &bertbench_core::analysis::inspect::TextStates| (0..s.layers.len()).map(|l| s.mean_of(l, 0..s.len())).collect::<Vec<_>>();
+    let a = each_states(base, &encode_all(base, texts)?, mean_per_layer, |d, t| progress(format!("pretrained model: {d} / {t} texts")), || false).await?;
+    let b = each_states(&tuned, &encode_all(&tuned, texts)?, mean_per_layer, |d, t| progress(format!("fine-tuned model: {d} / {t} texts")), || false).await?;
+    let layers = a.first().map(Vec::len).unwrap_or(0);
+    let mut by_layer = Vec::with_capacity(layers);
+    for l in 0..layers {
+        let xa: Vec<Vec<f32>> = a.iter().map(|v| v[l].clone()).collect();
+        let xb: Vec<Vec<f32>> = b.iter().map(|v| v[l].clone()).collect();
+        let cka = linear_cka(&xa, &xb).map_err(|e| e.to_string())?;
+        let cos = xa.iter().zip(&xb).map(|(p, q)| cosine(p, q)).sum::<f32>() / xa.len().max(1) as f32;
+        by_layer.push((cka, cos));
+    }
+    Ok(Change { texts: texts.len(), by_layer, millis: now_ms() - start })
 }
 
 /// Fetches the fine-tuned encoder from the worker and builds it on the current device.
@@ -95,36 +123,10 @@ pub fn StudioInsidePanel() -> impl IntoView {
             let start = now_ms();
             let out = async {
                 let base = state.base.with_value(|b| b.clone()).unwrap_or(current);
-                let tuned = fine_tuned(studio, state).await?;
-                let (bc, tc) = (&base.bert.config, &tuned.bert.config);
-                if bc.num_hidden_layers != tc.num_hidden_layers || bc.hidden_size != tc.hidden_size {
-                    return Err(format!(
-                        "the fine-tuned model ({} layers × {}) was not trained from {} ({} layers × {})",
-                        tc.num_hidden_layers, tc.hidden_size, base.model_id, bc.num_hidden_layers, bc.hidden_size
-                    ));
-                }
                 let texts: Vec<String> = balanced_sample(&dataset, TEXTS).into_iter().map(|i| dataset.examples[i].text.clone()).collect();
-                let mean_per_layer = |_: usize, s: &bertbench_core::analysis::inspect::TextStates| {
-                    (0..s.layers.len()).map(|l| s.mean_of(l, 0..s.len())).collect::<Vec<_>>()
-                };
-                let a = each_states(&base, &encode_all(&base, &texts)?, mean_per_layer, |d, t| {
-                    progress.set(Some(format!("pretrained model: {d} / {t} texts")))
-                }, || false)
-                .await?;
-                let b = each_states(&tuned, &encode_all(&tuned, &texts)?, mean_per_layer, |d, t| {
-                    progress.set(Some(format!("fine-tuned model: {d} / {t} texts")))
-                }, || false)
-                .await?;
-                let layers = a.first().map(Vec::len).unwrap_or(0);
-                let mut by_layer = Vec::with_capacity(layers);
-                for l in 0..layers {
-                    let xa: Vec<Vec<f32>> = a.iter().map(|v| v[l].clone()).collect();
-                    let xb: Vec<Vec<f32>> = b.iter().map(|v| v[l].clone()).collect();
-                    let cka = linear_cka(&xa, &xb).map_err(|e| e.to_string())?;
-                    let cos = xa.iter().zip(&xb).map(|(p, q)| cosine(p, q)).sum::<f32>() / xa.len().max(1) as f32;
-                    by_layer.push((cka, cos));
-                }
-                Ok(Change { texts: texts.len(), by_layer, millis: now_ms() - start })
+                let mut out = layer_change(studio, state, &base, &texts, |m| progress.set(Some(m))).await?;
+                out.millis = now_ms() - start;
+                Ok::<_, String>(out)
             }
             .await;
             release(state);

@@ -12,12 +12,13 @@ use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_co
 use bertbench_core::tasks::classification::{ClassifierMeta, Level};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode, memory};
 use bertbench_core::bert::checkpoint::CheckpointFiles;
+use futures::channel::oneshot;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
 use crate::engine::Engine;
-use crate::fetch::{fetch_bytes, yield_to_browser};
+use crate::fetch::yield_to_browser;
 use crate::files::download;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
 use crate::runs::{Backend, CheckpointMeta, RunRecord, RunSummary, TrainEvent, TrainRequest};
@@ -37,6 +38,7 @@ mod train;
 pub use answering::StudioQaDataPanel;
 pub use data::StudioDataPanel;
 pub use inside::StudioInsidePanel;
+pub(crate) use inside::{Change, layer_change};
 pub use results::StudioResultsPanel;
 pub use resume::ResumeBanner;
 pub use similarity::StudioPairDataPanel;
@@ -151,6 +153,8 @@ pub struct Studio {
     pub history: RwSignal<Vec<RunRecord>>,
     /// What the run in progress will be recorded as.
     starting: StoredValue<Option<RunRecord>>,
+    /// Who waits for the run in progress to end ([`Studio::run_end`]).
+    ending: StoredValue<Vec<oneshot::Sender<Result<Arc<RunSummary>, String>>>>,
     /// An interrupted run's checkpoint, offered for resuming.
     pub resume_offer: RwSignal<Option<Arc<CheckpointMeta>>>,
     /// The run's last checkpoint, in words (or why it failed).
@@ -217,6 +221,7 @@ impl Studio {
             from_scratch: RwSignal::new(false),
             history: RwSignal::new(Vec::new()),
             starting: StoredValue::new(None),
+            ending: StoredValue::new(Vec::new()),
             resume_offer: RwSignal::new(None),
             checkpoint_note: RwSignal::new(None),
             checkpointed: StoredValue::new(None),
@@ -257,13 +262,16 @@ impl Studio {
                     self.history.update(|h| h.push(record));
                 }
                 self.checkpoint_note.set(None);
-                self.summary.set(Some(Arc::new(*summary)));
+                let summary = Arc::new(*summary);
+                self.summary.set(Some(summary.clone()));
                 self.live.update(|l| l.evaluating = None);
                 self.run.set(RunState::Finished);
+                self.ended(Ok(summary));
             }
             RunUpdate::Finished { .. } | RunUpdate::Saved { .. } => {}
             RunUpdate::Failed { message, gpu_lost: true } => self.fall_back_to_cpu(run, message),
             RunUpdate::Failed { message, .. } => {
+                self.ended(Err(message.clone()));
                 self.run.set(RunState::Failed(message));
                 // A checkpoint of the failed run, if any, is offered for resuming (on the CPU, say).
                 self.saved.refresh();
@@ -279,6 +287,20 @@ impl Studio {
             RunUpdate::CheckpointFailed(message) => {
                 self.checkpoint_note.set(Some(Err(format!("No checkpoint: {message} Training goes on."))));
             }
+        }
+    }
+
+    /// The end of the next run to end (the one in progress, or the next started): its summary,
+    /// or why it failed. A run that loses its GPU and goes on on the CPU has not ended.
+    pub fn run_end(self) -> oneshot::Receiver<Result<Arc<RunSummary>, String>> {
+        let (tx, rx) = oneshot::channel();
+        self.ending.update_value(|w| w.push(tx));
+        rx
+    }
+
+    fn ended(self, result: Result<Arc<RunSummary>, String>) {
+        for waiter in self.ending.try_update_value(std::mem::take).unwrap_or_default() {
+            let _ = waiter.send(result.clone());
         }
     }
 
@@ -447,7 +469,7 @@ impl Studio {
     /// Starts a fine-tuning run of any task on the page's model: the request with `config`,
     /// `labels` and `max_len`, its data set by `data`, recorded in the runs table as `label`.
     /// Clears the last run's curves.
-    pub(super) fn launch(
+    pub(crate) fn launch(
         self,
         engine: &Engine,
         label: String,
@@ -591,9 +613,13 @@ impl Studio {
             let name = self.upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
             return Ok((p.dataset.clone(), name));
         }
-        let bytes = fetch_bytes("examples/sentiment.csv", |_, _| {}).await.map_err(|e| format!("the example data could not be read: {e}"))?;
-        let table = parse_table(&bytes, Some("sentiment.csv")).map_err(|e| e.to_string())?;
-        let dataset = to_examples(&table, &guess_columns(&table)).map_err(|e| e.to_string())?;
-        Ok((Arc::new(dataset), "the built-in sentiment examples".into()))
+        Ok((builtin_sentiment()?, "the built-in sentiment examples".into()))
     }
+}
+
+/// The built-in sentiment examples (`examples/sentiment.csv`, built into the page).
+pub fn builtin_sentiment() -> Result<Arc<Dataset>, String> {
+    let table = parse_table(EXAMPLE_CSV, Some("sentiment.csv")).map_err(|e| e.to_string())?;
+    let dataset = to_examples(&table, &guess_columns(&table)).map_err(|e| e.to_string())?;
+    Ok(Arc::new(dataset))
 }

@@ -1,0 +1,202 @@
+//! Lesson 7: fine-tuning, head only versus everything. Both runs train in the studio's worker on
+//! the built-in sentiment examples (they appear in the studio's runs table and saved work, as any
+//! run does); after each, every layer of the trained encoder is compared with the pretrained one
+//! (linear CKA), which shows what each recipe changes where.
+
+use std::sync::Arc;
+
+use bertbench_core::train::{FineTuneConfig, TrainMode};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::check::{Answer, Check, Expected, best};
+use super::{Maths, TryThis};
+use crate::app::AppState;
+use crate::compute::{claim, release};
+use crate::runs::{RunRecord, RunSummary};
+use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe};
+use crate::widgets::{LineChart, Series};
+
+pub const CHECKS: [&str; 2] = ["finetune-better", "finetune-moved"];
+
+/// The two recipes compared, in the order they run.
+const MODES: [TrainMode; 2] = [TrainMode::HeadOnly, TrainMode::Full];
+/// Texts each encoder is compared on.
+const TEXTS: usize = 48;
+
+/// One recipe's outcome.
+#[derive(Clone)]
+struct Trained {
+    mode: TrainMode,
+    summary: Arc<RunSummary>,
+    change: Change,
+}
+
+fn config(mode: TrainMode) -> FineTuneConfig {
+    let c = FineTuneConfig::new().with_mode(mode).with_batch_size(16).with_seed(42);
+    match mode {
+        TrainMode::HeadOnly => c.with_head_epochs(10),
+        _ => c.with_epochs(2).with_learning_rate(5e-5),
+    }
+}
+
+/// Trains `mode` in the worker on the built-in examples and measures how its encoder moved.
+async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(String) + Copy) -> Result<Trained, String> {
+    let dataset = builtin_sentiment()?;
+    let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
+    let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
+    let (train, valid) = (pick(&split.train), pick(&split.valid));
+    let engine = state.engine().ok_or("the model is still loading")?;
+    let config = config(mode);
+    let label = format!("lesson 7: {}", recipe(&config));
+    let end = studio.run_end();
+    say(format!("{}: training in the worker ({} texts, {} held out)…", mode.label(), train.len(), valid.len()));
+    studio.launch(&engine, label.clone(), config, dataset.labels.clone(), 64, |r| {
+        r.train = train;
+        r.valid = valid;
+        // The lesson compares pretrained starts on one seed, whatever the studio is set to.
+        r.from_scratch = false;
+        r.restarts = 1;
+        r.record = RunRecord::starting(engine.model_id.clone(), false, label);
+    })?;
+    let summary = end.await.map_err(|_| "the run was lost".to_string())??;
+    if summary.cancelled {
+        return Err(format!("The {} run was cancelled in the studio.", mode.label()));
+    }
+    say(format!("{}: comparing every layer with the pretrained model…", mode.label()));
+    let current = claim(state).await.ok_or("no model is loaded")?;
+    let base = state.base.with_value(|b| b.clone()).unwrap_or(current);
+    let texts: Vec<String> = split.valid.iter().take(TEXTS).map(|&i| dataset.examples[i].text.clone()).collect();
+    let change = layer_change(studio, state, &base, &texts, say).await;
+    release(state);
+    Ok(Trained { mode, summary, change: change? })
+}
+
+/// The lesson.
+#[component]
+pub fn FinetuneLesson() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let studio = expect_context::<Studio>();
+    let results = RwSignal::new(Vec::<Trained>::new());
+    let status = RwSignal::new(None::<Result<String, String>>);
+    let running = RwSignal::new(false);
+    let start = move |_| {
+        if matches!(studio.run.get_untracked(), RunState::Running { .. }) {
+            status.set(Some(Err("The studio is training: wait for its run to end (or cancel it there) first.".into())));
+            return;
+        }
+        running.set(true);
+        results.set(Vec::new());
+        spawn_local(async move {
+            let say = move |m: String| status.set(Some(Ok(m)));
+            for mode in MODES {
+                match train(studio, state, mode, say).await {
+                    Ok(t) => results.update(|r| r.push(t)),
+                    Err(e) => {
+                        status.set(Some(Err(e)));
+                        running.set(false);
+                        return;
+                    }
+                }
+            }
+            status.set(Some(Ok("Both runs are done; their curves and mistakes are in the studio tab.".into())));
+            running.set(false);
+        });
+    };
+    let both = move || results.with(|r| (r.len() == 2).then(|| r.clone()));
+    let better = Signal::derive(move || {
+        let Some(r) = both() else { return Some(Err("Train both recipes first (the button above).".into())) };
+        let acc: Vec<f32> = r.iter().map(|t| t.summary.metrics.accuracy).collect();
+        Some(Ok(Answer {
+            expected: Expected::Choice { options: r.iter().map(|t| t.mode.label().to_string()).collect(), right: best(&acc) },
+            why: format!("Head only: {:.1}%, full fine-tuning: {:.1}% on the held-out texts.", acc[0] * 100.0, acc[1] * 100.0),
+        }))
+    });
+    let moved = Signal::derive(move || {
+        let Some(r) = both() else { return Some(Err("Train both recipes first (the button above).".into())) };
+        let cka: Vec<f32> = r[1].change.by_layer.iter().map(|v| -v.0).collect();
+        let right = best(&cka);
+        Some(Ok(Answer {
+            expected: Expected::Choice {
+                options: (0..cka.len()).map(|l| if l == 0 { "layer 0 (embeddings)".to_string() } else { format!("layer {l}") }).collect(),
+                right: right.clone(),
+            },
+            why: format!(
+                "Layer {}'s vectors moved most (CKA {:.3} with the pretrained model's); the embeddings kept {:.3}. The layers nearest the head change most.",
+                right[0], -cka[right[0]], -cka[0]
+            ),
+        }))
+    });
+    view! {
+        <p>"A pretrained BERT knows a lot about language but nothing about your task. "<em>"Fine-tuning"</em>" adds a small "
+            "classifier (the "<em>"head"</em>") on top of its vectors and trains on your labelled examples. There are two "
+            "common recipes. "<b>"Head only"</b>": the encoder is frozen, only the head learns; fast, and safe with few "
+            "examples, but the features stay what pretraining made them. "<b>"Full fine-tuning"</b>": every weight learns, "
+            "with a small learning rate; slower, usually better, and it reshapes the encoder for the task."</p>
+        <p>"Below, both recipes train on the same built-in sentiment sentences (a quarter held out) with the loaded "
+            "model, in the background worker, as the studio would. Then each trained encoder is compared with the "
+            "pretrained one, layer by layer: a similarity of 1 means the layer still gives the same vectors."</p>
+        <Maths>
+            <p>"The head is p(y | x) = softmax(W h(x) + b) with h(x) the mean of the last layer's token vectors. Both recipes "
+                "minimise the cross-entropy −log p(y | x); head only updates W and b, full fine-tuning all of θ with AdamW:"</p>
+            <p class="formula">"θ ← θ − η (m̂ / (√v̂ + ε) + λ θ)"</p>
+            <p>"Linear CKA compares two sets of vectors for the same texts, X and Y (centred): "
+                "CKA = ‖YᵀX‖²"<sub>"F"</sub>" / (‖XᵀX‖"<sub>"F"</sub>" ‖YᵀY‖"<sub>"F"</sub>"), 1 when one is a rotation and scaling of the other."</p>
+        </Maths>
+        <div class="row">
+            <button data-testid="lesson-finetune-run" on:click=start prop:disabled=move || running.get() || !state.has_model()>
+                "Train both recipes"
+            </button>
+            <span class="small muted">"A few seconds for the head, longer for the full run on a CPU."</span>
+        </div>
+        {move || status.get().map(|s| match s {
+            Ok(m) => view! { <p class="small muted" role="status" data-testid="lesson-finetune-status">{m}</p> }.into_any(),
+            Err(e) => view! { <p class="banner warn small" role="alert" data-testid="lesson-finetune-status">{e}</p> }.into_any(),
+        })}
+        {move || {
+            let r = results.get();
+            (!r.is_empty()).then(|| {
+                let layers = r[0].change.by_layer.len();
+                let series: Vec<Series> = r.iter().zip(["#2259c4", "#b35806"]).map(|(t, color)| Series {
+                    name: t.mode.label().to_string(),
+                    color,
+                    points: t.change.by_layer.iter().enumerate().map(|(l, v)| (l as f64, v.0 as f64)).collect(),
+                    dots: true,
+                }).collect();
+                // The lowest CKA sets the chart's floor, so a change of a few hundredths shows.
+                let lowest = r.iter().flat_map(|t| t.change.by_layer.iter().map(|v| v.0 as f64)).fold(1.0, f64::min);
+                let floor = ((lowest - 0.02) * 20.0).floor() / 20.0;
+                view! {
+                    <table class="plain small" data-testid="lesson-finetune-runs">
+                        <caption>"The two runs"</caption>
+                        <tr><th scope="col">"recipe"</th><th scope="col">"held-out accuracy"</th><th scope="col">"steps"</th><th scope="col">"seconds"</th></tr>
+                        {r.iter().map(|t| view! {
+                            <tr><th scope="row">{t.mode.label()}</th>
+                                <td data-accuracy=t.summary.metrics.accuracy.to_string()>{format!("{:.1}%", t.summary.metrics.accuracy * 100.0)}</td>
+                                <td>{t.summary.steps}</td><td>{format!("{:.1}", t.summary.seconds)}</td></tr>
+                        }).collect_view()}
+                    </table>
+                    <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = embeddings)" y_label="CKA with the pretrained model" y_range=(floor.clamp(0.0, 0.9), 1.0) testid="lesson-finetune-chart" />
+                    <div class="scroll-x">
+                    <table class="plain small" data-testid="lesson-finetune-change">
+                        <caption>"Linear CKA of each layer with the pretrained model (1 = unchanged)"</caption>
+                        <tr><th scope="col">"layer"</th>{(0..layers).map(|l| view! { <th scope="col">{l}</th> }).collect_view()}</tr>
+                        {r.iter().map(|t| view! {
+                            <tr data-mode=t.mode.label()><th scope="row">{t.mode.label()}</th>
+                                {t.change.by_layer.iter().map(|v| view! { <td data-v=v.0.to_string()>{format!("{:.3}", v.0)}</td> }).collect_view()}</tr>
+                        }).collect_view()}
+                    </table>
+                    </div>
+                }
+            })
+        }}
+        <TryThis>
+            <ul>
+                <li>"Why is the head-only line flat at 1?"</li>
+                <li>"Open the studio tab: the runs table compares the two, and “Look inside” opens the fine-tuned encoder in the explorer."</li>
+            </ul>
+        </TryThis>
+        <Check id=CHECKS[0] question="Which recipe reached the higher held-out accuracy?".to_string() answer=better />
+        <Check id=CHECKS[1] question="In full fine-tuning, which layer moved furthest from the pretrained model (the lowest CKA)?".to_string() answer=moved />
+    }
+}

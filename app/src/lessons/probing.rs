@@ -1,0 +1,154 @@
+//! Lesson 8: probing, what each layer knows. A linear probe per layer on the built-in sentiment
+//! examples, next to a control probe trained on shuffled labels (Hewitt and Liang's control
+//! task): a probe's accuracy means something only above what it reaches on labels that mean
+//! nothing.
+
+use bertbench_core::analysis::samples::balanced_sample;
+use bertbench_core::data::{shuffled, stratified_split};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::check::{Answer, Check, Expected, best};
+use super::{Maths, TryThis};
+use crate::app::AppState;
+use crate::compute::{Latest, claim_newest, release};
+use crate::explore::probe::{layer_vectors, probe_layers};
+use crate::studio::builtin_sentiment;
+use crate::widgets::{LineChart, Series};
+
+pub const CHECKS: [&str; 2] = ["probing-best-layer", "probing-selectivity"];
+
+/// Texts probed: enough for a stable probe, few enough to take seconds on one CPU thread.
+const TEXTS: usize = 160;
+
+#[derive(Clone, PartialEq)]
+struct Probed {
+    train: usize,
+    test: usize,
+    /// Held-out accuracy per layer (0 = input embeddings): real labels, shuffled labels.
+    real: Vec<f32>,
+    control: Vec<f32>,
+    majority: f32,
+}
+
+fn percent(x: f32) -> String {
+    format!("{:.1}", x * 100.0)
+}
+
+/// The lesson.
+#[component]
+pub fn ProbingLesson() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let result = RwSignal::new(None::<Result<Probed, String>>);
+    let progress = RwSignal::new(String::new());
+    let latest = Latest::new();
+    Effect::new(move |_| {
+        state.generation.get();
+        let ticket = latest.next();
+        result.set(None);
+        spawn_local(async move {
+            let data = builtin_sentiment();
+            let Some(engine) = claim_newest(state, latest, ticket).await else { return };
+            let out = async {
+                let dataset = data?;
+                let picked = balanced_sample(&dataset, TEXTS);
+                let all_ids = dataset.label_ids();
+                let ids: Vec<usize> = picked.iter().map(|&i| all_ids[i]).collect();
+                let split = stratified_split(&ids, dataset.labels.len(), 0.3, 17).map_err(|e| e.to_string())?;
+                let texts: Vec<String> = picked.iter().map(|&i| dataset.examples[i].text.clone()).collect();
+                let per_text = layer_vectors(&engine, &texts, |d, t| progress.set(format!("embedding {d} / {t} texts")), || false).await?;
+                let say = |l, n| progress.set(format!("probing layer {l} of {n}"));
+                let real = probe_layers(&per_text, &ids, dataset.labels.len(), &split, say, || false).await?;
+                // The control task: the same texts and split, each text given another text's label.
+                let order = shuffled(ids.len(), 29);
+                let control_ids: Vec<usize> = order.iter().map(|&i| ids[i]).collect();
+                let control = probe_layers(&per_text, &control_ids, dataset.labels.len(), &split, say, || false).await?;
+                Ok::<_, String>(Probed {
+                    train: split.train.len(),
+                    test: split.valid.len(),
+                    majority: real.first().map(|r| r.majority).unwrap_or(0.0),
+                    real: real.iter().map(|r| r.test_accuracy).collect(),
+                    control: control.iter().map(|r| r.test_accuracy).collect(),
+                })
+            }
+            .await;
+            release(state);
+            if latest.is(ticket) {
+                result.set(Some(out));
+            }
+        });
+    });
+    let best_layer = Signal::derive(move || {
+        result.get().map(|r| {
+            r.map(|p| {
+                let right = best(&p.real);
+                let options = (0..p.real.len()).map(|l| if l == 0 { "layer 0 (input embeddings)".to_string() } else { format!("layer {l}") }).collect();
+                Answer {
+                    expected: Expected::Choice { options, right: right.clone() },
+                    why: format!("Layer {}'s probe reads the sentiment of {}% of the held-out texts; the input embeddings' {}%.", right[0], percent(p.real[right[0]]), percent(p.real[0])),
+                }
+            })
+        })
+    });
+    let selectivity = Signal::derive(move || {
+        result.get().map(|r| {
+            r.map(|p| {
+                let l = best(&p.real)[0];
+                let gap = (p.real[l] - p.control[l]) * 100.0;
+                Answer {
+                    expected: Expected::Number { value: gap as f64, tolerance: 0.6 },
+                    why: format!("{} − {} = {gap:.1} points: that much of the probe's accuracy comes from what the layer knows, not from the probe memorising labels.", percent(p.real[l]), percent(p.control[l])),
+                }
+            })
+        })
+    });
+    view! {
+        <p>"Does layer 3 already know whether a review is positive? A "<em>"probe"</em>" asks: freeze the model, take one "
+            "layer's vectors of many labelled texts, and train the simplest classifier there is, a straight line (logistic "
+            "regression), to read the label. If it reads it well on texts it was not trained on, the layer holds that "
+            "information in an easy-to-read form."</p>
+        <p>"A probe can also learn by heart: with hundreds of numbers per text and about a hundred texts to train on, "
+            "even meaningless labels can be fitted in part. So a careful probe is compared with a "<em>"control"</em>": the same probe on the same texts "
+            "with the labels shuffled. The gap between the two, the "<em>"selectivity"</em>", is what the layer knows."</p>
+        <Maths>
+            <p>"For the layer's mean-pooled, standardised vectors x and labels y, the probe fits"</p>
+            <p class="formula">"p(y | x) = softmax(W x + b),  min −Σ log p(y"<sub>"i"</sub>" | x"<sub>"i"</sub>") + λ‖W‖²"</p>
+            <p>"and is scored on 30% of the texts held out. Selectivity = accuracy(real labels) − accuracy(control labels). "
+                "A probe that needs a deep network to read a property says little: the network might learn the property "
+                "itself. That is why probes are kept linear."</p>
+        </Maths>
+        {move || match result.get() {
+            None => view! { <p class="small muted" role="status">{move || format!("Probing every layer of the loaded model… {}", progress.get())}</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="banner warn small">{e}</p> }.into_any(),
+            Some(Ok(p)) => {
+                let points = |v: &[f32]| v.iter().enumerate().map(|(l, a)| (l as f64, *a as f64)).collect::<Vec<_>>();
+                let last = (p.real.len() - 1) as f64;
+                let series = vec![
+                    Series { name: "real labels".into(), color: "#2259c4", points: points(&p.real), dots: true },
+                    Series { name: "shuffled labels (control)".into(), color: "#b35806", points: points(&p.control), dots: true },
+                    Series { name: "always the majority label".into(), color: "#767676", points: vec![(0.0, p.majority as f64), (last, p.majority as f64)], dots: false },
+                ];
+                view! {
+                    <p class="small muted">{format!("Built-in sentiment examples: {} texts to train each probe, {} held out.", p.train, p.test)}</p>
+                    <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = input embeddings)" y_label="held-out accuracy" y_range=(0.0, 1.0) testid="lesson-probing-chart" />
+                    <div class="scroll-x">
+                    <table class="plain small" data-testid="lesson-probing-table">
+                        <caption>"Held-out accuracy (%) of the probe of each layer"</caption>
+                        <tr><th scope="col">"layer"</th>{(0..p.real.len()).map(|l| view! { <th scope="col">{l}</th> }).collect_view()}</tr>
+                        <tr><th scope="row">"real labels"</th>{p.real.iter().map(|a| view! { <td data-real=a.to_string()>{percent(*a)}</td> }).collect_view()}</tr>
+                        <tr><th scope="row">"control"</th>{p.control.iter().map(|a| view! { <td data-control=a.to_string()>{percent(*a)}</td> }).collect_view()}</tr>
+                    </table>
+                    </div>
+                }.into_any()
+            }
+        }}
+        <TryThis>
+            <ul>
+                <li>"Where does the real curve jump? Is the input embeddings' probe already above the majority line, and why could it be (think of words like “awful”)?"</li>
+                <li>"The explorer's “What each layer knows” view probes your own labelled data the same way."</li>
+            </ul>
+        </TryThis>
+        <Check id=CHECKS[0] question="Which layer's probe reads the sentiment best?".to_string() answer=best_layer />
+        <Check id=CHECKS[1] question="At that layer, what is the probe's selectivity: its accuracy minus the control's, in percentage points?".to_string() answer=selectivity />
+    }
+}
