@@ -9,6 +9,7 @@ use std::rc::Rc;
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::burn::prelude::Device;
 use bertbench_core::device_check::{DeviceCheckReport, compare_devices};
+use bertbench_core::tokenizer::{Encoded, Token};
 use futures::channel::oneshot;
 use leptos::prelude::*;
 
@@ -80,13 +81,62 @@ pub struct AppState {
     pub sentence_a: RwSignal<String>,
     /// An optional second sentence (a pair: `[CLS] a [SEP] b [SEP]`).
     pub sentence_b: RwSignal<String>,
+    /// The token of the explored sentence (A, or the pair) selected in one view and shown
+    /// selected in every view: tokens, input parts, attention, the map.
+    pub token: RwSignal<Option<TokenChoice>>,
     /// The pretrained model, kept while a fine-tuned one is being explored.
     pub base: StoredValue<Option<Rc<Engine>>, LocalStorage>,
     /// The visible tab.
     pub tab: RwSignal<Tab>,
 }
 
+/// A token selected in the explorer: its position in the explored input, and what identifies it
+/// in a view that tokenizes sentence A on its own (the map).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenChoice {
+    /// Position in the explored input (`[CLS]` is 0).
+    pub position: usize,
+    /// The WordPiece piece.
+    pub piece: String,
+    /// Segment: 0 for sentence A, 1 for B.
+    pub segment: u32,
+    /// Character range in its sentence.
+    pub chars: (usize, usize),
+}
+
 impl AppState {
+    /// Selects the token at `position` of the explored input in every view, or clears the
+    /// selection when it is already selected.
+    pub fn toggle_token(&self, choice: TokenChoice) {
+        self.token.update(|t| *t = if t.as_ref().is_some_and(|c| c.position == choice.position) { None } else { Some(choice) });
+    }
+
+    /// The explored input (sentence A, or the pair A and B) as the model reads it.
+    pub fn explored(&self) -> Option<Result<Encoded, String>> {
+        let engine = self.engine()?;
+        let (a, b) = (self.sentence_a.get_untracked(), self.sentence_b.get_untracked());
+        let tok = &engine.bert.tokenizer;
+        Some(if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) }.map_err(|e| e.to_string()))
+    }
+
+    /// Selects the first token of the explored input that `is` accepts (`(position, token)`), in
+    /// every view; `toggle` clears it instead when it is already the selected one.
+    pub fn select_token(&self, is: impl Fn(usize, &Token) -> bool, toggle: bool) {
+        let Some(Ok(encoded)) = self.explored() else { return };
+        let Some((position, t)) = encoded.tokens.iter().enumerate().find(|(i, t)| is(*i, t)) else { return };
+        let choice = TokenChoice { position, piece: t.piece.clone(), segment: t.type_id, chars: t.offsets };
+        if toggle {
+            self.toggle_token(choice);
+        } else {
+            self.token.set(Some(choice));
+        }
+    }
+
+    /// The selected token's position, if any (reactive).
+    pub fn token_position(&self) -> Option<usize> {
+        self.token.with(|t| t.as_ref().map(|c| c.position))
+    }
+
     /// The current engine, if loaded.
     pub fn engine(&self) -> Option<Rc<Engine>> {
         self.engine.with_value(|e| e.clone())

@@ -133,8 +133,13 @@ fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (0..=n * 2).map(|i| first + i as f64 * step).take_while(|v| *v <= hi + step * 1e-9).collect()
 }
 
+/// A tick's label: as many decimals as a "nice" step needs (0.925, not 0.93), no trailing zeros.
 fn tick_label(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.trunc() { format!("{v:.0}") } else if v.abs() >= 1.0 { format!("{v:.1}") } else { format!("{v:.2}") }
+    if v.abs() >= 100.0 || v == v.trunc() {
+        return format!("{v:.0}");
+    }
+    let s = if v.abs() >= 1.0 { format!("{v:.2}") } else { format!("{v:.3}") };
+    s.trim_end_matches('0').to_string()
 }
 
 /// A small SVG line chart with axes, ticks and a legend.
@@ -217,8 +222,52 @@ pub fn LineChart(
                 <text x="12" y=(H - B) / 2.0 text-anchor="middle" class="axis-label" transform=format!("rotate(-90 12 {})", (H - B) / 2.0)>{y_label.clone()}</text>
             </svg>
             <figcaption class="legend">{legend}</figcaption>
+            <details class="chart-data">
+                <summary>"Show the numbers"</summary>
+                {move || chart_table(&series.get(), &x_label, &y_label)}
+            </details>
         </figure>
     }
+}
+
+/// Most rows a chart's table shows: a long training curve is thinned evenly to this many x values.
+const TABLE_ROWS: usize = 60;
+
+/// The x values a chart's table lists: all the series' x values, in order, thinned evenly to
+/// [`TABLE_ROWS`] (the first and last kept).
+fn table_xs(series: &[Series]) -> Vec<f64> {
+    let mut xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| x.is_finite()).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+    if xs.len() <= TABLE_ROWS {
+        return xs;
+    }
+    let last = xs.len() - 1;
+    (0..TABLE_ROWS).map(|i| xs[i * last / (TABLE_ROWS - 1)]).collect()
+}
+
+/// A chart's numbers as a table: one row per x value, one column per series (empty where a
+/// series has no point at that x).
+fn chart_table(series: &[Series], x_label: &str, y_label: &str) -> impl IntoView + use<> {
+    let xs = table_xs(series);
+    let total = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).count();
+    let at = |s: &Series, x: f64| s.points.iter().find(|p| (p.0 - x).abs() < 1e-9).map(|p| tick_label_precise(p.1)).unwrap_or_default();
+    let rows = xs.iter().map(|&x| view! {
+        <tr><th scope="row">{tick_label_precise(x)}</th>{series.iter().map(|s| view! { <td>{at(s, x)}</td> }).collect_view()}</tr>
+    }).collect_view();
+    let thinned = (xs.len() < total && xs.len() == TABLE_ROWS).then(|| format!(" ({TABLE_ROWS} evenly spaced rows)"));
+    view! {
+        <table class="plain small">
+            <caption>{format!("{y_label} by {x_label}{}", thinned.unwrap_or_default())}</caption>
+            <tr><th scope="col">{x_label.to_string()}</th>{series.iter().map(|s| view! { <th scope="col">{s.name.clone()}</th> }).collect_view()}</tr>
+            {rows}
+        </table>
+    }
+}
+
+/// A number for a table: whole numbers as they are, others to four decimals (trailing zeros dropped).
+fn tick_label_precise(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e9 { format!("{v:.0}") } else { format!("{:.4}", v).trim_end_matches('0').to_string() }
 }
 
 /// A stored size in words ("–" for none, kB, MB).
@@ -236,8 +285,8 @@ pub fn ago(saved_ms: f64) -> String {
     format!("{} ago", duration(seconds))
 }
 
-/// A confusion matrix, `confusion[truth][predicted]`: right answers in green, wrong ones in red,
-/// darker for more, and every count written.
+/// A confusion matrix, `confusion[truth][predicted]`: right answers blue and marked ✓, wrong ones
+/// orange and marked ✗, darker for more, and every count written.
 pub fn confusion_matrix(labels: &[String], confusion: &[Vec<usize>], testid: &'static str) -> impl IntoView + use<> {
     let max = confusion.iter().flatten().copied().max().unwrap_or(1).max(1) as f32;
     view! {
@@ -248,8 +297,16 @@ pub fn confusion_matrix(labels: &[String], confusion: &[Vec<usize>], testid: &'s
                     <th class="rowhead">{labels.get(i).cloned().unwrap_or_default()}</th>
                     {row.iter().enumerate().map(|(j, &n)| {
                         let a = n as f32 / max;
-                        let bg = if i == j { format!("rgba(26,127,75,{:.2})", 0.12 + 0.6 * a) } else { format!("rgba(179,38,30,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.6 * a }) };
-                        view! { <td style:background=bg>{n}</td> }
+                        // Blue and orange (safe for every common colour blindness), and a mark: the
+                        // colour is never the only sign of a right or a wrong cell.
+                        let bg = if i == j { format!("rgba(34,89,196,{:.2})", 0.10 + 0.45 * a) } else { format!("rgba(230,120,0,{:.2})", if n == 0 { 0.0 } else { 0.12 + 0.55 * a }) };
+                        // The mark is the style sheet's (`td.right::before`), so the cell's text stays the count.
+                        let (class, what) = match (i == j, n) {
+                            (true, _) => ("right", "right"),
+                            (false, 0) => ("", "wrong"),
+                            (false, _) => ("wrong", "wrong"),
+                        };
+                        view! { <td class=class style:background=bg title=format!("{n} {what}")>{n}</td> }
                     }).collect_view()}
                 </tr>
             }).collect_view()}
@@ -267,5 +324,40 @@ pub fn scores_table(columns: [&'static str; 2], rows: &[bertbench_core::tasks::m
                 <tr><td>{c.label.clone()}</td><td>{format!("{:.3}", c.precision)}</td><td>{format!("{:.3}", c.recall)}</td><td>{format!("{:.3}", c.f1)}</td><td>{c.support}</td></tr>
             }).collect_view()}
         </table>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(xs: impl Iterator<Item = f64>) -> Series {
+        Series { name: "s".into(), color: "#000", points: xs.map(|x| (x, x * 2.0)).collect(), dots: false }
+    }
+
+    #[test]
+    fn a_chart_table_lists_every_x_of_a_short_chart_once() {
+        let xs = table_xs(&[series([0.0, 1.0, 2.0].into_iter()), series([1.0, 3.0].into_iter())]);
+        assert_eq!(xs, [0.0, 1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn a_long_curve_is_thinned_evenly_with_its_ends() {
+        let xs = table_xs(&[series((0..1000).map(f64::from))]);
+        assert_eq!(xs.len(), TABLE_ROWS);
+        assert_eq!((xs[0], xs[TABLE_ROWS - 1]), (0.0, 999.0));
+        assert!(xs.windows(2).all(|w| w[1] > w[0]));
+    }
+
+    #[test]
+    fn tick_labels_show_the_steps_decimals() {
+        assert_eq!([0.925, 0.95, 0.5, 2.5, 3.0, 250.0].map(tick_label), ["0.925", "0.95", "0.5", "2.5", "3", "250"]);
+    }
+
+    #[test]
+    fn table_numbers_keep_whole_numbers_whole() {
+        assert_eq!(tick_label_precise(3.0), "3");
+        assert_eq!(tick_label_precise(0.8125), "0.8125");
+        assert_eq!(tick_label_precise(0.5), "0.5");
     }
 }

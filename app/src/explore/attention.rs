@@ -41,13 +41,28 @@ fn heat(w: f32) -> String {
     format!("rgb({}, {}, {})", mix(22.0), mix(64.0), mix(160.0))
 }
 
+/// What the selected token attends to most and what attends to it most, in words.
+fn selected_summary(tokens: &[String], seq: usize, m: &[f32], p: usize) -> String {
+    let n = tokens.len();
+    let top = |w: Vec<(usize, f32)>| {
+        let mut w = w;
+        w.sort_by(|a, b| b.1.total_cmp(&a.1));
+        w.iter().take(3).map(|(j, x)| format!("“{}” ({x:.2})", tokens[*j])).collect::<Vec<_>>().join(", ")
+    };
+    let row = (0..n).map(|j| (j, m[p * seq + j])).collect();
+    let column = (0..n).map(|i| (i, m[i * seq + p])).collect();
+    format!("“{}” (position {p}) attends most to {}; the tokens attending most to it: {}.", tokens[p], top(row), top(column))
+}
+
 fn short(piece: &str) -> String {
     let chars: Vec<char> = piece.chars().collect();
     if chars.len() > 10 { format!("{}…", chars[..9].iter().collect::<String>()) } else { piece.to_string() }
 }
 
-/// One heatmap: rows are the attending (query) tokens, columns the attended (key) tokens.
-pub(crate) fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32], testid: &'static str) -> AnyView {
+/// One heatmap: rows are the attending (query) tokens, columns the attended (key) tokens. With
+/// `linked`, the explorer's selected token has its row and column outlined, and clicking a
+/// row's token selects it in every view.
+pub(crate) fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32], testid: &'static str, linked: Option<AppState>) -> AnyView {
     let n = tokens.len().min(MAX_DRAWN);
     let cell = (420.0 / n as f64).clamp(6.0, 22.0);
     let label_w = 86.0;
@@ -67,7 +82,8 @@ pub(crate) fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32]
             }).collect_view()}
             {(0..n).map(|i| view! {
                 <text class=format!("tlabel {}", seg_class(i)) font-size=font x=label_w - 4.0 y=top + (i as f64 + 0.7) * cell
-                    text-anchor="end">{short(&tokens[i])}</text>
+                    text-anchor="end" class:pickable=linked.is_some()
+                    on:click=move |_| if let Some(state) = linked { state.select_token(|p, _| p == i, true) }>{short(&tokens[i])}</text>
                 <g data-testid="attention-row" data-row=i.to_string()>
                     {(0..n).map(|j| {
                         let w = m[i * seq + j];
@@ -80,9 +96,45 @@ pub(crate) fn heatmap(tokens: &[String], segments: &[u32], seq: usize, m: &[f32]
                     }).collect_view()}
                 </g>
             }).collect_view()}
+            {linked.map(|state| {
+                let at = move || state.token_position().filter(|&p| p < n);
+                view! {
+                    <g class="selection" data-testid="attention-selection" data-position=move || at().map(|p| p.to_string()).unwrap_or_default()>
+                        {move || at().map(|p| view! {
+                            <rect x=label_w y=top + p as f64 * cell width=size height=cell />
+                            <rect x=label_w + p as f64 * cell y=top width=cell height=size />
+                        })}
+                    </g>
+                }
+            })}
         </svg>
+        {weights_table(tokens, seq, m, n)}
     }
     .into_any()
+}
+
+/// A heatmap's weights as a table behind a fold, built only when opened (a 64-token map has
+/// 4,096 cells).
+fn weights_table(tokens: &[String], seq: usize, m: &[f32], n: usize) -> impl IntoView + use<> {
+    let open = RwSignal::new(false);
+    let (tokens, m) = (tokens[..n].to_vec(), m.to_vec());
+    view! {
+        <details class="chart-data" on:toggle=move |ev| {
+            let details = ev.target().map(wasm_bindgen::JsValue::from).unwrap_or_default();
+            open.set(js_sys::Reflect::get(&details, &"open".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false));
+        }>
+            <summary>"Show the numbers"</summary>
+            {move || open.get().then(|| view! {
+                <table class="plain small mono">
+                    <caption>"Attention weights: row = the token attending, column = the token attended to"</caption>
+                    <tr><th scope="col">"from ↓ / to →"</th>{tokens.iter().map(|t| view! { <th scope="col">{t.clone()}</th> }).collect_view()}</tr>
+                    {(0..n).map(|i| view! {
+                        <tr><th scope="row">{tokens[i].clone()}</th>{(0..n).map(|j| view! { <td>{format!("{:.3}", m[i * seq + j])}</td> }).collect_view()}</tr>
+                    }).collect_view()}
+                </table>
+            })}
+        </details>
+    }
 }
 
 /// Lines from each token (left) to the tokens it attends to (right); thicker and darker =
@@ -159,6 +211,8 @@ pub fn AttentionPanel() -> impl IntoView {
     let view_kind = RwSignal::new(View::Heatmap);
     let causal = RwSignal::new(false);
     let focus = RwSignal::new(None::<usize>);
+    // The lines view shows the selected token's lines, as when hovering it.
+    Effect::new(move |_| focus.set(state.token_position()));
 
     let run = move || {
         spawn_local(async move {
@@ -235,7 +289,7 @@ pub fn AttentionPanel() -> impl IntoView {
                     None => format!("layer {}, mean of {} heads", l + 1, bi.heads),
                 };
                 let drawn = match view_kind.get() {
-                    View::Heatmap => heatmap(&bi.tokens, &bi.segments, seq, &main, "attention-heatmap"),
+                    View::Heatmap => heatmap(&bi.tokens, &bi.segments, seq, &main, "attention-heatmap", Some(state)),
                     View::Lines => lines(&bi.tokens, seq, &main, focus),
                 };
                 let side = m.causal.as_ref().map(|c| {
@@ -243,11 +297,17 @@ pub fn AttentionPanel() -> impl IntoView {
                     view! {
                         <figure>
                             <figcaption class="small"><b>"Causal mask"</b>" (GPT-style): each token sees only itself and the tokens before it"</figcaption>
-                            {heatmap(&c.tokens, &c.segments, c.seq, &cm, "attention-causal")}
+                            {heatmap(&c.tokens, &c.segments, c.seq, &cm, "attention-causal", Some(state))}
                         </figure>
                     }
                 });
+                let (picked_tokens, picked_matrix) = (bi.tokens.clone(), main.clone());
+                let selected = move || {
+                    let p = state.token_position().filter(|&p| p < picked_tokens.len().min(MAX_DRAWN))?;
+                    Some(view! { <p class="small" data-testid="attention-selected">{selected_summary(&picked_tokens, seq, &picked_matrix, p)}</p> })
+                };
                 view! {
+                    {selected}
                     <p class="small muted">{format!(
                         "{what}. {} layers × {} heads computed in {:.0} ms. Each row is one token's attention and sums to 1 (largest row error {:.1e}).{}",
                         bi.layers, bi.heads, m.millis, bi.max_row_sum_error(), note.unwrap_or_default()

@@ -52,7 +52,7 @@ pub fn InputPartsPanel() -> impl IntoView {
                     <table class="plain small parts" data-testid="input-parts">
                         <tr><th>"#"</th><th>"token"</th><th>"lengths (L2 norm) of the parts"</th><th>"token · segment · position · sum · normed"</th><th>"cos(token, sum)"</th></tr>
                         {rows.into_iter().enumerate().map(|(i, (t, n, c))| view! {
-                            <tr>
+                            <tr class:selected=move || state.token_position() == Some(i)>
                                 <td class="muted">{i}</td>
                                 <td class="mono">{t}</td>
                                 <td>

@@ -399,6 +399,46 @@ pub fn MapPanel() -> impl IntoView {
         });
     });
 
+    // Linked views: the token selected in the explorer is the selected point, where the map
+    // shows the tokens of its sentence.
+    Effect::new(move |_| {
+        let (Some(c), Some(e)) = (state.token.get(), embedded.get()) else { return };
+        if e.kind != Kind::Tokens {
+            return;
+        }
+        let text = if c.segment == 0 { state.sentence_a.get_untracked() } else { state.sentence_b.get_untracked() };
+        if let Some(i) = e.points.iter().position(|p| e.texts[p.text] == text && p.chars == Some(c.chars)) {
+            selected.set(Some(i));
+        }
+    });
+    // A clicked point of the explored sentence selects its token in every view.
+    let pick_point = move |i: usize| {
+        selected.set(Some(i));
+        let Some(e) = embedded.get_untracked() else { return };
+        let Some(p) = e.points.get(i) else { return };
+        if e.kind != Kind::Tokens {
+            return;
+        }
+        for (segment, sentence) in [(0, state.sentence_a.get_untracked()), (1, state.sentence_b.get_untracked())] {
+            if e.texts[p.text] == sentence {
+                state.select_token(|_, t| t.type_id == segment && !t.special && Some(t.offsets) == p.chars, false);
+                return;
+            }
+        }
+    };
+    // Maps the explored sentence's tokens (among the typed sentences), so a selected token has a point.
+    let map_sentence = move |_| {
+        let a = state.sentence_a.get_untracked();
+        if !typed.with_untracked(|t| t.lines().any(|l| l.trim() == a.trim())) {
+            typed.update(|t| *t = format!("{a}\n{t}"));
+        }
+        source.set(Source::Typed);
+        focus_word.set(String::new());
+        kind.set(Kind::Tokens);
+        by_label.set(false);
+        embed();
+    };
+
     let export = move |_| {
         let (Some(e), Some(Ok(d))) = (embedded.get_untracked(), drawn.get_untracked()) else { return };
         let vectors = e.vectors(d.layer, d.z);
@@ -481,7 +521,7 @@ pub fn MapPanel() -> impl IntoView {
                                 r=move || if selected.get() == Some(i) { "7" } else if hovered.get() == Some(i) { "6" } else { "4.5" }
                                 fill=color class:picked=move || selected.get() == Some(i)
                                 on:mouseenter=move |_| hovered.set(Some(i))
-                                on:click=move |_| selected.set(Some(i)) />
+                                on:click=move |_| pick_point(i) />
                         }
                     }).collect_view()}
                 </svg>
@@ -604,9 +644,9 @@ pub fn MapPanel() -> impl IntoView {
             <div class="row">
                 <label class="small muted" for="map-source">"Texts"</label>
                 <select id="map-source" data-testid="map-source" on:change=move |ev| pick_source(event_target_value(&ev))>
-                    <option value="typed">"the sentences below"</option>
-                    {SENSES.iter().enumerate().map(|(i, s)| view! { <option value=format!("sense-{i}")>{format!("word senses: “{}”", s.word)}</option> }).collect_view()}
-                    <option value="dataset">{move || if studio.prepared.get().is_some() { "the studio's dataset" } else { "the built-in sentiment examples" }}</option>
+                    <option value="typed" selected=move || source.get() == Source::Typed>"the sentences below"</option>
+                    {SENSES.iter().enumerate().map(|(i, s)| view! { <option value=format!("sense-{i}") selected=move || source.get() == Source::Sense(i)>{format!("word senses: “{}”", s.word)}</option> }).collect_view()}
+                    <option value="dataset" selected=move || source.get() == Source::Dataset>{move || if studio.prepared.get().is_some() { "the studio's dataset" } else { "the built-in sentiment examples" }}</option>
                 </select>
                 <label class="small muted" for="map-kind">"Points"</label>
                 <select id="map-kind" data-testid="map-kind" on:change=move |ev| kind.set(Kind::from_value(&event_target_value(&ev)))>
@@ -620,6 +660,8 @@ pub fn MapPanel() -> impl IntoView {
                         prop:value=move || focus_word.get() on:input=move |ev| focus_word.set(event_target_value(&ev)) />
                 </Show>
                 <button data-testid="map-button" on:click=move |_| embed() prop:disabled=move || !state.idle()>"Embed"</button>
+                <button class="secondary" data-testid="map-sentence-a" on:click=map_sentence prop:disabled=move || !state.idle()
+                    title="Adds sentence A to the sentences below and maps every token, linked to the token selected above">"Map sentence A's tokens"</button>
                 <Show when=move || progress.get().is_some()>
                     <span class="small muted">{move || progress.get().map(|(d, t)| format!("{d} / {t} texts"))}</span>
                     <button class="secondary small" on:click=move |_| cancel.set(true)>"Cancel"</button>

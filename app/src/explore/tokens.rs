@@ -3,9 +3,11 @@
 use bertbench_core::tokenizer::{Encoded, Token};
 use leptos::prelude::*;
 
-use crate::app::AppState;
+use crate::app::{AppState, TokenChoice};
 
-pub(crate) fn token_view(i: usize, t: Token, unk_id: u32) -> impl IntoView {
+/// One token: its piece, id and segment. With `state`, a button that selects it in every view
+/// of the explorer (the tokens panel); without, a plain box (a lesson's tokens).
+pub(crate) fn token_view(i: usize, t: Token, unk_id: u32, state: Option<AppState>) -> impl IntoView {
     let continuation = t.piece.starts_with("##") && !t.special;
     let class = format!(
         "tok{}{}{}",
@@ -19,12 +21,35 @@ pub(crate) fn token_view(i: usize, t: Token, unk_id: u32) -> impl IntoView {
         view! { <span class="piece">{t.piece.clone()}</span> }.into_any()
     };
     let title = format!("position {i} · id {} · segment {} · characters {}..{}", t.id, t.type_id, t.offsets.0, t.offsets.1);
+    let id = t.id;
+    let Some(state) = state else {
+        return view! {
+            <div class=class title=title data-testid="token">
+                {piece}
+                <div class="meta" data-testid="token-id">{id}</div>
+            </div>
+        }
+        .into_any();
+    };
+    let choice = TokenChoice { position: i, piece: t.piece.clone(), segment: t.type_id, chars: t.offsets };
+    let pick = move || state.toggle_token(choice.clone());
+    let pick_key = pick.clone();
+    let selected = move || state.token_position() == Some(i);
     view! {
-        <div class=class title=title data-testid="token">
+        <div class=class class:selected=selected title=title data-testid="token" role="button" tabindex="0"
+            aria-pressed=move || selected().to_string()
+            on:click=move |_| pick()
+            on:keydown=move |ev| {
+                if ev.key() == "Enter" || ev.key() == " " {
+                    ev.prevent_default();
+                    pick_key();
+                }
+            }>
             {piece}
-            <div class="meta" data-testid="token-id">{t.id}</div>
+            <div class="meta" data-testid="token-id">{id}</div>
         </div>
     }
+    .into_any()
 }
 
 /// Sentence inputs and their tokens.
@@ -74,15 +99,23 @@ pub fn TokensPanel() -> impl IntoView {
                             {warn}
                             <p class="small muted" data-testid="token-count">{format!("{n} tokens ({pieces} from the text, {} special)", n - pieces)}</p>
                             <div class="tokens" data-testid="tokens">
-                                {enc.tokens.into_iter().enumerate().map(|(i, t)| token_view(i, t, unk)).collect_view()}
+                                {enc.tokens.into_iter().enumerate().map(|(i, t)| token_view(i, t, unk, Some(state))).collect_view()}
                             </div>
                             <div class="legend">
                                 <span><i style="background: var(--seg-a)"></i>"segment 0 (A)"</span>
-                                <span><i style="background: var(--seg-b)"></i>"segment 1 (B)"</span>
+                                <span><i style="background: var(--seg-b)"></i>"segment 1 (B): dashed edge, dotted underline"</span>
                                 <span><i style="background: #f1edfb"></i>"special token"</span>
                                 <span><i style="background: var(--err-soft)"></i>"[UNK]: not in the vocabulary"</span>
                                 <span>"number under each piece: vocabulary id"</span>
                             </div>
+                            <p class="small muted" role="status" data-testid="token-selected">{move || match state.token.get() {
+                                Some(c) => format!(
+                                    "Selected: “{}” at position {}. The attention view outlines its row and column, the input parts its row, \
+                                     and the map (token points of sentence A) its point with its nearest neighbours. Select it again to clear.",
+                                    c.piece, c.position
+                                ),
+                                None => "Select a token (click, or Tab to it and press Enter) to follow it through the views below.".to_string(),
+                            }}</p>
                         </div>
                     }.into_any()
                 }

@@ -40,9 +40,18 @@ pub fn ModelPanel() -> impl IntoView {
             }
         })
     };
+    // On a phone the panel shows the model's name only until asked (the style sheet hides the
+    // rest below 600 px unless `expanded`), so the first screen shows the tab's own work.
+    let expanded = RwSignal::new(false);
     view! {
-        <section class="card" data-testid="model-panel">
-            <h2>"Model"</h2>
+        <section class="card model-panel" class:expanded=move || expanded.get() data-testid="model-panel">
+            <div class="row model-heading">
+                <h2>"Model"</h2>
+                <button class="secondary small phone-only" data-testid="model-more" aria-expanded=move || expanded.get().to_string()
+                    on:click=move |_| expanded.update(|e| *e = !*e)>
+                    {move || if expanded.get() { "Less" } else { "Details, your own model" }}
+                </button>
+            </div>
             {move || match state.load.get() {
                 LoadState::Starting => view! { <div><p class="muted">"Looking for a GPU…"</p><ProgressBar fraction=fraction /></div> }.into_any(),
                 LoadState::Downloading { file, got, total } => view! {

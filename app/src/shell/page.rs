@@ -46,6 +46,7 @@ pub fn App() -> impl IntoView {
         waiting: StoredValue::new_local(VecDeque::new()),
         sentence_a: RwSignal::new("The teacher explained how BERT reads a sentence in both directions.".to_string()),
         sentence_b: RwSignal::new(String::new()),
+        token: RwSignal::new(None),
         base: StoredValue::new_local(None),
         tab: RwSignal::new(match current_hash().as_str() {
             "#studio" => Tab::Studio,
@@ -55,6 +56,13 @@ pub fn App() -> impl IntoView {
         }),
     };
     provide_context(state);
+    // A selected token belongs to the sentence it was selected in.
+    Effect::new(move |_| {
+        state.sentence_a.track();
+        state.sentence_b.track();
+        state.generation.track();
+        state.token.set(None);
+    });
     // Each tab's state, and what they share besides the model: the training worker and the
     // saved work. The worker starts once the model has loaded (below).
     let client = WorkerClient::new();
