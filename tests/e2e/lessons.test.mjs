@@ -85,6 +85,19 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   assert.match(await answer(page, 'tokens-word', { number: fromText + 1 }), /^Not quite/, 'a wrong count is refused');
   await expectRight(page, 'tokens-word', { number: fromText });
   await expectRight(page, 'tokens-count', { number: pieces });
+  // A vocabulary trained in the lesson: a bigger one learns more pieces and cuts the text into no more tokens.
+  const vocab = async () => {
+    const t = await page.getByTestId('lesson-vocab-count').textContent();
+    return { learned: +/^(\d+) pieces learned/.exec(t)[1], tokens: +/becomes (\d+) tokens/.exec(t)[1] };
+  };
+  await page.getByTestId('lesson-vocab-count').waitFor();
+  const smallVocab = await vocab();
+  await tabTo(page, page.getByTestId('lesson-vocab-size'));
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction((n) => !document.querySelector('[data-testid=lesson-vocab-count]')?.textContent.startsWith(`${n} pieces`), smallVocab.learned, { timeout: MINUTE });
+  const largeVocab = await vocab();
+  assert.ok(largeVocab.learned > smallVocab.learned && largeVocab.tokens <= smallVocab.tokens, `${JSON.stringify(smallVocab)} then ${JSON.stringify(largeVocab)}`);
   await screenshot(page, 'lesson-tokens');
 
   // 2 · Input: which looked-up parts of the repeated word differ, and the cosine after LayerNorm.
@@ -116,6 +129,7 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const picked = await page.locator('[data-testid=lesson-masking] tr[data-picked=true]').count();
   assert.ok(picked >= 1);
   await expectRight(page, 'masking-picked', { number: picked });
+  assert.match(await page.getByTestId('lesson-fill-unavailable').textContent(), /without its masked-language-model head/, 'the sentence encoder cannot play; the own-models test plays with one that can');
   const options = await page.getByTestId('check-masking-share').getByTestId('check-answer').locator('option').allTextContents();
   await expectRight(page, 'masking-share', { index: options.indexOf('80%') - 1 });
 

@@ -86,6 +86,23 @@ async function checkFillMask(page, name, cases) {
   }
 }
 
+/** The masked-language-modelling lesson plays fill-in-the-blank with the opened model: its table
+ * holds the same five pieces as transformers' fill-mask pipeline, in order. */
+async function checkLessonFill(page, name, { text, masks }) {
+  const vocab = await pieces(name);
+  await page.goto(page.url().split('#')[0] + '#lesson=masking');
+  const field = page.getByTestId('lesson-fill-text');
+  await field.waitFor({ timeout: MINUTE });
+  await field.fill(text);
+  await field.press('Enter');
+  const want = masks[0].ids.map((id) => vocab[id]);
+  await page.waitForFunction((want) => {
+    const cells = [...document.querySelectorAll('[data-testid=lesson-fill] td.mono')].map((c) => c.textContent);
+    return cells.length === want.length && cells.every((c, i) => c === want[i]);
+  }, want, { timeout: 2 * MINUTE });
+  await page.getByTestId('tab-explore').click();
+}
+
 before(async () => {
   server = await serve();
   profile = await mkdtemp(join(tmpdir(), 'bertbench-own-models-'));
@@ -101,6 +118,7 @@ test('every family and format opens from a folder, tokenizes as transformers and
   const names = JSON.parse(await readFile(join(MODELS, 'index.json'), 'utf8'));
   assert.ok(names.length >= 8, `tests/models holds ${names.length} models; run scripts/make_test_models.py`);
   const { page, problems } = await open();
+  let lessonFilled = null;
   for (const name of names) {
     const expected = JSON.parse(await readFile(join(MODELS, name, 'expected.json'), 'utf8'));
     const { ok, text } = await pick(page, join(MODELS, name));
@@ -122,10 +140,18 @@ test('every family and format opens from a folder, tokenizes as transformers and
     assert.deepEqual(ids.map(Number), single.input_ids, `${name}: token ids`);
     const error = maxAbsDiff(vector, meanPooled(single.last_hidden_state));
     assert.ok(error <= 1e-4, `${name}: embedding differs from PyTorch by ${error}`);
-    if (expected.fill_mask) await checkFillMask(page, name, expected.fill_mask);
+    if (expected.fill_mask) {
+      await checkFillMask(page, name, expected.fill_mask);
+      const single = expected.fill_mask.find((c) => c.masks.length === 1);
+      if (single && !lessonFilled) {
+        await checkLessonFill(page, name, single);
+        lessonFilled = name;
+      }
+    }
     else assert.match(await page.getByTestId('fillmask-unavailable').innerText(), /no masked-language-model head/, `${name}: no fill-mask`);
   }
   await screenshot(page, 'own-model-roberta');
+  assert.ok(lessonFilled, 'a model with a masked-language-model head played the lesson\'s fill-in-the-blank');
   assert.deepEqual(problems, []);
 });
 

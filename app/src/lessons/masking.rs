@@ -2,11 +2,14 @@
 
 use bertbench_core::rng::Rng;
 use bertbench_core::tasks::masking::{MaskCase, MaskVocab, MaskingConfig};
+use bertbench_core::tasks::pretraining::fill_mask_with;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use super::check::{Answer, Check, Expected};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
+use crate::compute::{Latest, claim_newest, release};
 
 pub const EXAMPLE: &str = "The students read the whole book the night before the exam, and then they slept.";
 pub const CHECKS: [&str; 2] = ["masking-picked", "masking-share"];
@@ -111,11 +114,7 @@ pub fn MaskingLesson() -> impl IntoView {
                 </table>
             }.into_any(),
         })}
-        <p class="small muted">{move || match state.engine().map(|e| e.mlm.is_ok()) {
-            Some(true) => "This model has its masked-language-model head: the explorer's fill-mask view plays the game with it.",
-            _ => "This model was saved without its masked-language-model head (a sentence encoder), so it cannot play the game itself: \
-                  open a BERT saved with its head (BertForMaskedLM) and the explorer's fill-mask view fills blanks with it.",
-        }}</p>
+        <FillInTheBlank />
         <TryThis>
             <ul>
                 <li>"Mask again a few times: how many tokens are picked each time, and how often is one kept?"</li>
@@ -124,5 +123,74 @@ pub fn MaskingLesson() -> impl IntoView {
         </TryThis>
         <Check id=CHECKS[0] question="In the roll shown, at how many positions must the model predict the original token?".to_string() answer=picked />
         <Check id=CHECKS[1] question="Of the tokens BERT picks for prediction, what share is replaced by [MASK]?".to_string() answer=share />
+    }
+}
+
+/// The blank the lesson asks the model to fill, `{mask}` standing for the model's mask token.
+const BLANK: &str = "The students read the whole {mask} the night before the exam.";
+
+/// The game itself, played by the loaded model when it kept its masked-language-model head;
+/// else why it cannot.
+#[component]
+fn FillInTheBlank() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = RwSignal::new(String::new());
+    let result = RwSignal::new(None::<Result<Vec<(String, f32)>, String>>);
+    let latest = Latest::new();
+    let mask = Memo::new(move |_| {
+        state.generation.get();
+        state.engine().and_then(|e| e.mlm.is_ok().then(|| e.bert.tokenizer.mask_token()))
+    });
+    Effect::new(move |_| {
+        if let Some(m) = mask.get() {
+            text.set(BLANK.replace("{mask}", &m));
+        }
+    });
+    Effect::new(move |_| {
+        let input = text.get();
+        if mask.get().is_none() || input.is_empty() {
+            return;
+        }
+        let ticket = latest.next();
+        result.set(None);
+        spawn_local(async move {
+            let Some(engine) = claim_newest(state, latest, ticket).await else { return };
+            let out = match &engine.mlm {
+                Ok(head) => fill_mask_with(&engine.bert.model, head, &engine.bert.tokenizer, &input, 5, &engine.device)
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|f| f.into_iter().next().map(|f| f.top).ok_or_else(|| "Put the mask token in the text.".to_string())),
+                Err(e) => Err(e.clone()),
+            };
+            release(state);
+            if latest.is(ticket) {
+                result.set(Some(out));
+            }
+        });
+    });
+    move || match mask.get() {
+        None => view! {
+            <p class="small muted" data-testid="lesson-fill-unavailable">
+                "This model was saved without its masked-language-model head (a sentence encoder), so it cannot play the game itself: "
+                "open a BERT saved with its head (BertForMaskedLM) and this lesson lets it fill the blank."
+            </p>
+        }.into_any(),
+        Some(m) => view! {
+            <h3>"The loaded model plays"</h3>
+            <label class="field" for="lesson-fill-text">{format!("A text with {m} where the model should guess")}</label>
+            <input id="lesson-fill-text" type="text" data-testid="lesson-fill-text" prop:value=move || text.get()
+                on:change=move |ev| text.set(event_target_value(&ev)) />
+            {move || match result.get() {
+                None => view! { <p class="small muted" role="status">"Guessing…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="banner warn small">{e}</p> }.into_any(),
+                Some(Ok(top)) => view! {
+                    <table class="plain small" data-testid="lesson-fill">
+                        <caption>"Its five most likely tokens for the blank"</caption>
+                        <tr><th scope="col">"token"</th><th scope="col">"probability"</th></tr>
+                        {top.into_iter().map(|(piece, p)| view! { <tr><td class="mono">{piece}</td><td>{format!("{:.1}%", p * 100.0)}</td></tr> }).collect_view()}
+                    </table>
+                }.into_any(),
+            }}
+        }.into_any(),
     }
 }

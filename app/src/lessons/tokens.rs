@@ -6,6 +6,9 @@ use super::check::{Answer, Check, Expected};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
 use crate::explore::token_view;
+use crate::lab::BUILTIN_CORPUS;
+use bertbench_core::tokenizer::BertTokenizer;
+use std::sync::Arc;
 
 pub const EXAMPLE: &str = "Tokenization is unbelievably useful 🙂";
 pub const CHECKS: [&str; 2] = ["tokens-word", "tokens-count"];
@@ -56,7 +59,7 @@ pub fn TokensLesson() -> impl IntoView {
                 "nothing, the whole word becomes [UNK]."</p>
             <p>"The vocabulary is learned from a corpus: start from single characters and repeatedly add the merge of two "
                 "pieces that raises the likelihood of the corpus most, score(a, b) = count(ab) / (count(a) · count(b)), "
-                "until the vocabulary has the size wanted. The MLM lab tab trains such a vocabulary on a small corpus."</p>
+                "until the vocabulary has the size wanted. Below, you train one; the MLM lab pretrains a tiny BERT on it."</p>
             <p>"The input BERT reads is [CLS] + pieces + [SEP], at most 512 tokens: [CLS]'s final vector stands for the "
                 "whole text, [SEP] ends each sentence."</p>
         </Maths>
@@ -82,6 +85,7 @@ pub fn TokensLesson() -> impl IntoView {
                 }.into_any()
             }
         }}
+        <VocabularyTraining text=text />
         <TryThis>
             <ul>
                 <li>"Type your own name, a long chemical word, or a word in another language: which stay whole?"</li>
@@ -91,5 +95,64 @@ pub fn TokensLesson() -> impl IntoView {
         </TryThis>
         <Check id=CHECKS[0] question=format!("Into how many pieces does this model's tokenizer cut the word “{WORD}”? Type it above to find out.") answer=word_pieces />
         <Check id=CHECKS[1] question="How many tokens does BERT read for the text above, [CLS] and [SEP] included?".to_string() answer=count />
+    }
+}
+
+/// Vocabulary sizes offered for training one's own.
+const SIZES: [usize; 4] = [60, 200, 1000, 4000];
+
+/// Trains a WordPiece vocabulary of a chosen size on the built-in corpus and tokenizes the
+/// lesson's text with it, beside the model's own vocabulary.
+#[component]
+fn VocabularyTraining(text: RwSignal<String>) -> impl IntoView {
+    let size = RwSignal::new(SIZES[1]);
+    let lines: Vec<String> = BUILTIN_CORPUS.lines().map(str::to_string).collect();
+    let corpus_lines = lines.len();
+    // Trained again when the size changes (not on each keystroke in the text).
+    let trained = RwSignal::new(Err::<(Arc<BertTokenizer>, Vec<String>), String>("training…".into()));
+    Effect::new(move |_| {
+        let out = BertTokenizer::train_wordpiece(&lines, size.get(), true, 512).map_err(|e| e.to_string()).map(|(tok, vocab_txt)| {
+            let learned = String::from_utf8_lossy(&vocab_txt).lines().filter(|p| !p.starts_with('[')).map(str::to_string).collect();
+            (Arc::new(tok), learned)
+        });
+        trained.set(out);
+    });
+    view! {
+        <h3>"Train a vocabulary"</h3>
+        <p>"The model's vocabulary was learned from a large corpus before pretraining. Learn one yourself from this page's "
+            {format!("built-in corpus ({corpus_lines} short sentences)")}
+            " and see how its size changes the cut of the text above."</p>
+        <div class="row">
+            <label class="small" for="lesson-vocab-size">"Pieces in the vocabulary"</label>
+            <select id="lesson-vocab-size" data-testid="lesson-vocab-size" on:change=move |ev| size.set(event_target_value(&ev).parse().unwrap_or(SIZES[1]))>
+                {SIZES.iter().map(|n| view! { <option value=n.to_string() selected=move || size.get() == *n>{n.to_string()}</option> }).collect_view()}
+            </select>
+        </div>
+        {move || match trained.get() {
+            Err(e) => view! { <p class="banner warn small">{e}</p> }.into_any(),
+            Ok((tok, learned)) => {
+                let shown: Vec<String> = learned.iter().rev().take(24).cloned().collect();
+                let view_of = match tok.encode(&text.get()) {
+                    Ok(enc) => {
+                        let n = enc.tokens.len();
+                        let unk = tok.unk_id;
+                        view! {
+                            <p class="small muted" data-testid="lesson-vocab-count" aria-live="polite">
+                                {format!("{} pieces learned, {} of them single characters. The text above becomes {n} tokens with it:", learned.len(), learned.iter().filter(|p| p.trim_start_matches("##").chars().count() == 1).count())}
+                            </p>
+                            <div class="tokens" data-testid="lesson-vocab-tokens">
+                                {enc.tokens.into_iter().enumerate().map(|(i, t)| token_view(i, t, unk, None)).collect_view()}
+                            </div>
+                        }.into_any()
+                    }
+                    Err(e) => view! { <p class="banner warn small">{e.to_string()}</p> }.into_any(),
+                };
+                view! {
+                    {view_of}
+                    <p class="small">"The last pieces it added (the merges it found worth keeping last): "
+                        <span class="mono">{shown.join("  ")}</span></p>
+                }.into_any()
+            }
+        }}
     }
 }
