@@ -3,6 +3,7 @@
 //! answer shows ([`Latest`]), and running many texts through it a few at a time so the tab
 //! keeps drawing ([`each_states`]).
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use bertbench_core::analysis::inspect::TextStates;
@@ -11,7 +12,8 @@ use futures::channel::oneshot;
 use leptos::prelude::*;
 
 use crate::app::AppState;
-use crate::engine::Engine;
+use crate::engine::{BackendKind, Engine, ModelSource};
+use crate::worker_client::WorkerClient;
 use crate::fetch::{after_paint, yield_to_browser};
 
 /// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
@@ -95,6 +97,8 @@ pub fn encode_all(engine: &Engine, texts: &[String]) -> Result<Vec<Encoded>, Str
 /// Runs `encoded` through the model [`BATCH`] texts at a time, yielding to the browser between
 /// batches, and keeps what `keep` takes from each text's states (so memory stays small).
 /// `progress(done, total)` is called after each batch; `cancelled()` is checked before each.
+/// Where the training worker computes on several threads and holds nothing else, the batches
+/// run there (see [`offload`]); the numbers are the same.
 pub async fn each_states<T>(
     engine: &Engine,
     encoded: &[Encoded],
@@ -102,17 +106,60 @@ pub async fn each_states<T>(
     progress: impl Fn(usize, usize),
     cancelled: impl Fn() -> bool,
 ) -> Result<Vec<T>, String> {
+    let mut worker = offload(engine);
     let mut out = Vec::with_capacity(encoded.len());
     for (b, chunk) in encoded.chunks(BATCH).enumerate() {
         if cancelled() {
             return Err("cancelled".into());
         }
-        let states = engine.bert.text_states(chunk, &engine.device).await.map_err(|e| e.to_string())?;
+        let offloaded = match worker {
+            Some(w) => w.states(chunk).await.ok(),
+            None => None,
+        };
+        // The worker failed (it says so in the page's notices): the page computes from here on.
+        worker = worker.filter(|_| offloaded.is_some());
+        let states = match offloaded {
+            Some(states) => states,
+            None => engine.bert.text_states(chunk, &engine.device).await.map_err(|e| e.to_string())?,
+        };
         for (i, s) in states.iter().enumerate() {
             out.push(keep(b * BATCH + i, s));
         }
         progress(out.len(), encoded.len());
         yield_to_browser().await;
     }
+    COMPUTED_ON.with(|c| *c.borrow_mut() = match worker {
+        Some(w) => format!("CPU, {} threads, in the training worker", w.threads.get_untracked().0),
+        None => format!("{}, in the page", engine.backend.label()),
+    });
     Ok(out)
+}
+
+thread_local! {
+    /// The training worker, once the page has one (`use_worker`).
+    static WORKER: Cell<Option<WorkerClient>> = const { Cell::new(None) };
+    /// Where the last [`each_states`] computed, in words.
+    static COMPUTED_ON: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Lets [`each_states`] run its batches in `client`'s worker where that is faster.
+pub fn use_worker(client: WorkerClient) {
+    WORKER.with(|w| w.set(Some(client)));
+}
+
+/// Where the last many-text computation ran ("CPU, 2 threads, in the training worker").
+pub fn computed_on() -> String {
+    COMPUTED_ON.with(|c| c.borrow().clone())
+}
+
+/// The worker, when it should compute `engine`'s states: the page computes on the CPU on one
+/// thread, the worker on several (the threaded build, in a cross-origin isolated page) and is
+/// not training, and the model is one of the page's own, which the worker reads by its name (a
+/// model opened from a folder or fine-tuned here stays in the page: its name does not identify
+/// its weights). The worker is given the model first.
+fn offload(engine: &Engine) -> Option<WorkerClient> {
+    let client = WORKER.with(Cell::get)?;
+    let threads = client.threads.get_untracked().0;
+    let worth = engine.backend == BackendKind::Cpu && engine.source == ModelSource::Server && threads > 1 && !client.run_in_progress();
+    (worth && client.send_base(engine).is_ok()).then_some(client)
 }

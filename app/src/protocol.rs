@@ -17,6 +17,7 @@ use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::qa::Answered;
 use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
+use bertbench_core::tokenizer::Encoded;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -86,6 +87,9 @@ pub enum Ask {
     /// Make the saved lab model in `bytes` ([`LAB_FILES`](crate::runs::LAB_FILES) order) the
     /// lab's model.
     OpenLab,
+    /// Every layer's vectors of these texts from the base model (which is the page's model:
+    /// the page sends it first), computed on the worker's threads.
+    States { encoded: Vec<Encoded> },
 }
 
 /// Worker → page.
@@ -180,6 +184,9 @@ pub enum Answer {
     LabFiles { names: Vec<String> },
     /// The saved lab model is the lab's model now.
     LabOpened,
+    /// One attachment per text: its `layers` layers' vectors, `tokens × hidden` each, one after
+    /// the other, as little-endian f32.
+    States { hidden: usize, layers: usize },
 }
 
 /// Builds the JS message for `message` with binary attachments, and the transfer list.

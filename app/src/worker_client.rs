@@ -14,10 +14,12 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use bertbench_core::analysis::inspect::TextStates;
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
+use bertbench_core::tokenizer::Encoded;
 use futures::channel::oneshot;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -267,6 +269,26 @@ impl WorkerClient {
         });
         self.send(&ToWorker::Ask { request, ask }, bytes);
         answer.await.map_err(|_| "the training worker did not answer".to_string())?
+    }
+
+    /// Every layer's vectors of `encoded` from the worker's base model, which must be the model
+    /// they were encoded for ([`send_base`](Self::send_base) first).
+    pub async fn states(self, encoded: &[Encoded]) -> Result<Vec<TextStates>, String> {
+        match self.ask(Ask::States { encoded: encoded.to_vec() }, &[]).await? {
+            (Answer::States { hidden, layers }, bytes) if bytes.len() == encoded.len() => encoded
+                .iter()
+                .zip(bytes)
+                .map(|(e, b)| {
+                    let per_layer = e.tokens.len() * hidden;
+                    if b.len() != 4 * per_layer * layers {
+                        return Err("the worker's vectors came back the wrong size".to_string());
+                    }
+                    let flat: Vec<f32> = b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                    Ok(TextStates { encoded: e.clone(), hidden, layers: flat.chunks(per_layer.max(1)).map(<[f32]>::to_vec).collect() })
+                })
+                .collect(),
+            _ => Err(OTHER.into()),
+        }
     }
 
     /// Starts a run of `work`; `owner` gets each of its updates with the run's id, the last one

@@ -1,7 +1,7 @@
 //! Tokenization through the `tokenizers` crate (BERT's WordPiece, RoBERTa's byte-level BPE: any
 //! `tokenizer.json`), and padded batches for the model.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokenizers::decoders::wordpiece::WordPiece as WordPieceDecoder;
 use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::normalizers::bert::BertNormalizer;
@@ -12,7 +12,7 @@ use tokenizers::{EncodeInput, Encoding, PostProcessor, Tokenizer, TruncationPara
 use crate::error::{Error, Result};
 
 /// One token of an encoded text, with everything the page shows about it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Token {
     /// The WordPiece piece, `##` marking a continuation (`"play"`, `"##ing"`, `"[CLS]"`).
     pub piece: String,
@@ -27,7 +27,7 @@ pub struct Token {
 }
 
 /// A text (or pair) after tokenization.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Encoded {
     /// Tokens, specials included, in model order.
     pub tokens: Vec<Token>,

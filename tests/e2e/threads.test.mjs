@@ -74,6 +74,35 @@ test('not isolated: one thread, a note that says why, and the same training', { 
   assert.match(r.done, /on the CPU: validation accuracy/);
 });
 
+/** The embedding map of the typed sentences in `r`'s page: where it was computed, and its curves. */
+async function mapOf(r) {
+  const { page } = r;
+  await page.getByTestId('tab-explore').click();
+  const map = page.getByTestId('map-panel');
+  await map.scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => !document.querySelector('[data-testid=map-button]')?.disabled, null, { timeout: 2 * MINUTE });
+  await page.getByTestId('map-button').click();
+  await page.getByTestId('map-note').waitFor({ timeout: 5 * MINUTE });
+  return {
+    on: await page.getByTestId('map-note').getAttribute('data-computed-on'),
+    curves: JSON.parse(await page.getByTestId('map-anisotropy').getAttribute('data-values')),
+  };
+}
+
+test('the explorer embeds many texts on every core where the page is isolated, with the same numbers', { timeout: 10 * MINUTE }, async (t) => {
+  const [a, b] = [runs.threads, runs.single];
+  assert.ok(a && b, 'both pages are open');
+  if (a.cores < 2) {
+    t.skip('this machine has one core: nothing to spread over');
+    return;
+  }
+  const [threaded, single] = [await mapOf(a), await mapOf(b)];
+  assert.equal(threaded.on, `CPU, ${a.cores} threads, in the training worker`);
+  assert.equal(single.on, 'CPU, in the page');
+  assert.equal(threaded.curves.length, single.curves.length);
+  threaded.curves.forEach((series, i) => series.forEach((y, l) => assert.ok(Math.abs(y - single.curves[i][l]) <= 1e-4, `series ${i}, layer ${l}: ${y} vs ${single.curves[i][l]}`)));
+});
+
 test('a host without the headers: from the second visit the service worker isolates the page, and the worker gets threads', { timeout: 10 * MINUTE }, async () => {
   const { page } = runs.single;
   await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline', null, { timeout: 5 * MINUTE });

@@ -15,7 +15,7 @@ use leptos::task::spawn_local;
 
 use crate::app::AppState;
 use super::{OTHER, PALETTE, highlighted};
-use crate::compute::{Latest, claim, each_states, encode_all, release};
+use crate::compute::{Latest, claim, computed_on, each_states, encode_all, release};
 use crate::fetch::yield_to_browser;
 use crate::files::download;
 use crate::studio::Studio;
@@ -82,6 +82,8 @@ struct Embedded {
     kind: Kind,
     model: String,
     millis: f64,
+    /// Where its vectors were computed ("CPU, 2 threads, in the training worker").
+    computed_on: String,
     /// Texts dropped because the focus word is not in them.
     missing_word: usize,
     /// Points not drawn because of [`MAX_POINTS`].
@@ -335,6 +337,7 @@ pub fn MapPanel() -> impl IntoView {
                     kind: kind_now,
                     model: engine.model_id.clone(),
                     millis: now_ms() - start,
+                    computed_on: computed_on(),
                     missing_word,
                     over_cap,
                     anisotropy,
@@ -627,8 +630,8 @@ pub fn MapPanel() -> impl IntoView {
         if e.over_cap > 0 {
             parts.push(format!("{} more points exist; the map draws the first {MAX_POINTS}.", e.over_cap));
         }
-        parts.push(format!("Embedded {} texts in {:.1} s.", e.texts.len(), e.millis / 1000.0));
-        Some(view! { <p class="small muted">{parts.join(" ")}</p> })
+        parts.push(format!("Embedded {} texts in {:.1} s ({}).", e.texts.len(), e.millis / 1000.0, e.computed_on));
+        Some(view! { <p class="small muted" data-testid="map-note" data-computed-on=e.computed_on.clone()>{parts.join(" ")}</p> })
     };
 
     let num_layers = move || {

@@ -66,6 +66,7 @@ pub fn App() -> impl IntoView {
     // Each tab's state, and what they share besides the model: the training worker and the
     // saved work. The worker starts once the model has loaded (below).
     let client = WorkerClient::new();
+    crate::compute::use_worker(client);
     let saved = SavedWork::new();
     let studio = Studio::new(client, saved);
     let lab = Lab::new(client, saved);
