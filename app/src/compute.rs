@@ -13,6 +13,7 @@ use leptos::prelude::*;
 
 use crate::app::AppState;
 use crate::engine::{BackendKind, Engine, ModelSource};
+use crate::runs::Backend;
 use crate::worker_client::WorkerClient;
 use crate::fetch::{after_paint, yield_to_browser};
 
@@ -161,5 +162,5 @@ fn offload(engine: &Engine) -> Option<WorkerClient> {
     let client = WORKER.with(Cell::get)?;
     let threads = client.threads.get_untracked().0;
     let worth = engine.backend == BackendKind::Cpu && engine.source == ModelSource::Server && threads > 1 && !client.run_in_progress();
-    (worth && client.send_base(engine).is_ok()).then_some(client)
+    (worth && client.send_base(engine, Backend::Cpu).is_ok()).then_some(client)
 }

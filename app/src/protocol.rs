@@ -98,8 +98,9 @@ pub enum FromWorker {
     /// The worker's wasm is running and listening, computing on `threads` threads (more than
     /// one only in the threaded build, in a cross-origin isolated page); `note` says why it has
     /// one thread when more were wanted, or is empty. `fused_multiply_add`: its matrix kernel
-    /// uses relaxed SIMD's multiply-add (the relaxed threaded build).
-    Ready { threads: usize, note: String, fused_multiply_add: bool },
+    /// uses relaxed SIMD's multiply-add (the relaxed threaded build). `webgpu`: its build can
+    /// drive WebGPU (the single-thread one).
+    Ready { threads: usize, note: String, fused_multiply_add: bool, webgpu: bool },
     /// What run `run` did.
     Run { run: u32, update: RunUpdate },
     /// The answer to request `request`, or why there is none.

@@ -1,7 +1,14 @@
-//! The page's one connection to the training worker (`worker.rs`; the messages are in
+//! The page's one connection to its training workers (`worker/`; the messages are in
 //! `protocol.rs`).
 //!
-//! It starts the worker, sends typed requests and routes the replies, by id (one counter gives
+//! Two workers at most, one API: the first ([`CPU`]) trains on the CPU and computes the
+//! explorer's many-text views, on the threaded build (every core) where the page is cross-origin
+//! isolated; the second ([`GPU`]) is started when a run asks for WebGPU and the first cannot
+//! drive it (the threaded build has no WebGPU). A run goes to the worker for its backend; a
+//! request about a run's model (predictions, export, the lab's fills) goes to the worker that
+//! trained or imported that model.
+//!
+//! It starts the workers, sends typed requests and routes the replies, by id (one counter gives
 //! out both kinds):
 //! - a request with one answer (predictions, mask fills, the fine-tuned encoder, the lab's
 //!   files, an export, an import, opening a saved lab model) is a `Future` of that answer;
@@ -28,6 +35,7 @@ use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::engine::{Engine, ModelSource};
 use crate::protocol::{Answer, Ask, FromWorker, RunUpdate, ToWorker, Work, decode, encode};
+use crate::runs::Backend;
 
 /// An answer with its byte attachments, or why there is none.
 type Reply = Result<(Answer, Vec<Vec<u8>>), String>;
@@ -38,18 +46,19 @@ struct Route {
     finished: bool,
 }
 
-/// Where each reply goes.
+/// The first worker: CPU runs and computations, the threaded build where it can.
+pub const CPU: usize = 0;
+/// The second worker: WebGPU runs, when the first cannot drive WebGPU.
+pub const GPU: usize = 1;
+
+/// One worker and what the page sent it.
 #[derive(Default)]
-struct Routes {
+struct Slot {
     worker: Option<Worker>,
-    /// The last request or run id given out.
-    last_id: u32,
-    /// Requests waiting for their answer, by id.
-    requests: HashMap<u32, oneshot::Sender<Reply>>,
-    /// Runs not ended yet, by id.
-    runs: HashMap<u32, Route>,
-    /// Told every message of a failure (a request refused, or a failure of the worker's own).
-    errors: Vec<Rc<dyn Fn(String)>>,
+    /// It answered `Ready`.
+    ready: bool,
+    /// Its build drives WebGPU (the single-thread build).
+    webgpu: bool,
     /// The model the worker has as its base.
     base_sent: Option<String>,
     /// Messages sent before the worker said it is ready (it starts after the page's model has
@@ -59,11 +68,30 @@ struct Routes {
     failed: Option<String>,
 }
 
-/// The training worker, as the page sees it (`Copy`: all handles).
+/// Where each reply goes.
+#[derive(Default)]
+struct Routes {
+    slots: [Slot; 2],
+    /// The worker that holds the current classifier, the lab's model, the run in progress.
+    classifier_at: usize,
+    lab_at: usize,
+    running_at: usize,
+    /// The last request or run id given out.
+    last_id: u32,
+    /// Requests waiting for their answer, by id.
+    requests: HashMap<u32, oneshot::Sender<Reply>>,
+    /// Runs not ended yet, by id.
+    runs: HashMap<u32, Route>,
+    /// Told every message of a failure (a request refused, or a failure of the worker's own).
+    errors: Vec<Rc<dyn Fn(String)>>,
+}
+
+/// The training workers, as the page sees them (`Copy`: all handles). The signals describe the
+/// first worker, the one that trains on the CPU.
 #[derive(Clone, Copy)]
 pub struct WorkerClient {
     routes: StoredValue<Routes, LocalStorage>,
-    /// The worker answered `Ready`.
+    /// The first worker answered `Ready`.
     pub ready: RwSignal<bool>,
     /// The threads the worker computes on (rayon's pool in the threaded build), and why only
     /// one when that is not the build's choice (empty otherwise).
@@ -110,14 +138,18 @@ impl WorkerClient {
         }
     }
 
-    /// Starts the worker. Called once, after those who listen for failures
+    /// Starts the first worker. Called once, after those who listen for failures
     /// ([`on_error`](Self::on_error)) have, and after the page's model has loaded (or failed
     /// to): the worker loads a build of its own (the threaded one where the page is isolated),
     /// which a first visit should not download before the page is usable. What is sent before
     /// it is ready waits for it.
     pub fn start(self) {
+        self.start_slot(CPU);
+    }
+
+    fn start_slot(self, slot: usize) {
         let Some((js, wasm)) = bundle_urls() else {
-            self.fail("the page could not find its own wasm bundle to start the training worker".into());
+            self.fail(slot, "the page could not find its own wasm bundle to start the training worker".into());
             return;
         };
         let options = WorkerOptions::new();
@@ -125,13 +157,13 @@ impl WorkerClient {
         let worker = match Worker::new_with_options("worker.js", &options) {
             Ok(w) => w,
             Err(e) => {
-                self.fail(format!("the training worker could not start: {e:?}"));
+                self.fail(slot, format!("the training worker could not start: {e:?}"));
                 return;
             }
         };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             match decode::<FromWorker>(&event.data()) {
-                Ok((message, bytes)) => self.receive(message, bytes),
+                Ok((message, bytes)) => self.receive(slot, message, bytes),
                 Err(e) => self.tell(e),
             }
         });
@@ -140,13 +172,26 @@ impl WorkerClient {
         let init = js_sys::Object::new();
         js_sys::Reflect::set(&init, &"js".into(), &js.into()).ok();
         js_sys::Reflect::set(&init, &"wasm".into(), &wasm.into()).ok();
+        js_sys::Reflect::set(&init, &"role".into(), &(if slot == GPU { "gpu" } else { "cpu" }).into()).ok();
         for (key, name) in [("threaded", "bertbench-threads"), ("threadedRelaxed", "bertbench-threads-relaxed")] {
             if let Some(url) = threaded_bundle_url(name) {
                 js_sys::Reflect::set(&init, &key.into(), &url.into()).ok();
             }
         }
         worker.post_message(&init).ok();
-        self.routes.update_value(|r| r.worker = Some(worker));
+        self.routes.update_value(|r| r.slots[slot].worker = Some(worker));
+    }
+
+    /// The worker for a run on `backend`: the first one, unless the run needs WebGPU and the
+    /// first one's build cannot drive it; that one is started when first needed.
+    fn slot_for(self, backend: Backend) -> usize {
+        if backend == Backend::Cpu || self.routes.with_value(|r| r.slots[CPU].webgpu) {
+            return CPU;
+        }
+        if self.routes.with_value(|r| r.slots[GPU].worker.is_none() && r.slots[GPU].failed.is_none()) {
+            self.start_slot(GPU);
+        }
+        GPU
     }
 
     /// Calls `listener` with the message of every failure the worker reports (a refused request
@@ -155,18 +200,25 @@ impl WorkerClient {
         self.routes.update_value(|r| r.errors.push(Rc::new(listener)));
     }
 
-    /// The worker could not start: what waits for it fails with `message`, and so will what is
+    /// A worker could not start: what waits for it fails with `message`, and so will what is
     /// asked of it later.
-    fn fail(self, message: String) {
+    fn fail(self, slot: usize, message: String) {
         self.routes.update_value(|r| {
-            r.failed = Some(message.clone());
-            r.pending.clear();
+            r.slots[slot].failed = Some(message.clone());
+            r.slots[slot].pending.clear();
         });
         let waiting: Vec<_> = self.routes.try_update_value(|r| r.requests.drain().collect()).unwrap_or_default();
         for (_, reply) in waiting {
             let _ = reply.send(Err(message.clone()));
         }
-        self.failed.set(true);
+        // A run sent to it ends here.
+        let runs: Vec<_> = self.routes.try_update_value(|r| if r.running_at == slot { r.runs.drain().collect() } else { Vec::new() }).unwrap_or_default();
+        for (run, route) in runs {
+            (route.owner)(run, RunUpdate::Failed { message: message.clone(), gpu_lost: false });
+        }
+        if slot == CPU {
+            self.failed.set(true);
+        }
         self.tell(message);
     }
 
@@ -177,31 +229,38 @@ impl WorkerClient {
         }
     }
 
-    fn send(self, message: &ToWorker, bytes: &[&[u8]]) {
+    fn send(self, slot: usize, message: &ToWorker, bytes: &[&[u8]]) {
         let (data, transfer) = encode(message, bytes);
-        let ready = self.ready.get_untracked();
-        self.routes.update_value(|r| match &r.worker {
-            Some(w) if ready => {
-                w.post_message_with_transfer(&data, &transfer).ok();
+        self.routes.update_value(|r| {
+            let slot = &mut r.slots[slot];
+            match &slot.worker {
+                Some(w) if slot.ready => {
+                    w.post_message_with_transfer(&data, &transfer).ok();
+                }
+                _ if slot.failed.is_none() => slot.pending.push((data, transfer)),
+                _ => {}
             }
-            _ if r.failed.is_none() => r.pending.push((data, transfer)),
-            _ => {}
         });
     }
 
-    fn receive(self, message: FromWorker, bytes: Vec<Vec<u8>>) {
+    fn receive(self, slot: usize, message: FromWorker, bytes: Vec<Vec<u8>>) {
         match message {
-            FromWorker::Ready { threads, note, fused_multiply_add } => {
+            FromWorker::Ready { threads, note, fused_multiply_add, webgpu } => {
                 self.routes.update_value(|r| {
-                    if let Some(w) = &r.worker {
-                        for (data, transfer) in r.pending.drain(..) {
+                    let s = &mut r.slots[slot];
+                    s.ready = true;
+                    s.webgpu = webgpu;
+                    if let Some(w) = &s.worker {
+                        for (data, transfer) in s.pending.drain(..) {
                             w.post_message_with_transfer(&data, &transfer).ok();
                         }
                     }
                 });
-                self.threads.set((threads, note));
-                self.fused_multiply_add.set(fused_multiply_add);
-                self.ready.set(true);
+                if slot == CPU {
+                    self.threads.set((threads, note));
+                    self.fused_multiply_add.set(fused_multiply_add);
+                    self.ready.set(true);
+                }
             }
             FromWorker::Run { run, update } => self.to_run(run, update),
             FromWorker::Reply { request, answer } => {
@@ -213,7 +272,7 @@ impl WorkerClient {
                 }
             }
             // Before it was ready: it could not start.
-            FromWorker::Error { message } if !self.ready.get_untracked() => self.fail(message),
+            FromWorker::Error { message } if !self.routes.with_value(|r| r.slots[slot].ready) => self.fail(slot, message),
             FromWorker::Error { message } => {
                 // It belongs to no one request: each waiting one fails with it, so no button
                 // stays stuck.
@@ -259,7 +318,19 @@ impl WorkerClient {
 
     /// Sends `ask` (with `bytes` attached) and waits for its answer.
     async fn ask(self, ask: Ask, bytes: &[&[u8]]) -> Reply {
-        if let Some(why) = self.routes.with_value(|r| r.failed.clone()) {
+        // A model's questions go to the worker that holds it; a model handed over becomes the
+        // first worker's; computations run there too.
+        let slot = self.routes.with_value(|r| match &ask {
+            Ask::Predict { .. } | Ask::Tag { .. } | Ask::TagLayers { .. } | Ask::Similar { .. } | Ask::Search { .. } | Ask::Answer { .. } | Ask::Export { .. } | Ask::Encoder => r.classifier_at,
+            Ask::FillMask { .. } | Ask::LabFiles => r.lab_at,
+            Ask::Import { .. } | Ask::OpenLab | Ask::States { .. } => CPU,
+        });
+        match ask {
+            Ask::Import { .. } => self.routes.update_value(|r| r.classifier_at = CPU),
+            Ask::OpenLab => self.routes.update_value(|r| r.lab_at = CPU),
+            _ => {}
+        }
+        if let Some(why) = self.routes.with_value(|r| r.slots[slot].failed.clone()) {
             return Err(why);
         }
         let (reply, answer) = oneshot::channel();
@@ -267,7 +338,7 @@ impl WorkerClient {
         self.routes.update_value(|r| {
             r.requests.insert(request, reply);
         });
-        self.send(&ToWorker::Ask { request, ask }, bytes);
+        self.send(slot, &ToWorker::Ask { request, ask }, bytes);
         answer.await.map_err(|_| "the training worker did not answer".to_string())?
     }
 
@@ -291,14 +362,27 @@ impl WorkerClient {
         }
     }
 
-    /// Starts a run of `work`; `owner` gets each of its updates with the run's id, the last one
-    /// included. Returns the run's id.
+    /// Starts a run of `work` in the worker for its backend; `owner` gets each of its updates
+    /// with the run's id, the last one included. Returns the run's id. The run's model will be
+    /// that worker's (the classifier's, or the lab's).
     pub fn start_run(self, work: Work, owner: impl Fn(u32, RunUpdate) + 'static) -> u32 {
         let run = self.next_id();
+        let (backend, lab) = match &work {
+            Work::FineTune(r) => (r.backend, false),
+            Work::ResumeFineTune { backend, .. } => (*backend, false),
+            Work::Pretrain(r) => (r.settings.backend, true),
+        };
+        let slot = self.slot_for(backend);
         self.routes.update_value(|r| {
             r.runs.insert(run, Route { owner: Rc::new(owner), finished: false });
+            r.running_at = slot;
+            if lab {
+                r.lab_at = slot;
+            } else {
+                r.classifier_at = slot;
+            }
         });
-        self.send(&ToWorker::Start { run, work }, &[]);
+        self.send(slot, &ToWorker::Start { run, work }, &[]);
         run
     }
 
@@ -309,41 +393,48 @@ impl WorkerClient {
 
     /// Pauses or resumes the run in progress (whichever started it).
     pub fn pause(self, pause: bool) {
-        self.send(if pause { &ToWorker::Pause } else { &ToWorker::Resume }, &[]);
+        let slot = self.routes.with_value(|r| r.running_at);
+        self.send(slot, if pause { &ToWorker::Pause } else { &ToWorker::Resume }, &[]);
     }
 
     /// Cancels the run in progress (its best weights so far are kept).
     pub fn cancel(self) {
-        self.send(&ToWorker::Cancel, &[]);
+        let slot = self.routes.with_value(|r| r.running_at);
+        self.send(slot, &ToWorker::Cancel, &[]);
     }
 
-    /// Makes `engine` (the page's model) the worker's base model, unless it is already.
-    pub fn send_base(self, engine: &Engine) -> Result<(), String> {
-        if self.routes.with_value(|r| r.base_sent.as_deref() == Some(engine.model_id.as_str())) {
+    /// Makes `engine` (the page's model) the base model of the worker that runs on `backend`,
+    /// unless it is already. A WebGPU worker's base goes to the first worker too: a run whose
+    /// GPU fails goes on there, from its checkpoint and this base.
+    pub fn send_base(self, engine: &Engine, backend: Backend) -> Result<(), String> {
+        let slot = self.slot_for(backend);
+        let slots = if slot == GPU { vec![GPU, CPU] } else { vec![CPU] };
+        let missing: Vec<usize> = slots
+            .into_iter()
+            .filter(|&s| self.routes.with_value(|r| r.slots[s].base_sent.as_deref() != Some(engine.model_id.as_str())))
+            .collect();
+        if missing.is_empty() {
             return Ok(());
         }
-        if engine.source == ModelSource::Server {
-            self.send(&ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]);
-        } else {
-            let f = engine.files()?;
-            let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
-            if let Some(t) = &f.tokenizer_json {
-                parts.push(t);
+        let files = if engine.source == ModelSource::Server { None } else { Some(engine.files()?) };
+        for slot in missing {
+            match &files {
+                None => self.send(slot, &ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]),
+                Some(f) => {
+                    let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
+                    parts.extend(f.tokenizer_json.as_deref());
+                    parts.extend(f.vocab_txt.as_deref());
+                    let message = ToWorker::SetBase {
+                        model_id: engine.model_id.clone(),
+                        download: false,
+                        tokenizer_json: f.tokenizer_json.is_some(),
+                        vocab_txt: f.vocab_txt.is_some(),
+                    };
+                    self.send(slot, &message, &parts);
+                }
             }
-            if let Some(v) = &f.vocab_txt {
-                parts.push(v);
-            }
-            self.send(
-                &ToWorker::SetBase {
-                    model_id: engine.model_id.clone(),
-                    download: false,
-                    tokenizer_json: f.tokenizer_json.is_some(),
-                    vocab_txt: f.vocab_txt.is_some(),
-                },
-                &parts,
-            );
+            self.routes.update_value(|r| r.slots[slot].base_sent = Some(engine.model_id.clone()));
         }
-        self.routes.update_value(|r| r.base_sent = Some(engine.model_id.clone()));
         Ok(())
     }
 

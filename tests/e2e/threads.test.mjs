@@ -1,6 +1,8 @@
-// Threads in the training worker: the same full fine-tuning run on the default model, once in a
-// cross-origin isolated page (the worker runs the threaded build on every core) and once in a
-// page that is not (one thread, and the studio says why). Both must learn the same thing: the
+// Threads in the training worker: the same full fine-tuning run on the default model, in a
+// cross-origin isolated page (the worker runs the threaded build on every core), in one whose
+// browser also offers a WebGPU adapter (still every core: WebGPU runs go to a second worker), and
+// in a page that is not isolated (one thread, and the studio says why). The explorer's many-text
+// views run on the worker's threads too, with the same numbers. Both must learn the same thing: the
 // threads only split the matrix products, and Chromium's threaded build differs from the
 // single-thread one only in fusing each multiply-add (relaxed SIMD), so the loss curves agree to
 // float rounding.
@@ -15,10 +17,11 @@ const runs = {};
 const open = [];
 after(async () => { for (const close of open) await close(); });
 
-/** One run in a fresh browser: the CPU option's label, the note, the result, the loss curve. */
-async function train(isolated) {
+/** One run in a fresh browser (with a WebGPU adapter, SwiftShader's, if `webgpu`): the CPU
+ * option's label, the note, the result, the loss curve. */
+async function train(isolated, webgpu = false) {
   const server = await serve({ isolated });
-  const chrome = await launch({ webgpu: false });
+  const chrome = await launch({ webgpu });
   open.push(async () => { await chrome.browser.close(); await server.close(); });
   const { page } = chrome;
   await page.goto(server.origin + '/#studio');
@@ -42,7 +45,7 @@ async function train(isolated) {
   result.seconds = (Date.now() - t) / 1000;
   result.done = await page.getByTestId('train-done').textContent();
   result.losses = JSON.parse(await page.getByTestId('loss-chart').getAttribute('data-values'));
-  await screenshot(page, `threads-${isolated ? 'isolated' : 'not-isolated'}`);
+  await screenshot(page, `threads-${isolated ? 'isolated' : 'not-isolated'}${webgpu ? '-webgpu' : ''}`);
   console.log(JSON.stringify({ ...result, losses: undefined }));
   Object.assign(result, { page, chrome, origin: server.origin });
   return result;
@@ -62,6 +65,20 @@ test('cross-origin isolated: the training worker fine-tunes on every core and sa
   assert.equal(r.relaxedSimd, true, 'this Chromium validates relaxed SIMD');
   assert.equal(r.fma, 'true', 'the worker runs the relaxed-SIMD build');
   assert.match(r.done, new RegExp(`on the CPU · ${r.cores} threads:`));
+});
+
+test('a browser that offers WebGPU (SwiftShader): a CPU run still gets every core, with the same training', { timeout: 20 * MINUTE }, async (t) => {
+  const r = await train(true, true);
+  const adapter = await r.page.evaluate(async () => Boolean(navigator.gpu && await navigator.gpu.requestAdapter()));
+  assert.equal(adapter, true, 'the browser offers a WebGPU adapter');
+  if (r.cores < 2) {
+    t.skip('this machine has one core: nothing to spread over');
+    return;
+  }
+  assert.equal(r.label, `CPU · ${r.cores} threads`);
+  assert.equal(r.note, '');
+  assert.match(r.done, new RegExp(`on the CPU · ${r.cores} threads:`));
+  runs.withGpu = r;
 });
 
 test('not isolated: one thread, a note that says why, and the same training', { timeout: 20 * MINUTE }, async () => {
@@ -135,6 +152,8 @@ test('a relaxed-SIMD build that does not start: the worker falls back to the bas
 test('threads change the speed, not the result: the same losses and metrics', () => {
   const [a, b] = [runs.threads, runs.single];
   assert.ok(a && b, 'both runs finished');
+  const c = runs.withGpu;
+  if (c) c.losses.forEach((series, i) => series.forEach((y, j) => assert.ok(Math.abs(y - a.losses[i][j]) <= 1e-4 * Math.max(1, Math.abs(y)), `with WebGPU offered: series ${i}, point ${j}`)));
   const metrics = (done) => /validation accuracy ([\d.]+)%, macro-F1 ([\d.]+)/.exec(done).slice(1).map(Number);
   assert.deepEqual(metrics(a.done), metrics(b.done));
   assert.equal(a.losses.length, b.losses.length);
@@ -147,7 +166,7 @@ test('threads change the speed, not the result: the same losses and metrics', ()
 });
 
 test('nothing left the page and nothing went wrong, in either page', () => {
-  for (const r of [runs.threads, runs.single]) {
+  for (const r of [runs.threads, runs.single, runs.withGpu].filter(Boolean)) {
     assert.deepEqual(offOriginRequests(r.chrome.requestedUrls, r.origin), []);
     assert.deepEqual(r.chrome.problems, []);
   }

@@ -77,12 +77,12 @@ test('the studio trains on WebGPU in its worker (bert-tiny, head-only)', { timeo
   await page.getByTestId('use-example').click();
   await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
   await page.locator('details:has([data-testid=train-backend]) > summary').click();
-  // With a WebGPU adapter the worker keeps the single-thread build (the threaded one has no
-  // WebGPU), in an isolated page too, and says so while the CPU is chosen.
+  // With a WebGPU adapter in an isolated page, the first worker still runs the threaded build
+  // (CPU runs get every core); a WebGPU run goes to a second worker on the single-thread build,
+  // which drives WebGPU.
   assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
-  await page.getByTestId('threads-note').waitFor({ timeout: 2 * MINUTE });
-  assert.match(await page.getByTestId('threads-note').textContent(), /one thread here: this browser offers WebGPU/);
-  assert.equal((await page.getByTestId('train-cpu').textContent()).trim(), 'CPU (WebAssembly)');
+  await page.waitForFunction(() => document.querySelector('[data-testid=train-cpu]')?.textContent.includes('threads'), null, { timeout: 2 * MINUTE });
+  assert.equal(await page.getByTestId('threads-note').count(), 0, 'no one-thread note');
   await page.selectOption('[data-testid=train-backend]', 'webgpu');
   await page.getByTestId('head-epochs').fill('3');
   await page.getByTestId('head-epochs').dispatchEvent('change');

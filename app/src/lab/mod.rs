@@ -186,7 +186,7 @@ impl Lab {
                 use bertbench_core::train::memory;
                 memory::check_memory(engine.bert.report.num_params as u64, true, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
             }
-            self.client.send_base(&engine)?;
+            self.client.send_base(&engine, settings.backend)?;
         }
         self.runs.update_value(|n| *n += 1);
         self.steps.set(Vec::new());

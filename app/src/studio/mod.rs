@@ -478,7 +478,7 @@ impl Studio {
         max_len: usize,
         data: impl FnOnce(&mut TrainRequest),
     ) -> Result<(), String> {
-        self.client.send_base(engine)?;
+        self.client.send_base(engine, self.backend.get_untracked())?;
         self.steps.set(Vec::new());
         self.evals.set(Vec::new());
         self.live.set(Live { total_steps: self.expected_steps(), ..Live::default() });

@@ -217,7 +217,7 @@ impl Studio {
                 meta.base_model, engine.model_id, meta.base_model
             ));
         }
-        self.client.send_base(&engine)?;
+        self.client.send_base(&engine, self.backend.get_untracked())?;
         self.continue_from(&meta, None);
         Ok(())
     }

@@ -242,7 +242,8 @@ pub fn threads() -> usize {
 /// its own one-thread pool and `initThreadPool` could no longer replace it.
 #[wasm_bindgen]
 pub fn worker_ready(note: String) {
-    post(&FromWorker::Ready { threads: threads(), note, fused_multiply_add: bertbench_core::nn::linear::gemm::FUSED_MULTIPLY_ADD }, &[]);
+    let webgpu = cfg!(not(feature = "threads"));
+    post(&FromWorker::Ready { threads: threads(), note, fused_multiply_add: bertbench_core::nn::linear::gemm::FUSED_MULTIPLY_ADD, webgpu }, &[]);
 }
 
 fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
