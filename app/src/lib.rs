@@ -2,6 +2,7 @@
 //! training worker, hands over to `worker.rs`; see `shell/page.rs`.
 
 mod app;
+mod backend_choice;
 mod bench;
 mod compute;
 mod engine;
@@ -9,6 +10,7 @@ mod explore;
 mod fetch;
 mod files;
 mod js_bytes;
+mod local_store;
 mod lab;
 mod lessons;
 mod protocol;

@@ -90,6 +90,9 @@ pub enum Ask {
     /// Every layer's vectors of these texts from the base model (which is the page's model:
     /// the page sends it first), computed on the worker's threads.
     States { encoded: Vec<Encoded> },
+    /// The backend probe's work on `backend`: a forward pass and a fine-tuning step of the
+    /// base model on `texts`, cut to `max_len` tokens, each timed (`backend_choice.rs`).
+    TimeWork { backend: Backend, texts: Vec<String>, max_len: usize },
 }
 
 /// Worker → page.
@@ -188,6 +191,8 @@ pub enum Answer {
     /// One attachment per text: its `layers` layers' vectors, `tokens × hidden` each, one after
     /// the other, as little-endian f32.
     States { hidden: usize, layers: usize },
+    /// What the probe's work took.
+    Timed(crate::backend_choice::Timing),
 }
 
 /// Builds the JS message for `message` with binary attachments, and the transfer list.

@@ -319,8 +319,13 @@ impl WorkerClient {
     /// Sends `ask` (with `bytes` attached) and waits for its answer.
     async fn ask(self, ask: Ask, bytes: &[&[u8]]) -> Reply {
         // A model's questions go to the worker that holds it; a model handed over becomes the
-        // first worker's; computations run there too.
+        // first worker's; computations run there too, the probe's on its backend's worker.
+        let probe_slot = match &ask {
+            Ask::TimeWork { backend, .. } => Some(self.slot_for(*backend)),
+            _ => None,
+        };
         let slot = self.routes.with_value(|r| match &ask {
+            Ask::TimeWork { .. } => probe_slot.unwrap_or(CPU),
             Ask::Predict { .. } | Ask::Tag { .. } | Ask::TagLayers { .. } | Ask::Similar { .. } | Ask::Search { .. } | Ask::Answer { .. } | Ask::Export { .. } | Ask::Encoder => r.classifier_at,
             Ask::FillMask { .. } | Ask::LabFiles => r.lab_at,
             Ask::Import { .. } | Ask::OpenLab | Ask::States { .. } => CPU,
@@ -340,6 +345,15 @@ impl WorkerClient {
         });
         self.send(slot, &ToWorker::Ask { request, ask }, bytes);
         answer.await.map_err(|_| "the training worker did not answer".to_string())?
+    }
+
+    /// What the backend probe's work took on `backend`, in the worker for it (which must have
+    /// the page's model as its base: [`send_base`](Self::send_base) first).
+    pub async fn time_work(self, backend: Backend, texts: Vec<String>, max_len: usize) -> Result<crate::backend_choice::Timing, String> {
+        match self.ask(Ask::TimeWork { backend, texts, max_len }, &[]).await? {
+            (Answer::Timed(t), _) => Ok(t),
+            _ => Err(OTHER.into()),
+        }
     }
 
     /// Every layer's vectors of `encoded` from the worker's base model, which must be the model

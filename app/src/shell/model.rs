@@ -69,6 +69,7 @@ pub fn ModelPanel() -> impl IntoView {
             {move || state.backend.get().gpu_note.map(|n| view! {
                 <p class="banner warn small" data-testid="gpu-note">"WebGPU is not in use: "{n}</p>
             })}
+            <crate::backend_choice::BackendChoiceNote />
         </section>
     }
 }

@@ -73,6 +73,7 @@ pub fn App() -> impl IntoView {
     provide_context(client);
     provide_context(saved);
     provide_context(studio);
+    provide_context(crate::backend_choice::BackendChoice::new(state, client, studio.backend));
     provide_context(lab);
     let lessons = Lessons::new();
     lessons.follow_links(state);

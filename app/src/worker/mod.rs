@@ -42,6 +42,7 @@ use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
 use crate::widgets::now_ms;
 
 mod base;
+mod probe;
 mod classifier;
 mod finetune;
 mod lab;
@@ -422,6 +423,7 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
             Ok((Answer::LabOpened, Vec::new()))
         }
+        Ask::TimeWork { backend, texts, max_len } => Ok((Answer::Timed(probe::time_work(backend, texts, max_len).await?), Vec::new())),
         Ask::States { encoded } => {
             let base = base_model().await.ok_or("the worker has no model to compute with")?;
             // Without autodiff: nothing here is trained.
