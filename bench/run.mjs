@@ -116,7 +116,7 @@ async function browser(webgpu) {
   // `newPage()`) stores saved work differently, without the worker's scratch files (see
   // `store::stores_copies`).
   const profile = mkdtempSync(join(tmpdir(), 'bertbench-bench-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_FLAGS, ...(webgpu ? ['--enable-unsafe-webgpu'] : [])] });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_FLAGS, ...(webgpu ? ['--enable-unsafe-webgpu', ...(process.env.BERTBENCH_WEBGPU_FLAGS ?? '').split(' ').filter(Boolean)] : [])] });
   const page = context.pages()[0] ?? await context.newPage();
   page.setDefaultTimeout(30 * MINUTE);
   const version = context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1] ?? ''));

@@ -2,12 +2,14 @@
 """The PyTorch reference for the fine-tuning benchmark: the same recipe as
 `bertbench finetune`, on the same machine, so the two can be compared in one sitting.
 
-    python3 scripts/bench_pytorch_finetune.py MODEL_DIR TRAIN.tsv DEV.tsv [--steps N] [--full]
+    python3 scripts/bench_pytorch_finetune.py MODEL_DIR TRAIN.tsv DEV.tsv [--steps N] [--full] [--device cuda]
 
 Full fine-tuning of all-MiniLM-L6-v2 with mean pooling + a linear head, AdamW (lr 5e-5, weight
 decay 0.01 except biases/LayerNorm), batch 16, max length 64, linear decay, clip at norm 1, on
 2 CPU threads. Prints the mean step time over `--steps` steps after 2 warm-up steps; with
-`--full`, trains 2 epochs and prints the dev accuracy too. Needs torch and transformers.
+`--full`, trains 2 epochs and prints the dev accuracy too. `--device cuda` runs the same recipe on
+the GPU instead (fp32, TF32 off; each timed step ends with torch.cuda.synchronize(); bench/gpu.sh
+uses it). Needs torch and transformers.
 """
 import argparse
 import csv
@@ -32,18 +34,28 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
-    torch.set_num_threads(2)
+    device = torch.device(args.device)
+    if device.type == "cpu":
+        torch.set_num_threads(2)
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     torch.manual_seed(42)
     random.seed(42)
     tok = AutoTokenizer.from_pretrained(args.model)
     enc = AutoModel.from_pretrained(args.model)
     head = torch.nn.Linear(enc.config.hidden_size, 2)
+    if device.type != "cpu":
+        enc, head = enc.to(device=device, dtype=torch.float32), head.to(device)
     drop = torch.nn.Dropout(0.1)
     train, dev = read(args.train), read(args.dev)
 
     def logits(texts):
         b = tok(texts, padding=True, truncation=True, max_length=64, return_tensors="pt")
+        if device.type != "cpu":
+            b = b.to(device)
         h = enc(**b).last_hidden_state
         m = b["attention_mask"].unsqueeze(-1).float()
         return head(drop((h * m).sum(1) / m.sum(1)))
@@ -71,12 +83,17 @@ def main():
             batch = [train[j] for j in order[i : i + args.batch]]
             enc.train()
             start = time.perf_counter()
-            loss = torch.nn.functional.cross_entropy(logits([t for t, _ in batch]), torch.tensor([y for _, y in batch]))
+            labels = torch.tensor([y for _, y in batch])
+            if device.type != "cpu":
+                labels = labels.to(device)
+            loss = torch.nn.functional.cross_entropy(logits([t for t, _ in batch]), labels)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
             opt.step()
             sched.step()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
             times.append(time.perf_counter() - start)
             step += 1
             if not args.full and step >= args.steps + 2:
@@ -84,7 +101,8 @@ def main():
         if not args.full and step >= args.steps + 2:
             break
     timed = times[2:]
-    print(f"PyTorch {torch.__version__}, 2 threads: full fine-tune step (batch {args.batch}, length 64) "
+    where = "2 threads" if device.type == "cpu" else torch.cuda.get_device_name(device) if device.type == "cuda" else str(device)
+    print(f"PyTorch {torch.__version__}, {where}: full fine-tune step (batch {args.batch}, length 64) "
           f"{sum(timed) / len(timed):.3f} s mean over {len(timed)} steps")
     if args.full:
         enc.eval()
@@ -93,7 +111,7 @@ def main():
         with torch.no_grad():
             for i in range(0, len(dev), 64):
                 chunk = dev[i : i + 64]
-                pred = logits([t for t, _ in chunk]).argmax(-1)
+                pred = logits([t for t, _ in chunk]).argmax(-1).cpu()
                 correct += sum(int(p == y) for p, (_, y) in zip(pred.tolist(), chunk))
         print(f"dev accuracy {100 * correct / len(dev):.2f}% after 2 epochs")
 
