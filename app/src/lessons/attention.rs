@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::check::{Answer, Check, Expected, best};
-use super::{Lessons, Maths, TryThis};
+use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::{Latest, claim_newest, release};
 use crate::explore::heatmap;
@@ -155,9 +155,7 @@ pub fn AttentionLesson() -> impl IntoView {
                 "A causal mask sets the scores above the diagonal to −∞ before the softmax. The heads' outputs are "
                 "concatenated and mixed by one more matrix, W"<sub>"O"</sub>"."</p>
         </Maths>
-        <label class="field" for="lesson-attention-text">"Sentence"</label>
-        <input id="lesson-attention-text" type="text" data-testid="lesson-input" prop:value=move || text.get()
-            on:change=move |ev| text.set(event_target_value(&ev)) />
+        <LessonText id="lesson-attention-text" label="Sentence" text=text />
         <div class="row">
             <label class="small" for="lesson-attention-layer">"Layer"</label>
             <select id="lesson-attention-layer" data-testid="lesson-attention-layer" on:change=move |ev| layer.set(event_target_value(&ev).parse().ok())>

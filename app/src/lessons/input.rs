@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::check::{Answer, Check, Expected};
-use super::{Lessons, Maths, TryThis};
+use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::{Latest, claim_newest, release};
 
@@ -152,9 +152,7 @@ pub fn InputLesson() -> impl IntoView {
                 "dimensions, then a learned scale γ and shift β. BERT learns its position table; the original Transformer "
                 "used fixed sines and cosines instead. RoBERTa has one segment only; DistilBERT none."</p>
         </Maths>
-        <label class="field" for="lesson-input-text">"Text (sentence A | sentence B)"</label>
-        <input id="lesson-input-text" type="text" data-testid="lesson-input" prop:value=move || text.get()
-            on:change=move |ev| text.set(event_target_value(&ev)) />
+        <LessonText id="lesson-input-text" label="Text (sentence A | sentence B)" text=text />
         {move || match result.get() {
             None => view! { <p class="small muted" role="status">"Looking up the input vectors…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="banner warn small">{e}</p> }.into_any(),

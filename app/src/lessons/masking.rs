@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::check::{Answer, Check, Expected};
-use super::{Lessons, Maths, TryThis};
+use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::{Latest, claim_newest, release};
 
@@ -92,9 +92,7 @@ pub fn MaskingLesson() -> impl IntoView {
                 "embeddings). With 15% picked, each pass teaches from fewer positions than a left-to-right model does, "
                 "which is one reason BERT needs many passes."</p>
         </Maths>
-        <label class="field" for="lesson-masking-text">"Text"</label>
-        <input id="lesson-masking-text" type="text" data-testid="lesson-input" prop:value=move || text.get()
-            on:change=move |ev| text.set(event_target_value(&ev)) />
+        <LessonText id="lesson-masking-text" label="Text" text=text />
         <div class="row">
             <button data-testid="lesson-mask-roll" on:click=move |_| seed.update(|s| *s += 1)>"Mask again"</button>
             <span class="small muted" data-testid="lesson-mask-seed">{move || format!("roll {}", seed.get())}</span>

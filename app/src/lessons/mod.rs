@@ -170,6 +170,17 @@ pub fn Maths(children: Children) -> impl IntoView {
     }
 }
 
+/// A lesson's text field, labelled, holding the lesson's input (what a lesson link carries): the
+/// view follows it when the student commits it (Enter, or leaving the field).
+#[component]
+pub fn LessonText(id: &'static str, label: &'static str, text: RwSignal<String>) -> impl IntoView {
+    view! {
+        <label class="field" for=id>{label}</label>
+        <input id=id type="text" data-testid="lesson-input" prop:value=move || text.get()
+            on:change=move |ev| text.set(event_target_value(&ev)) />
+    }
+}
+
 /// A lesson's "try this" prompts.
 #[component]
 pub fn TryThis(children: Children) -> impl IntoView {
