@@ -24,9 +24,9 @@ pub(crate) use tokens::token_view;
 
 use leptos::prelude::*;
 
-/// Ten distinguishable colours (Tableau 10), then grey for everything else.
-pub const PALETTE: [&str; 10] =
-    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+/// Nine colours told apart with every common colour blindness (Paul Tol's "muted" scheme), then
+/// grey for everything else; the map also names each point's group in its legend and its text.
+pub const PALETTE: [&str; 9] = ["#332288", "#88ccee", "#44aa99", "#117733", "#999933", "#ddcc77", "#cc6677", "#882255", "#aa4499"];
 
 /// Grey for groups beyond the palette.
 pub const OTHER: &str = "#c9ced6";
