@@ -1,12 +1,16 @@
 //! Computing on the page's own model, shared by the explorer's views and the studio's look
 //! inside: taking turns on it ([`claim`]/[`release`]), numbering requests so only the newest
-//! answer shows ([`Latest`]), and running many texts through it a few at a time so the tab
-//! keeps drawing ([`each_states`]).
+//! answer shows ([`Latest`]), running many texts through it a few at a time so the tab keeps
+//! drawing ([`each_states`]), and the one-input views' computations ([`attention_map`],
+//! [`input_parts`], [`embed`]). Where the page is isolated, the CPU worker runs on every core:
+//! the heavier work goes there, with the same numbers.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use bertbench_core::analysis::inspect::TextStates;
+use bertbench_core::analysis::embed::EmbedOptions;
+use bertbench_core::analysis::inspect::{AttentionMap, InputParts, TextStates};
+use bertbench_core::bert::attention::AttentionMask;
 use bertbench_core::tokenizer::Encoded;
 use futures::channel::oneshot;
 use leptos::prelude::*;
@@ -14,6 +18,7 @@ use leptos::prelude::*;
 use crate::app::AppState;
 use crate::engine::{BackendKind, Engine, ModelSource};
 use crate::runs::Backend;
+use crate::protocol::Inspect;
 use crate::worker_client::WorkerClient;
 use crate::fetch::{after_paint, yield_to_browser};
 
@@ -129,11 +134,69 @@ pub async fn each_states<T>(
         progress(out.len(), encoded.len());
         yield_to_browser().await;
     }
-    COMPUTED_ON.with(|c| *c.borrow_mut() = match worker {
+    COMPUTED_ON.with(|c| *c.borrow_mut() = where_computed(engine, worker));
+    Ok(out)
+}
+
+/// Where work ran, in words: the worker's threads, or the page's backend.
+fn where_computed(engine: &Engine, worker: Option<WorkerClient>) -> String {
+    match worker {
         Some(w) => format!("CPU, {} threads, in the training worker", w.threads.get_untracked().0),
         None => format!("{}, in the page", engine.backend.label()),
-    });
-    Ok(out)
+    }
+}
+
+/// Inputs of at least this many tokens go to the worker (where [`offload`] allows): shorter
+/// ones take the page a moment, less than the worker's first read of the model would.
+pub const LONG_INPUT: usize = 64;
+
+/// `what`'s arrays from the worker, and where they were computed, when `tokens` tokens are
+/// worth sending there and it answers; `None` means the page computes.
+async fn in_worker(engine: &Engine, tokens: usize, what: impl FnOnce() -> Inspect) -> Option<(Vec<Vec<f32>>, String)> {
+    let worker = offload(engine).filter(|_| tokens >= LONG_INPUT)?;
+    // A failure is shown in the page's notices by the client; the page computes instead.
+    let arrays = worker.inspect(what()).await.ok()?;
+    Some((arrays, where_computed(engine, Some(worker))))
+}
+
+/// Every layer's and head's attention for `encoded`, and where it was computed.
+pub async fn attention_map(engine: &Engine, encoded: &Encoded, mask: AttentionMask) -> Result<(AttentionMap, String), String> {
+    let heads = engine.bert.config.num_attention_heads;
+    let causal = mask == AttentionMask::Causal;
+    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspect::Attention { encoded: encoded.clone(), causal }).await {
+        if let Some(Ok(map)) = arrays.into_iter().next().map(|w| AttentionMap::new(encoded, heads, w)) {
+            return Ok((map, on));
+        }
+    }
+    let map = engine.bert.attention_map(encoded, mask, &engine.device).await.map_err(|e| e.to_string())?;
+    Ok((map, where_computed(engine, None)))
+}
+
+/// The input representation of `encoded`, part by part, and where it was computed.
+pub async fn input_parts(engine: &Engine, encoded: &Encoded) -> Result<(InputParts, String), String> {
+    let width = engine.bert.config.hidden_size;
+    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspect::InputParts { encoded: encoded.clone() }).await {
+        if let Some(Ok(parts)) = <[Vec<f32>; 5]>::try_from(arrays).ok().map(|a| InputParts::new(encoded, width, a)) {
+            return Ok((parts, on));
+        }
+    }
+    let parts = engine.bert.input_parts(encoded, &engine.device).await.map_err(|e| e.to_string())?;
+    Ok((parts, where_computed(engine, None)))
+}
+
+/// Sentence vectors of `texts`, and where they were computed.
+pub async fn embed(engine: &Engine, texts: &[String], options: EmbedOptions) -> Result<(Vec<Vec<f32>>, String), String> {
+    let encoded = encode_all(engine, texts)?;
+    let tokens = encoded.iter().map(|e| e.tokens.len()).sum();
+    let what = || Inspect::Embed { texts: texts.to_vec(), pooling: options.pooling, normalize: options.normalize };
+    if let Some((vectors, on)) = in_worker(engine, tokens, what).await {
+        let width = engine.bert.config.hidden_size;
+        if vectors.len() == texts.len() && vectors.iter().all(|v| v.len() == width && v.iter().all(|x| x.is_finite())) {
+            return Ok((vectors, on));
+        }
+    }
+    let e = engine.bert.embed(texts, options, &engine.device).await.map_err(|e| e.to_string())?;
+    Ok((e.vectors, where_computed(engine, None)))
 }
 
 thread_local! {

@@ -13,6 +13,7 @@
 //! A new task adds its request to [`Work`], its events to [`Progress`] and its result to
 //! [`Outcome`]; the messages themselves stay as they are. The values they carry are in `runs.rs`.
 
+use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::qa::Answered;
@@ -90,9 +91,11 @@ pub enum Ask {
     /// Every layer's vectors of these texts from the base model (which is the page's model:
     /// the page sends it first), computed on the worker's threads.
     States { encoded: Vec<Encoded> },
-    /// The backend probe's work on `backend`: a forward pass and a fine-tuning step of the
-    /// base model on `texts`, cut to `max_len` tokens, each timed (`backend_choice.rs`).
-    TimeWork { backend: Backend, texts: Vec<String>, max_len: usize },
+    /// One of the explorer's one-input computations on the base model, on the worker's threads.
+    Inspect(Inspect),
+    /// The backend probe's work on `backend`: a forward pass (and with `step` a fine-tuning
+    /// step) of the base model on `texts`, cut to `max_len` tokens, each timed (`backend_choice.rs`).
+    TimeWork { backend: Backend, texts: Vec<String>, max_len: usize, step: bool },
 }
 
 /// Worker → page.
@@ -193,6 +196,31 @@ pub enum Answer {
     States { hidden: usize, layers: usize },
     /// What the probe's work took.
     Timed(crate::backend_choice::Timing),
+    /// An [`Inspect`]'s numbers: one attachment per array, as little-endian f32.
+    Floats,
+}
+
+/// The explorer's computations on one input (or a few texts) that the worker can do for the
+/// page (`compute.rs` rebuilds their results from the arrays of [`Answer::Floats`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Inspect {
+    /// Every layer's and head's attention (`[layer][head][query][key]`), bidirectional or causal.
+    Attention { encoded: Encoded, causal: bool },
+    /// The token, segment and position embeddings, their sum and the normalised sum:
+    /// five arrays, `tokens × hidden` each.
+    InputParts { encoded: Encoded },
+    /// Sentence vectors, one array per text.
+    Embed { texts: Vec<String>, pooling: Pooling, normalize: bool },
+}
+
+/// `values` as little-endian bytes, for an attachment.
+pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The f32s in an attachment made by [`f32_bytes`]; `None` when its length is not a multiple of 4.
+pub fn bytes_f32(bytes: &[u8]) -> Option<Vec<f32>> {
+    (bytes.len() % 4 == 0).then(|| bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// Builds the JS message for `message` with binary attachments, and the transfer list.
@@ -254,5 +282,13 @@ mod tests {
         assert!(RunUpdate::Failed { message: "no".into(), gpu_lost: false }.ends_run());
         assert!(!RunUpdate::Paused(false).ends_run());
         assert!(!RunUpdate::Checkpointed { step: 1, epoch: 0 }.ends_run());
+    }
+
+    /// Arrays travel as bytes and come back bit for bit; a cut attachment is refused.
+    #[test]
+    fn floats_round_trip_through_bytes() {
+        let values = [0.0, -1.5, f32::MIN_POSITIVE, 3.25e7, f32::EPSILON];
+        assert_eq!(bytes_f32(&f32_bytes(&values)).unwrap(), values);
+        assert_eq!(bytes_f32(&[1, 2, 3]), None);
     }
 }

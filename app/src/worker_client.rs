@@ -34,7 +34,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::engine::{Engine, ModelSource};
-use crate::protocol::{Answer, Ask, FromWorker, RunUpdate, ToWorker, Work, decode, encode};
+use crate::protocol::{Answer, Ask, FromWorker, Inspect, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
 use crate::runs::Backend;
 
 /// An answer with its byte attachments, or why there is none.
@@ -328,7 +328,7 @@ impl WorkerClient {
             Ask::TimeWork { .. } => probe_slot.unwrap_or(CPU),
             Ask::Predict { .. } | Ask::Tag { .. } | Ask::TagLayers { .. } | Ask::Similar { .. } | Ask::Search { .. } | Ask::Answer { .. } | Ask::Export { .. } | Ask::Encoder => r.classifier_at,
             Ask::FillMask { .. } | Ask::LabFiles => r.lab_at,
-            Ask::Import { .. } | Ask::OpenLab | Ask::States { .. } => CPU,
+            Ask::Import { .. } | Ask::OpenLab | Ask::States { .. } | Ask::Inspect(_) => CPU,
         });
         match ask {
             Ask::Import { .. } => self.routes.update_value(|r| r.classifier_at = CPU),
@@ -349,8 +349,8 @@ impl WorkerClient {
 
     /// What the backend probe's work took on `backend`, in the worker for it (which must have
     /// the page's model as its base: [`send_base`](Self::send_base) first).
-    pub async fn time_work(self, backend: Backend, texts: Vec<String>, max_len: usize) -> Result<crate::backend_choice::Timing, String> {
-        match self.ask(Ask::TimeWork { backend, texts, max_len }, &[]).await? {
+    pub async fn time_work(self, backend: Backend, texts: Vec<String>, max_len: usize, step: bool) -> Result<crate::backend_choice::Timing, String> {
+        match self.ask(Ask::TimeWork { backend, texts, max_len, step }, &[]).await? {
             (Answer::Timed(t), _) => Ok(t),
             _ => Err(OTHER.into()),
         }
@@ -368,10 +368,19 @@ impl WorkerClient {
                     if b.len() != 4 * per_layer * layers {
                         return Err("the worker's vectors came back the wrong size".to_string());
                     }
-                    let flat: Vec<f32> = b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                    let flat = bytes_f32(&b).unwrap_or_default();
                     Ok(TextStates { encoded: e.clone(), hidden, layers: flat.chunks(per_layer.max(1)).map(<[f32]>::to_vec).collect() })
                 })
                 .collect(),
+            _ => Err(OTHER.into()),
+        }
+    }
+
+    /// The arrays of one of the explorer's computations, from the worker's base model (which
+    /// must be the page's: [`send_base`](Self::send_base) first).
+    pub async fn inspect(self, what: Inspect) -> Result<Vec<Vec<f32>>, String> {
+        match self.ask(Ask::Inspect(what), &[]).await? {
+            (Answer::Floats, bytes) => bytes.iter().map(|b| bytes_f32(b).ok_or_else(|| OTHER.to_string())).collect(),
             _ => Err(OTHER.into()),
         }
     }

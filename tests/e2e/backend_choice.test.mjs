@@ -3,7 +3,8 @@
 // choose the page's backend for inference and the studio's "train on", the page says which and
 // why, and the user can still pick the other. Timings are never asserted: the tests inject them
 // (as the page remembers a probe, per adapter and model) to see each direction chosen, and run
-// one real probe on bert-tiny to see the page measure both sides and follow its own numbers.
+// one real probe on bert-tiny to see the page measure both sides and follow its own numbers. A
+// run at another batch shape follows the probe at its own shape (injected too).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, offOriginRequests, screenshot } from './harness.mjs';
@@ -30,7 +31,7 @@ async function openWith(timings) {
   const note = page.getByTestId('backend-choice');
   await note.waitFor({ timeout: 5 * MINUTE });
   const key = await note.getAttribute('data-key');
-  assert.match(key, /^bertbench-backend-probe:.+:all-MiniLM-L6-v2-int8$/);
+  assert.match(key, /^bertbench-backend-probe:.+:all-MiniLM-L6-v2-int8:16x64$/);
   await page.evaluate(([k, v]) => localStorage.setItem(k, JSON.stringify(v)), [key, timings]);
   await page.reload();
   await page.waitForFunction(() => /^Fastest here/.test(document.querySelector('[data-testid=backend-choice]')?.textContent ?? ''), null, { timeout: 5 * MINUTE });
@@ -61,6 +62,27 @@ test('a probe that finds WebGPU faster: the page stays on WebGPU and the studio 
   assert.equal(await trainOn(page), 'webgpu');
 });
 
+test('a run at another batch shape trains where the probe at its shape says is faster', { timeout: 15 * MINUTE }, async () => {
+  const page = await openWith(probe(100, 300));
+  assert.equal(await trainOn(page), 'webgpu', 'at 16 × 64 WebGPU wins');
+  // The studio's default run trains a head on the encoder's features, 32 texts × 64 tokens a
+  // batch: there the CPU computes the features faster.
+  const key = (await page.getByTestId('backend-choice').getAttribute('data-key')).replace(/:16x64$/, ':32x64');
+  await page.evaluate(([k, v]) => localStorage.setItem(k, JSON.stringify(v)), [key, { ...probe(900, null), texts: 32 }]);
+  await page.getByTestId('use-example').click();
+  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
+  await page.waitForFunction(() => !document.querySelector('[data-testid=train-start]')?.disabled, null, { timeout: 2 * MINUTE });
+  await page.getByTestId('train-start').click();
+  const note = page.getByTestId('run-backend-note');
+  await note.waitFor({ timeout: MINUTE });
+  assert.equal(await note.textContent(),
+    'This run trains its head on the CPU, which computes the encoder\'s features faster: at its batch of 32 texts × 64 tokens, 36 sentences/s on WebGPU, 80 sentences/s on the CPU (2 threads).');
+  assert.equal(await trainOn(page), 'cpu');
+  await page.getByTestId('train-done').waitFor({ timeout: 10 * MINUTE });
+  assert.match(await page.getByTestId('train-done').textContent(), / on the CPU/);
+  await screenshot(page, 'backend-choice-run-shape');
+});
+
 test('a real probe (bert-tiny): both sides measured, and the page follows its own numbers', { timeout: 10 * MINUTE }, async () => {
   const { page } = chrome;
   await page.selectOption('#model-select', 'bert-tiny');
@@ -77,7 +99,7 @@ test('a real probe (bert-tiny): both sides measured, and the page follows its ow
   const gpu = /inference: WebGPU (\d+) sentences\/s/.exec(said);
   const expected = gpu && +gpu[1] > +cpu[1] ? 'WebGPU' : 'the CPU';
   assert.ok(said.startsWith(`Fastest here: inference on ${expected},`), `the choice follows the numbers shown: ${said}`);
-  const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.endsWith(':bert-tiny')));
+  const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.endsWith(':bert-tiny:16x64')));
   assert.equal(stored.length, 1, 'the probe is remembered for this adapter and model');
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
   assert.deepEqual(chrome.problems, []);

@@ -1,5 +1,6 @@
-// Times the explorer's heavier views in the page (CPU fallback): attention maps, the embedding
-// map on the built-in examples (embedding, PCA, t-SNE), and the probe. Prints a table.
+// Times the explorer's heavier views (CPU fallback): attention maps, the embedding map on the
+// built-in examples (embedding, PCA, t-SNE), the probe, and a long input's attention in the page
+// and in the worker. Prints a table.
 //   cargo xtask dist && node tests/e2e/bench_explorer.mjs
 import { serve, launch } from './harness.mjs';
 
@@ -39,6 +40,35 @@ try {
 } finally {
   await chrome.browser.close();
   await server.close();
+}
+
+// A long input's attention map (every layer and head), in a page that is not isolated (the page
+// computes, one thread) and in one that is (the worker computes, on every core): best of three.
+const LONG = Array.from({ length: 30 }, (_, i) => `Line ${i + 1}: the river bank was quiet, but the bank downtown lent money.`).join(' ');
+for (const isolated of [false, true]) {
+  const s = await serve({ isolated });
+  const c = await launch({ webgpu: false });
+  try {
+    await c.page.goto(s.origin + '/');
+    await c.page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
+    await c.page.getByTestId('sentence-a').fill(LONG);
+    const tokens = await c.page.getByTestId('token').count();
+    let best = Infinity;
+    let on = '';
+    for (let i = 0; i < 3; i++) {
+      await c.page.waitForFunction(() => !document.querySelector('[data-testid=attention-button]')?.disabled, null, { timeout: 5 * MINUTE });
+      await c.page.evaluate(() => document.querySelector('[data-testid=attention-note]')?.removeAttribute('data-testid'));
+      await c.page.getByTestId('attention-button').click();
+      await c.page.getByTestId('attention-note').waitFor({ timeout: 5 * MINUTE });
+      const note = await c.page.getByTestId('attention-note').textContent();
+      best = Math.min(best, +note.match(/computed in (\d+) ms/)[1]);
+      on = await c.page.getByTestId('attention-note').getAttribute('data-computed-on');
+    }
+    rows.push([`attention of a long input, ${tokens} tokens (${on}, best of 3)`, `${best} ms`]);
+  } finally {
+    await c.browser.close();
+    await s.close();
+  }
 }
 console.log('| explorer view (CPU fallback, Chromium) | time |');
 console.log('|---|---|');

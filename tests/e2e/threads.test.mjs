@@ -2,7 +2,8 @@
 // cross-origin isolated page (the worker runs the threaded build on every core), in one whose
 // browser also offers a WebGPU adapter (still every core: WebGPU runs go to a second worker), and
 // in a page that is not isolated (one thread, and the studio says why). The explorer's many-text
-// views run on the worker's threads too, with the same numbers. Both must learn the same thing: the
+// views, and its one-input views of a long input, run on the worker's threads too, with the
+// same numbers. Both must learn the same thing: the
 // threads only split the matrix products, and Chromium's threaded build differs from the
 // single-thread one only in fusing each multiply-add (relaxed SIMD), so the loss curves agree to
 // float rounding.
@@ -118,6 +119,54 @@ test('the explorer embeds many texts on every core where the page is isolated, w
   assert.equal(single.on, 'CPU, in the page');
   assert.equal(threaded.curves.length, single.curves.length);
   threaded.curves.forEach((series, i) => series.forEach((y, l) => assert.ok(Math.abs(y - single.curves[i][l]) <= 1e-4, `series ${i}, layer ${l}: ${y} vs ${single.curves[i][l]}`)));
+});
+
+// Long enough (over 64 tokens) that the explorer's one-input views go to the worker.
+const LONG = Array.from({ length: 8 }, (_, i) => `Sentence ${i + 1}: the river bank was quiet, but the bank downtown lent money to everyone.`).join(' ');
+
+/** The explorer's one-input views of a long sentence in `r`'s page: where each was computed,
+ * the attention weights drawn, the input parts' lengths, and the sentence vector. */
+async function longInputOf(r) {
+  const { page } = r;
+  await page.getByTestId('tab-explore').click();
+  await page.getByTestId('sentence-a').fill(LONG);
+  const tokens = await page.getByTestId('tokens').getByTestId('token').count();
+  assert.ok(tokens > 64, `${tokens} tokens`);
+  await page.waitForFunction(() => !document.querySelector('[data-testid=attention-button]')?.disabled, null, { timeout: 2 * MINUTE });
+  await page.getByTestId('attention-button').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=attention-heatmap]')?.dataset.seq === '64', null, { timeout: 3 * MINUTE });
+  const attention = await page.locator('[data-testid=attention-heatmap] rect[data-w]').evaluateAll((rs) => rs.map((r) => +r.dataset.w));
+  const attentionOn = await page.getByTestId('attention-note').getAttribute('data-computed-on');
+  await page.getByTestId('input-parts-button').click();
+  await page.locator('[data-testid=input-parts] tr').nth(tokens).waitFor({ timeout: 2 * MINUTE });
+  const parts = await page.locator('[data-testid=input-parts] tr td:nth-child(4)').evaluateAll((tds) => tds.map((td) => td.textContent.split(' · ').map(Number)));
+  const partsOn = await page.getByTestId('input-parts').getAttribute('data-computed-on');
+  await page.getByTestId('embed-button').click();
+  await page.waitForFunction((start) => document.querySelector('[data-testid=embedding]')?.textContent.includes(start), LONG.slice(0, 40), { timeout: 2 * MINUTE });
+  const vector = JSON.parse(await page.getByTestId('embedding-values').textContent());
+  const embeddingOn = await page.getByTestId('embedding').getAttribute('data-computed-on');
+  return { on: [attentionOn, partsOn, embeddingOn], attention, parts, vector };
+}
+
+test('the explorer’s views of a long input run on every core where the page is isolated, with the same numbers', { timeout: 10 * MINUTE }, async (t) => {
+  const [a, b] = [runs.threads, runs.single];
+  assert.ok(a && b, 'both pages are open');
+  if (a.cores < 2) {
+    t.skip('this machine has one core: nothing to spread over');
+    return;
+  }
+  const [threaded, single] = [await longInputOf(a), await longInputOf(b)];
+  assert.deepEqual(threaded.on, Array(3).fill(`CPU, ${a.cores} threads, in the training worker`));
+  assert.deepEqual(single.on, Array(3).fill('CPU, in the page'));
+  const close = (x, y, tol, what) => {
+    assert.equal(x.length, y.length, `${what}: as many values`);
+    x.forEach((v, i) => assert.ok(Math.abs(v - y[i]) <= tol, `${what} ${i}: ${v} vs ${y[i]}`));
+  };
+  close(threaded.attention, single.attention, 1e-4, 'attention weight');
+  // The lengths are shown to two decimals: equal up to the last digit's rounding.
+  close(threaded.parts.flat(), single.parts.flat(), 0.0101, 'input part length');
+  close(threaded.vector, single.vector, 1e-4, 'sentence vector value');
+  await screenshot(a.page, 'threads-long-input');
 });
 
 test('a host without the headers: from the second visit the service worker isolates the page, and the worker gets threads', { timeout: 10 * MINUTE }, async () => {

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::compute::{claim, release};
+use crate::compute::{self, claim, release};
 use crate::widgets::now_ms;
 
 /// The heatmap and lines views draw at most this many tokens.
@@ -24,6 +24,8 @@ struct Maps {
     bidirectional: AttentionMap,
     causal: Option<AttentionMap>,
     millis: f64,
+    /// Where they were computed, in words.
+    on: String,
 }
 
 /// The `seq × seq` matrix for a layer and a head (`None` = the mean over heads).
@@ -223,14 +225,9 @@ pub fn AttentionPanel() -> impl IntoView {
             let out = async {
                 let tok = &engine.bert.tokenizer;
                 let encoded = if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) }.map_err(|e| e.to_string())?;
-                let device = &engine.device;
-                let bidirectional = engine.bert.attention_map(&encoded, AttentionMask::Bidirectional, device).await.map_err(|e| e.to_string())?;
-                let causal = if with_causal {
-                    Some(engine.bert.attention_map(&encoded, AttentionMask::Causal, device).await.map_err(|e| e.to_string())?)
-                } else {
-                    None
-                };
-                Ok::<_, String>(Maps { bidirectional, causal, millis: now_ms() - start })
+                let (bidirectional, on) = compute::attention_map(&engine, &encoded, AttentionMask::Bidirectional).await?;
+                let causal = if with_causal { Some(compute::attention_map(&engine, &encoded, AttentionMask::Causal).await?.0) } else { None };
+                Ok::<_, String>(Maps { bidirectional, causal, millis: now_ms() - start, on })
             }
             .await;
             if let Ok(m) = &out {
@@ -308,9 +305,9 @@ pub fn AttentionPanel() -> impl IntoView {
                 };
                 view! {
                     {selected}
-                    <p class="small muted">{format!(
-                        "{what}. {} layers × {} heads computed in {:.0} ms. Each row is one token's attention and sums to 1 (largest row error {:.1e}).{}",
-                        bi.layers, bi.heads, m.millis, bi.max_row_sum_error(), note.unwrap_or_default()
+                    <p class="small muted" data-testid="attention-note" data-computed-on=m.on.clone()>{format!(
+                        "{what}. {} layers × {} heads computed in {:.0} ms ({}). Each row is one token's attention and sums to 1 (largest row error {:.1e}).{}",
+                        bi.layers, bi.heads, m.millis, m.on, bi.max_row_sum_error(), note.unwrap_or_default()
                     )}</p>
                     <div class="attn-views">
                         <figure>

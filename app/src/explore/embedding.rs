@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, release};
+use crate::compute::{self, Latest, claim_newest, release};
 use crate::widgets::{diverging, now_ms};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -14,7 +14,8 @@ struct Embedded {
     text: String,
     vector: Vec<f32>,
     millis: f64,
-    backend: &'static str,
+    /// Where it was computed, in words.
+    on: String,
     pooling: Pooling,
     normalized: bool,
 }
@@ -37,17 +38,17 @@ pub fn EmbeddingPanel() -> impl IntoView {
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let start = now_ms();
             let options = EmbedOptions { pooling, normalize: normalized, ..Default::default() };
-            let out = engine.bert.embed(std::slice::from_ref(&text), options, &engine.device).await;
+            let out = compute::embed(&engine, std::slice::from_ref(&text), options).await;
             let millis = now_ms() - start;
             release(state);
             if !latest.is(ticket) {
                 return;
             }
-            result.set(Some(out.map_err(|e| e.to_string()).map(|mut e| Embedded {
+            result.set(Some(out.map(|(mut vectors, on)| Embedded {
                 text,
-                vector: e.vectors.remove(0),
+                vector: vectors.remove(0),
                 millis,
-                backend: engine.backend.label(),
+                on,
                 pooling,
                 normalized,
             })));
@@ -69,11 +70,11 @@ pub fn EmbeddingPanel() -> impl IntoView {
                 let first: Vec<String> = e.vector.iter().take(8).map(|x| format!("{x:+.4}")).collect();
                 let json = serde_json::to_string(&e.vector).unwrap_or_default();
                 view! {
-                    <div data-testid="embedding">
+                    <div data-testid="embedding" data-computed-on=e.on.clone()>
                         <p class="small muted">{format!(
-                            "“{}” → {} numbers ({} pooling{}) in {:.0} ms on the {}. Length (L2 norm) {:.4}.",
+                            "“{}” → {} numbers ({} pooling{}) in {:.0} ms ({}). Length (L2 norm) {:.4}.",
                             e.text, e.vector.len(), e.pooling.label(), if e.normalized { ", normalised" } else { "" },
-                            e.millis, e.backend, norm
+                            e.millis, e.on, norm
                         )}</p>
                         <div class="strip" title="each cell is one dimension: blue positive, orange negative">
                             {e.vector.iter().map(|&x| view! { <div style:background=diverging(x / scale)></div> }).collect_view()}

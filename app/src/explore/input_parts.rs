@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::compute::{claim, release};
+use crate::compute::{self, claim, release};
 
 const PARTS: [(&str, &str); 5] = [
     ("token", "#4e79a7"),
@@ -21,14 +21,14 @@ const PARTS: [(&str, &str); 5] = [
 #[component]
 pub fn InputPartsPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let result = RwSignal::new(None::<Result<InputParts, String>>);
+    let result = RwSignal::new(None::<Result<(InputParts, String), String>>);
     let run = move |_| {
         spawn_local(async move {
             let Some(engine) = claim(state).await else { return };
             let (a, b) = (state.sentence_a.get_untracked(), state.sentence_b.get_untracked());
             let tok = &engine.bert.tokenizer;
             let out = match if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) } {
-                Ok(e) => engine.bert.input_parts(&e, &engine.device).await.map_err(|e| e.to_string()),
+                Ok(e) => compute::input_parts(&engine, &e).await,
                 Err(e) => Err(e.to_string()),
             };
             result.set(Some(out));
@@ -38,7 +38,7 @@ pub fn InputPartsPanel() -> impl IntoView {
     let body = move || {
         result.get().map(|r| match r {
             Err(e) => view! { <p class="banner err small">{e}</p> }.into_any(),
-            Ok(p) => {
+            Ok((p, on)) => {
                 let rows: Vec<(String, [f32; 5], f32)> = (0..p.tokens.len())
                     .map(|i| {
                         let n = [norm(&p.token[i]), norm(&p.segment[i]), norm(&p.position[i]), norm(&p.sum[i]), norm(&p.normalized[i])];
@@ -49,7 +49,7 @@ pub fn InputPartsPanel() -> impl IntoView {
                 view! {
                     <div class="legend">{PARTS.iter().map(|(n, c)| view! { <span><i style:background=*c></i>{*n}</span> }).collect_view()}</div>
                     <div class="scroll-x">
-                    <table class="plain small parts" data-testid="input-parts">
+                    <table class="plain small parts" data-testid="input-parts" data-computed-on=on>
                         <tr><th>"#"</th><th>"token"</th><th>"lengths (L2 norm) of the parts"</th><th>"token · segment · position · sum · normed"</th><th>"cos(token, sum)"</th></tr>
                         {rows.into_iter().enumerate().map(|(i, (t, n, c))| view! {
                             <tr class:selected=move || state.token_position() == Some(i)>

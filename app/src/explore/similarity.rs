@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::compute::{claim, release};
+use crate::compute::{self, claim, release};
 use crate::widgets::{diverging, ink_on, now_ms};
 
 const EXAMPLES: &str = "A man is playing a guitar.
@@ -23,6 +23,8 @@ struct Matrix {
     /// The same from static vectors: each text's mean input (WordPiece) embedding, no context.
     statics: Vec<Vec<f32>>,
     millis: f64,
+    /// Where the sentence vectors were computed, in words.
+    on: String,
 }
 
 fn matrix_table(texts: &[String], cosines: &[Vec<f32>], testid: &'static str) -> AnyView {
@@ -70,11 +72,11 @@ pub fn SimilarityPanel() -> impl IntoView {
             let Some(engine) = claim(state).await else { return };
             let start = now_ms();
             let out = async {
-                let e = engine.bert.embed(&texts, EmbedOptions::default(), &engine.device).await.map_err(|e| e.to_string())?;
+                let (vectors, on) = compute::embed(&engine, &texts, EmbedOptions::default()).await?;
                 let millis = now_ms() - start;
                 let encoded: Vec<_> = texts.iter().map(|t| engine.bert.tokenizer.encode(t)).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
                 let statics = engine.bert.static_vectors(&encoded, &engine.device).await.map_err(|e| e.to_string())?;
-                Ok::<_, String>(Matrix { cosines: cosine_matrix(&e.vectors), statics: cosine_matrix(&statics), texts: texts.clone(), millis })
+                Ok::<_, String>(Matrix { cosines: cosine_matrix(&vectors), on, statics: cosine_matrix(&statics), texts: texts.clone(), millis })
             }
             .await;
             result.set(Some(out));
@@ -88,7 +90,7 @@ pub fn SimilarityPanel() -> impl IntoView {
                 let n = m.texts.len();
                 view! {
                     <div>
-                        <p class="small muted">{format!("{n} sentences embedded in {:.0} ms. 1 = same direction, 0 = unrelated.", m.millis)}</p>
+                        <p class="small muted" data-testid="similarity-note" data-computed-on=m.on.clone()>{format!("{n} sentences embedded in {:.0} ms ({}). 1 = same direction, 0 = unrelated.", m.millis, m.on)}</p>
                         {matrix_table(&m.texts, &m.cosines, "similarity-matrix")}
                         {move || show_static.get().then(|| view! {
                             <h3>"Static vectors (no context)"</h3>

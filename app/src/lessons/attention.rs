@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 use super::check::{Answer, Check, Expected, best};
 use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, release};
+use crate::compute::{self, Latest, claim_newest, release};
 use crate::explore::heatmap;
 
 pub const EXAMPLE: &str = "The animal didn't cross the street because it was too tired.";
@@ -46,8 +46,8 @@ pub fn AttentionLesson() -> impl IntoView {
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let out = async {
                 let encoded = engine.bert.tokenizer.encode(&text).map_err(|e| e.to_string())?;
-                let map = engine.bert.attention_map(&encoded, AttentionMask::Bidirectional, &engine.device).await.map_err(|e| e.to_string())?;
-                let causal = engine.bert.attention_map(&encoded, AttentionMask::Causal, &engine.device).await.map_err(|e| e.to_string())?;
+                let map = compute::attention_map(&engine, &encoded, AttentionMask::Bidirectional).await?.0;
+                let causal = compute::attention_map(&engine, &encoded, AttentionMask::Causal).await?.0;
                 let query = asked(&map, &text, &encoded);
                 Ok::<_, String>(Computed { text, map, causal, query })
             }

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use super::check::{Answer, Check, Expected};
 use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, release};
+use crate::compute::{self, Latest, claim_newest, release};
 
 pub const EXAMPLE: &str = "the dog chased the cat | the cat ran up a tree";
 pub const CHECKS: [&str; 2] = ["input-differs", "input-cosine"];
@@ -86,7 +86,7 @@ pub fn InputLesson() -> impl IntoView {
                 Ok(e) => {
                     let tokens = e.tokens.iter().enumerate().map(|(p, t)| (t.piece.clone(), t.type_id, p)).collect();
                     let special: Vec<bool> = e.tokens.iter().map(|t| t.special).collect();
-                    engine.bert.input_parts(&e, &engine.device).await.map(|p| seen(&p, tokens, &special)).map_err(|e| e.to_string())
+                    compute::input_parts(&engine, &e).await.map(|(p, _)| seen(&p, tokens, &special))
                 }
                 Err(e) => Err(e.to_string()),
             };

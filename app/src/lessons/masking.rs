@@ -3,6 +3,7 @@
 use bertbench_core::rng::Rng;
 use bertbench_core::tasks::masking::{MaskCase, MaskVocab, MaskingConfig};
 use bertbench_core::tasks::pretraining::fill_mask_with;
+use bertbench_core::train::{ShownToken, show_masking};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -14,13 +15,6 @@ use crate::compute::{Latest, claim_newest, release};
 pub const EXAMPLE: &str = "The students read the whole book the night before the exam, and then they slept.";
 pub const CHECKS: [&str; 2] = ["masking-picked", "masking-share"];
 
-#[derive(Clone, PartialEq)]
-struct Shown {
-    original: String,
-    input: String,
-    case: Option<MaskCase>,
-}
-
 /// The lesson.
 #[component]
 pub fn MaskingLesson() -> impl IntoView {
@@ -29,24 +23,12 @@ pub fn MaskingLesson() -> impl IntoView {
     let seed = RwSignal::new(1u64);
     let config = MaskingConfig::new();
     let (pick, mask, random) = (config.pick_prob, config.mask_prob, config.random_prob);
-    let rolled = Memo::new(move |_| -> Option<Result<Vec<Shown>, String>> {
+    let rolled = Memo::new(move |_| -> Option<Result<Vec<ShownToken>, String>> {
         state.generation.get();
         let engine = state.engine()?;
         let tok = &engine.bert.tokenizer;
-        Some(tok.encode(&text.get()).map_err(|e| e.to_string()).map(|enc| {
-            let ids = enc.ids();
-            let special: Vec<bool> = enc.tokens.iter().map(|t| t.special).collect();
-            let masked = MaskingConfig::new().apply(&ids, &special, &MaskVocab::from_tokenizer(tok), &mut Rng::new(seed.get()));
-            let piece = |id: u32| tok.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
-            ids.iter()
-                .enumerate()
-                .map(|(i, &id)| Shown {
-                    original: piece(id),
-                    input: piece(masked.input_ids[i]),
-                    case: masked.picks.iter().find(|p| p.position == i).map(|p| p.case),
-                })
-                .collect()
-        }))
+        let vocab = MaskVocab::from_tokenizer(tok);
+        Some(tok.encode(&text.get()).map_err(|e| e.to_string()).map(|enc| show_masking(&enc, tok, &config, &vocab, &mut Rng::new(seed.get()))))
     });
     let picked = Signal::derive(move || {
         rolled.get().map(|r| {
@@ -105,7 +87,7 @@ pub fn MaskingLesson() -> impl IntoView {
                     <tr><th scope="col">"position"</th><th scope="col">"original"</th><th scope="col">"shown to the model"</th><th scope="col">"predicted here?"</th></tr>
                     {shown.into_iter().enumerate().map(|(i, s)| view! {
                         <tr class:picked=s.case.is_some() data-picked=s.case.is_some().to_string()>
-                            <td>{i}</td><td>{s.original}</td><td>{s.input}</td>
+                            <td>{i}</td><td>{s.original}</td><td>{s.shown}</td>
                             <td>{if s.case.is_some() { format!("yes: {}", case_label(s.case)) } else { String::new() }}</td>
                         </tr>
                     }).collect_view()}

@@ -73,7 +73,9 @@ pub fn App() -> impl IntoView {
     provide_context(client);
     provide_context(saved);
     provide_context(studio);
-    provide_context(crate::backend_choice::BackendChoice::new(state, client, studio.backend));
+    let choice = crate::backend_choice::BackendChoice::new(state, client, studio.backend);
+    studio.choice.set_value(Some(choice));
+    provide_context(choice);
     provide_context(lab);
     let lessons = Lessons::new();
     lessons.follow_links(state);

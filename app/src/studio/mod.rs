@@ -6,6 +6,7 @@
 //! through the page's worker client (`worker_client.rs`). A run's replies update the signals
 //! here, and the studio panels draw from them.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
@@ -17,6 +18,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
+use crate::backend_choice::BackendChoice;
 use crate::engine::Engine;
 use crate::fetch::yield_to_browser;
 use crate::files::download;
@@ -181,6 +183,8 @@ pub struct Studio {
     pub pair_level: RwSignal<Level>,
     /// What the similarity searches of this session cost, for the comparison of the two kinds.
     pub costs: RwSignal<Vec<similarity::Cost>>,
+    /// The page's backend choice, which may move a run to the backend faster at its batch shape.
+    pub(crate) choice: StoredValue<Option<BackendChoice>>,
 }
 
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
@@ -235,6 +239,7 @@ impl Studio {
             pairs: RwSignal::new(None),
             pair_level: RwSignal::new(Level::Embedding),
             costs: RwSignal::new(Vec::new()),
+            choice: StoredValue::new(None),
         };
         client.on_error(move |message| studio.notice.set(Some(Err(message))));
         studio.offer_checkpoint();
@@ -468,10 +473,11 @@ impl Studio {
 
     /// Starts a fine-tuning run of any task on the page's model: the request with `config`,
     /// `labels` and `max_len`, its data set by `data`, recorded in the runs table as `label`.
-    /// Clears the last run's curves.
+    /// Clears the last run's curves. Where the backend probe chose "train on", the run trains
+    /// where a probe at its own batch shape says is faster (`BackendChoice::for_run`).
     pub(crate) fn launch(
         self,
-        engine: &Engine,
+        engine: &Rc<Engine>,
         label: String,
         config: FineTuneConfig,
         labels: Vec<String>,
@@ -485,6 +491,7 @@ impl Studio {
         self.run.set(RunState::Running { paused: false });
         let from_scratch = self.from_scratch.get_untracked();
         let record = RunRecord::starting(engine.model_id.clone(), from_scratch, label);
+        let (texts, full) = (config.batch_size, config.mode != TrainMode::HeadOnly);
         let mut request = TrainRequest {
             config,
             labels,
@@ -504,7 +511,19 @@ impl Studio {
         // A new run's first checkpoint replaces an older run's.
         self.resume_offer.set(None);
         self.checkpoint_note.set(None);
-        self.start_run(Work::FineTune(Box::new(request)));
+        let (engine, choice) = (engine.clone(), self.choice.get_value());
+        spawn_local(async move {
+            if let Some(backend) = match choice {
+                Some(c) => c.for_run(texts, max_len, full).await,
+                None => None,
+            } {
+                // The base model went to both workers for the probe; this only makes sure.
+                if self.client.send_base(&engine, backend).is_ok() {
+                    request.backend = backend;
+                }
+            }
+            self.start_run(Work::FineTune(Box::new(request)));
+        });
         Ok(())
     }
 

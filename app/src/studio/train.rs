@@ -6,6 +6,7 @@ use bertbench_core::train::{FineTuneConfig, Phase, TrainMode};
 use leptos::prelude::*;
 
 use crate::app::{AppState, BackendStatus, CheckState};
+use crate::backend_choice::BackendChoice;
 use crate::engine::BackendKind;
 use crate::runs::Backend;
 use super::{RunState, Studio, Task};
@@ -49,6 +50,7 @@ fn number_field(
 pub fn StudioTrainPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
+    let choice = expect_context::<BackendChoice>();
     let client = studio.client;
     let start_error = RwSignal::new(None::<String>);
     let running = move || matches!(studio.run.get(), RunState::Running { .. });
@@ -177,6 +179,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
         });
         let phase = live.phase.map(phase_label).unwrap_or("starting");
         let detail = match (live.features, live.evaluating) {
+            _ if choice.measuring_run.get() => "measuring which backend is faster at this run's batch shape…".to_string(),
             (Some((d, t)), _) => format!("{d} / {t} examples encoded"),
             (_, Some((d, t))) => format!("evaluating: {d} / {t}"),
             _ => {
@@ -297,6 +300,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     "Train"
                 </button>
                 {move || match studio.run.get() {
+                    // The run starts once its probe ends.
+                    RunState::Running { .. } if choice.measuring_run.get() => ().into_any(),
                     RunState::Running { paused } => view! {
                         <button class="secondary" data-testid="train-pause" on:click=move |_| client.pause(!paused)>{if paused { "Resume" } else { "Pause" }}</button>
                         <button class="secondary" data-testid="train-cancel" on:click=move |_| client.cancel()>"Cancel (keep best so far)"</button>
@@ -314,6 +319,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     <span class="small muted">"Training runs on the CPU in a background worker; the page stays usable."</span>
                 })}
             </div>
+            {move || choice.run_note.get().map(|why| view! { <p class="small muted" data-testid="run-backend-note">{why}</p> })}
             {move || start_error.get().map(|e| view! { <p class="banner err small" data-testid="train-start-error">{e}</p> })}
             {move || match studio.run.get() {
                 RunState::Failed(msg) => Some(view! { <p class="banner err small" data-testid="train-error">{msg}</p> }.into_any()),

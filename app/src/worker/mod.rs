@@ -42,6 +42,7 @@ use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
 use crate::widgets::now_ms;
 
 mod base;
+mod inspect;
 mod probe;
 mod classifier;
 mod finetune;
@@ -423,15 +424,8 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
             Ok((Answer::LabOpened, Vec::new()))
         }
-        Ask::TimeWork { backend, texts, max_len } => Ok((Answer::Timed(probe::time_work(backend, texts, max_len).await?), Vec::new())),
-        Ask::States { encoded } => {
-            let base = base_model().await.ok_or("the worker has no model to compute with")?;
-            // Without autodiff: nothing here is trained.
-            let bert = LoadedModel { model: bertbench_core::burn::module::Module::valid(&base.bert.model), ..base.bert.clone() };
-            let states = bert.text_states(&encoded, &Device::flex()).await.map_err(|e| e.to_string())?;
-            let (hidden, layers) = (bert.config.hidden_size, states.first().map_or(0, |s| s.layers.len()));
-            let bytes = states.iter().map(|s| s.layers.iter().flatten().flat_map(|x| x.to_le_bytes()).collect()).collect();
-            Ok((Answer::States { hidden, layers }, bytes))
-        }
+        Ask::TimeWork { backend, texts, max_len, step } => Ok((Answer::Timed(probe::time_work(backend, texts, max_len, step).await?), Vec::new())),
+        Ask::States { encoded } => inspect::states(encoded).await,
+        Ask::Inspect(what) => inspect::inspect(what).await,
     }
 }

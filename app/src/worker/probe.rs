@@ -1,6 +1,6 @@
 //! The backend probe's work in a worker (`backend_choice.rs` chooses from it): a forward pass of
-//! the base model and one full fine-tuning step, each timed after a warm-up (which compiles
-//! WebGPU's shaders), on the CPU or on WebGPU, at the batch shape asked.
+//! the base model and (when asked) one full fine-tuning step, each timed after a warm-up (which
+//! compiles WebGPU's shaders), on the CPU or on WebGPU, at the batch shape asked.
 
 use bertbench_core::analysis::embed::EmbedOptions;
 use bertbench_core::data::Example;
@@ -10,8 +10,8 @@ use super::*;
 use crate::backend_choice::Timing;
 
 /// Times the probe's work on `backend`: `texts` cut to `max_len` tokens, labelled alternately
-/// so the step has two classes.
-pub(super) async fn time_work(backend: Backend, texts: Vec<String>, max_len: usize) -> Result<Timing, String> {
+/// so the step has two classes; the step only with `step`.
+pub(super) async fn time_work(backend: Backend, texts: Vec<String>, max_len: usize, step: bool) -> Result<Timing, String> {
     let base = base_model().await.ok_or("no model is loaded in the worker yet")?;
     let device = match backend {
         Backend::Cpu => Device::flex(),
@@ -27,6 +27,9 @@ pub(super) async fn time_work(backend: Backend, texts: Vec<String>, max_len: usi
     let start = now_ms();
     forward().await.map_err(|e| e.to_string())?;
     let forward_ms = now_ms() - start;
+    if !step {
+        return Ok(Timing { forward_ms, step_ms: None });
+    }
 
     let examples: Vec<Example> =
         texts.iter().enumerate().map(|(i, t)| Example { line: i + 2, text: t.clone(), text_pair: None, label: ["a", "b"][i % 2].to_string() }).collect();

@@ -106,6 +106,25 @@ pub struct AttentionMap {
 }
 
 impl AttentionMap {
+    /// The map of `encoded` (one input, no padding) from its weights, `[layer][head][query][key]`
+    /// with `heads` heads a layer; refused when the weights are not a whole number of layers.
+    pub fn new(encoded: &Encoded, heads: usize, weights: Vec<f32>) -> Result<Self> {
+        let seq = encoded.tokens.len();
+        let per_layer = heads * seq * seq;
+        if per_layer == 0 || !weights.len().is_multiple_of(per_layer) {
+            return Err(Error::Device(format!("{} attention weights are not whole layers of {heads} heads over {seq} tokens", weights.len())));
+        }
+        check_finite(&weights)?;
+        Ok(Self {
+            tokens: encoded.tokens.iter().map(|t| t.piece.clone()).collect(),
+            segments: encoded.type_ids(),
+            layers: weights.len() / per_layer,
+            heads,
+            seq,
+            weights,
+        })
+    }
+
     /// One head's `seq × seq` matrix.
     pub fn head(&self, layer: usize, head: usize) -> &[f32] {
         let size = self.seq * self.seq;
@@ -146,6 +165,20 @@ pub struct InputParts {
     pub sum: Vec<Vec<f32>>,
     /// `LayerNorm(sum)`.
     pub normalized: Vec<Vec<f32>>,
+}
+
+impl InputParts {
+    /// The parts of `encoded` from the five `tokens × width` arrays, in field order (token,
+    /// segment, position, sum, normalised); refused when one is not that size.
+    pub fn new(encoded: &Encoded, width: usize, parts: [Vec<f32>; 5]) -> Result<Self> {
+        let size = encoded.tokens.len() * width;
+        if let Some(bad) = parts.iter().find(|p| p.len() != size) {
+            return Err(Error::Device(format!("an input part has {} values, not {} tokens × {width}", bad.len(), encoded.tokens.len())));
+        }
+        parts.iter().try_for_each(|p| check_finite(p))?;
+        let [token, segment, position, sum, normalized] = parts.map(|p| rows(p, width.max(1)));
+        Ok(Self { tokens: encoded.tokens.iter().map(|t| t.piece.clone()).collect(), token, segment, position, sum, normalized })
+    }
 }
 
 /// The Euclidean length of a vector.
@@ -229,20 +262,11 @@ impl LoadedModel {
         let input = BertInput::from_batch(&batch, device);
         let options = ForwardOptions { attentions: true, mask, ..Default::default() };
         let out = self.model.forward(input, options);
-        let layers = out.attentions.len();
         let mut weights = Vec::new();
         for a in out.attentions {
             weights.extend(read_f32(a).await?);
         }
-        check_finite(&weights)?;
-        Ok(AttentionMap {
-            tokens: encoded.tokens.iter().map(|t| t.piece.clone()).collect(),
-            segments: encoded.type_ids(),
-            layers,
-            heads: self.config.num_attention_heads,
-            seq: batch.seq_len,
-            weights,
-        })
+        AttentionMap::new(encoded, self.config.num_attention_heads, weights)
     }
 
     /// The input representation of one encoding, part by part.
@@ -253,22 +277,12 @@ impl LoadedModel {
         let parts = embeddings.parts(input.input_ids, input.token_type_ids);
         let sum = parts.token.clone() + parts.segment.clone() + parts.position.clone();
         let normalized = embeddings.layer_norm.forward(sum.clone());
-        let width = self.config.hidden_size;
         let mut read = Vec::new();
         for t in [parts.token, parts.segment, parts.position, sum, normalized] {
-            let flat = read_f32(t).await?;
-            check_finite(&flat)?;
-            read.push(rows(flat, width));
+            read.push(read_f32(t).await?);
         }
-        let [token, segment, position, sum, normalized] = <[Vec<Vec<f32>>; 5]>::try_from(read).expect("five parts");
-        Ok(InputParts {
-            tokens: encoded.tokens.iter().map(|t| t.piece.clone()).collect(),
-            token,
-            segment,
-            position,
-            sum,
-            normalized,
-        })
+        let parts = <[Vec<f32>; 5]>::try_from(read).expect("five parts");
+        InputParts::new(encoded, self.config.hidden_size, parts)
     }
 
     /// Static vectors: the mean of each text's WordPiece input embeddings (specials left out),
@@ -366,6 +380,29 @@ mod tests {
         // Same segment → same segment embedding; the second sentence differs.
         assert_eq!(parts.segment[0], parts.segment[1]);
         assert_ne!(parts.segment[0], parts.segment[5]);
+    }
+
+    /// A map or input parts rebuilt from their flat arrays (as the page does with the worker's)
+    /// equal the computed ones; arrays of the wrong size or with NaNs are refused, not drawn.
+    #[test]
+    fn maps_and_parts_rebuild_from_their_arrays_and_refuse_wrong_sizes() {
+        let (bert, device) = tiny_bert();
+        let e = bert.tokenizer.encode("the river bank").unwrap();
+        let map = pollster::block_on(bert.attention_map(&e, AttentionMask::Bidirectional, &device)).unwrap();
+        let again = AttentionMap::new(&e, map.heads, map.weights.clone()).unwrap();
+        assert_eq!((again.layers, again.seq, &again.tokens, &again.weights), (map.layers, map.seq, &map.tokens, &map.weights));
+        assert!(AttentionMap::new(&e, map.heads, map.weights[1..].to_vec()).is_err());
+        let mut nan = map.weights.clone();
+        nan[3] = f32::NAN;
+        assert!(AttentionMap::new(&e, map.heads, nan).is_err());
+
+        let parts = pollster::block_on(bert.input_parts(&e, &device)).unwrap();
+        let flat = [&parts.token, &parts.segment, &parts.position, &parts.sum, &parts.normalized].map(|p| p.concat());
+        let again = InputParts::new(&e, bert.config.hidden_size, flat.clone()).unwrap();
+        assert_eq!((&again.position, &again.normalized), (&parts.position, &parts.normalized));
+        let mut short = flat;
+        short[2].pop();
+        assert!(InputParts::new(&e, bert.config.hidden_size, short).is_err());
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod stream;
 pub use adamw::{AdamW, adamw};
 pub use finetune::*;
 pub use grads::{GradNorm, clip_grad_norm, clip_grad_norm_by_parameter};
-pub use pretrain::{PretrainConfig, PretrainStep, Pretrainer, ShownToken};
+pub use pretrain::{PretrainConfig, PretrainStep, Pretrainer, ShownToken, show_masking};
 pub use schedule::{group_by_length, linear_schedule};
 pub use session::{CheckpointPolicy, Ended, Host, Run, Session};
 pub use step::{Schedule, StepValues, clip, read_back};

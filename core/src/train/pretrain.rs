@@ -113,6 +113,19 @@ pub struct ShownToken {
     pub case: Option<crate::tasks::masking::MaskCase>,
 }
 
+/// What `masking` does to one encoded text, token by token, drawn from `rng`: for the pages
+/// that show masking (the lab's preview, the masking lesson).
+pub fn show_masking(encoded: &Encoded, tokenizer: &BertTokenizer, masking: &MaskingConfig, vocab: &MaskVocab, rng: &mut Rng) -> Vec<ShownToken> {
+    let ids = encoded.ids();
+    let special: Vec<bool> = encoded.tokens.iter().map(|t| t.special).collect();
+    let m = masking.apply(&ids, &special, vocab, rng);
+    let piece = |id: u32| tokenizer.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
+    ids.iter()
+        .enumerate()
+        .map(|(i, &id)| ShownToken { original: piece(id), shown: piece(m.input_ids[i]), case: m.picks.iter().find(|p| p.position == i).map(|p| p.case) })
+        .collect()
+}
+
 impl Pretrainer {
     /// Prepares a run over `lines` (the corpus, in reading order) on an autodiff `device`.
     pub fn new(model: BertForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
@@ -195,24 +208,7 @@ impl Pretrainer {
     /// stream is not touched): for the page's "before and after masking" view.
     pub fn masking_preview(&self, n: usize, seed: u64) -> Vec<Vec<ShownToken>> {
         let mut rng = Rng::new(seed);
-        let piece = |id: u32| self.tokenizer.id_to_piece(id).unwrap_or_else(|| format!("#{id}"));
-        self.examples
-            .iter()
-            .take(n)
-            .map(|ex| {
-                let ids = ex.encoded.ids();
-                let special: Vec<bool> = ex.encoded.tokens.iter().map(|t| t.special).collect();
-                let m = self.config.masking.apply(&ids, &special, &self.vocab, &mut rng);
-                ids.iter()
-                    .enumerate()
-                    .map(|(i, &id)| ShownToken {
-                        original: piece(id),
-                        shown: piece(m.input_ids[i]),
-                        case: m.picks.iter().find(|p| p.position == i).map(|p| p.case),
-                    })
-                    .collect()
-            })
-            .collect()
+        self.examples.iter().take(n).map(|ex| show_masking(&ex.encoded, &self.tokenizer, &self.config.masking, &self.vocab, &mut rng)).collect()
     }
 
     fn mask(&mut self, i: usize) -> Masked {
