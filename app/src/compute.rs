@@ -153,7 +153,11 @@ pub const LONG_INPUT: usize = 64;
 /// `what`'s arrays from the worker, and where they were computed, when `tokens` tokens are
 /// worth sending there and it answers; `None` means the page computes.
 async fn in_worker(engine: &Engine, tokens: usize, what: impl FnOnce() -> Inspect) -> Option<(Vec<Vec<f32>>, String)> {
-    let worker = offload(engine).filter(|_| tokens >= LONG_INPUT)?;
+    // Checked first: `offload` hands the worker the model, which a short input does not need.
+    if tokens < LONG_INPUT {
+        return None;
+    }
+    let worker = offload(engine)?;
     // A failure is shown in the page's notices by the client; the page computes instead.
     let arrays = worker.inspect(what()).await.ok()?;
     Some((arrays, where_computed(engine, Some(worker))))

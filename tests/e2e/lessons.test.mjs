@@ -220,14 +220,29 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
   await page.evaluate(() => { window.printed = 0; window.print = () => { window.printed += 1; }; });
   await page.getByTestId('lesson-print').click();
   assert.equal(await page.evaluate(() => window.printed), 1);
-  assert.ok(await page.evaluate(() => [...document.querySelectorAll('[data-testid=lesson] details')].every((d) => d.open)), 'the maths is printed');
+  assert.ok(await page.evaluate(() => [...document.querySelectorAll('[data-testid=lesson] details.maths')].every((d) => d.open)), 'the maths is printed');
   await page.emulateMedia({ media: 'print' });
   try {
     assert.ok(!(await page.getByTestId('model-panel').isVisible()) && !(await page.getByTestId('lesson-next').isVisible()), 'the handout holds the lesson only');
     assert.ok(await page.getByTestId('lesson-title').isVisible());
     assert.ok(await page.getByTestId('check-tokens-word').isVisible(), 'with its questions');
   } finally {
-    await page.emulateMedia({ media: 'screen' });
+    // Back to the browser's own media (an emulated 'screen' would also print as the screen).
+    await page.emulateMedia({ media: null });
+  }
+
+  // Every lesson's handout, once its views are computed, prints on one A4 page.
+  const shown = { tokens: 'lesson-token-count', input: 'lesson-input-parts', attention: 'lesson-attention-row', masking: 'lesson-masking',
+    pairs: 'lesson-pairs-tokens', senses: 'lesson-senses-table', finetune: 'lesson-finetune-run', probing: 'lesson-probing-table', sizes: 'lesson-sizes' };
+  for (const [id, testid] of Object.entries(shown)) {
+    await page.goto(`${server.origin}/#lesson=${id}`);
+    await page.waitForFunction((i) => document.querySelector('[data-testid=lesson]')?.dataset.lesson === i, id);
+    await page.getByTestId(testid).first().waitFor({ timeout: 3 * MINUTE });
+    await page.evaluate(() => { window.print = () => {}; });
+    await page.getByTestId('lesson-print').click();
+    const pdf = await page.pdf({ format: 'A4' });
+    const pages = pdf.toString('latin1').match(/\/Type\s*\/Page[^s]/g).length;
+    assert.equal(pages, 1, `lesson “${id}” prints on ${pages} pages`);
   }
   assert.deepEqual(chrome.problems, []);
 });

@@ -20,12 +20,13 @@ fn in_field(ev: &web_sys::KeyboardEvent) -> bool {
     matches!(tag.as_str(), "INPUT" | "SELECT" | "TEXTAREA")
 }
 
-/// Opens every maths fold of the lesson, then the browser's print dialog.
+/// Opens every maths fold of the lesson, then the browser's print dialog (the print rules in
+/// `www/style.css` fit the lesson on one A4 page; a chart's numbers stay for the screen).
 fn print_handout() {
     let Some(window) = web_sys::window() else { return };
     if let Some(document) = window.document() {
         // One fold at a time: each opened one no longer matches.
-        while let Ok(Some(fold)) = document.query_selector("[data-testid=lesson] details:not([open])") {
+        while let Ok(Some(fold)) = document.query_selector("[data-testid=lesson] details.maths:not([open])") {
             if fold.set_attribute("open", "").is_err() {
                 break;
             }
