@@ -517,7 +517,7 @@ impl Studio {
                 Some(c) => c.for_run(texts, max_len, full).await,
                 None => None,
             } {
-                // The base model went to both workers for the probe; this only makes sure.
+                // The run may move to the other worker, which then needs the model too.
                 if self.client.send_base(&engine, backend).is_ok() {
                     request.backend = backend;
                 }
