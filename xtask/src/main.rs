@@ -632,9 +632,9 @@ fn test() -> Result {
     let path = format!("{venv_bin}:{}", path_with_tools());
     let envs = [("PATH", path.as_str()), ("BERTBENCH_REQUIRE_TORCH", "1")];
     // Two test files at a time: each spends much of its time waiting on its own browser (model
-    // loads, workers starting), so a 2-core machine runs the suite in about three quarters of the
-    // time. Every file has its own server, browser and artifacts' names, and no test asserts a
-    // timing.
+    // loads, workers starting), so even a 2-core machine finishes the suite sooner
+    // (docs/performance.md). Every file has its own server, browser and artifacts' names, and no
+    // test asserts a timing.
     run_in(&e2e, "node", &["--test", "--test-concurrency=2", "--test-reporter=spec"], &envs)
 }
 
