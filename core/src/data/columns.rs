@@ -22,23 +22,30 @@ pub struct ColumnMap {
 const TEXT_NAMES: &[&str] = &[
     "text", "sentence", "sentence1", "text_a", "review", "content", "premise", "question",
     "comment", "tweet", "body", "document", "message", "utterance", "texts",
+    // The first text of a pair file: GLUE, MSR's MRPC (`#1 String`), Quora (`question1`), ….
+    "sentence_a", "text1", "text_1", "question1", "question_1", "1_string", "string1", "s1", "sent1",
 ];
-const PAIR_NAMES: &[&str] = &["sentence2", "text_b", "hypothesis"];
+#[rustfmt::skip]
+const PAIR_NAMES: &[&str] = &[
+    "sentence2", "text_b", "hypothesis", "sentence_b", "text2", "text_2", "question2", "question_2",
+    "2_string", "string2", "s2", "sent2",
+];
 #[rustfmt::skip]
 const LABEL_NAMES: &[&str] = &[
     "label", "labels", "sentiment", "class", "category", "target", "y", "polarity", "gold_label",
-    "emotion", "intent", "topic", "label_text", "tag",
+    "emotion", "intent", "topic", "label_text", "tag", "is_duplicate", "is_paraphrase", "quality",
 ];
 
-/// Guesses the [`ColumnMap`]. By name first (case, spaces and dashes ignored): text from
-/// `text`, `sentence`, `sentence1`, `review`, `content`, `question`, …; label from `label`,
-/// `labels`, `sentiment`, `class`, `category`, `target`, `y`, …; a second text from `sentence2`,
-/// `text_b` or `hypothesis` when that column also holds text. Else by content: the label is the
+/// Guesses the [`ColumnMap`]. By name first (case, spaces, dashes and `#` ignored): text from
+/// `text`, `sentence`, `sentence1`, `review`, `content`, `question`, `#1 String`, `question1`, …;
+/// label from `label`, `labels`, `sentiment`, `class`, `category`, `target`, `y`, …; a second
+/// text from `sentence2`, `text_b`, `hypothesis`, `#2 String`, `question2`, … when that column
+/// also holds text. Else by content: the label is the
 /// column with the fewest distinct short values (at most 50, at most half the rows), the text
 /// the column with the longest average length; a column named as the second text is never
 /// guessed to be the label. A table of one column is unlabeled text.
 pub fn guess_columns(table: &Table) -> ColumnMap {
-    let names: Vec<String> = table.columns.iter().map(|c| normalise_name(c)).collect();
+    let names: Vec<String> = table.columns.iter().map(|c| normalise_name(&c.replace('#', ""))).collect();
     let by_name = |wanted: &[&str], except: &[usize]| {
         wanted
             .iter()
@@ -177,6 +184,16 @@ mod tests {
         assert_eq!(guess_columns(&t), nli);
         let t = table("gold_label\tsentence1\tsentence2\nentailment\tA man sleeps.\tA person rests.\nneutral\tA dog barks.\tIt is hungry.\n", None);
         assert_eq!(guess_columns(&t), ColumnMap { text: 1, text_pair: Some(2), label: Some(0) });
+    }
+
+    #[test]
+    fn pair_files_are_guessed_as_pairs() {
+        // MSR's MRPC as shipped (rows written for this test).
+        let t = table("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t702876\t702977\tThe firm raised its forecast on Monday.\tOn Monday the firm raised its outlook.\n0\t2108705\t2108831\tShares fell 3 percent.\tThe market closed higher on Friday.\n1\t1330381\t1330521\tHe resigned in May.\tHe stepped down in May.\n0\t3344667\t3344648\tThe vote was delayed.\tRain fell all day in the city.\n", Some("msr_paraphrase_train.txt"));
+        assert_eq!(guess_columns(&t), ColumnMap { text: 3, text_pair: Some(4), label: Some(0) });
+        // Quora's question pairs.
+        let t = table("id,qid1,qid2,question1,question2,is_duplicate\n0,1,2,How do I learn Rust?,What is the best way to learn Rust?,1\n1,3,4,Why is the sky blue?,How tall is Everest?,0\n", None);
+        assert_eq!(guess_columns(&t), ColumnMap { text: 3, text_pair: Some(4), label: Some(5) });
     }
 
     #[test]

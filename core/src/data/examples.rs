@@ -102,6 +102,10 @@ pub struct Dataset {
     pub labels: Vec<String>,
     /// The rows left out, in file order.
     pub skipped: Vec<Skipped>,
+    /// The lines where the rows start whose fields hold a line break (a quoted field over several
+    /// lines of the file): each is one example, which the report says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub multiline: Vec<usize>,
 }
 
 impl Dataset {
@@ -177,7 +181,11 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
 
     let mut examples = Vec::with_capacity(table.rows.len());
     let mut skipped = Vec::new();
+    let mut multiline = Vec::new();
     for row in &table.rows {
+        if row.error.is_none() && row.fields.iter().any(|f| f.contains(['\n', '\r'])) {
+            multiline.push(row.line);
+        }
         let reason = if let Some(why) = &row.error {
             Some(SkipReason::Invalid(why.clone()))
         } else if row.fields.len() < width
@@ -217,7 +225,7 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
         });
     }
     let labels = if map.label.is_some() { sorted_labels(&examples) } else { Vec::new() };
-    Ok(Dataset { examples, labels, skipped })
+    Ok(Dataset { examples, labels, skipped, multiline })
 }
 
 /// A row's [`Skipped::preview`]: its fields joined by the file's separator.

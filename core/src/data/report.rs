@@ -125,6 +125,14 @@ pub fn validate(
             summarise(&data.skipped)
         ));
     }
+    if let Some(first) = data.multiline.first() {
+        warnings.push(format!(
+            "{} row(s) hold a line break inside a quoted text (the first starts on line {first}); \
+             each was read as one example. If a text should not span lines, a double quote (\") \
+             in the file opens a quoted text that runs to the next one: remove it or double it.",
+            data.multiline.len()
+        ));
+    }
     let few: Vec<&str> = class_counts
         .iter()
         .filter(|(_, n)| *n >= 2 && *n < min_per_class)
@@ -284,5 +292,14 @@ mod tests {
 
         let r = validate(&labeled(Vec::new()), &[], 128, 1);
         assert!(r.errors[0].starts_with("There are no usable examples"));
+    }
+
+    #[test]
+    fn rows_over_several_lines_are_reported() {
+        let d = crate::data::test_util::dataset("text,label\n\"two\nlines\",pos\none line,neg\nagain,pos\nmore,neg\n", None);
+        assert_eq!(d.multiline, [2]);
+        let r = validate(&d, &[], 128, 1);
+        assert_eq!(r.total_rows, 4, "the file's 5 data lines hold 4 rows");
+        assert!(r.warnings.iter().any(|w| w.starts_with("1 row(s) hold a line break inside a quoted text (the first starts on line 2)")), "{:?}", r.warnings);
     }
 }

@@ -19,7 +19,9 @@ pub enum Format {
     /// Comma-separated values (semicolon-separated is recognised too, as Excel writes it in many
     /// locales), RFC 4180 quoting.
     Csv,
-    /// Tab-separated values, same quoting as CSV.
+    /// Tab-separated values. Quotes are text, as GLUE, MSR, CoNLL and spreadsheets' "text
+    /// (tab-delimited)" write them, unless the file demonstrably quotes its fields the CSV way
+    /// (see [`tsv_uses_quotes`]).
     Tsv,
     /// JSON Lines: one object per line. A `.json` file holding one array of objects also reads as
     /// this format.
@@ -104,7 +106,7 @@ pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataE
     let name = file_name.map(|n| n.strip_suffix(".gz").or_else(|| n.strip_suffix(".GZ")).unwrap_or(n));
     let mut table = match detect_format(text.as_bytes(), name) {
         Format::Jsonl => parse_json(&text),
-        Format::Tsv => parse_delimited(&text, Format::Tsv, b'\t'),
+        Format::Tsv => parse_delimited(&text, Format::Tsv, b'\t', tsv_uses_quotes(&text)),
         Format::Csv => {
             let (tabs, commas, semicolons, lines) = count_separators(text.as_bytes());
             // Excel writes `;` where the decimal separator is a comma; a tab-separated `.csv`
@@ -116,16 +118,73 @@ pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataE
             } else {
                 b','
             };
-            parse_delimited(&text, Format::Csv, delimiter)
+            // A tab-separated `.csv` follows tab-separated files' rule on quotes.
+            let quoting = delimiter != b'\t' || tsv_uses_quotes(&text);
+            parse_delimited(&text, Format::Csv, delimiter, quoting)
         }
     }?;
     table.decoded = note;
     Ok(table)
 }
 
-fn parse_delimited(text: &str, format: Format, delimiter: u8) -> Result<Table, DataError> {
+/// Whether tab-separated `text` quotes its fields as CSV does, so that a `"` opens a quoted field.
+/// Yes only when the file shows it: at least one field starts with `"`, every field that does is
+/// a well-formed quoted field (closed by a `"` before a tab, a line end or the end of the file,
+/// with the quotes inside doubled), and a quoted field runs over several lines only where most
+/// fields are quoted. Otherwise a `"` is part of the text: a sentence that starts with a quotation
+/// (`"Nobody is there," he said.`) must not swallow the tabs and lines up to the next quote.
+pub fn tsv_uses_quotes(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut fields, mut quoted, mut spanning) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < b.len() {
+        // At the start of a field.
+        fields += 1;
+        if b[i] == b'"' {
+            quoted += 1;
+            let mut j = i + 1;
+            let mut lines = false;
+            loop {
+                match b.get(j) {
+                    None => return false, // never closed
+                    Some(b'"') if b.get(j + 1) == Some(&b'"') => j += 2,
+                    Some(b'"') => break,
+                    Some(b'\n' | b'\r') => {
+                        lines = true;
+                        j += 1;
+                    }
+                    Some(_) => j += 1,
+                }
+            }
+            // `j` is the closing quote: what follows must end the field.
+            if !matches!(b.get(j + 1), None | Some(b'\t' | b'\n' | b'\r')) {
+                return false;
+            }
+            spanning += usize::from(lines);
+            i = j + 1;
+        } else {
+            while i < b.len() && !matches!(b[i], b'\t' | b'\n' | b'\r') {
+                i += 1;
+            }
+        }
+        // The field's end: a tab starts another on this line; line breaks start a new line.
+        match b.get(i) {
+            Some(b'\t') => i += 1,
+            Some(b'\n' | b'\r') => {
+                while i < b.len() && matches!(b[i], b'\n' | b'\r') {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    quoted > 0 && (spanning == 0 || quoted * 2 >= fields)
+}
+
+fn parse_delimited(text: &str, format: Format, delimiter: u8, quoting: bool) -> Result<Table, DataError> {
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
+        .quoting(quoting)
         .has_headers(false)
         .flexible(true)
         .from_reader(text.as_bytes());
@@ -491,6 +550,38 @@ mod tests {
         let t = table("text;label\nGut, sehr gut;positiv\nSchlecht;negativ\n", Some("excel.csv"));
         assert_eq!((t.format, t.columns.len()), (Format::Csv, 2));
         assert_eq!(t.rows[0].fields, ["Gut, sehr gut", "positiv"]);
+    }
+
+    #[test]
+    fn a_tsv_reads_its_quotes_as_text_unless_it_quotes_its_fields() {
+        // GLUE's and MSR's files: a sentence may start with a quotation, and quotes are text.
+        let glue = "index\tsentence1\tsentence2\tscore\n\
+                    0\t\"Nobody is there,\" he said.\tHe said nobody came.\t3.2\n\
+                    1\tA man plays a flute.\tA man plays \"a\" flute.\t4.8\n\
+                    2\t\"Stop\tA cat sleeps.\t0.4\n\
+                    3\tShe left.\tShe went away.\t4.0\n";
+        let t = table(glue, Some("train.tsv"));
+        assert_eq!(t.rows.len(), 4, "every line is a row");
+        assert!(t.rows.iter().all(|r| r.fields.len() == 4));
+        assert_eq!(t.rows[0].fields[1], "\"Nobody is there,\" he said.");
+        assert_eq!(t.rows[2].fields[1], "\"Stop");
+        assert_eq!(t.rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 3, 4, 5]);
+        // The same without the extension: found to be tab-separated, read the same way.
+        assert_eq!(table(glue, None).rows, t.rows);
+        // A tab-separated `.csv` too.
+        assert_eq!(table(glue, Some("train.csv")).rows, t.rows);
+        // A file that quotes every field (R's write.table, QUOTE_ALL) is read with its quotes,
+        // a line break inside a quoted field included.
+        let quoted = "\"text\"\t\"label\"\n\"He said \"\"hi\"\"\"\t\"1\"\n\"two\nlines\"\t\"0\"\n\"plain\"\t\"1\"\n";
+        let t = table(quoted, Some("q.tsv"));
+        assert_eq!(fields(&t), [vec!["He said \"hi\"", "1"], vec!["two\nlines", "0"], vec!["plain", "1"]]);
+        // Quoting only where needed (pandas' default) is read with its quotes too.
+        let minimal = "text\tlabel\n\"She said \"\"no\"\"\"\t0\nFine.\t1\n";
+        assert_eq!(fields(&table(minimal, Some("m.tsv")))[0], ["She said \"no\"", "0"]);
+        // A stray quote that happens to close at a field's end lines later is no quoting.
+        let stray = "text\tlabel\n\"Hello there\t1\nplain\t0\nand then she said hi\"\t1\n";
+        assert!(!tsv_uses_quotes(stray));
+        assert_eq!(table(stray, Some("s.tsv")).rows.len(), 3);
     }
 
     #[test]
