@@ -21,7 +21,9 @@ The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassificatio
 `AutoModelForTokenClassification`, when config.json names a `*ForTokenClassification`): as it is
 when it is the family's own class (`[CLS]` + pooler features; a token classifier's last layer), with
 `trust_remote_code=True` when its `config.json` has an `auto_map` (its own modelling code, for
-every other feature and family). Loading must report no missing or unexpected weights.
+every other feature and family). Loading must report no missing or unexpected weights. A folder
+with its own modelling code is also loaded without `trust_remote_code`, as a user who forgets it
+would: that must fail loudly, never load as the family's own class with other numbers.
 
 Exit status 0 when every probability agrees within 1e-4. Needs torch, transformers, safetensors.
 """
@@ -67,6 +69,8 @@ def check(path, probs_path):
     if not (remote or native):
         raise SystemExit(f"{d}: neither a transformers *{task} nor an auto_map: transformers would load a random head")
     auto = AutoModelForQuestionAnswering if spans else AutoModelForTokenClassification if tokens else AutoModelForSequenceClassification
+    if remote:
+        refuse_without_remote_code(auto, d)
     model, info = auto.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
     model.eval()
     problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
@@ -121,6 +125,17 @@ def check(path, probs_path):
     print(f"labels {labels}; transformers vs bertbench {what}: max abs error {worst:.2e} over {len(rows)} texts")
     if worst > 1e-4:
         raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
+
+
+def refuse_without_remote_code(auto, d):
+    """Loading a folder that carries its own modelling code without `trust_remote_code` must
+    raise, not quietly build a model that computes something else."""
+    try:
+        model = auto.from_pretrained(d)
+    except Exception as e:  # transformers raises ValueError (or OSError) naming trust_remote_code
+        print(f"without trust_remote_code: refused ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
+        return
+    raise SystemExit(f"{d}: loads without trust_remote_code as {type(model).__name__}, which computes other numbers than bertbench")
 
 
 def check_answer(tok, row, enc, out):

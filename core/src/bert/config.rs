@@ -144,6 +144,12 @@ impl BertConfig {
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| Error::Config(e.to_string()))?;
         let family = match value.get("model_type").and_then(|v| v.as_str()) {
+            // A classifier bertbench exported with its own modelling code names its encoder's
+            // family apart (see `tasks::classification::export`).
+            Some("bertbench") => {
+                let encoder = value.get("bertbench_encoder").and_then(|v| v.as_str()).unwrap_or("bert");
+                Family::from_model_type(encoder).map_err(Error::UnsupportedConfig)?
+            }
             Some(kind) => Family::from_model_type(kind).map_err(Error::UnsupportedConfig)?,
             None => Family::Bert,
         };

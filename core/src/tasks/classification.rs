@@ -25,7 +25,7 @@ use crate::tasks::metrics::softmax;
 use crate::tokenizer::{BertTokenizer, Encoded};
 
 mod export;
-pub use export::{HEAD_FILE, MODELING_FILE, export, load_classifier};
+pub use export::{ENCODER_KEY, HEAD_FILE, MODELING_FILE, REMOTE_MODEL_TYPE, attach_head, export, export_head, load_classifier};
 
 /// Which hidden layers a sentence feature comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -511,7 +511,8 @@ mod tests {
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
-            assert_eq!(config_json["model_type"], "roberta");
+            // The family's own model_type where transformers' class computes it; else ours.
+            assert_eq!(config_json["model_type"], if native { "roberta" } else { "bertbench" });
             let weights = get("model.safetensors").unwrap();
             let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
             assert!(names.iter().all(|n| n.starts_with("roberta.") || n.starts_with("classifier.")), "{names:?}");
@@ -525,6 +526,9 @@ mod tests {
             } else {
                 assert_eq!(config_json["architectures"][0], "BertbenchForSequenceClassification");
                 assert_eq!(config_json["auto_map"]["AutoModelForSequenceClassification"], "modeling_bertbench.BertbenchForSequenceClassification");
+                // Only the shipped code knows this model_type: plain transformers refuses it.
+                assert_eq!((config_json["model_type"].as_str(), config_json["bertbench_encoder"].as_str()), (Some("bertbench"), Some("roberta")));
+                assert_eq!(config_json["auto_map"]["AutoConfig"], "modeling_bertbench.BertbenchConfig");
                 let code = String::from_utf8(get(MODELING_FILE).unwrap()).unwrap();
                 assert!(code.contains("from transformers import RobertaConfig, RobertaModel, PreTrainedModel"), "{code}");
                 assert!(code.contains("self.roberta = RobertaModel(config, **with_pooler)"), "{code}");
@@ -555,6 +559,7 @@ mod tests {
             let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
             assert_eq!(config_json["id2label"]["2"], "pos");
             assert_eq!(config_json["auto_map"].is_null(), native);
+            assert_eq!(config_json["model_type"], if native { "bert" } else { "bertbench" });
             let tokenizer_config: serde_json::Value = serde_json::from_slice(&get("tokenizer_config.json").unwrap()).unwrap();
             assert_eq!(tokenizer_config["model_max_length"], 24);
             assert_eq!(tokenizer_config["cls_token"], "[CLS]");
@@ -573,6 +578,31 @@ mod tests {
             assert_eq!(loaded.meta, meta);
             assert_eq!(loaded.tokenizer.max_len(), 24);
             // Equal up to summation order (a transposed weight takes another matmul kernel).
+            for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
+                assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_head_saved_alone_goes_back_on_its_encoder() {
+        let device = Device::flex();
+        for spec in [
+            FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
+            FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
+        ] {
+            let (config, model) = classifier(spec, 2);
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 20, scale: None };
+            let files = export_head(&config, &model, &meta).unwrap();
+            let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["config.json", HEAD_FILE], "the head and what it needs, no encoder");
+            assert!(files.iter().map(|(_, b)| b.len()).sum::<usize>() < 64 * 1024, "a few kilobytes");
+            // The encoder it was trained on, as the worker holds it.
+            let weights = crate::bert::checkpoint::save_weights(&model.bert).unwrap();
+            let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
+            let loaded = attach_head(base, &files, &device).unwrap();
+            assert_eq!(loaded.meta, meta);
+            assert_eq!(loaded.tokenizer.max_len(), 20);
             for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
                 assert!((a - b).abs() < 1e-6, "{a} vs {b}");
             }

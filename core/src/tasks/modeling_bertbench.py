@@ -18,8 +18,16 @@ from transformers import {CONFIG}, {MODEL}, PreTrainedModel
 from transformers.modeling_outputs import QuestionAnsweringModelOutput, SequenceClassifierOutput, TokenClassifierOutput
 
 
+class BertbenchConfig({CONFIG}):
+    """The {CONFIG} of the encoder, under a `model_type` of its own: without this file
+    (`trust_remote_code=True`), transformers refuses the folder instead of loading it as a plain
+    {MODEL} classifier, which would compute other numbers."""
+
+    model_type = "bertbench"
+
+
 class BertbenchForSequenceClassification(PreTrainedModel):
-    config_class = {CONFIG}
+    config_class = BertbenchConfig
     base_model_prefix = "{PREFIX}"
     per_token = False
 

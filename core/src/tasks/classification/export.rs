@@ -11,11 +11,12 @@ use burn::tensor::TensorData;
 use safetensors::{Dtype, SafeTensors};
 
 use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
-use crate::bert::checkpoint::{CheckpointFiles, save_weights};
+use crate::bert::checkpoint::{CheckpointFiles, LoadedModel, save_weights};
 use crate::bert::config::BertConfig;
 use crate::bert::family::Family;
 use crate::bert::model::{BertPooler, PoolerActivation};
 use crate::bert::pooling::Pooling;
+use crate::data::ScoreScale;
 use crate::error::Error;
 use crate::tokenizer::BertTokenizer;
 
@@ -64,8 +65,9 @@ fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u
 /// - Any other feature carries its modelling code, [`MODELING_FILE`], and an `auto_map` naming
 ///   it, the Hugging Face convention for a model `transformers` does not know; it loads with
 ///   `trust_remote_code=True`. `model.safetensors` holds the encoder under its family's prefix
-///   and `classifier.*`. Claiming `BertForSequenceClassification` there would make
-///   transformers silently compute something else.
+///   and `classifier.*`. Its `model_type` is [`REMOTE_MODEL_TYPE`] (the family in
+///   [`ENCODER_KEY`]), so that loading it without `trust_remote_code` fails: as the family's
+///   own `*ForSequenceClassification` it would load and silently compute something else.
 ///
 /// `config.json`'s `bertbench_head` says how the features are made (the page reads it back);
 /// `tokenizer_config.json` names the tokenizer class, its longest input and its special
@@ -85,12 +87,7 @@ pub fn export(
         return crate::tasks::similarity::export_bi_encoder(config, model, meta, tokenizer_config, tokenizer_json, vocab_txt);
     }
     let tokens = !level.pooled();
-    // What the family's own class computes: [CLS] + pooler of a text, the last layer of a token.
-    let hf_native = if tokens {
-        meta.spec.layers == FeatureLayers::Last
-    } else {
-        meta.spec.pooling == Pooling::Pooler && meta.spec.layers == FeatureLayers::Last
-    };
+    let hf_native = hf_native(meta.spec);
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
     let with_pooler = model.bert.pooler.is_some() && !tokens;
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
@@ -103,44 +100,7 @@ pub fn export(
             )));
         }
     }
-    let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
-    let obj = value.as_object_mut().expect("config is an object");
-    let id2label: serde_json::Map<String, serde_json::Value> =
-        meta.labels.iter().enumerate().map(|(i, l)| (i.to_string(), l.clone().into())).collect();
-    let label2id: serde_json::Map<String, serde_json::Value> =
-        meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
-    obj.insert("id2label".into(), id2label.into());
-    obj.insert("label2id".into(), label2id.into());
-    match level {
-        Level::Sentence => {
-            obj.insert("problem_type".into(), "single_label_classification".into());
-        }
-        // transformers' regression: one output, mean squared error.
-        Level::Score => {
-            obj.insert("problem_type".into(), "regression".into());
-        }
-        _ => {}
-    }
-    obj.insert("bertbench_head".into(), serde_json::json!({
-        "spec": meta.spec,
-        "max_len": meta.max_len,
-        "with_pooler": with_pooler,
-        "scale": meta.scale,
-        "file": "model.safetensors",
-        "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
-    }));
-    let task = match level {
-        Level::Sentence | Level::Score | Level::Embedding => "ForSequenceClassification",
-        Level::Token => "ForTokenClassification",
-        Level::Span => "ForQuestionAnswering",
-    };
-    if hf_native {
-        obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", task)]));
-    } else {
-        obj.insert("architectures".into(), serde_json::json!([format!("Bertbench{task}")]));
-        obj.insert("auto_map".into(), serde_json::json!({ format!("AutoModel{task}"): format!("modeling_bertbench.Bertbench{task}") }));
-    }
-    let config_json = serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?;
+    let config_json = classifier_config(config, meta, with_pooler, hf_native)?;
 
     let encoder = save_weights(&model.bert)?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
@@ -179,6 +139,98 @@ pub fn export(
     Ok(files)
 }
 
+/// Whether the family's own `transformers` class computes these features: `[CLS]` + pooler of
+/// the last layer for a text, the last layer for a token.
+fn hf_native(spec: FeatureSpec) -> bool {
+    if spec.level.pooled() {
+        spec.pooling == Pooling::Pooler && spec.layers == FeatureLayers::Last
+    } else {
+        spec.layers == FeatureLayers::Last
+    }
+}
+
+/// The `config.json` of an exported classifier: the encoder's configuration with the labels,
+/// `bertbench_head` (how the page computes the features) and the class that loads it: the
+/// family's own (`hf_native`) or the shipped modelling code's.
+fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bool, hf_native: bool) -> crate::Result<Vec<u8>> {
+    let family = config.model_type;
+    let level = meta.spec.level;
+    let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
+    let obj = value.as_object_mut().expect("config is an object");
+    let id2label: serde_json::Map<String, serde_json::Value> =
+        meta.labels.iter().enumerate().map(|(i, l)| (i.to_string(), l.clone().into())).collect();
+    let label2id: serde_json::Map<String, serde_json::Value> =
+        meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
+    obj.insert("id2label".into(), id2label.into());
+    obj.insert("label2id".into(), label2id.into());
+    match level {
+        Level::Sentence => {
+            obj.insert("problem_type".into(), "single_label_classification".into());
+        }
+        // transformers' regression: one output, mean squared error.
+        Level::Score => {
+            obj.insert("problem_type".into(), "regression".into());
+        }
+        _ => {}
+    }
+    obj.insert("bertbench_head".into(), serde_json::json!({
+        "spec": meta.spec,
+        "max_len": meta.max_len,
+        "with_pooler": with_pooler,
+        "scale": meta.scale,
+        "file": "model.safetensors",
+        "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
+    }));
+    let task = match level {
+        Level::Sentence | Level::Score | Level::Embedding => "ForSequenceClassification",
+        Level::Token => "ForTokenClassification",
+        Level::Span => "ForQuestionAnswering",
+    };
+    if hf_native {
+        obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", task)]));
+    } else {
+        obj.insert("architectures".into(), serde_json::json!([format!("Bertbench{task}")]));
+        // A `model_type` of our own, which only the shipped code registers: plain transformers
+        // refuses the folder (it asks for `trust_remote_code=True`) instead of building the
+        // family's own class, which would load these weights and compute other numbers.
+        obj.insert("model_type".into(), REMOTE_MODEL_TYPE.into());
+        obj.insert(ENCODER_KEY.into(), family.model_type().into());
+        obj.insert("auto_map".into(), serde_json::json!({
+            "AutoConfig": "modeling_bertbench.BertbenchConfig",
+            format!("AutoModel{task}"): format!("modeling_bertbench.Bertbench{task}"),
+        }));
+    }
+    serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))
+}
+
+/// A classifier whose encoder is still the one it was trained on (a head-only run), saved as its
+/// head alone: `config.json` as [`export`] writes it and [`HEAD_FILE`]. [`attach_head`] puts it
+/// back on that encoder; the saved run is a few kilobytes instead of the encoder's megabytes.
+pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    if meta.spec.level == Level::Embedding {
+        return Err(Error::Input("a bi-encoder is saved whole, as a sentence-transformers folder".into()));
+    }
+    let with_pooler = model.bert.pooler.is_some() && meta.spec.level.pooled();
+    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec))?;
+    let (weight, bias, shape) = head_tensors(&model.head)?;
+    let head = serialize(vec![
+        ("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()),
+        ("classifier.bias".into(), f32_bytes(&bias), vec![shape[0]]),
+    ])?;
+    Ok(vec![("config.json".into(), config_json), (HEAD_FILE.into(), head)])
+}
+
+/// A head saved by [`export_head`] on `bert`, the encoder it was trained on (its tokenizer cut
+/// to the length the head was trained with).
+pub fn attach_head(bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Device) -> crate::Result<LoadedClassifier> {
+    let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());
+    let config_json = get("config.json").ok_or_else(|| Error::Input("the saved head has no config.json".into()))?;
+    let head = get(HEAD_FILE).ok_or_else(|| Error::Input(format!("the saved head has no {HEAD_FILE}")))?;
+    let about = HeadConfig::read(config_json)?;
+    let head = read_head(head, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?;
+    about.finish(bert, head)
+}
+
 /// The activation after the dense layer of a family's `*ForSequenceClassification` head (BERT's
 /// pooler, RoBERTa's `classifier.dense`, DistilBERT's `pre_classifier`, ELECTRA's
 /// `classifier.dense`).
@@ -192,6 +244,12 @@ fn family_pooler(family: Family) -> PoolerActivation {
 
 /// The modelling code an export carries for `trust_remote_code`.
 pub const MODELING_FILE: &str = "modeling_bertbench.py";
+
+/// The `model_type` of an export that carries [`MODELING_FILE`]: no `transformers` class has it.
+pub const REMOTE_MODEL_TYPE: &str = "bertbench";
+
+/// The `config.json` key that names such an export's encoder family (`bert`, `roberta`, …).
+pub const ENCODER_KEY: &str = "bertbench_encoder";
 
 /// [`MODELING_FILE`] for `config`'s family: its `transformers` encoder and configuration classes.
 fn modeling_code(config: &BertConfig) -> String {
@@ -270,32 +328,7 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
 /// + pooler features) or `*ForTokenClassification` one (the last layer's tokens) of the four
 /// families. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
-    let raw: serde_json::Value = serde_json::from_slice(&files.config_json).map_err(|e| Error::Config(e.to_string()))?;
-    let level = if crate::bert::checkpoint::question_answering(&files.config_json) {
-        Level::Span
-    } else if crate::bert::checkpoint::token_classifier(&files.config_json) {
-        Level::Token
-    } else {
-        Level::Sentence
-    };
-    // A question-answering head's two outputs are the start and end logits, whatever
-    // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
-    let labels = match level {
-        Level::Span => crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(),
-        _ => labels_from_config(&raw)?,
-    };
-    // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
-    let level = if level == Level::Sentence && labels.len() == 1 { Level::Score } else { level };
-    let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
-        Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
-        None if level == Level::Token => FeatureSpec::tokens(),
-        None if level == Level::Span => FeatureSpec::spans(),
-        None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level },
-    };
-    let scale = raw.pointer("/bertbench_head/scale").and_then(|s| serde_json::from_value(s.clone()).ok()).flatten();
-    if spec.level != level {
-        return Err(Error::Config("config.json's architecture and bertbench_head disagree on what the head labels (texts, tokens or answer spans)".into()));
-    }
+    let about = HeadConfig::read(&files.config_json)?;
     let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
     let head_weights = bert.head_weights.clone().unwrap_or_default();
@@ -321,15 +354,9 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
         }
         None => None,
     };
-    let max_len = raw
-        .pointer("/bertbench_head/max_len")
-        .and_then(serde_json::Value::as_u64)
-        .map_or(bert.config.max_len(), |n| n as usize);
-    spec.check(bert.config.num_hidden_layers, bert.model.pooler.is_some())?;
-    let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
     let head = match head {
         Some(head) => head,
-        None if level == Level::Span && has("qa_outputs.weight") => {
+        None if about.spec.level == Level::Span && has("qa_outputs.weight") => {
             read_head(&head_weights, "model.safetensors", ["qa_outputs.weight", "qa_outputs.bias"], device)?
         }
         None => read_head(&head_weights, "model.safetensors", ["classifier.weight", "classifier.bias"], device).map_err(|e| match e {
@@ -337,28 +364,78 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
             other => other,
         })?,
     };
-    if head.classifier.weight.dims()[0] != width {
-        return Err(Error::ShapeMismatch(vec![format!(
-            "the classifier reads {} features but {} makes {width}",
-            head.classifier.weight.dims()[0],
-            spec.label()
-        )]));
-    }
-    if head.classifier.weight.dims()[1] != labels.len() {
-        return Err(Error::Config(format!(
-            "config.json names {} labels but the head has {} outputs",
-            labels.len(),
-            head.classifier.weight.dims()[1]
-        )));
-    }
-    Ok(LoadedClassifier {
-        config: bert.config,
-        model: BertClassifier { bert: bert.model, head, spec },
-        tokenizer: bert.tokenizer.with_max_len(max_len),
-        meta: ClassifierMeta { labels, spec, max_len, scale },
-    })
+    about.finish(bert, head)
 }
 
+/// What a classifier's `config.json` says about its head: what it labels, its labels, how its
+/// features are made, its score scale and training length.
+struct HeadConfig {
+    labels: Vec<String>,
+    spec: FeatureSpec,
+    scale: Option<ScoreScale>,
+    max_len: Option<usize>,
+}
+
+impl HeadConfig {
+    fn read(config_json: &[u8]) -> crate::Result<Self> {
+        let raw: serde_json::Value = serde_json::from_slice(config_json).map_err(|e| Error::Config(e.to_string()))?;
+        let level = if crate::bert::checkpoint::question_answering(config_json) {
+            Level::Span
+        } else if crate::bert::checkpoint::token_classifier(config_json) {
+            Level::Token
+        } else {
+            Level::Sentence
+        };
+        // A question-answering head's two outputs are the start and end logits, whatever
+        // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
+        let labels = match level {
+            Level::Span => crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(),
+            _ => labels_from_config(&raw)?,
+        };
+        // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
+        let level = if level == Level::Sentence && labels.len() == 1 { Level::Score } else { level };
+        let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
+            Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
+            None if level == Level::Token => FeatureSpec::tokens(),
+            None if level == Level::Span => FeatureSpec::spans(),
+            None => FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level },
+        };
+        let scale = raw.pointer("/bertbench_head/scale").and_then(|s| serde_json::from_value(s.clone()).ok()).flatten();
+        if spec.level != level {
+            return Err(Error::Config("config.json's architecture and bertbench_head disagree on what the head labels (texts, tokens or answer spans)".into()));
+        }
+        let max_len = raw.pointer("/bertbench_head/max_len").and_then(serde_json::Value::as_u64).map(|n| n as usize);
+        Ok(Self { labels, spec, scale, max_len })
+    }
+
+    /// The classifier of `head` on `bert`, once they are checked to fit together.
+    fn finish(self, bert: LoadedModel, head: ClassificationHead) -> crate::Result<LoadedClassifier> {
+        let Self { labels, spec, scale, max_len } = self;
+        let max_len = max_len.unwrap_or(bert.config.max_len());
+        spec.check(bert.config.num_hidden_layers, bert.model.pooler.is_some())?;
+        let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
+        if head.classifier.weight.dims()[0] != width {
+            return Err(Error::ShapeMismatch(vec![format!(
+                "the classifier reads {} features but {} makes {width}",
+                head.classifier.weight.dims()[0],
+                spec.label()
+            )]));
+        }
+        if head.classifier.weight.dims()[1] != labels.len() {
+            return Err(Error::Config(format!(
+                "config.json names {} labels but the head has {} outputs",
+                labels.len(),
+                head.classifier.weight.dims()[1]
+            )));
+        }
+        Ok(LoadedClassifier {
+            config: bert.config,
+            model: BertClassifier { bert: bert.model, head, spec },
+            tokenizer: bert.tokenizer.with_max_len(max_len),
+            meta: ClassifierMeta { labels, spec, max_len, scale },
+        })
+    }
+}
 /// `id2label` in id order; `LABEL_0…` names when the config has none.
 fn labels_from_config(raw: &serde_json::Value) -> crate::Result<Vec<String>> {
     let Some(map) = raw.get("id2label").and_then(|v| v.as_object()) else {
