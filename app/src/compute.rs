@@ -25,16 +25,37 @@ use crate::fetch::{after_paint, yield_to_browser};
 /// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
 pub const BATCH: usize = 8;
 
-/// Waits until no other computation holds the model, then holds it (`busy`). `None` when no
-/// model is loaded. The caller must call [`release`] when done, on every path.
-pub async fn claim(state: AppState) -> Option<Rc<Engine>> {
+/// The page's model, held by one computation (`busy`) until this is dropped: every path out of
+/// a computation lets the model go, including a computation cancelled because its view closed.
+pub struct Claim {
+    state: AppState,
+    engine: Rc<Engine>,
+}
+
+impl std::ops::Deref for Claim {
+    type Target = Rc<Engine>;
+
+    fn deref(&self) -> &Rc<Engine> {
+        &self.engine
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        release(self.state);
+    }
+}
+
+/// Waits until no other computation holds the model, then holds it until the returned [`Claim`]
+/// is dropped. `None` when no model is loaded.
+pub async fn claim(state: AppState) -> Option<Claim> {
     // Let the page show what just changed (a model that is ready, a "working" state) first.
     after_paint().await;
     loop {
         let engine = state.engine()?;
         if !state.busy.get_untracked() {
             state.busy.set(true);
-            return Some(engine);
+            return Some(Claim { state, engine });
         }
         // Queue up; `release` wakes the first in line, which tries again (another request may
         // have taken the model in between, and then it queues up again).
@@ -46,18 +67,13 @@ pub async fn claim(state: AppState) -> Option<Rc<Engine>> {
 
 /// [`claim`] for request `ticket` of `latest`: `None` (and the model let go again) when a newer
 /// request replaced this one while it waited, so only the newest inputs are computed.
-pub async fn claim_newest(state: AppState, latest: Latest, ticket: u64) -> Option<Rc<Engine>> {
+pub async fn claim_newest(state: AppState, latest: Latest, ticket: u64) -> Option<Claim> {
     let engine = claim(state).await?;
-    if latest.is(ticket) {
-        Some(engine)
-    } else {
-        release(state);
-        None
-    }
+    latest.is(ticket).then_some(engine)
 }
 
 /// Lets other work use the model again, and wakes the first request waiting for it.
-pub fn release(state: AppState) {
+fn release(state: AppState) {
     state.busy.set(false);
     // A waiter whose future was dropped cannot be woken; the next one is.
     while let Some(wake) = state.waiting.try_update_value(|w| w.pop_front()).flatten() {
@@ -81,13 +97,17 @@ impl Latest {
 
     /// A new request, newer than every earlier one.
     pub fn next(self) -> u64 {
-        self.0.update_value(|n| *n += 1);
-        self.0.get_value()
+        self.0.try_update_value(|n| {
+            *n += 1;
+            *n
+        })
+        .unwrap_or(u64::MAX)
     }
 
-    /// Whether no request was made after `ticket`.
+    /// Whether no request was made after `ticket` (never, once the view that made the requests
+    /// has closed).
     pub fn is(self, ticket: u64) -> bool {
-        self.0.get_value() == ticket
+        self.0.try_get_value() == Some(ticket)
     }
 }
 

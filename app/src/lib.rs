@@ -29,19 +29,60 @@ mod worker_client;
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;
 
-/// A panic leaves the wasm instance unusable; say so in the page instead of leaving a tab that
-/// silently stops answering.
+/// A panic leaves the wasm instance unusable; say so in the page, with a button that reloads the
+/// tab, instead of leaving a tab that silently stops answering.
 fn show_fatal(message: &str) {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
     let Ok(banner) = document.create_element("div") else { return };
     banner.set_class_name("banner err fatal");
     banner.set_attribute("data-testid", "fatal").ok();
+    banner.set_attribute("role", "alert").ok();
     banner.set_text_content(Some(&format!(
-        "bertbench hit an internal error and stopped: {message}. Reload the page to start again; \
-         please report this with the message."
+        "bertbench hit an internal error and stopped ({message}). Your saved work is safe in this browser. \
+         Please report this with the message. "
     )));
+    if let Ok(button) = document.create_element("button") {
+        button.set_text_content(Some("Reload this tab"));
+        button.set_attribute("data-testid", "fatal-reload").ok();
+        // An inline handler would need the CSP to allow it; a Rust closure does not.
+        let reload = wasm_bindgen::closure::Closure::<dyn Fn()>::new(|| {
+            if let Some(w) = web_sys::window() {
+                let _ = w.location().reload();
+            }
+        });
+        button.add_event_listener_with_callback("click", wasm_bindgen::JsCast::unchecked_ref(reload.as_ref())).ok();
+        reload.forget();
+        banner.append_child(&button).ok();
+    }
     if let Some(body) = document.body() {
         body.prepend_with_node_1(&banner).ok();
+    }
+}
+
+/// What a panic says, without the build machine's paths: the message and where it happened,
+/// from the crate's folder on (`reactive_graph-0.2.16/src/traits.rs:767`, `app/src/lessons/attention.rs:40`).
+fn panic_summary(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into());
+    match info.location() {
+        Some(at) => format!("{payload} at {}:{}", short_path(at.file()), at.line()),
+        None => payload,
+    }
+}
+
+/// A source path from the folder above its last `src` on: a crate's own path, not the machine's.
+fn short_path(file: &str) -> &str {
+    let parts: Vec<&str> = file.split(['/', '\\']).collect();
+    match parts.iter().rposition(|p| *p == "src") {
+        Some(i) if i > 0 => {
+            let skip: usize = parts[..i - 1].iter().map(|p| p.len() + 1).sum();
+            &file[skip..]
+        }
+        _ => parts.last().copied().unwrap_or(file),
     }
 }
 
@@ -71,7 +112,21 @@ pub fn start() {
     }
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
-        show_fatal(&info.to_string());
+        show_fatal(&panic_summary(info));
     }));
     leptos::mount::mount_to_body(shell::App);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_path;
+
+    #[test]
+    fn a_panics_path_starts_at_its_crate() {
+        assert_eq!(short_path("/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/reactive_graph-0.2.16/src/traits.rs"), "reactive_graph-0.2.16/src/traits.rs");
+        assert_eq!(short_path("app/src/lessons/attention.rs"), "app/src/lessons/attention.rs");
+        assert_eq!(short_path("/home/me/bertbench/app/src/lib.rs"), "app/src/lib.rs");
+        assert_eq!(short_path("C:\\work\\core\\src\\lib.rs"), "core\\src\\lib.rs");
+        assert_eq!(short_path("lib.rs"), "lib.rs");
+    }
 }

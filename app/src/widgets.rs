@@ -1,6 +1,42 @@
 //! Small shared pieces: progress bars, banners, colour scales, number formatting.
 
+use std::future::Future;
+
+use futures::future::{AbortHandle, Abortable};
 use leptos::prelude::*;
+
+/// Spawns `task` for the reactive scope running now: a component (its event handlers run in
+/// it too) or an effect's run. The task stops at its next `.await` once that scope is cleaned up
+/// (the view closed, or the effect ran again), so it never reads a signal or stored value the
+/// view owned after the view is gone (reading a disposed one panics). A computation holding the
+/// page's model lets it go when dropped (`compute::Claim`). Work that must finish whatever the
+/// view does (loading a model, a training run, a save) belongs to state that lives as long as
+/// the page and is spawned with `spawn_local`.
+pub fn spawn_in_view(task: impl Future<Output = ()> + 'static) {
+    let (handle, registration) = AbortHandle::new_pair();
+    if Owner::current().is_some() {
+        on_cleanup(move || handle.abort());
+    }
+    leptos::task::spawn_local(async move {
+        let _ = Abortable::new(task, registration).await;
+    });
+}
+
+/// After the next paint, focuses the element `selector` finds, if the focus is nowhere (on the
+/// page's body, as when the focused button was disabled or redrawn).
+pub fn focus_if_lost(selector: &'static str) {
+    leptos::task::spawn_local(async move {
+        crate::fetch::after_paint().await;
+        let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
+        let lost = document.active_element().is_none_or(|e| e.tag_name() == "BODY" || e.has_attribute("disabled"));
+        if !lost {
+            return;
+        }
+        if let Some(el) = document.query_selector(selector).ok().flatten().and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok()) {
+            let _ = el.focus();
+        }
+    });
+}
 
 /// A determinate bar when `fraction` is known, an indeterminate one otherwise.
 #[component]

@@ -3,10 +3,11 @@
 use bertbench_core::Pooling;
 use bertbench_core::analysis::embed::EmbedOptions;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
-use crate::compute::{self, Latest, claim_newest, release};
+use crate::compute::{self, Latest, claim_newest};
 use crate::widgets::{diverging, now_ms};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -34,13 +35,13 @@ pub fn EmbeddingPanel() -> impl IntoView {
         let text = state.sentence_a.get_untracked();
         let (pooling, normalized) = (pooling.get_untracked(), normalize.get_untracked());
         let ticket = latest.next();
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let start = now_ms();
             let options = EmbedOptions { pooling, normalize: normalized, ..Default::default() };
             let out = compute::embed(&engine, std::slice::from_ref(&text), options).await;
             let millis = now_ms() - start;
-            release(state);
+            drop(engine);
             if !latest.is(ticket) {
                 return;
             }

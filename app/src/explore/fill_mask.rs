@@ -4,10 +4,11 @@
 
 use bertbench_core::tasks::pretraining::{MaskFill, fill_mask_with};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
-use crate::compute::{Latest, claim, release};
+use crate::compute::{Latest, claim};
 use crate::widgets::now_ms;
 
 /// Predictions shown per blank.
@@ -86,7 +87,7 @@ pub fn FillMaskPanel() -> impl IntoView {
         let input = text.get_untracked();
         let ticket = latest.next();
         result.set(None);
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim(state).await else { return };
             let start = now_ms();
             let out = match &engine.mlm {
@@ -96,7 +97,7 @@ pub fn FillMaskPanel() -> impl IntoView {
                     .map_err(|e| e.to_string()),
                 Err(e) => Err(e.clone()),
             };
-            release(state);
+            drop(engine);
             if latest.is(ticket) {
                 result.set(Some(out));
             }

@@ -4,10 +4,11 @@
 use bertbench_core::analysis::inspect::{InputParts, norm};
 use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
-use crate::compute::{self, claim, release};
+use crate::compute::{self, claim};
 
 const PARTS: [(&str, &str); 5] = [
     ("token", "#4e79a7"),
@@ -23,7 +24,7 @@ pub fn InputPartsPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let result = RwSignal::new(None::<Result<(InputParts, String), String>>);
     let run = move |_| {
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim(state).await else { return };
             let (a, b) = (state.sentence_a.get_untracked(), state.sentence_b.get_untracked());
             let tok = &engine.bert.tokenizer;
@@ -32,7 +33,7 @@ pub fn InputPartsPanel() -> impl IntoView {
                 Err(e) => Err(e.to_string()),
             };
             result.set(Some(out));
-            release(state);
+            drop(engine);
         });
     };
     let body = move || {

@@ -11,11 +11,12 @@ use bertbench_core::analysis::probe::{mean_random_cosine, nearest_centroid_accur
 use bertbench_core::analysis::projection::{Method, TsneOptions, project, projector_tsv};
 use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
 use super::{OTHER, PALETTE, highlighted};
-use crate::compute::{Latest, claim, computed_on, each_states, encode_all, release};
+use crate::compute::{Latest, claim, computed_on, each_states, encode_all};
 use crate::fetch::yield_to_browser;
 use crate::files::download;
 use crate::studio::Studio;
@@ -202,7 +203,7 @@ pub fn MapPanel() -> impl IntoView {
         error.set(None);
         cancel.set(false);
         let request = requests.next();
-        spawn_local(async move {
+        spawn_in_view(async move {
             // Gather the texts first (the dataset may need fetching).
             let (texts, labels): (Vec<String>, Vec<Option<String>>) = match source.get_untracked() {
                 Source::Typed => labeled_lines(&typed.get_untracked()).into_iter().map(|(l, t)| (t, l)).unzip(),
@@ -235,7 +236,7 @@ pub fn MapPanel() -> impl IntoView {
             let Some(engine) = claim(state).await else { return };
             if !requests.is(request) {
                 // A newer request (with the settings as they are now) has replaced this one.
-                release(state);
+                drop(engine);
                 return;
             }
             let start = now_ms();
@@ -346,7 +347,7 @@ pub fn MapPanel() -> impl IntoView {
             }
             .await;
             progress.set(None);
-            release(state);
+            drop(engine);
             match result {
                 Ok(e) => {
                     let last = e.layers.len() - 1;
@@ -378,7 +379,7 @@ pub fn MapPanel() -> impl IntoView {
         let mine = ticket.get_value() + 1;
         ticket.set_value(mine);
         projecting.set(true);
-        spawn_local(async move {
+        spawn_in_view(async move {
             yield_to_browser().await;
             if ticket.get_value() != mine {
                 return;

@@ -5,10 +5,11 @@ use bertbench_core::data::{Split, stratified_split};
 use bertbench_core::analysis::samples::balanced_sample;
 use bertbench_core::analysis::probe::{ProbeOptions, ProbeResult, linear_probe};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
-use crate::compute::{claim, each_states, encode_all, release};
+use crate::compute::{claim, each_states, encode_all};
 use crate::engine::Engine;
 use crate::fetch::yield_to_browser;
 use crate::studio::Studio;
@@ -80,7 +81,7 @@ pub fn ProbePanel() -> impl IntoView {
 
     let run = move |_| {
         cancel.set(false);
-        spawn_local(async move {
+        spawn_in_view(async move {
             progress.set(Some("reading the data…".into()));
             let (dataset, source) = match studio.labeled_data().await {
                 Ok(d) => d,
@@ -120,7 +121,7 @@ pub fn ProbePanel() -> impl IntoView {
                 })
             }
             .await;
-            release(state);
+            drop(engine);
             progress.set(None);
             result.set(Some(out.map_err(|e| if e == "cancelled" { "Cancelled.".into() } else { e })));
         });

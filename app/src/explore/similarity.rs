@@ -3,10 +3,11 @@
 use bertbench_core::analysis::embed::EmbedOptions;
 use bertbench_core::analysis::similarity::cosine_matrix;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
-use crate::compute::{self, claim, release};
+use crate::compute::{self, claim};
 use crate::widgets::{diverging, ink_on, now_ms};
 
 const EXAMPLES: &str = "A man is playing a guitar.
@@ -68,7 +69,7 @@ pub fn SimilarityPanel() -> impl IntoView {
             result.set(Some(Err(format!("{} sentences: the matrix shows at most 64.", texts.len()))));
             return;
         }
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim(state).await else { return };
             let start = now_ms();
             let out = async {
@@ -80,7 +81,7 @@ pub fn SimilarityPanel() -> impl IntoView {
             }
             .await;
             result.set(Some(out));
-            release(state);
+            drop(engine);
         });
     };
     let table = move || {

@@ -4,12 +4,13 @@
 use bertbench_core::analysis::inspect::{AttentionMap, find_word};
 use bertbench_core::bert::attention::AttentionMask;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
 use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{self, Latest, claim_newest, release};
+use crate::compute::{self, Latest, claim_newest};
 use crate::explore::heatmap;
 
 pub const EXAMPLE: &str = "The animal didn't cross the street because it was too tired.";
@@ -42,7 +43,7 @@ pub fn AttentionLesson() -> impl IntoView {
         state.generation.get();
         let text = text.get();
         let ticket = latest.next();
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let out = async {
                 let encoded = engine.bert.tokenizer.encode(&text).map_err(|e| e.to_string())?;
@@ -52,7 +53,7 @@ pub fn AttentionLesson() -> impl IntoView {
                 Ok::<_, String>(Computed { text, map, causal, query })
             }
             .await;
-            release(state);
+            drop(engine);
             if latest.is(ticket) {
                 computed.set(Some(out));
             }

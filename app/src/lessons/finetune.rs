@@ -3,16 +3,18 @@
 //! run does); after each, every layer of the trained encoder is compared with the pretrained one
 //! (linear CKA), which shows what each recipe changes where.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
 use super::{Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{claim, release};
+use crate::compute::claim;
 use crate::runs::{RunRecord, RunSummary};
 use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe};
 use crate::widgets::{LineChart, Series};
@@ -65,10 +67,10 @@ async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(St
     }
     say(format!("{}: comparing every layer with the pretrained model…", mode.label()));
     let current = claim(state).await.ok_or("no model is loaded")?;
-    let base = state.base.with_value(|b| b.clone()).unwrap_or(current);
+    let base = state.base.with_value(|b| b.clone()).unwrap_or_else(|| Rc::clone(&current));
     let texts: Vec<String> = split.valid.iter().take(TEXTS).map(|&i| dataset.examples[i].text.clone()).collect();
     let change = layer_change(studio, state, &base, &texts, say).await;
-    release(state);
+    drop(current);
     Ok(Trained { mode, summary, change: change? })
 }
 
@@ -87,7 +89,7 @@ pub fn FinetuneLesson() -> impl IntoView {
         }
         running.set(true);
         results.set(Vec::new());
-        spawn_local(async move {
+        spawn_in_view(async move {
             let say = move |m: String| status.set(Some(Ok(m)));
             for mode in MODES {
                 match train(studio, state, mode, say).await {

@@ -5,12 +5,13 @@
 use bertbench_core::analysis::inspect::{InputParts, norm};
 use bertbench_core::analysis::similarity::cosine;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected};
 use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{self, Latest, claim_newest, release};
+use crate::compute::{self, Latest, claim_newest};
 
 pub const EXAMPLE: &str = "the dog chased the cat | the cat ran up a tree";
 pub const CHECKS: [&str; 2] = ["input-differs", "input-cosine"];
@@ -75,7 +76,7 @@ pub fn InputLesson() -> impl IntoView {
         let text = text.get();
         let ticket = latest.next();
         result.set(None);
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let tok = &engine.bert.tokenizer;
             let encoded = match split(&text) {
@@ -90,7 +91,7 @@ pub fn InputLesson() -> impl IntoView {
                 }
                 Err(e) => Err(e.to_string()),
             };
-            release(state);
+            drop(engine);
             if latest.is(ticket) {
                 result.set(Some(out));
             }

@@ -5,12 +5,13 @@ use bertbench_core::tasks::masking::{MaskCase, MaskVocab, MaskingConfig};
 use bertbench_core::tasks::pretraining::fill_mask_with;
 use bertbench_core::train::{ShownToken, show_masking};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected};
 use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, release};
+use crate::compute::{Latest, claim_newest};
 
 pub const EXAMPLE: &str = "The students read the whole book the night before the exam, and then they slept.";
 pub const CHECKS: [&str; 2] = ["masking-picked", "masking-share"];
@@ -133,7 +134,7 @@ fn FillInTheBlank() -> impl IntoView {
         }
         let ticket = latest.next();
         result.set(None);
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let out = match &engine.mlm {
                 Ok(head) => fill_mask_with(&engine.bert.model, head, &engine.bert.tokenizer, &input, 5, &engine.device)
@@ -142,7 +143,7 @@ fn FillInTheBlank() -> impl IntoView {
                     .and_then(|f| f.into_iter().next().map(|f| f.top).ok_or_else(|| "Put the mask token in the text.".to_string())),
                 Err(e) => Err(e.clone()),
             };
-            release(state);
+            drop(engine);
             if latest.is(ticket) {
                 result.set(Some(out));
             }

@@ -6,12 +6,13 @@
 use bertbench_core::analysis::samples::balanced_sample;
 use bertbench_core::data::{shuffled, stratified_split};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
 use super::{Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, release};
+use crate::compute::{Latest, claim_newest};
 use crate::explore::probe::{layer_vectors, probe_layers};
 use crate::studio::builtin_sentiment;
 use crate::widgets::{LineChart, Series};
@@ -46,7 +47,7 @@ pub fn ProbingLesson() -> impl IntoView {
         state.generation.get();
         let ticket = latest.next();
         result.set(None);
-        spawn_local(async move {
+        spawn_in_view(async move {
             let data = builtin_sentiment();
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
             let out = async {
@@ -72,7 +73,7 @@ pub fn ProbingLesson() -> impl IntoView {
                 })
             }
             .await;
-            release(state);
+            drop(engine);
             if latest.is(ticket) {
                 result.set(Some(out));
             }

@@ -5,12 +5,13 @@ use bertbench_core::analysis::inspect::find_word;
 use bertbench_core::analysis::probe::{mean_random_cosine, nearest_centroid_accuracy};
 use bertbench_core::analysis::samples::SENSES;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, each_states, encode_all, release};
+use crate::compute::{Latest, claim_newest, each_states, encode_all};
 use crate::widgets::{LineChart, Series};
 
 pub const EXAMPLE: &str = "bank";
@@ -38,7 +39,7 @@ pub fn SensesLesson() -> impl IntoView {
         let word = word.get();
         let ticket = latest.next();
         result.set(None);
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(preset) = SENSES.iter().find(|p| p.word == word) else {
                 result.set(Some(Err(format!("No example sentences for “{word}”: choose bank or die."))));
                 return;
@@ -71,7 +72,7 @@ pub fn SensesLesson() -> impl IntoView {
                 Ok::<_, String>(ByLayer { word: preset.word.to_string(), sentences: texts.len(), accuracy, cosine })
             }
             .await;
-            release(state);
+            drop(engine);
             if latest.is(ticket) {
                 result.set(Some(out));
             }

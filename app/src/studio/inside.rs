@@ -5,12 +5,15 @@
 use bertbench_core::analysis::samples::balanced_sample;
 use bertbench_core::analysis::probe::linear_cka;
 use bertbench_core::analysis::similarity::cosine;
+use std::rc::Rc;
+
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::{AppState, Tab};
 use crate::engine::Engine;
-use crate::compute::{claim, each_states, encode_all, release};
+use crate::compute::{claim, each_states, encode_all};
 use crate::fetch::yield_to_browser;
 use super::Studio;
 use crate::widgets::{LineChart, Series, now_ms};
@@ -78,10 +81,11 @@ pub fn StudioInsidePanel() -> impl IntoView {
 
     let explore = move |_| {
         message.set(Some(Ok("Loading the fine-tuned model…".into())));
-        spawn_local(async move {
-            let Some(current) = claim(state).await else { return };
+        spawn_in_view(async move {
+            let Some(held) = claim(state).await else { return };
             let out = fine_tuned(studio, state).await;
-            release(state);
+            let current = Rc::clone(&held);
+            drop(held);
             match out {
                 Ok(engine) => {
                     let name = engine.model_id.clone();
@@ -106,7 +110,7 @@ pub fn StudioInsidePanel() -> impl IntoView {
     };
 
     let compare = move |_| {
-        spawn_local(async move {
+        spawn_in_view(async move {
             progress.set(Some("getting the fine-tuned model…".into()));
             let (dataset, _) = match studio.labeled_data().await {
                 Ok(d) => d,
@@ -122,14 +126,14 @@ pub fn StudioInsidePanel() -> impl IntoView {
             };
             let start = now_ms();
             let out = async {
-                let base = state.base.with_value(|b| b.clone()).unwrap_or(current);
+                let base = state.base.with_value(|b| b.clone()).unwrap_or_else(|| Rc::clone(&current));
                 let texts: Vec<String> = balanced_sample(&dataset, TEXTS).into_iter().map(|i| dataset.examples[i].text.clone()).collect();
                 let mut out = layer_change(studio, state, &base, &texts, |m| progress.set(Some(m))).await?;
                 out.millis = now_ms() - start;
                 Ok::<_, String>(out)
             }
             .await;
-            release(state);
+            drop(current);
             progress.set(None);
             change.set(Some(out));
         });

@@ -431,7 +431,7 @@ pub fn SimilarityPredict() -> impl IntoView {
     let compare = move |_| {
         let pair = (a.get_untracked(), b.get_untracked());
         busy.set(true);
-        spawn_local(async move {
+        crate::widgets::spawn_in_view(async move {
             let r = studio.client.similar(vec![pair]).await.map(|s| s.first().copied().unwrap_or_default());
             busy.set(false);
             score.set(Some(r));
@@ -441,7 +441,7 @@ pub fn SimilarityPredict() -> impl IntoView {
         let list: Vec<String> = texts.get_untracked().lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
         let q = query.get_untracked();
         busy.set(true);
-        spawn_local(async move {
+        crate::widgets::spawn_in_view(async move {
             let r = studio.client.search(q, list.clone(), 10).await;
             busy.set(false);
             if let Ok(result) = &r {
