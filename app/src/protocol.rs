@@ -79,6 +79,9 @@ pub enum Ask {
     Export { name: String },
     /// Make a classifier the current one: files named in `names`, bytes in `bytes` (or one `.zip`).
     Import { names: Vec<String> },
+    /// Make the current classifier a head saved alone (`classification::export_head`: files
+    /// named in `names`) on the base model `base`, which the worker must hold.
+    AttachHead { base: String, names: Vec<String> },
     /// The current classifier's encoder as a plain BERT checkpoint, for the explorer.
     Encoder,
     /// Top-k fills for a sentence with `[MASK]`, from the lab's model.

@@ -64,6 +64,21 @@ pub struct TrainRequest {
     /// `score`, and the configuration's features say cross- or bi-encoder).
     #[serde(default)]
     pub pairs: Option<PairRequest>,
+    /// The base model can be opened again in this browser (one of the page's own, or the
+    /// user's own kept here): a head-only run is then saved as its head alone.
+    #[serde(default)]
+    pub base_kept: bool,
+}
+
+impl TrainRequest {
+    /// The base model a finished run's head can be saved on alone: a head-only run leaves the
+    /// encoder as it was, so the head and the base's name are the whole classifier. A bi-encoder
+    /// (a sentence-transformers folder) is saved whole.
+    pub fn head_on(&self) -> Option<String> {
+        let head_only = self.config.mode == bertbench_core::train::TrainMode::HeadOnly && !self.from_scratch && self.base_kept;
+        let bi_encoder = self.config.features.level == bertbench_core::tasks::classification::Level::Embedding;
+        (head_only && !bi_encoder).then(|| self.record.model.clone())
+    }
 }
 
 /// The scored pairs of a sentence-similarity run.
@@ -303,6 +318,11 @@ pub struct SavedRun {
     pub steps: Vec<StepPoint>,
     /// Every evaluation.
     pub evals: Vec<EvalReport>,
+    /// The base model when the run is saved as its head alone (a head-only run: its bytes are
+    /// `config.json` and the head, `classification::export_head`); `None`: the bytes are the
+    /// whole classifier as a zip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_on: Option<String>,
 }
 
 impl SavedRun {
@@ -605,7 +625,7 @@ mod tests {
         let record = request().record.finished(&summary(0.875));
         assert_eq!((record.accuracy, record.steps, record.cancelled, record.device.as_str()), (0.875, 40, true, "CPU"));
         assert_eq!(record.model, "bert-tiny");
-        let saved = SavedRun { record, summary: summary(0.875), steps: Vec::new(), evals: Vec::new() };
+        let saved = SavedRun { record, summary: summary(0.875), steps: Vec::new(), evals: Vec::new(), head_on: None };
         let (item, saved) = saved.item(1234.0);
         assert_eq!(item.id, "run:1234");
         assert_eq!(item.kind, Kind::Run);

@@ -51,6 +51,17 @@ impl SavedWork {
         spawn_local(async move { self.usage.set(store::estimate().await) });
     }
 
+    /// Deletes everything saved and re-reads the list; `Err` (shown) when it could not.
+    pub async fn delete_all(self) -> Result<(), String> {
+        let out = store::delete_all().await;
+        match &out {
+            Ok(()) => self.error.set(None),
+            Err(e) => self.error.set(Some(e.clone())),
+        }
+        self.refresh();
+        out
+    }
+
     /// Deletes a saved item and re-reads the list; `Err` (shown) when it could not be deleted.
     pub async fn delete(self, item: &Item) -> Result<(), String> {
         let out = store::delete(&item.id).await;

@@ -75,9 +75,24 @@ pub struct Usage {
     pub used: f64,
     /// The most this origin may use.
     pub quota: f64,
+    /// Of `used`, what the browser counts for each kind of storage, where it says (Chromium's
+    /// `usageDetails`): saved work (IndexedDB), the offline copy (the cache), scratch files.
+    pub details: Option<UsageDetails>,
 }
 
-fn mb(bytes: f64) -> String {
+/// What the browser counts for each kind of storage this page uses, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct UsageDetails {
+    /// IndexedDB: the saved work.
+    pub saved: f64,
+    /// Cache storage: the offline copy of the page, its wasm and its models.
+    pub offline: f64,
+    /// The origin private file system: scratch files of large writes in progress.
+    pub scratch: f64,
+}
+
+/// `12.3 MB`, `1.2 GB`.
+pub fn mb(bytes: f64) -> String {
     if bytes >= 1e9 { format!("{:.1} GB", bytes / 1e9) } else { format!("{:.1} MB", bytes / 1e6) }
 }
 
@@ -561,7 +576,44 @@ pub async fn estimate() -> Option<Usage> {
     let manager: web_sys::StorageManager = storage.unchecked_into();
     let estimate = JsFuture::from(manager.estimate().ok()?).await.ok()?;
     let number = |key: &str| Reflect::get(&estimate, &key.into()).ok().and_then(|v| v.as_f64());
-    Some(Usage { used: number("usage")?, quota: number("quota")? })
+    let details = Reflect::get(&estimate, &"usageDetails".into()).ok().filter(|d| d.is_object()).map(|d| {
+        let part = |key: &str| Reflect::get(&d, &key.into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        UsageDetails { saved: part("indexedDB"), offline: part("caches") + part("serviceWorkerRegistrations"), scratch: part("fileSystem") }
+    });
+    Some(Usage { used: number("usage")?, quota: number("quota")?, details })
+}
+
+/// Deletes every saved item and its bytes (the offline copy of the page stays), and the scratch
+/// files of writes no open tab is making.
+pub async fn delete_all() -> Result<(), String> {
+    let db = open().await?;
+    let result = async {
+        let tx = db.transaction(&[ITEMS, BLOBS], TransactionMode::ReadWrite).map_err(|e| e.to_string())?;
+        for store in [ITEMS, BLOBS] {
+            tx.object_store(store).map_err(|e| e.to_string())?.clear().map_err(|e| e.to_string())?;
+        }
+        match tx.await.map_err(|e| e.to_string())? {
+            TransactionResult::Committed => Ok(()),
+            TransactionResult::Aborted => Err("the delete was aborted".to_string()),
+        }
+    }
+    .await;
+    db.close();
+    result.map_err(|e| format!("could not delete: {e}"))?;
+    free_scratch().await;
+    Ok(())
+}
+
+/// Removes the scratch files whose writer is gone (no Web Lock held for them): a tab closed in
+/// the middle of a write leaves its file behind, and only this sweep frees it.
+pub async fn free_scratch() {
+    let Some(root) = storage_root().await else { return };
+    let Ok(dir) = JsFuture::from(root.get_directory_handle(SCRATCH)).await else { return };
+    let Ok(dir) = dir.dyn_into::<FileSystemDirectoryHandle>() else { return };
+    let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok();
+    if let Some(locks) = navigator.and_then(|n| Reflect::get(&n, &"locks".into()).ok()).filter(|l| !l.is_undefined()) {
+        sweep(&dir, &locks).await;
+    }
 }
 
 /// A short stable id for `bytes` (FNV-1a, 64 bits, hex).

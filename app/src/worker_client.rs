@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use bertbench_core::analysis::inspect::TextStates;
 use bertbench_core::bert::checkpoint::CheckpointFiles;
-use bertbench_core::tasks::classification::ClassifierMeta;
+use bertbench_core::tasks::classification::{ClassifierMeta, HEAD_FILE};
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
 use bertbench_core::tokenizer::Encoded;
@@ -328,10 +328,10 @@ impl WorkerClient {
             Ask::TimeWork { .. } => probe_slot.unwrap_or(CPU),
             Ask::Predict { .. } | Ask::Tag { .. } | Ask::TagLayers { .. } | Ask::Similar { .. } | Ask::Search { .. } | Ask::Answer { .. } | Ask::Export { .. } | Ask::Encoder => r.classifier_at,
             Ask::FillMask { .. } | Ask::LabFiles => r.lab_at,
-            Ask::Import { .. } | Ask::OpenLab | Ask::States { .. } | Ask::Inspect(_) => CPU,
+            Ask::Import { .. } | Ask::AttachHead { .. } | Ask::OpenLab | Ask::States { .. } | Ask::Inspect(_) => CPU,
         });
         match ask {
-            Ask::Import { .. } => self.routes.update_value(|r| r.classifier_at = CPU),
+            Ask::Import { .. } | Ask::AttachHead { .. } => self.routes.update_value(|r| r.classifier_at = CPU),
             Ask::OpenLab => self.routes.update_value(|r| r.lab_at = CPU),
             _ => {}
         }
@@ -566,6 +566,18 @@ impl WorkerClient {
         let names = files.iter().map(|(n, _)| n.clone()).collect();
         let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
         match self.ask(Ask::Import { names }, &bytes).await? {
+            (Answer::Imported { meta, description }, _) => Ok((meta, description)),
+            _ => Err(OTHER.into()),
+        }
+    }
+
+    /// Makes a head saved alone on `engine` (the page's model, which the run was trained from)
+    /// the current classifier.
+    pub async fn attach_head(self, engine: &Engine, files: Vec<Vec<u8>>) -> Result<(ClassifierMeta, String), String> {
+        self.send_base(engine, Backend::Cpu)?;
+        let names = vec!["config.json".to_string(), HEAD_FILE.to_string()];
+        let bytes: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+        match self.ask(Ask::AttachHead { base: engine.model_id.clone(), names }, &bytes).await? {
             (Answer::Imported { meta, description }, _) => Ok((meta, description)),
             _ => Err(OTHER.into()),
         }

@@ -7,7 +7,7 @@ use leptos::task::spawn_local;
 use crate::app::AppState;
 use crate::lab::Lab;
 use crate::saved_work::SavedWork;
-use crate::store::{Item, Kind};
+use crate::store::{Item, Kind, mb};
 use crate::studio::Studio;
 use crate::widgets::{ago, size};
 
@@ -56,7 +56,7 @@ pub fn SavedPanel() -> impl IntoView {
                             }
                         });
                     }
-                    _ => studio.open_run(open_item.clone()),
+                    _ => studio.open_run(state, open_item.clone()),
                 };
                 view! {
                     <tr data-testid="saved-item" data-kind=format!("{:?}", item.kind).to_lowercase()>
@@ -74,6 +74,29 @@ pub fn SavedPanel() -> impl IntoView {
             })
             .collect_view()
     };
+    // What the saved items hold: `(bytes, listed items, the checkpoint's bytes)`.
+    let kept = move || {
+        saved.items.with(|items| {
+            let listed: Vec<&Item> = items.iter().filter(|i| LISTED.contains(&i.kind)).collect();
+            let checkpoint = items.iter().find(|i| i.kind == Kind::Checkpoint).map(|i| i.size);
+            (listed.iter().map(|i| i.size).sum::<u64>() + checkpoint.unwrap_or(0), listed.len(), checkpoint)
+        })
+    };
+    let delete_all = move || {
+        let (bytes, items, _) = kept();
+        let question = format!(
+            "Delete everything bertbench keeps in this browser: {items} saved item(s), {}: your models, training files, runs, lab models, \
+             the checkpoint and the settings? The offline copy of the page stays. This cannot be undone.",
+            size(bytes)
+        );
+        let sure = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
+        if sure {
+            spawn_local(async move {
+                let _ = saved.delete_all().await;
+                studio.history.set(Vec::new());
+            });
+        }
+    };
     view! {
         <section class="card" data-testid="saved-panel">
             <h2>"5 · Saved in this browser"</h2>
@@ -81,12 +104,33 @@ pub fn SavedPanel() -> impl IntoView {
                 "Models you open from the disk, training files you open, every run you finish (its curves, metrics and classifier) and every MLM lab model are kept here, on this computer only, "
                 "and survive a reload or a browser restart. A run in progress saves a checkpoint at the end of each epoch (and every two minutes)."
             </p>
-            <p class="small" data-testid="storage-usage">
+            <p class="small" data-testid="storage-usage" data-bytes=move || kept().0.to_string()>
+                {move || {
+                    let (bytes, items, checkpoint) = kept();
+                    if items == 0 && checkpoint.is_none() {
+                        return "Nothing is kept here.".to_string();
+                    }
+                    let checkpoint = checkpoint.map(|c| format!(", with the interrupted run's checkpoint ({})", size(c))).unwrap_or_default();
+                    format!("Kept here: {} in {items} item{}{checkpoint}.", size(bytes), if items == 1 { "" } else { "s" })
+                }}
+            </p>
+            <p class="small muted" data-testid="storage-browser">
                 {move || match saved.usage.get() {
-                    Some(u) => format!("Storage used by this page: {}.", u.describe()),
+                    Some(u) => match u.details {
+                        Some(d) => format!(
+                            "The browser counts {} for this page (of {} it may use): {} of saved work, {} for the offline copy of the page and its models{}.",
+                            mb(u.used), mb(u.quota), mb(d.saved), mb(d.offline),
+                            if d.scratch >= 1e6 { format!(", {} of scratch files", mb(d.scratch)) } else { String::new() }
+                        ),
+                        None => format!("The browser counts {} for this page, the offline copy of the page included.", u.describe()),
+                    },
                     None => "The browser does not say how much storage this page may use.".into(),
                 }}
             </p>
+            <div class="row">
+                <button class="secondary small" data-testid="delete-all" prop:disabled=move || saved.items.with(|i| i.iter().all(|i| i.kind == Kind::Settings))
+                    on:click=move |_| delete_all()>"Delete everything saved…"</button>
+            </div>
             {move || saved.error.get().map(|e| view! { <p class="banner err small" data-testid="storage-error">{e}</p> })}
             {move || if saved.items.with(|s| s.iter().any(|i| LISTED.contains(&i.kind))) {
                 view! {

@@ -164,7 +164,7 @@ impl Studio {
     }
 
     /// Brings a saved run back: its classifier into the worker, its results on the page.
-    pub fn open_run(self, item: Item) {
+    pub fn open_run(self, state: AppState, item: Item) {
         if matches!(self.run.get_untracked(), RunState::Running { .. }) {
             self.notice.set(Some(Err("a run is in progress: wait for it or cancel it before opening a saved one".into())));
             return;
@@ -177,7 +177,42 @@ impl Studio {
                     return;
                 }
             };
-            match store::bytes(&item.id).await {
+            let bytes = store::bytes(&item.id).await;
+            // A head-only run is its head on the base model it was trained from: that model must
+            // be the page's, as for resuming a run.
+            if let (Some(base), Ok(parts)) = (&run.head_on, &bytes) {
+                let engine = state.engine().filter(|e| e.model_id == *base);
+                let Some(engine) = engine else {
+                    let now = state.engine().map(|e| e.model_id.clone()).unwrap_or_default();
+                    self.notice.set(Some(Err(format!(
+                        "“{}” trained only a head on {base}, so it is saved as that head alone; the page has {now} loaded: pick {base} in the model menu, then open the run again.",
+                        item.name
+                    ))));
+                    return;
+                };
+                match self.client.attach_head(&engine, parts.clone()).await {
+                    Ok((meta, _)) => {
+                        if meta.spec.level.similarity() {
+                            self.pair_level.set(meta.spec.level);
+                        }
+                        self.task.set(super::Task::of(meta.spec.level));
+                        self.classifier.set(Some((meta, format!("the saved run “{}”", item.name))));
+                    }
+                    Err(e) => {
+                        self.notice.set(Some(Err(e)));
+                        return;
+                    }
+                }
+            }
+            match bytes {
+                Ok(_) if run.head_on.is_some() => {
+                    self.steps.set(run.steps);
+                    self.evals.set(run.evals);
+                    self.live.set(Live { step: run.summary.steps, total_steps: run.summary.steps, ..Live::default() });
+                    self.summary.set(Some(Arc::new(run.summary)));
+                    self.run.set(RunState::Finished);
+                    self.notice.set(Some(Ok(format!("Opened the saved run “{}”.", item.name))));
+                }
                 Ok(mut parts) if !parts.is_empty() => {
                     self.import(vec![("classifier.zip".into(), parts.swap_remove(0))]);
                     self.steps.set(run.steps);

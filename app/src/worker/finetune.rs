@@ -78,14 +78,33 @@ pub(super) async fn finish_run(run: u32, result: Result<(RunSummary, Current, Sa
     let current = Rc::new(current);
     STATE.with(|s| s.borrow_mut().current = Some(current.clone()));
     let _ = store::delete(CHECKPOINT_ID).await;
+    let head_on = saved.head_on.clone();
     let (item, _) = saved.item(js_sys::Date::now());
     let id = item.id.clone();
     update(run, RunUpdate::Finished { outcome: Outcome::FineTune(Box::new(summary)), saving: Some(id.clone()) });
-    let result = match host_zip(&current, &item.name).await {
-        Ok(zip) => store::put(&Item { size: zip.len() as u64, ..item }, &[&zip]).await,
-        Err(e) => Err(e),
+    let result = match head_on {
+        // A head-only run: its head, on the base model by name (kilobytes, not the encoder).
+        Some(_) => match head_files(&current).await {
+            Ok(files) => {
+                let parts: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
+                store::put(&Item { size: parts.iter().map(|p| p.len() as u64).sum(), ..item }, &parts).await
+            }
+            Err(e) => Err(e),
+        },
+        None => match host_zip(&current, &item.name).await {
+            Ok(zip) => store::put(&Item { size: zip.len() as u64, ..item }, &[&zip]).await,
+            Err(e) => Err(e),
+        },
     };
     update(run, RunUpdate::Saved { id, result });
+}
+
+/// A head-only run's classifier as its head alone (`classification::export_head`), read on the
+/// CPU (the export reads tensors synchronously, which WebGPU in a browser cannot).
+async fn head_files(current: &Current) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let head = copy_to(current.loaded.model.head.clone(), &Device::flex()).await.map_err(|e| e.to_string())?;
+    let model = classification::BertClassifier { head, ..current.loaded.model.clone() };
+    classification::export_head(&current.loaded.config, &model, &current.loaded.meta).map_err(|e| e.to_string())
 }
 
 /// A run's state read back from a checkpoint: the current restart's snapshot and the best
@@ -435,7 +454,13 @@ impl Job {
             vocab_txt,
         };
         let (steps, evals) = self.log.take();
-        let saved = SavedRun { record: self.request.record.clone().finished(&summary), summary: summary.clone(), steps: thin(steps), evals };
+        let saved = SavedRun {
+            record: self.request.record.clone().finished(&summary),
+            summary: summary.clone(),
+            steps: thin(steps),
+            evals,
+            head_on: self.request.head_on(),
+        };
         Ok((summary, current, saved))
     }
 }

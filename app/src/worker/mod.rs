@@ -382,6 +382,19 @@ async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>),
             let zip = host_zip(&current, &name).await?;
             Ok((Answer::Exported { file_name: format!("{name}.zip") }, vec![zip]))
         }
+        Ask::AttachHead { base, names } => {
+            let held = base_model().await.filter(|b| b.id == base).ok_or_else(|| format!("the training worker does not hold {base}, which this head was trained on"))?;
+            let files: Vec<(String, Vec<u8>)> = names.into_iter().zip(bytes).collect();
+            // The base is kept for training (an autodiff device); the classifier predicts.
+            let bert = LoadedModel { model: bertbench_core::burn::module::Module::valid(&held.bert.model), ..held.bert.clone() };
+            let device = Device::flex();
+            let loaded = classification::attach_head(bert, &files, &device).map_err(|e| format!("The saved head could not be put back on {base}: {e}"))?;
+            let current = Current { loaded, device, tokenizer_json: held.tokenizer_json.clone(), vocab_txt: held.vocab_txt.clone() };
+            let meta = current.loaded.meta.clone();
+            let description = format!("{} on {base}", meta.labels.join(", "));
+            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
+            Ok((Answer::Imported { meta, description }, Vec::new()))
+        }
         Ask::Import { names } => {
             let current = import(names, bytes).map_err(|message| format!("The classifier could not be imported: {message}"))?;
             let meta = current.loaded.meta.clone();
