@@ -13,7 +13,7 @@ const { page } = chrome;
 page.on('console', (m) => { if (m.type() === 'error') console.log('console:', m.text().slice(0, 300)); });
 page.on('pageerror', (e) => console.log('pageerror:', e.message.slice(0, 300)));
 page.on('crash', () => console.log('PAGE CRASHED'));
-await page.goto(server.origin + '/');
+await page.goto(server.origin + '/#explore');
 await page.getByTestId('model-facts').waitFor({ timeout: 300000 });
 const t0 = Date.now();
 await page.getByTestId('open-model-folder').setInputFiles(dir);

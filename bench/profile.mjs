@@ -42,7 +42,7 @@ const browser = await chromium.launch({
 });
 const page = await browser.newPage();
 page.setDefaultTimeout(30 * 60_000);
-await page.goto(`${origin}/?backend=${opts.backend}`);
+await page.goto(`${origin}/?backend=${opts.backend}#explore`);
 await page.getByTestId('embedding').waitFor();
 await page.evaluate(async ({ backend }) => {
   window.benchModel = await window.wasmBindings.BenchModel.load('all-MiniLM-L6-v2', backend, 64);

@@ -133,7 +133,7 @@ async function browser(webgpu) {
 /** The real page, idle after its start-up work, with its wasm bindings on `window`. */
 async function oursPage(webgpu) {
   const { b, page } = await browser(webgpu);
-  await page.goto(`${ORIGIN}/?backend=${webgpu ? 'webgpu' : 'cpu'}`);
+  await page.goto(`${ORIGIN}/?backend=${webgpu ? 'webgpu' : 'cpu'}#explore`);
   await page.getByTestId('embedding').waitFor({ timeout: 30 * MINUTE });
   // The service worker copies the whole build into the cache after the first load: let it
   // finish, so it does not run beside the timed work.
@@ -441,7 +441,7 @@ if (!SKIP.has('startup')) {
   // Also as the test driver sees it (navigation until Playwright finds the model's facts):
   // that adds its polling and whatever the page computes right after.
   let t = Date.now();
-  await page.goto(`${ORIGIN}/`);
+  await page.goto(`${ORIGIN}/#explore`);
   const cold = await ready();
   await page.getByTestId('model-facts').waitFor();
   const coldSeen = (Date.now() - t) / 1000;

@@ -41,6 +41,9 @@ pub struct BackendStatus {
     pub adapter: Option<String>,
     /// Why WebGPU is not used, if it is not.
     pub gpu_note: Option<String>,
+    /// Whether `gpu_note` only says the browser offers no WebGPU (normal: the CPU is the
+    /// fallback), rather than that WebGPU failed.
+    pub gpu_absent: bool,
 }
 
 /// The WebGPU-vs-CPU check.
@@ -75,7 +78,7 @@ pub struct AppState {
     pub models: RwSignal<Vec<String>>,
     /// True while a computation holds the model (`compute::claim`).
     pub busy: RwSignal<bool>,
-    /// Computations waiting for the model, first in line first (`compute::release` wakes it).
+    /// Computations waiting for the model, first in line first (dropping a `compute::Claim` wakes it).
     pub waiting: StoredValue<VecDeque<oneshot::Sender<()>>, LocalStorage>,
     /// The sentence being explored.
     pub sentence_a: RwSignal<String>,
@@ -166,19 +169,58 @@ impl AppState {
 }
 
 impl AppState {
-    /// Shows a tab and records it in the address, so a reload comes back to it.
+    /// Shows a tab and records it in the address (a history entry, so Back returns to the tab
+    /// before) and in this browser, so a reload or a later visit comes back to it.
     pub fn show(&self, t: Tab) {
         self.tab.set(t);
         if let Some(w) = web_sys::window() {
-            let _ = w.location().set_hash(match t {
-                Tab::Studio => "studio",
-                Tab::Lab => "lab",
-                Tab::Explore => "explore",
-                // The lessons tab writes its lesson's link (`lessons::Lessons::link`).
-                Tab::Lessons => "lessons",
-            });
+            // The lessons tab writes its lesson's link over this (`lessons::Lessons::link`).
+            let _ = w.location().set_hash(t.hash());
+        }
+        t.remember();
+    }
+}
+
+/// The model the page last loaded from the server or from the user's own folder (kept in this
+/// browser), remembered so that a reload opens it again.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LastModel {
+    /// One of the server's model folders, by id.
+    Server(String),
+    /// A model the user opened, kept in this browser under its name (`shell::open_model`).
+    Yours(String),
+}
+
+const LAST_MODEL: &str = "bertbench.model";
+
+impl LastModel {
+    fn remember(source: ModelSource, id: &str) {
+        let value = match source {
+            ModelSource::Server => format!("server:{id}"),
+            ModelSource::Disk => format!("yours:{id}"),
+            // Made in this tab: not kept as a model, so not opened again.
+            ModelSource::Page => return,
+        };
+        crate::local_store::set(LAST_MODEL, &value);
+    }
+
+    /// The model to open at start, if the page loaded one before in this browser.
+    pub fn recalled() -> Option<LastModel> {
+        Self::parse(&crate::local_store::get(LAST_MODEL)?)
+    }
+
+    fn parse(value: &str) -> Option<LastModel> {
+        match value.split_once(':')? {
+            ("server", id) if !id.is_empty() => Some(LastModel::Server(id.to_string())),
+            ("yours", name) if !name.is_empty() => Some(LastModel::Yours(name.to_string())),
+            _ => None,
         }
     }
+}
+
+/// The address's `#…` part.
+pub fn current_hash() -> String {
+    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
 }
 
 /// Downloads `model_id` and loads it, on WebGPU if the browser has an adapter and `prefer`
@@ -228,11 +270,26 @@ async fn find_gpu(state: AppState, prefer: BackendKind) -> Option<Result<engine:
         Some(Ok(g)) => state.backend.update(|b| {
             b.adapter = Some(g.adapter.clone());
             b.gpu_note = None;
+            b.gpu_absent = false;
         }),
-        Some(Err(reason)) => state.backend.update(|b| b.gpu_note = Some(reason.clone())),
+        Some(Err(reason)) => state.backend.update(|b| {
+            b.gpu_note = Some(reason.clone());
+            b.gpu_absent = true;
+        }),
         None => {}
     }
     gpu
+}
+
+/// Names the model that failed and the one the page goes on using, if any. A model the user
+/// opened from the disk says why where it was opened (`Err` of [`open_model`]), once: the model
+/// panel goes back to the model in use.
+fn failed_to_build(state: AppState, model_id: &str, e: String, source: ModelSource) {
+    if source == ModelSource::Disk && state.engine().is_some() {
+        state.load.set(LoadState::Ready);
+    } else {
+        failed(state, model_id, e);
+    }
 }
 
 /// Names the model that failed and the one the page goes on using, if any.
@@ -253,6 +310,7 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     match Engine::try_build(model_id, files, device, kind) {
         Ok(mut engine) => {
             engine.source = source;
+            LastModel::remember(source, model_id);
             mark("built");
             state.set_engine(engine);
             // The benchmark's "model ready": the frame that shows the loaded model.
@@ -260,21 +318,25 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
         }
         Err((e, files)) if kind == BackendKind::WebGpu => {
             // The GPU refused (out of memory, lost device): the CPU still works.
-            state.backend.update(|b| b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU")));
+            state.backend.update(|b| {
+                b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU"));
+                b.gpu_absent = false;
+            });
             match Engine::build(model_id, files, Device::flex(), BackendKind::Cpu) {
                 Ok(mut engine) => {
                     engine.source = source;
+                    LastModel::remember(source, model_id);
                     state.set_engine(engine);
                     mark_next_frame("ready");
                 }
                 Err(e) => {
-                    failed(state, model_id, e.clone());
+                    failed_to_build(state, model_id, e.clone(), source);
                     return Err(e);
                 }
             }
         }
         Err((e, _)) => {
-            failed(state, model_id, e.clone());
+            failed_to_build(state, model_id, e.clone(), source);
             return Err(e);
         }
     }
@@ -297,7 +359,10 @@ pub async fn switch_backend(state: AppState, to: BackendKind) {
         BackendKind::WebGpu => match engine::gpu().await {
             Ok(g) => g.device,
             Err(reason) => {
-                state.backend.update(|b| b.gpu_note = Some(reason));
+                state.backend.update(|b| {
+                    b.gpu_note = Some(reason);
+                    b.gpu_absent = true;
+                });
                 return;
             }
         },
@@ -311,7 +376,10 @@ pub async fn switch_backend(state: AppState, to: BackendKind) {
     match built {
         Ok(engine) => state.set_engine(engine),
         Err(e) => {
-            state.backend.update(|b| b.gpu_note = Some(format!("could not move to the {}: {e}", to.label())));
+            state.backend.update(|b| {
+                b.gpu_note = Some(format!("could not move to the {}: {e}", to.label()));
+                b.gpu_absent = false;
+            });
             state.load.set(LoadState::Ready);
         }
     }
@@ -335,7 +403,8 @@ pub async fn run_device_check(state: AppState) {
             state.check.set(CheckState::Done(report));
             if !passed {
                 state.backend.update(|b| {
-                    b.gpu_note = Some("WebGPU results differ from the CPU's on this adapter; the model runs on the CPU".into())
+                    b.gpu_note = Some("WebGPU results differ from the CPU's on this adapter; the model runs on the CPU".into());
+                    b.gpu_absent = false;
                 });
                 switch_backend(state, BackendKind::Cpu).await;
             }
@@ -351,4 +420,69 @@ pub enum Tab {
     Explore,
     Studio,
     Lab,
+}
+
+/// Where the last tab shown is kept in this browser.
+const LAST_TAB: &str = "bertbench.tab";
+
+impl Tab {
+    /// Its address, without the `#`.
+    pub fn hash(self) -> &'static str {
+        match self {
+            Tab::Lessons => "lessons",
+            Tab::Explore => "explore",
+            Tab::Studio => "studio",
+            Tab::Lab => "lab",
+        }
+    }
+
+    /// The tab an address (`#studio`, `#lesson=attention&input=…`) names, if any.
+    pub fn from_hash(hash: &str) -> Option<Tab> {
+        let hash = hash.trim_start_matches('#');
+        [Tab::Lessons, Tab::Explore, Tab::Studio, Tab::Lab]
+            .into_iter()
+            .find(|t| t.hash() == hash)
+            .or_else(|| hash.starts_with("lesson=").then_some(Tab::Lessons))
+    }
+
+    /// The tab a page opens on: the one its address names, else the last one shown in this
+    /// browser, else (a first visit) the lessons.
+    pub fn at_start(hash: &str) -> Tab {
+        Tab::from_hash(hash)
+            .or_else(|| crate::local_store::get(LAST_TAB).and_then(|t| Tab::from_hash(&t)))
+            .unwrap_or(Tab::Lessons)
+    }
+
+    /// Keeps this tab as the one to open next time.
+    pub fn remember(self) {
+        crate::local_store::set(LAST_TAB, self.hash());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tab;
+
+    #[test]
+    fn the_last_model_is_read_back() {
+        use super::LastModel;
+        assert_eq!(LastModel::parse("server:all-MiniLM-L6-v2-f32"), Some(LastModel::Server("all-MiniLM-L6-v2-f32".into())));
+        assert_eq!(LastModel::parse("yours:my: model"), Some(LastModel::Yours("my: model".into())));
+        assert_eq!(LastModel::parse("yours:"), None);
+        assert_eq!(LastModel::parse("garbage"), None);
+    }
+
+    #[test]
+    fn an_address_names_its_tab() {
+        assert_eq!(Tab::from_hash("#studio"), Some(Tab::Studio));
+        assert_eq!(Tab::from_hash("lab"), Some(Tab::Lab));
+        assert_eq!(Tab::from_hash("#lesson=attention&input=it%20was"), Some(Tab::Lessons));
+        assert_eq!(Tab::from_hash("#lessons"), Some(Tab::Lessons));
+        assert_eq!(Tab::from_hash("#explore"), Some(Tab::Explore));
+        assert_eq!(Tab::from_hash(""), None);
+        assert_eq!(Tab::from_hash("#studios"), None);
+        for t in [Tab::Lessons, Tab::Explore, Tab::Studio, Tab::Lab] {
+            assert_eq!(Tab::from_hash(t.hash()), Some(t));
+        }
+    }
 }

@@ -14,7 +14,7 @@ for (const webgpu of [false, true]) {
   const server = await serve();
   const chrome = await launch({ webgpu });
   const t0 = Date.now();
-  await chrome.page.goto(server.origin + '/');
+  await chrome.page.goto(server.origin + '/#explore');
   await chrome.page.getByTestId('embedding').waitFor({ timeout: 10 * 60_000 });
   const ready = (Date.now() - t0) / 1000;
   const backend = await chrome.page.getByTestId('backend').textContent();

@@ -10,7 +10,7 @@ const chrome = await launch({ webgpu: false });
 const { page } = chrome;
 const rows = [];
 try {
-  await page.goto(server.origin + '/');
+  await page.goto(server.origin + '/#explore');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   await page.getByTestId('map-panel').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=map-point]').length === 16, null, { timeout: 5 * MINUTE });
@@ -49,7 +49,7 @@ for (const isolated of [false, true]) {
   const s = await serve({ isolated });
   const c = await launch({ webgpu: false });
   try {
-    await c.page.goto(s.origin + '/');
+    await c.page.goto(s.origin + '/#explore');
     await c.page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
     await c.page.getByTestId('sentence-a').fill(LONG);
     const tokens = await c.page.getByTestId('token').count();

@@ -16,7 +16,7 @@ async function loadError(faults) {
   const server = await serve({ faults });
   const chrome = await launch({ webgpu: false });
   try {
-    await chrome.page.goto(server.origin + '/');
+    await chrome.page.goto(server.origin + '/#explore');
     const banner = chrome.page.getByTestId('load-error');
     await banner.waitFor({ timeout: 3 * MINUTE });
     // The page is still alive: typing still works and nothing panicked.

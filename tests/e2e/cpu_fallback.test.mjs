@@ -12,7 +12,7 @@ before(async () => {
   fx = await fixtures();
   server = await serve();
   chrome = await launch({ webgpu: false });
-  await chrome.page.goto(server.origin + '/?model=all-MiniLM-L6-v2');
+  await chrome.page.goto(server.origin + '/?model=all-MiniLM-L6-v2#explore');
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 
@@ -64,7 +64,7 @@ test('the [CLS] + pooler vector matches the PyTorch pooler output', { timeout: 2
 test('the default model stores its weights in 8 bits, says so, and stays within 6e-2 of PyTorch', { timeout: 5 * MINUTE }, async () => {
   const { page } = chrome;
   assert.match(await page.getByTestId('model-precision').textContent(), /^Weights stored as f32\./);
-  await page.goto(server.origin + '/');
+  await page.goto(server.origin + '/#explore');
   await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('all-MiniLM-L6-v2-int8'), null, { timeout: 5 * MINUTE });
   assert.match(await page.getByTestId('model-precision').textContent(), /^Weights stored in 8 bits with a scale per 64 weights \(a quarter of the f32 download\) and read as f32: hidden states within 6e-2/);
   let worst = 0;
@@ -79,7 +79,7 @@ test('the default model stores its weights in 8 bits, says so, and stays within 
   console.log(`# 8-bit weights: sentence vectors within ${worst.toExponential(2)} of PyTorch's f32, cosine ≥ ${cosine.toFixed(6)}`);
   assert.ok(worst <= 6e-2, `max abs error ${worst}`);
   assert.ok(cosine >= 0.9995, `cosine ${cosine}`);
-  await page.goto(server.origin + '/?model=all-MiniLM-L6-v2');
+  await page.goto(server.origin + '/?model=all-MiniLM-L6-v2#explore');
   await page.waitForFunction(() => /all-MiniLM-L6-v2layer|all-MiniLM-L6-v2model/.test(document.querySelector('[data-testid=model-facts]')?.textContent ?? ''), null, { timeout: 5 * MINUTE });
 });
 

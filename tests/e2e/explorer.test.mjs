@@ -12,7 +12,7 @@ let server, chrome;
 before(async () => {
   server = await serve();
   chrome = await launch({ webgpu: false });
-  await chrome.page.goto(server.origin + '/');
+  await chrome.page.goto(server.origin + '/#explore');
   await chrome.page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });

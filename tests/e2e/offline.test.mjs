@@ -39,7 +39,7 @@ test('the manifest and the service worker describe this build', async () => {
 
 test('after one visit, the page works with the server stopped and the browser offline', { timeout: 15 * MINUTE }, async () => {
   const { page } = chrome;
-  await page.goto(server.origin + '/');
+  await page.goto(server.origin + '/#explore');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline', null, { timeout: 5 * MINUTE });
   assert.equal((await cacheNames(page)).length, 1);
@@ -94,7 +94,7 @@ test('a new build takes over from the cached one and leaves one cache', { timeou
   await page.context().setOffline(false);
   await server.close(); // already closed unless the test above failed before closing it
   server = await serve();
-  await page.goto(server.origin + '/');
+  await page.goto(server.origin + '/#explore');
   // Another origin, another cache: this origin's first version gets installed first.
   await page.waitForFunction(() => document.querySelector('[data-testid=offline]')?.textContent === 'works offline', null, { timeout: 5 * MINUTE });
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });

@@ -29,7 +29,7 @@ async function open() {
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   context.on('request', (r) => requested.push(r.url()));
-  await page.goto(server.origin + '/');
+  await page.goto(server.origin + '/#explore');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   return { context, page, problems };
 }

@@ -45,7 +45,7 @@ test('the built policy pins the one inline script and allows no eval and no othe
 
 test('the page runs under the policy; injected scripts, eval and other origins are refused', { timeout: 10 * MINUTE }, async () => {
   const { page, problems } = chrome;
-  await page.goto(server.origin + '/');
+  await page.goto(server.origin + '/#explore');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   assert.deepEqual(await page.evaluate(() => window.__violations), [], 'loading the page breaks no rule');
   assert.deepEqual(problems, []);

@@ -13,7 +13,7 @@ before(async () => {
   fx = await fixtures();
   server = await serve();
   chrome = await launch({ webgpu: true });
-  await chrome.page.goto(server.origin + '/?model=all-MiniLM-L6-v2');
+  await chrome.page.goto(server.origin + '/?model=all-MiniLM-L6-v2#explore');
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 

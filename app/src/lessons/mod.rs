@@ -72,7 +72,7 @@ impl Lessons {
     }
 
     /// Opens the lesson the page's address names, with its input; `false` if it names none.
-    fn open_address(&self) -> bool {
+    pub fn open_address(&self) -> bool {
         let Some((id, input)) = link_in_address() else { return false };
         let Some(i) = LESSONS.iter().position(|l| l.id == id) else { return false };
         self.current.set(i);
@@ -80,20 +80,6 @@ impl Lessons {
             self.inputs[i].set(input.unwrap_or_else(|| LESSONS[i].example.to_string()));
         }
         true
-    }
-
-    /// Follows lesson links opened in this tab after it loaded (pasted into the address bar,
-    /// clicked in a page: the browser only changes the address's `#` part, without a reload).
-    pub fn follow_links(self, state: AppState) {
-        let Some(window) = web_sys::window() else { return };
-        let on_change = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
-            if self.open_address() {
-                state.tab.set(Tab::Lessons);
-            }
-        });
-        let _ = window.add_event_listener_with_callback("hashchange", on_change.as_ref().unchecked_ref());
-        // The page lives as long as the tab: the listener is never removed.
-        on_change.forget();
     }
 
     /// The input of the lesson `id`.

@@ -4,14 +4,22 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::{AppState, LoadState, load_model, switch_backend};
+use crate::saved_work::SavedWork;
+use crate::store::Kind;
+use crate::studio::Studio;
 use crate::engine::{BackendKind, ModelSource, model_label};
 use crate::pwa::{Offline, Pwa};
+
+/// The model menu's value for a model of the user's own: this, then its saved item's id.
+const YOURS: &str = "yours:";
 
 /// The top bar.
 #[component]
 pub fn Header() -> impl IntoView {
     let state = expect_context::<AppState>();
     let pwa = expect_context::<Pwa>();
+    let saved = expect_context::<SavedWork>();
+    let studio = expect_context::<Studio>();
     let badge = move || {
         let b = state.backend.get();
         match b.active {
@@ -34,11 +42,28 @@ pub fn Header() -> impl IntoView {
         let to = if event_target_value(&ev) == "cpu" { BackendKind::Cpu } else { BackendKind::WebGpu };
         spawn_local(switch_backend(state, to));
     };
+    // A server model by its id; a model of the user's own, kept in this browser, as
+    // `yours:<saved item id>`.
     let on_model = move |ev| {
-        let id = event_target_value(&ev);
-        state.model_id.set(id.clone());
+        let value = event_target_value(&ev);
+        if let Some(id) = value.strip_prefix(YOURS) {
+            let Some(item) = saved.items.with_untracked(|items| items.iter().find(|i| i.id == id).cloned()) else { return };
+            spawn_local(async move {
+                if let Err(e) = super::open_kept(state, studio, &item).await {
+                    saved.error.set(Some(e));
+                }
+            });
+            return;
+        }
+        state.model_id.set(value.clone());
         let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
-        spawn_local(load_model(state, id, prefer));
+        spawn_local(load_model(state, value, prefer));
+    };
+    // The models the user opened and this browser keeps: `(value, name)`.
+    let yours = move || {
+        saved.items.with(|items| {
+            items.iter().filter(|i| i.kind == Kind::Model).map(|i| (format!("{YOURS}{}", i.id), i.name.clone())).collect::<Vec<_>>()
+        })
     };
     // The model in use: not the picked one while a pick loads or after it failed, and none of the
     // listed ones when the lab or the studio made it. A plain closure, not a memo: after a failed
@@ -46,8 +71,13 @@ pub fn Header() -> impl IntoView {
     let in_use = move || {
         state.generation.get();
         state.load.track();
-        state.engine().map(|e| e.model_id.clone()).unwrap_or_else(|| state.model_id.get())
+        match state.engine() {
+            Some(e) if e.source == ModelSource::Disk => format!("{YOURS}model:{}", e.model_id),
+            Some(e) => e.model_id.clone(),
+            None => state.model_id.get(),
+        }
     };
+    let listed = move |value: &str| state.models.with(|m| m.iter().any(|id| id == value)) || yours().iter().any(|(v, _)| v == value);
     view! {
         <header class="top">
             <h1>"bertbench"<span>"a BERT workbench in your browser"</span></h1>
@@ -56,23 +86,29 @@ pub fn Header() -> impl IntoView {
             <select id="model-select" data-testid="model-select" on:change=on_model prop:disabled=busy prop:value=move || {
                 // The model in use, whatever was picked last ("" is the made-in-this-tab entry).
                 let current = in_use();
-                if state.models.with(|m| m.contains(&current)) { current } else { String::new() }
+                if listed(&current) { current } else { String::new() }
             }>
                 {move || {
                     let current = in_use();
                     let models = state.models.get();
-                    let from = match state.engine().map(|e| e.source) {
-                        Some(ModelSource::Disk) => "your model",
-                        _ => "made in this tab",
-                    };
-                    let made_here = (!models.contains(&current)).then(|| view! {
-                        <option value="" selected=true disabled=true>{format!("{current} ({from})")}</option>
+                    let made_here = (!listed(&current)).then(|| {
+                        let name = state.engine().map(|e| e.model_id.clone()).unwrap_or_default();
+                        view! { <option value="" selected=true disabled=true>{format!("{name} (made in this tab)")}</option> }
                     });
-                    let listed = models.into_iter().map(|id| {
+                    let servers = models.into_iter().map(|id| {
                         let selected = id == current;
                         view! { <option value=id.clone() selected=selected>{model_label(&id)}</option> }
                     }).collect_view();
-                    view! { {made_here} {listed} }
+                    let kept = yours();
+                    let kept = (!kept.is_empty()).then(|| view! {
+                        <optgroup label="Yours, kept in this browser">
+                            {kept.into_iter().map(|(value, name)| {
+                                let selected = value == current;
+                                view! { <option value=value selected=selected data-testid="model-option-yours">{name}</option> }
+                            }).collect_view()}
+                        </optgroup>
+                    });
+                    view! { {made_here} {servers} {kept} }
                 }}
             </select>
             <label class="small muted" for="backend-select">"Backend"</label>

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::{AppState, LoadState};
+use crate::app::{AppState, LoadState, Tab};
 use crate::widgets::{ProgressBar, human_count, megabytes};
 
 use super::open_model::OpenModel;
@@ -40,11 +40,13 @@ pub fn ModelPanel() -> impl IntoView {
             }
         })
     };
-    // On a phone the panel shows the model's name only until asked (the style sheet hides the
-    // rest below 600 px unless `expanded`), so the first screen shows the tab's own work.
+    // On a phone, and in the lessons tab, the panel shows the model's name only until asked (the
+    // style sheet hides the rest below 600 px, or when `compact`, unless `expanded`), so the
+    // first screen shows the tab's own work.
     let expanded = RwSignal::new(false);
+    let compact = move || state.tab.get() == Tab::Lessons;
     view! {
-        <section class="card model-panel" class:expanded=move || expanded.get() data-testid="model-panel">
+        <section class="card model-panel" class:expanded=move || expanded.get() class:compact=compact data-testid="model-panel">
             <div class="row model-heading">
                 <h2>"Model"</h2>
                 <button class="secondary small phone-only" data-testid="model-more" aria-expanded=move || expanded.get().to_string()
@@ -66,9 +68,16 @@ pub fn ModelPanel() -> impl IntoView {
             }}
             {facts}
             <OpenModel />
-            {move || state.backend.get().gpu_note.map(|n| view! {
-                <p class="banner warn small" data-testid="gpu-note">"WebGPU is not in use: "{n}</p>
-            })}
+            // A browser without WebGPU is normal (the CPU build is the page's fallback): a plain
+            // line. WebGPU that failed or disagreed with the CPU is a problem: a warning.
+            {move || {
+                let b = state.backend.get();
+                b.gpu_note.map(|n| if b.gpu_absent {
+                    view! { <p class="small muted" data-testid="gpu-note" data-problem="false">{format!("Runs on the CPU: {n}.")}</p> }.into_any()
+                } else {
+                    view! { <p class="banner warn small" data-testid="gpu-note" data-problem="true">"WebGPU is not in use: "{n}</p> }.into_any()
+                })
+            }}
             <crate::backend_choice::BackendChoiceNote />
         </section>
     }

@@ -158,6 +158,8 @@ async fn open_picked(state: AppState, saved: SavedWork, studio: Studio, note: Rw
         }
         let name = model_name(&files, fallback);
         let checkpoint = folder::from_folder(files).map_err(|e| format!("{name} could not be opened: {e}"))?;
+        // A family or configuration the page cannot run is refused before anything is kept.
+        bertbench_core::BertConfig::from_json_bytes(&checkpoint.config_json).map_err(|e| format!("{name} could not be opened: {e}"))?;
         check_fits(&checkpoint).map_err(|e| format!("{name} could not be opened: {e}"))?;
         let kept = keep(&name, &checkpoint).await;
         let id = kept.as_ref().ok().cloned();

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::{DeviceCheckPanel, Header, ModelPanel, SavedPanel};
-use crate::app::{AppState, BackendStatus, CheckState, LoadState, Tab, load_model};
+use crate::app::{AppState, BackendStatus, CheckState, LastModel, LoadState, Tab, current_hash, load_model};
 use crate::engine::{self, BackendKind, DEFAULT_MODEL};
 use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
 use crate::lab::{Lab, LabPanel};
@@ -20,15 +20,35 @@ fn query_param(name: &str) -> Option<String> {
     web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
 }
 
-fn current_hash() -> String {
-    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+/// Makes the tab follow the address after the page loaded: Back and Forward, a typed `#studio`,
+/// a lesson link pasted or clicked (the browser changes only the `#` part, without a reload).
+fn follow_address(state: AppState, lessons: Lessons) {
+    let Some(window) = web_sys::window() else { return };
+    let on_change = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+        let hash = current_hash();
+        let tab = if lessons.open_address() { Some(Tab::Lessons) } else { Tab::from_hash(&hash) };
+        if let Some(tab) = tab.filter(|t| *t != state.tab.get_untracked()) {
+            state.tab.set(tab);
+            tab.remember();
+        }
+    });
+    let _ = window.add_event_listener_with_callback("hashchange", wasm_bindgen::JsCast::unchecked_ref(on_change.as_ref()));
+    // The page lives as long as the tab: the listener is never removed.
+    on_change.forget();
 }
 
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
-    let model_id = query_param("model")
-        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !m.contains(".."))
+    let folder_name = |m: &String| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !m.contains("..");
+    // The address's `?model=`, else the model this browser had open last, else the default.
+    let asked = query_param("model").filter(folder_name);
+    let recalled = if asked.is_none() { LastModel::recalled() } else { None };
+    let model_id = asked
+        .or_else(|| match &recalled {
+            Some(LastModel::Server(id)) => Some(id.clone()).filter(folder_name),
+            _ => None,
+        })
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let prefer = match query_param("backend").as_deref() {
         Some("cpu") => BackendKind::Cpu,
@@ -48,12 +68,7 @@ pub fn App() -> impl IntoView {
         sentence_b: RwSignal::new(String::new()),
         token: RwSignal::new(None),
         base: StoredValue::new_local(None),
-        tab: RwSignal::new(match current_hash().as_str() {
-            "#studio" => Tab::Studio,
-            "#lab" => Tab::Lab,
-            h if h.starts_with("#lesson") => Tab::Lessons,
-            _ => Tab::Explore,
-        }),
+        tab: RwSignal::new(Tab::at_start(&current_hash())),
     };
     provide_context(state);
     // A selected token belongs to the sentence it was selected in.
@@ -78,7 +93,7 @@ pub fn App() -> impl IntoView {
     provide_context(choice);
     provide_context(lab);
     let lessons = Lessons::new();
-    lessons.follow_links(state);
+    follow_address(state, lessons);
     provide_context(lessons);
     spawn_local(async move {
         let items = saved.load().await;
@@ -123,7 +138,22 @@ pub fn App() -> impl IntoView {
             }
         });
     });
-    spawn_local(load_model(state, model_id, prefer));
+    spawn_local(async move {
+        // A model of the user's own, kept in this browser, opens from there; one that is gone,
+        // or a server model that no longer loads, gives way to the default.
+        if let Some(LastModel::Yours(name)) = recalled {
+            if let Ok(Some(item)) = crate::store::get(&format!("model:{name}")).await {
+                if super::open_kept(state, studio, &item).await.is_ok() {
+                    return;
+                }
+            }
+        }
+        load_model(state, model_id.clone(), prefer).await;
+        if state.engine().is_none() && model_id != DEFAULT_MODEL && !query_param("model").is_some_and(|m| m == model_id) {
+            state.model_id.set(DEFAULT_MODEL.to_string());
+            load_model(state, DEFAULT_MODEL.to_string(), prefer).await;
+        }
+    });
 
     view! {
         <Header />
