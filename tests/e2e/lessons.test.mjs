@@ -208,10 +208,14 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
   assert.ok(!(await page.getByTestId('model-panel').isVisible()), 'only the lesson is on the screen');
   const size = () => page.evaluate(() => parseFloat(getComputedStyle(document.querySelector('[data-testid=lesson] p')).fontSize));
   assert.ok(await size() >= 20, 'large type');
+  // Each step starts the next lesson at its title, in focus, wherever the page was scrolled.
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
   await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'input');
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === 'lesson-title' && window.scrollY === 0);
   await page.keyboard.press('ArrowLeft');
   await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'tokens');
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === 'lesson-title' && window.scrollY === 0);
   await screenshot(page, 'lesson-presented');
   await page.keyboard.press('Escape');
   await page.getByTestId('model-panel').waitFor();
@@ -226,6 +230,9 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
     assert.ok(!(await page.getByTestId('model-panel').isVisible()) && !(await page.getByTestId('lesson-next').isVisible()), 'the handout holds the lesson only');
     assert.ok(await page.getByTestId('lesson-title').isVisible());
     assert.ok(await page.getByTestId('check-tokens-word').isVisible(), 'with its questions');
+    // No marks of the browser that printed it.
+    assert.equal(await page.getByTestId('lessons-progress').isVisible(), false);
+    for (const mark of await page.getByTestId('check-solved').all()) assert.equal(await mark.isVisible(), false);
   } finally {
     // Back to the browser's own media (an emulated 'screen' would also print as the screen).
     await page.emulateMedia({ media: null });
@@ -243,6 +250,17 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
     const pdf = await page.pdf({ format: 'A4' });
     const pages = pdf.toString('latin1').match(/\/Type\s*\/Page[^s]/g).length;
     assert.equal(pages, 1, `lesson “${id}” prints on ${pages} pages`);
+    // A choice question prints its options, not a closed drop-down.
+    const choices = page.getByTestId('check-print-options');
+    if (await choices.count() > 0) {
+      await page.emulateMedia({ media: 'print' });
+      try {
+        assert.ok(await choices.first().isVisible(), `lesson “${id}”: the options are printed`);
+        assert.equal(await page.locator('[data-testid=lesson] form.check select').first().isVisible(), false);
+      } finally {
+        await page.emulateMedia({ media: null });
+      }
+    }
   }
   assert.deepEqual(chrome.problems, []);
 });

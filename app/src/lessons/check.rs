@@ -78,8 +78,12 @@ pub fn Check(
             Some(Ok(Answer { expected: Expected::Choice { options, .. }, .. })) => view! {
                 <select id=field.clone() data-testid="check-answer" on:change=move |ev| given.set(event_target_value(&ev))>
                     <option value="" selected=true>"choose…"</option>
-                    {options.into_iter().enumerate().map(|(i, o)| view! { <option value=i.to_string()>{o}</option> }).collect_view()}
+                    {options.iter().enumerate().map(|(i, o)| view! { <option value=i.to_string()>{o.clone()}</option> }).collect_view()}
                 </select>
+                // Paper has no drop-down: a handout lists the options to circle.
+                <ol class="print-options" type="a" data-testid="check-print-options">
+                    {options.into_iter().map(|o| view! { <li>{o}</li> }).collect_view()}
+                </ol>
             }
             .into_any(),
             _ => view! {

@@ -97,6 +97,7 @@ pub fn SizesLesson() -> impl IntoView {
             <p class="formula">"embeddings (v + p + t)·h + 2h; per layer 4(h² + h) + 2h + (h·i + i) + (i·h + h) + 2h; pooler h² + h"</p>
             <p>"The time of a forward pass grows with the layers' parameters times the tokens, plus attention's n²·h per layer for n tokens."</p>
         </Maths>
+        <p class="small muted scroll-cue" aria-hidden="true">"The table is wider than the screen: scroll it sideways →"</p>
         <table class="plain small sizes" data-testid="lesson-sizes">
             <caption>"Sizes, from each configuration"</caption>
             <tr><th scope="col">"model"</th><th scope="col">"layers"</th><th scope="col">"hidden"</th><th scope="col">"heads"</th>

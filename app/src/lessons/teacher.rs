@@ -20,6 +20,19 @@ fn in_field(ev: &web_sys::KeyboardEvent) -> bool {
     matches!(tag.as_str(), "INPUT" | "SELECT" | "TEXTAREA")
 }
 
+/// Scrolls to the top of the page and focuses the lesson's title, once the new lesson is drawn.
+fn show_title() {
+    leptos::task::spawn_local(async {
+        crate::fetch::after_paint().await;
+        let Some(window) = web_sys::window() else { return };
+        window.scroll_to_with_x_and_y(0.0, 0.0);
+        let title = window.document().and_then(|d| d.query_selector("[data-testid=lesson-title]").ok().flatten());
+        if let Some(title) = title.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+            let _ = title.focus();
+        }
+    });
+}
+
 /// Opens every maths fold of the lesson, then the browser's print dialog (the print rules in
 /// `www/style.css` fit the lesson on one A4 page; a chart's numbers stay for the screen).
 fn print_handout() {
@@ -42,6 +55,14 @@ pub fn TeacherTools() -> impl IntoView {
     let lessons = expect_context::<Lessons>();
     let presenting = RwSignal::new(false);
     Effect::new(move |_| set_presenting(presenting.get()));
+    // On a projector each lesson starts at its title: entering the mode and every step scroll
+    // to the top and put the focus on the title (a screen reader reads it; the keys keep working).
+    Effect::new(move |_| {
+        lessons.current.track();
+        if presenting.get() {
+            show_title();
+        }
+    });
     on_cleanup(|| set_presenting(false));
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
         if !presenting.get_untracked() || in_field(&ev) {
