@@ -82,18 +82,21 @@ pub fn register(page_ready: impl std::future::Future<Output = ()> + 'static) -> 
     on_change.forget();
 
     wasm_bindgen_futures::spawn_local(async move {
-        if !had_controller {
+        // A worker already in charge answers "status" (this version is cached) at once: with
+        // the network gone, registering again fails (the browser cannot fetch `sw.js` to look
+        // for an update), yet the page runs from the offline copy.
+        if let Some(controller) = container.controller() {
+            controller.post_message(&"status".into()).ok();
+        } else {
             page_ready.await;
         }
         let promise = container.register("sw.js");
         if let Err(e) = wasm_bindgen_futures::JsFuture::from(promise).await {
+            if container.controller().is_some() {
+                return;
+            }
             let why = js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"));
             state.set(Offline::Failed(format!("the offline service worker could not be registered: {why}")));
-            return;
-        }
-        // A worker already in charge answers "status" (this version is cached).
-        if let Some(controller) = container.controller() {
-            controller.post_message(&"status".into()).ok();
         }
     });
     (state, updated)

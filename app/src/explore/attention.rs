@@ -4,10 +4,11 @@
 use bertbench_core::bert::attention::AttentionMask;
 use bertbench_core::analysis::inspect::AttentionMap;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 
 use crate::app::AppState;
-use crate::compute::{self, claim, release};
+use crate::compute::{self, claim};
 use crate::widgets::now_ms;
 
 /// The heatmap and lines views draw at most this many tokens.
@@ -26,6 +27,8 @@ struct Maps {
     millis: f64,
     /// Where they were computed, in words.
     on: String,
+    /// The sentences (A, B) they were computed for.
+    text: (String, String),
 }
 
 /// The `seq × seq` matrix for a layer and a head (`None` = the mean over heads).
@@ -217,7 +220,7 @@ pub fn AttentionPanel() -> impl IntoView {
     Effect::new(move |_| focus.set(state.token_position()));
 
     let run = move || {
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some(engine) = claim(state).await else { return };
             let (a, b) = (state.sentence_a.get_untracked(), state.sentence_b.get_untracked());
             let with_causal = causal.get_untracked();
@@ -227,7 +230,7 @@ pub fn AttentionPanel() -> impl IntoView {
                 let encoded = if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) }.map_err(|e| e.to_string())?;
                 let (bidirectional, on) = compute::attention_map(&engine, &encoded, AttentionMask::Bidirectional).await?;
                 let causal = if with_causal { Some(compute::attention_map(&engine, &encoded, AttentionMask::Causal).await?.0) } else { None };
-                Ok::<_, String>(Maps { bidirectional, causal, millis: now_ms() - start, on })
+                Ok::<_, String>(Maps { bidirectional, causal, millis: now_ms() - start, on, text: (a.clone(), b.clone()) })
             }
             .await;
             if let Ok(m) = &out {
@@ -235,7 +238,7 @@ pub fn AttentionPanel() -> impl IntoView {
                 head.update(|h| *h = h.filter(|&h| h < m.bidirectional.heads));
             }
             maps.set(Some(out));
-            release(state);
+            drop(engine);
         });
     };
     // Recompute when a model (re)loads.
@@ -303,7 +306,19 @@ pub fn AttentionPanel() -> impl IntoView {
                     let p = state.token_position().filter(|&p| p < picked_tokens.len().min(MAX_DRAWN))?;
                     Some(view! { <p class="small" data-testid="attention-selected">{selected_summary(&picked_tokens, seq, &picked_matrix, p)}</p> })
                 };
+                // The sentence changed since: say the maps are of the old one, until recomputed.
+                let text = m.text.clone();
+                let stale = move || {
+                    let now = (state.sentence_a.get(), state.sentence_b.get());
+                    (now != text).then(|| view! {
+                        <p class="banner warn small" data-testid="attention-stale">{format!(
+                            "These maps are of “{}”{}; the sentence has changed since. Press “Recompute for the current sentence”.",
+                            text.0, if text.1.trim().is_empty() { String::new() } else { format!(" | “{}”", text.1) }
+                        )}</p>
+                    })
+                };
                 view! {
+                    {stale}
                     {selected}
                     <p class="small muted" data-testid="attention-note" data-computed-on=m.on.clone()>{format!(
                         "{what}. {} layers × {} heads computed in {:.0} ms ({}). Each row is one token's attention and sums to 1 (largest row error {:.1e}).{}",

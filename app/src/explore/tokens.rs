@@ -83,6 +83,22 @@ pub fn TokensPanel() -> impl IntoView {
                         on:input=move |ev| state.sentence_b.set(event_target_value(&ev)) />
                 </div>
             </div>
+            // Lesson 2 writes a pair as "A | B"; here a `|` in sentence A is a character.
+            {move || {
+                let a = state.sentence_a.get();
+                let split = a.split_once(" | ").filter(|(x, y)| !x.trim().is_empty() && !y.trim().is_empty() && state.sentence_b.with(|b| b.trim().is_empty()));
+                split.map(|(x, y)| {
+                    let (x, y) = (x.trim().to_string(), y.trim().to_string());
+                    view! {
+                        <p class="small" data-testid="pair-hint">"“|” is read here as a character, not as the break between two sentences. "
+                            <button class="secondary small" data-testid="pair-split" on:click=move |_| {
+                                state.sentence_a.set(x.clone());
+                                state.sentence_b.set(y.clone());
+                            }>"Make it a pair: A and B"</button>
+                        </p>
+                    }
+                })
+            }}
             {move || match encoded.get() {
                 None => view! { <p class="muted small">"The tokenizer arrives with the model."</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="banner warn small" data-testid="tokens-error">{e}</p> }.into_any(),

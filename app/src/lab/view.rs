@@ -7,7 +7,8 @@ use bertbench_core::bert::config::{BertConfig, Preset};
 use bertbench_core::tasks::masking::{MaskCase, PairTask};
 use bertbench_core::tasks::pretraining::MaskFill;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
@@ -94,7 +95,7 @@ pub fn LabPanel() -> impl IntoView {
         let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
         let Some(files) = input.files().map(|f| file_list(&f)) else { return };
         input.set_value("");
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some((name, bytes)) = read_files(files).await.pop() else { return };
             match String::from_utf8(bytes) {
                 Ok(text) if text.lines().any(|l| !l.trim().is_empty()) => {
@@ -114,7 +115,7 @@ pub fn LabPanel() -> impl IntoView {
     let fill = move |_| {
         let text = fill_text.get_untracked();
         let ticket = fills.next();
-        spawn_local(async move {
+        spawn_in_view(async move {
             let r = client.fill_mask(text).await;
             if fills.is(ticket) {
                 fill_result.set(Some(r));
@@ -124,7 +125,7 @@ pub fn LabPanel() -> impl IntoView {
 
     let hand_over = move |to_studio: bool| {
         message.set(Some(Ok("Loading the lab's model on the page…".into())));
-        spawn_local(async move {
+        spawn_in_view(async move {
             let out = client.lab_files().await.and_then(|files| {
                 let current = state.engine().ok_or("no model is loaded")?;
                 // Unique per run: the worker keeps the base it has when the name is the same.
@@ -151,7 +152,7 @@ pub fn LabPanel() -> impl IntoView {
     };
 
     let save = move |_| {
-        spawn_local(async move {
+        spawn_in_view(async move {
             match client.lab_files().await.and_then(|files| zip_folder("bertbench-mlm", &files)) {
                 Ok(zip) => download("bertbench-mlm.zip", &zip, "application/zip"),
                 Err(e) => message.set(Some(Err(e))),
@@ -364,8 +365,8 @@ pub fn LabPanel() -> impl IntoView {
             <p class="small muted" data-testid="lab-estimate">{estimate}</p>
             <h3>"3 · Training"</h3>
             <div class="row">
-                <label class="small muted">"Objective"</label>
-                <select data-testid="lab-pair" aria-label="Objective" on:change=move |ev| {
+                <label class="small muted" for="lab-pair">"Objective"</label>
+                <select id="lab-pair" data-testid="lab-pair" on:change=move |ev| {
                     let task = match event_target_value(&ev).as_str() { "nsp" => Some(PairTask::Nsp), "sop" => Some(PairTask::Sop), _ => None };
                     lab.config.update(|c| c.pair_task = task);
                 }>
@@ -375,13 +376,14 @@ pub fn LabPanel() -> impl IntoView {
                 </select>
                 <label class="small"><input type="checkbox" prop:checked=move || lab.config.get().dynamic_masking
                     on:change=move |ev| { let on = event_target_checked(&ev); lab.config.update(|c| c.dynamic_masking = on); } />" new mask every epoch (dynamic, as RoBERTa)"</label>
-                <label class="small muted">"Epochs"</label>
-                <input type="number" min="1" max="200" class="short" data-testid="lab-epochs" aria-label="Epochs" prop:value=move || lab.config.get().epochs.to_string()
+                <label class="small muted" for="lab-epochs">"Epochs"</label>
+                <input id="lab-epochs" type="number" min="1" max="200" class="short" data-testid="lab-epochs" prop:value=move || lab.config.get().epochs.to_string()
                     on:change=move |ev| { if let Ok(n) = event_target_value(&ev).parse::<usize>() { lab.config.update(|c| c.epochs = n.clamp(1, 200)); } } />
-                <label class="small muted">"Learning rate"</label>
-                <input type="number" step="any" class="short" data-testid="lab-lr" aria-label="Learning rate" prop:value=move || lab.config.get().learning_rate.to_string()
+                <label class="small muted" for="lab-lr">"Learning rate"</label>
+                <input id="lab-lr" type="number" step="any" class="short" data-testid="lab-lr" prop:value=move || lab.config.get().learning_rate.to_string()
                     on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { if v > 0.0 && v < 1.0 { lab.config.update(|c| c.learning_rate = v); } } } />
-                <select data-testid="lab-backend" aria-label="Where to train" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
+                <label class="small muted" for="lab-backend">"Train on"</label>
+                <select id="lab-backend" data-testid="lab-backend" on:change=move |ev| lab.backend.set(if event_target_value(&ev) == "webgpu" { Backend::WebGpu } else { Backend::Cpu })>
                     <option value="cpu" selected=move || lab.backend.get() == Backend::Cpu>{move || client.cpu_label()}</option>
                     <option value="webgpu" prop:disabled=move || !gpu_ok() selected=move || lab.backend.get() == Backend::WebGpu>
                         {move || if gpu_ok() { "WebGPU" } else { "WebGPU (not available or failed its check)" }}

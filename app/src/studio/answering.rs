@@ -62,12 +62,16 @@ impl Studio {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
             let spans = SpanConfig::new().with_max_len(window).with_stride(window / 3);
-            let (mut windows, mut split, mut cut) = (0, 0, 0);
+            let (mut windows, mut cut) = (0, 0);
+            // Distinct passages cut into several windows (several questions may share one).
+            let mut split = std::collections::HashSet::new();
             let mut last = now_ms();
             for q in &upload.data.items {
                 let encoded = encode_question(tok, q, &spans).unwrap_or_default();
                 windows += encoded.len();
-                split += usize::from(encoded.len() > 1);
+                if encoded.len() > 1 {
+                    split.insert(q.context.as_str());
+                }
                 cut += usize::from(!q.answers.is_empty() && encoded.iter().all(|(_, at)| *at == (0, 0)));
                 if now_ms() - last > 40.0 {
                     yield_to_browser().await;
@@ -77,7 +81,7 @@ impl Studio {
             self.questions.update(|t| {
                 if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
                     t.windows = Some(windows);
-                    t.split_passages = split;
+                    t.split_passages = split.len();
                     t.answers_cut = cut;
                 }
             });
@@ -275,7 +279,7 @@ pub fn QaPredict() -> impl IntoView {
     let ask = move |_| {
         let (q, c) = (question.get_untracked(), context.get_untracked());
         busy.set(true);
-        spawn_local(async move {
+        crate::widgets::spawn_in_view(async move {
             let r = studio.client.answer(q, c.clone(), studio.allow_null.get_untracked()).await;
             busy.set(false);
             answers.update(|n| *n += 1);
@@ -286,7 +290,7 @@ pub fn QaPredict() -> impl IntoView {
     // answer), and scored when the file has answers.
     let batch = on_files(move |mut files| {
         let Some((name, bytes)) = files.pop() else { return };
-        spawn_local(async move {
+        crate::widgets::spawn_in_view(async move {
             let data = match parse_questions(&bytes, Some(&name)) {
                 Ok(d) => d,
                 Err(e) => return note.set(Some(Err(format!("{name}: {e}")))),

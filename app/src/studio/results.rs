@@ -3,7 +3,8 @@
 use bertbench_core::data::{self, ColumnMap};
 use bertbench_core::tasks::classification::Level;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
+
+use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
@@ -52,7 +53,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
         let t = text.get_untracked();
         let p = pair.get_untracked();
         predicting.set(true);
-        spawn_local(async move {
+        spawn_in_view(async move {
             let r = studio.client.predict(vec![(t, (!p.trim().is_empty()).then_some(p))]).await;
             predicting.set(false);
             prediction.set(Some(r.map(|(labels, mut rows)| (labels, rows.pop().unwrap_or_default()))));
@@ -63,7 +64,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
         let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
         let Some(files) = input.files().map(|f| file_list(&f)) else { return };
         input.set_value("");
-        spawn_local(async move {
+        spawn_in_view(async move {
             let Some((name, bytes)) = read_files(files).await.pop() else { return };
             let table = match data::parse_table(&bytes, Some(&name)) {
                 Ok(t) => t,
@@ -245,13 +246,14 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, the tokenizer. "
                 "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: "
                 "a BERT on [CLS] + pooler as it is, any other choice with trust_remote_code=True (the folder carries "
-                "modeling_bertbench.py, the few lines that compute its features). A tagger loads with "
+                "modeling_bertbench.py, the few lines that compute its features; without trust_remote_code transformers refuses it "
+                "rather than compute something else). A tagger loads with "
                 "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification), a question-answering "
                 "model with AutoModelForQuestionAnswering (*ForQuestionAnswering), a similarity cross-encoder with AutoModelForSequenceClassification "
                 "(one output, regression), a bi-encoder with sentence-transformers' SentenceTransformer(folder)."</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
-                    on:click=move |_| studio.export("bertbench-classifier".into())>"Export (zip)"</button>
+                    on:click=move |_| studio.export(export_name(studio.classifier.get_untracked().map(|(m, _)| m.spec.level)).into())>"Export (zip)"</button>
                 <label class="filebutton secondary">"Import a classifier (zip, or the folder's files)"
                     <input type="file" multiple accept=".zip,.json,.safetensors,.txt" data-testid="import-file" on:change=import />
                 </label>
@@ -264,5 +266,16 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 Err(e) => view! { <p class="banner err small" data-testid="studio-error">{e}</p> }.into_any(),
             })}
         </section>
+    }
+}
+
+/// The exported zip's name: what the model does.
+fn export_name(level: Option<Level>) -> &'static str {
+    match level {
+        Some(Level::Token) => "bertbench-tagger",
+        Some(Level::Span) => "bertbench-qa",
+        Some(Level::Score) => "bertbench-cross-encoder",
+        Some(Level::Embedding) => "bertbench-bi-encoder",
+        Some(Level::Sentence) | None => "bertbench-classifier",
     }
 }

@@ -107,6 +107,14 @@ pub fn StudioTrainPanel() -> impl IntoView {
     let start = move |_| {
         start_error.set(studio.start(state).err());
     };
+    // The Train button is disabled once the run starts, and Pause is redrawn as Resume: the
+    // focus would fall back to the page's start, twenty Tabs from the run's controls. It moves
+    // to Pause (or Resume) instead, whenever the run's buttons are redrawn with no focus left.
+    Effect::new(move |_| {
+        if matches!(studio.run.get(), RunState::Running { .. }) && !choice.measuring_run.get() {
+            crate::widgets::focus_if_lost("[data-testid=train-pause]");
+        }
+    });
 
     let losses = Signal::derive(move || {
         let steps = studio.steps.get();
@@ -213,7 +221,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
                     </select>
                 </label>
-                <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features: each token's vector, from the "</span>
+                <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features: each token's vector from the"</span>
                 <label class="small" class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
@@ -222,7 +230,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                             selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>"[CLS] + pooler (exports as BertForSequenceClassification)"</option>
                     </select>
                 </label>
-                <label class="small" class:hidden=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding>"of "
+                <label class="small" class:hidden=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding>
+                    <span class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"of "</span>
                     <select data-testid="feature-layers" on:change=set_layers
                         prop:disabled=move || running() || (studio.task.get() == Task::Classify && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
                         {[(FeatureLayers::Last, "last"), (FeatureLayers::SecondToLast, "second"), (FeatureLayers::SumLastFour, "sum4"), (FeatureLayers::ConcatLastFour, "cat4")].map(|(l, v)| view! {
@@ -238,6 +247,27 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     " start the encoder from random weights (baseline without pretraining)"
                 </label>
             </div>
+            <div class="row small" data-testid="task-recipe">
+                <span class="muted" data-testid="recipe-note">{move || {
+                    let task = studio.task.get();
+                    if studio.config.with(|c| task.is_recipe(c)) {
+                        format!("Recipe: {}.", task.recipe_note())
+                    } else {
+                        format!("Recipe: your own. The task's default is {}.", task.recipe_note())
+                    }
+                }}</span>
+                <button class="secondary small" data-testid="recipe-default" prop:disabled=move || running() || studio.config.with(|c| studio.task.get().is_recipe(c))
+                    on:click=move |_| studio.config.update(|c| *c = studio.task.get_untracked().with_recipe(c))>"Use the default recipe"</button>
+            </div>
+            // Question answering's head on frozen features is a weak baseline: say so before
+            // anyone waits for it.
+            {move || (studio.task.get() == Task::Answer && mode() == TrainMode::HeadOnly).then(|| view! {
+                <p class="banner warn small" data-testid="qa-head-only-warning">
+                    "Head only is weak for question answering: a start/end head on the frozen encoder scores each token alone and "
+                    "cannot tell which question is asked (on the built-in example, MiniLM: F1 22.5 %, against 100 % fully fine-tuned). "
+                    "Use it as a baseline; for answers, train everything."
+                </p>
+            })}
             <div class="row small">
                 <span class="muted">"BERT paper presets (full fine-tuning):"</span>
                 {[(32usize, 5e-5f64, 2usize), (32, 3e-5, 3), (16, 2e-5, 4), (16, 5e-5, 2)].map(|(b, lr, e)| view! {

@@ -1,0 +1,69 @@
+// Real files as their authors ship them (rows written for this test in their shapes, not copied):
+// GLUE's STS-B and MSR's MRPC are tab-separated with no quoting, and a sentence may start with a
+// quotation mark. Every row of such a file is read as one row, the pair columns are found by
+// their names, and the report accounts for every line.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch } from './harness.mjs';
+import { MINUTE, openStudio } from './studio_helpers.mjs';
+
+let server, chrome;
+before(async () => {
+  server = await serve();
+  chrome = await launch({ webgpu: false });
+  await openStudio(chrome.page, server.origin);
+});
+after(async () => { await chrome?.browser.close(); await server?.close(); });
+
+/** `n` rows of sentence pairs; every fifth first sentence opens with a quotation that closes
+ * later in the sentence, every seventh second sentence has a lone quote, as GLUE's files do. */
+function sentences(n) {
+  const subjects = ['The council', 'A spokesman', 'The firm', 'Her lawyer', 'The union', 'Police', 'The minister'];
+  const verbs = ['said', 'denied', 'confirmed', 'announced', 'reported'];
+  return Array.from({ length: n }, (_, i) => {
+    const s = subjects[i % subjects.length];
+    const v = verbs[i % verbs.length];
+    const first = i % 5 === 0 ? `"We will not stop," ${s.toLowerCase()} ${v} on day ${i}.` : `${s} ${v} the plan on day ${i}.`;
+    const second = i % 7 === 3 ? `${s} ${v} 5" of rain on day ${i}.` : `On day ${i} ${s.toLowerCase()} ${v} it.`;
+    return [first, second];
+  });
+}
+
+test("GLUE's STS-B as shipped: every pair read, the two sentence columns and the score found", { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  const header = ['index', 'genre', 'filename', 'year', 'old_index', 'source1', 'source2', 'sentence1', 'sentence2', 'score'];
+  const rows = sentences(60).map(([a, b], i) => [i, 'main-news', '2012', '2012test', String(i).padStart(4, '0'), 'none', 'none', a, b, (i % 6 * 0.97).toFixed(3)]);
+  const tsv = [header, ...rows].map((r) => r.join('\t')).join('\n') + '\n';
+  await page.getByTestId('task-similar').check();
+  await page.getByTestId('pair-file').setInputFiles({ name: 'train.tsv', mimeType: 'text/tab-separated-values', buffer: Buffer.from(tsv) });
+  await page.getByTestId('pair-report').waitFor({ timeout: MINUTE });
+  assert.equal(await page.getByTestId('pair-count').textContent(), '60', 'every one of the 60 pairs');
+  const first = await page.getByTestId('pair-preview').locator('tr').nth(1).textContent();
+  assert.ok(first.includes('"We will not stop," the council said on day 0.'), `the quotation is text: ${first}`);
+});
+
+test("MSR's MRPC as shipped: every row read, #1 String and #2 String taken as a pair", { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  const header = ['Quality', '#1 ID', '#2 ID', '#1 String', '#2 String'];
+  const rows = sentences(48).map(([a, b], i) => [i % 3 === 0 ? 0 : 1, 700000 + i * 37, 800000 + i * 41, a, b]);
+  const tsv = [header, ...rows].map((r) => r.join('\t')).join('\r\n') + '\r\n';
+  await page.getByTestId('task-classify').check();
+  await page.getByTestId('data-file').setInputFiles({ name: 'msr_paraphrase_train.txt', mimeType: 'text/plain', buffer: Buffer.from(tsv) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '48', null, { timeout: MINUTE });
+  assert.equal(await page.getByTestId('column-text').inputValue(), '3', 'the text is #1 String');
+  assert.equal(await page.getByTestId('column-pair').inputValue(), '4', 'the second text is #2 String');
+  assert.equal(await page.getByTestId('column-label').inputValue(), '0', 'the label is Quality');
+  assert.equal(await page.getByTestId('skipped-rows').count(), 0, 'no row skipped');
+  const warnings = await page.getByTestId('data-warning').allTextContents();
+  assert.ok(!warnings.some((w) => /left out|line break/.test(w)), warnings.join('\n'));
+});
+
+test('a CSV row with a line break inside quotes is one row, and the report says so', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  const lines = ['text,label'];
+  for (let i = 0; i < 20; i++) lines.push(i === 4 ? `"first line of ${i}\nsecond line",${i % 2 ? 'pos' : 'neg'}` : `plain text number ${i},${i % 2 ? 'pos' : 'neg'}`);
+  await page.getByTestId('data-file').setInputFiles({ name: 'notes.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n') + '\n') });
+  await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '20', null, { timeout: MINUTE });
+  const warnings = await page.getByTestId('data-warning').allTextContents();
+  assert.ok(warnings.some((w) => w.startsWith('1 row(s) hold a line break inside a quoted text (the first starts on line 6)')), warnings.join('\n'));
+});
