@@ -19,7 +19,7 @@ use leptos::task::spawn_local;
 
 use crate::app::AppState;
 use crate::backend_choice::BackendChoice;
-use crate::engine::Engine;
+use crate::engine::{Engine, ModelSource};
 use crate::fetch::yield_to_browser;
 use crate::files::download;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
@@ -471,6 +471,15 @@ impl Studio {
         })
     }
 
+    /// Shows `task`; the recipe becomes its default unless the user changed the last one's.
+    pub fn switch_task(self, task: Task) {
+        let before = self.task.get_untracked();
+        if self.config.with_untracked(|c| before.is_recipe(c)) {
+            self.config.update(|c| *c = task.with_recipe(c));
+        }
+        self.task.set(task);
+    }
+
     /// Starts a fine-tuning run of any task on the page's model: the request with `config`,
     /// `labels` and `max_len`, its data set by `data`, recorded in the runs table as `label`.
     /// Clears the last run's curves. Where the backend probe chose "train on", the run trains
@@ -505,6 +514,11 @@ impl Studio {
             tagged: None,
             questions: None,
             pairs: None,
+            base_kept: match engine.source {
+                ModelSource::Server => true,
+                ModelSource::Disk => self.saved.items.with_untracked(|items| items.iter().any(|i| i.id == format!("model:{}", engine.model_id))),
+                ModelSource::Page => false,
+            },
         };
         data(&mut request);
         self.starting.set_value(Some(record));
