@@ -20,21 +20,12 @@ use serde::{Deserialize, Serialize};
 use crate::app::{AppState, CheckState, switch_backend};
 use crate::engine::BackendKind;
 use crate::fetch::sleep_ms;
-use crate::runs::Backend;
+use crate::runs::{Backend, Timing};
 use crate::worker_client::WorkerClient;
 
 /// The first probe's batch shape (full fine-tuning's usual one).
 const TEXTS: usize = 16;
 const TOKENS: usize = 64;
-
-/// What one backend took for the probe's work, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Timing {
-    /// A forward pass of `texts` texts.
-    pub forward_ms: f64,
-    /// One full fine-tuning step on as many texts; `None` where it did not finish in time.
-    pub step_ms: Option<f64>,
-}
 
 /// The probe's timings: the CPU (with its thread count) and WebGPU (`None` where it failed or
 /// did not finish in time), at one batch shape.
@@ -103,7 +94,7 @@ pub fn is_software(adapter: &str) -> bool {
 /// The probe's `n` texts: the built-in sentiment examples joined until each has more words
 /// than `tokens` (so more tokens: the worker cuts them), so every batch is `n × tokens`.
 fn texts(n: usize, tokens: usize) -> Vec<String> {
-    let lines: Vec<&str> = std::str::from_utf8(crate::studio::EXAMPLE_CSV).unwrap_or_default().lines().skip(1).collect();
+    let lines: Vec<&str> = std::str::from_utf8(crate::examples::SENTIMENT_CSV).unwrap_or_default().lines().skip(1).collect();
     let mut next = (0..).map(|k| lines.get(k % lines.len().max(1)).copied().unwrap_or("a sentence"));
     (0..n)
         .map(|_| {

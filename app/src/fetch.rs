@@ -239,6 +239,17 @@ pub async fn sleep_ms(ms: i32) {
     let _ = JsFuture::from(promise).await;
 }
 
+
+/// Milliseconds since page (or worker) start.
+pub fn now_ms() -> f64 {
+    use wasm_bindgen::JsCast;
+    js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::Inflate;

@@ -6,6 +6,7 @@ mod backend_choice;
 mod bench;
 mod compute;
 mod engine;
+mod examples;
 mod explore;
 mod fetch;
 mod files;

@@ -198,7 +198,7 @@ pub enum Answer {
     /// the other, as little-endian f32.
     States { hidden: usize, layers: usize },
     /// What the probe's work took.
-    Timed(crate::backend_choice::Timing),
+    Timed(crate::runs::Timing),
     /// An [`Inspect`]'s numbers: one attachment per array, as little-endian f32.
     Floats,
 }

@@ -344,6 +344,15 @@ impl SavedRun {
     }
 }
 
+/// What one backend took for the probe's work, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// A forward pass of `texts` texts.
+    pub forward_ms: f64,
+    /// One full fine-tuning step on as many texts; `None` where it did not finish in time.
+    pub step_ms: Option<f64>,
+}
+
 /// Where the MLM lab's vocabulary comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LabVocab {

@@ -89,15 +89,8 @@ pub fn megabytes(n: u64) -> String {
     format!("{:.1} MB", n as f64 / 1_048_576.0)
 }
 
-/// Milliseconds since page (or worker) start.
-pub fn now_ms() -> f64 {
-    use wasm_bindgen::JsCast;
-    js_sys::Reflect::get(&js_sys::global(), &"performance".into())
-        .ok()
-        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
-}
+pub use crate::fetch::now_ms;
+
 
 /// A `performance.mark` named `bertbench:{name}`, for the benchmark's start-up phases (and the
 /// DevTools timeline).

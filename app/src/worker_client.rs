@@ -349,7 +349,7 @@ impl WorkerClient {
 
     /// What the backend probe's work took on `backend`, in the worker for it (which must have
     /// the page's model as its base: [`send_base`](Self::send_base) first).
-    pub async fn time_work(self, backend: Backend, texts: Vec<String>, max_len: usize, step: bool) -> Result<crate::backend_choice::Timing, String> {
+    pub async fn time_work(self, backend: Backend, texts: Vec<String>, max_len: usize, step: bool) -> Result<crate::runs::Timing, String> {
         match self.ask(Ask::TimeWork { backend, texts, max_len, step }, &[]).await? {
             (Answer::Timed(t), _) => Ok(t),
             _ => Err(OTHER.into()),

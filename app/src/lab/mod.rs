@@ -251,7 +251,7 @@ impl Lab {
 }
 
 /// The built-in corpus (`scripts/make_mlm_corpus.py`), in the wasm so it works offline.
-pub const BUILTIN_CORPUS: &str = include_str!("../../../public/examples/corpus.txt");
+pub const BUILTIN_CORPUS: &str = crate::examples::CORPUS;
 
 /// How the built-in corpus is named on the page.
 pub const BUILTIN_NAME: &str = "the built-in corpus";

@@ -22,7 +22,7 @@ use crate::widgets::now_ms;
 
 /// The example for question answering, written for this project
 /// (`scripts/make_questions_example.py`).
-pub const EXAMPLE_QUESTIONS: &[u8] = include_bytes!("../../../public/examples/questions.json");
+pub const EXAMPLE_QUESTIONS: &[u8] = crate::examples::QUESTIONS_JSON;
 
 /// A question-answering file, read and measured against the model's tokenizer.
 #[derive(Debug, Clone)]

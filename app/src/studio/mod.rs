@@ -49,7 +49,7 @@ pub use train::StudioTrainPanel;
 use crate::widgets::now_ms;
 
 /// The built-in example dataset, written for this project.
-pub const EXAMPLE_CSV: &[u8] = include_bytes!("../../../public/examples/sentiment.csv");
+pub const EXAMPLE_CSV: &[u8] = crate::examples::SENTIMENT_CSV;
 
 /// An uploaded file, parsed.
 #[derive(Debug, Clone)]

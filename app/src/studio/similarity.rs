@@ -24,9 +24,9 @@ use crate::runs::{PairRequest, RunSummary, SearchResult};
 use crate::widgets::{duration, now_ms};
 
 /// The example for similarity, written for this project (`scripts/make_similarity_example.py`).
-pub const EXAMPLE_PAIRS: &[u8] = include_bytes!("../../../public/examples/similarity.csv");
+pub const EXAMPLE_PAIRS: &[u8] = crate::examples::SIMILARITY_CSV;
 /// Texts to search, from the same script.
-pub const EXAMPLE_TEXTS: &str = include_str!("../../../public/examples/similarity-texts.txt");
+pub const EXAMPLE_TEXTS: &str = crate::examples::SIMILARITY_TEXTS;
 
 /// A file of scored pairs: its table, the columns chosen, and the pairs they give.
 #[derive(Debug, Clone)]

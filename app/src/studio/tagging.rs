@@ -23,7 +23,7 @@ use crate::runs::{RunSummary, TaggedRequest};
 use crate::widgets::{confusion_matrix, now_ms, scores_table};
 
 /// The example for tagging, written for this project (`scripts/make_entities_example.py`).
-pub const EXAMPLE_CONLL: &[u8] = include_bytes!("../../../public/examples/entities.conll");
+pub const EXAMPLE_CONLL: &[u8] = crate::examples::ENTITIES_CONLL;
 
 /// What the studio trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

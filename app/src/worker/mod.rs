@@ -39,7 +39,7 @@ use crate::runs::{
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
-use crate::widgets::now_ms;
+use crate::fetch::now_ms;
 
 mod base;
 mod inspect;

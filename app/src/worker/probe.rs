@@ -7,7 +7,7 @@ use bertbench_core::data::Example;
 use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, encode_examples};
 
 use super::*;
-use crate::backend_choice::Timing;
+use crate::runs::Timing;
 
 /// Times the probe's work on `backend`: `texts` cut to `max_len` tokens, labelled alternately
 /// so the step has two classes; the step only with `step`.

@@ -141,7 +141,7 @@ impl FeatureSpec {
     /// Refuses combinations that cannot be computed for this model.
     pub fn check(&self, num_layers: usize, has_pooler: bool) -> crate::Result<()> {
         if self.level == Level::Embedding {
-            super::similarity::check_bi_encoder_spec(self)?;
+            check_bi_encoder_spec(self)?;
         }
         if self.pooling == Pooling::Pooler && self.level.pooled() {
             if self.layers != FeatureLayers::Last {
@@ -293,7 +293,7 @@ impl BertClassifier {
     /// `[batch / 2, 1]`.
     pub fn forward_units(&self, input: BertInput, positions: Option<Tensor<1, Int>>) -> crate::Result<Tensor<2>> {
         match (self.spec.level, positions) {
-            (Level::Embedding, _) => Ok(super::similarity::pair_cosines(self.forward(input)?)),
+            (Level::Embedding, _) => Ok(pair_cosines(self.forward(input)?)),
             (Level::Token, Some(positions)) => Ok(self.head.forward(token_features(&self.bert, input, self.spec, positions)?)),
             (Level::Token, None) => Err(Error::Input("a token classifier needs the positions of the tokens to label".into())),
             (Level::Span, _) => {
@@ -349,6 +349,32 @@ pub struct ClassifierMeta {
     /// A similarity model's score scale: the data's values that 0 and 1 stand for.
     #[serde(default)]
     pub scale: Option<ScoreScale>,
+}
+
+/// The cosine of each pair of consecutive rows: rows `2i` and `2i + 1` are the two texts of
+/// pair `i`.
+///
+/// # Shapes
+/// - `rows`: `[2 × pairs, width]`
+/// - output: `[pairs, 1]`
+pub fn pair_cosines(rows: Tensor<2>) -> Tensor<2> {
+    let [n, width] = rows.dims();
+    let pairs = rows.reshape([n / 2, 2, width]);
+    let a = pairs.clone().narrow(1, 0, 1).reshape([n / 2, width]);
+    let b = pairs.narrow(1, 1, 1).reshape([n / 2, width]);
+    let dot = (a.clone() * b.clone()).sum_dim(1);
+    let norms = (a.powi_scalar(2).sum_dim(1) * b.powi_scalar(2).sum_dim(1)).sqrt().clamp_min(1e-8);
+    dot / norms
+}
+
+/// The features a bi-encoder may read: what sentence-transformers' `Pooling` computes.
+pub fn check_bi_encoder_spec(spec: &FeatureSpec) -> crate::Result<()> {
+    if spec.layers != FeatureLayers::Last || spec.pooling == Pooling::Pooler {
+        return Err(Error::Input(
+            "a bi-encoder pools the last layer's tokens (mean or [CLS]), as sentence-transformers does; choose one of those".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A loaded classifier: model, tokenizer and labels.

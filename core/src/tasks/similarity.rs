@@ -28,6 +28,7 @@ use burn::tensor::TensorData;
 use safetensors::SafeTensors;
 use serde::{Deserialize, Serialize};
 
+pub use super::classification::{check_bi_encoder_spec, pair_cosines};
 use super::classification::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
 use crate::bert::checkpoint::{CheckpointFiles, save_weights};
 use crate::bert::config::BertConfig;
@@ -63,22 +64,6 @@ impl SimilarityLoss {
             SimilarityLoss::Contrastive => "contrastive (pull similar pairs together, push others apart)",
         }
     }
-}
-
-/// The cosine of each pair of consecutive rows: rows `2i` and `2i + 1` are the two texts of
-/// pair `i`.
-///
-/// # Shapes
-/// - `rows`: `[2 × pairs, width]`
-/// - output: `[pairs, 1]`
-pub fn pair_cosines(rows: Tensor<2>) -> Tensor<2> {
-    let [n, width] = rows.dims();
-    let pairs = rows.reshape([n / 2, 2, width]);
-    let a = pairs.clone().narrow(1, 0, 1).reshape([n / 2, width]);
-    let b = pairs.narrow(1, 1, 1).reshape([n / 2, width]);
-    let dot = (a.clone() * b.clone()).sum_dim(1);
-    let norms = (a.powi_scalar(2).sum_dim(1) * b.powi_scalar(2).sum_dim(1)).sqrt().clamp_min(1e-8);
-    dot / norms
 }
 
 /// The mean loss of a batch of predictions against their scores: a cross-encoder's squared
@@ -200,16 +185,6 @@ pub fn ranks(x: &[f32]) -> Vec<f32> {
 /// Spearman's rank correlation: Pearson's on the ranks, ties averaged.
 pub fn spearman(a: &[f32], b: &[f32]) -> f32 {
     pearson(&ranks(a), &ranks(b))
-}
-
-/// The features a bi-encoder may read: what sentence-transformers' `Pooling` computes.
-pub fn check_bi_encoder_spec(spec: &FeatureSpec) -> crate::Result<()> {
-    if spec.layers != FeatureLayers::Last || spec.pooling == Pooling::Pooler {
-        return Err(Error::Input(
-            "a bi-encoder pools the last layer's tokens (mean or [CLS]), as sentence-transformers does; choose one of those".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// The similarity of each pair in 0..1 units: a cross-encoder's output for the pair read
