@@ -194,12 +194,13 @@ pub enum LastModel {
 const LAST_MODEL: &str = "bertbench.model";
 
 impl LastModel {
-    fn remember(source: ModelSource, id: &str) {
-        let value = match source {
-            ModelSource::Server => format!("server:{id}"),
-            ModelSource::Disk => format!("yours:{id}"),
-            // Made in this tab: not kept as a model, so not opened again.
-            ModelSource::Page => return,
+    /// Keeps the model the user chose in the page (the model menu, a folder opened), to open
+    /// again at the next visit. A model named by the address's `?model=` is not kept: a link
+    /// does not change what a plain visit opens.
+    pub fn remember(&self) {
+        let value = match self {
+            LastModel::Server(id) => format!("server:{id}"),
+            LastModel::Yours(name) => format!("yours:{name}"),
         };
         crate::local_store::set(LAST_MODEL, &value);
     }
@@ -310,7 +311,6 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     match Engine::try_build(model_id, files, device, kind) {
         Ok(mut engine) => {
             engine.source = source;
-            LastModel::remember(source, model_id);
             mark("built");
             state.set_engine(engine);
             // The benchmark's "model ready": the frame that shows the loaded model.
@@ -325,7 +325,6 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
             match Engine::build(model_id, files, Device::flex(), BackendKind::Cpu) {
                 Ok(mut engine) => {
                     engine.source = source;
-                    LastModel::remember(source, model_id);
                     state.set_engine(engine);
                     mark_next_frame("ready");
                 }

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::app::{AppState, LoadState, load_model, switch_backend};
+use crate::app::{AppState, LastModel, LoadState, load_model, switch_backend};
 use crate::saved_work::SavedWork;
 use crate::store::Kind;
 use crate::studio::Studio;
@@ -49,12 +49,14 @@ pub fn Header() -> impl IntoView {
         if let Some(id) = value.strip_prefix(YOURS) {
             let Some(item) = saved.items.with_untracked(|items| items.iter().find(|i| i.id == id).cloned()) else { return };
             spawn_local(async move {
-                if let Err(e) = super::open_kept(state, studio, &item).await {
-                    saved.error.set(Some(e));
+                match super::open_kept(state, studio, &item).await {
+                    Ok(()) => LastModel::Yours(item.name.clone()).remember(),
+                    Err(e) => saved.error.set(Some(e)),
                 }
             });
             return;
         }
+        LastModel::Server(value.clone()).remember();
         state.model_id.set(value.clone());
         let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
         spawn_local(load_model(state, value, prefer));

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::app::{AppState, LoadState, check_fits, open_model};
+use crate::app::{AppState, LastModel, LoadState, check_fits, open_model};
 use crate::files::file_list;
 use crate::saved_work::SavedWork;
 use crate::studio::Studio;
@@ -170,6 +170,9 @@ async fn open_picked(state: AppState, saved: SavedWork, studio: Studio, note: Rw
             return Err(format!("{name} could not be opened: {e}"));
         }
         take_its_classifier(state, studio, &name);
+        if kept.is_ok() {
+            LastModel::Yours(name.clone()).remember();
+        }
         saved.refresh();
         Ok(match kept {
             Ok(_) => format!("Opened {name}; it is kept in this browser (see “Saved in this browser”)."),
