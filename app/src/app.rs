@@ -13,7 +13,8 @@ use bertbench_core::tokenizer::{Encoded, Token};
 use futures::channel::oneshot;
 use leptos::prelude::*;
 
-use crate::engine::{self, BackendKind, Engine, ModelSource};
+use crate::runs::Backend;
+use crate::engine::{self, Engine, ModelSource};
 use crate::fetch::yield_to_browser;
 use crate::widgets::{mark, mark_next_frame};
 
@@ -36,7 +37,7 @@ pub enum LoadState {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BackendStatus {
     /// The backend the model is on, once loaded.
-    pub active: Option<BackendKind>,
+    pub active: Option<Backend>,
     /// The WebGPU adapter's name, if one was acquired.
     pub adapter: Option<String>,
     /// Why WebGPU is not used, if it is not.
@@ -226,7 +227,7 @@ pub fn current_hash() -> String {
 
 /// Downloads `model_id` and loads it, on WebGPU if the browser has an adapter and `prefer`
 /// allows, else on the CPU. Keeps the previous model if anything fails.
-pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) {
+pub async fn load_model(state: AppState, model_id: String, prefer: Backend) {
     mark("load");
     state.load.set(LoadState::Starting);
     let gpu = find_gpu(state, prefer).await;
@@ -248,7 +249,7 @@ pub async fn load_model(state: AppState, model_id: String, prefer: BackendKind) 
 /// on the backend in use. Keeps the previous model if it cannot be loaded; `Err` says why.
 pub async fn open_model(state: AppState, name: &str, files: CheckpointFiles) -> Result<(), String> {
     check_fits(&files)?;
-    let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
+    let prefer = state.backend.get_untracked().active.unwrap_or(Backend::WebGpu);
     let gpu = find_gpu(state, prefer).await;
     build(state, name, files, gpu, ModelSource::Disk).await
 }
@@ -265,8 +266,8 @@ pub fn check_fits(files: &CheckpointFiles) -> Result<(), String> {
 }
 
 /// The GPU, when `prefer` asks for it and the browser has one (the backend status says why not).
-async fn find_gpu(state: AppState, prefer: BackendKind) -> Option<Result<engine::Gpu, String>> {
-    let gpu = if prefer == BackendKind::WebGpu { Some(engine::gpu().await) } else { None };
+async fn find_gpu(state: AppState, prefer: Backend) -> Option<Result<engine::Gpu, String>> {
+    let gpu = if prefer == Backend::WebGpu { Some(engine::gpu().await) } else { None };
     match &gpu {
         Some(Ok(g)) => state.backend.update(|b| {
             b.adapter = Some(g.adapter.clone());
@@ -303,8 +304,8 @@ fn failed(state: AppState, model_id: &str, e: String) {
 /// and makes it the page's model; `Err` (also shown in the model panel) says why it could not.
 async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Option<Result<engine::Gpu, String>>, source: ModelSource) -> Result<(), String> {
     let (device, kind) = match gpu {
-        Some(Ok(g)) => (g.device, BackendKind::WebGpu),
-        _ => (Device::flex(), BackendKind::Cpu),
+        Some(Ok(g)) => (g.device, Backend::WebGpu),
+        _ => (Device::flex(), Backend::Cpu),
     };
     state.load.set(LoadState::Building(format!("Building the model on the {}", kind.label())));
     yield_to_browser().await;
@@ -316,13 +317,13 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
             // The benchmark's "model ready": the frame that shows the loaded model.
             mark_next_frame("ready");
         }
-        Err((e, files)) if kind == BackendKind::WebGpu => {
+        Err((e, files)) if kind == Backend::WebGpu => {
             // The GPU refused (out of memory, lost device): the CPU still works.
             state.backend.update(|b| {
                 b.gpu_note = Some(format!("WebGPU failed to load the model ({e}); using the CPU"));
                 b.gpu_absent = false;
             });
-            match Engine::build(model_id, files, Device::flex(), BackendKind::Cpu) {
+            match Engine::build(model_id, files, Device::flex(), Backend::Cpu) {
                 Ok(mut engine) => {
                     engine.source = source;
                     state.set_engine(engine);
@@ -341,21 +342,21 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     }
     // The adapter is checked once per page; a later model load on it does not repeat the check.
     let checked = matches!(state.check.get_untracked(), CheckState::Done(_) | CheckState::Running);
-    if kind == BackendKind::WebGpu && state.backend.get_untracked().active == Some(BackendKind::WebGpu) && !checked {
+    if kind == Backend::WebGpu && state.backend.get_untracked().active == Some(Backend::WebGpu) && !checked {
         run_device_check(state).await;
     }
     Ok(())
 }
 
 /// Re-loads the current model's bytes onto another backend.
-pub async fn switch_backend(state: AppState, to: BackendKind) {
+pub async fn switch_backend(state: AppState, to: Backend) {
     let Some(current) = state.engine() else { return };
     if current.backend == to {
         return;
     }
     let device = match to {
-        BackendKind::Cpu => Device::flex(),
-        BackendKind::WebGpu => match engine::gpu().await {
+        Backend::Cpu => Device::flex(),
+        Backend::WebGpu => match engine::gpu().await {
             Ok(g) => g.device,
             Err(reason) => {
                 state.backend.update(|b| {
@@ -405,7 +406,7 @@ pub async fn run_device_check(state: AppState) {
                     b.gpu_note = Some("WebGPU results differ from the CPU's on this adapter; the model runs on the CPU".into());
                     b.gpu_absent = false;
                 });
-                switch_backend(state, BackendKind::Cpu).await;
+                switch_backend(state, Backend::Cpu).await;
             }
         }
         Err(e) => state.check.set(CheckState::Failed(e.to_string())),

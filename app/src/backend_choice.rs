@@ -18,7 +18,6 @@ use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
 use crate::app::{AppState, CheckState, switch_backend};
-use crate::engine::BackendKind;
 use crate::fetch::sleep_ms;
 use crate::runs::{Backend, Timing};
 use crate::worker_client::WorkerClient;
@@ -43,7 +42,7 @@ pub struct Probe {
 /// The default backends the probe chose, and why, in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
-    pub inference: BackendKind,
+    pub inference: Backend,
     pub training: Backend,
     pub why: String,
 }
@@ -71,7 +70,7 @@ pub fn choose(probe: &Probe) -> Choice {
     let step = |ms: Option<f64>| ms.map_or("did not finish".to_string(), |ms| format!("{:.2} s a step", ms / 1000.0));
     let training_why = format!("training: WebGPU {}, {cpu_name} {}", step(probe.webgpu.and_then(|g| g.step_ms)), step(probe.cpu.step_ms));
     Choice {
-        inference: if inference_gpu { BackendKind::WebGpu } else { BackendKind::Cpu },
+        inference: if inference_gpu { Backend::WebGpu } else { Backend::Cpu },
         training: if training_gpu { Backend::WebGpu } else { Backend::Cpu },
         why: format!("{inference_why}; {training_why} (batch {} × {} tokens).", probe.texts, probe.tokens),
     }
@@ -148,7 +147,7 @@ pub fn for_shape(probe: &Probe, full: bool) -> (Backend, String) {
         let step = |t: Option<Timing>| t.and_then(|t| t.step_ms).map_or("did not finish".to_string(), |ms| format!("{:.2} s", ms / 1000.0));
         (c.training, format!("This run trains on {name}: at {shape}, a training step takes {} on WebGPU, {} on {cpu_name}.", step(probe.webgpu), step(Some(probe.cpu))))
     } else {
-        let backend = if c.inference == BackendKind::WebGpu { Backend::WebGpu } else { Backend::Cpu };
+        let backend = if c.inference == Backend::WebGpu { Backend::WebGpu } else { Backend::Cpu };
         let name = if backend == Backend::WebGpu { "WebGPU" } else { "the CPU" };
         let speed = |t: Option<Timing>| t.map_or("did not finish".to_string(), |t| format!("{:.0} sentences/s", rate(probe.texts, t.forward_ms)));
         (backend, format!(
@@ -208,7 +207,7 @@ impl BackendChoice {
                     choice.shown.set(None);
                 }
             }
-            if !passed || !client.ready.get() || engine.backend != BackendKind::WebGpu {
+            if !passed || !client.ready.get() || engine.backend != Backend::WebGpu {
                 return;
             }
             if choice.applied.with_value(|a| a.contains(&key)) {
@@ -316,7 +315,7 @@ pub fn BackendChoiceNote() -> impl IntoView {
     let state = expect_context::<AppState>();
     let choice = expect_context::<BackendChoice>();
     let can_measure = move || state.backend.get().adapter.is_some() && matches!(state.check.get(), CheckState::Done(r) if r.passed);
-    let name = |b: BackendKind| if b == BackendKind::WebGpu { "WebGPU" } else { "the CPU" };
+    let name = |b: Backend| if b == Backend::WebGpu { "WebGPU" } else { "the CPU" };
     // Where this page remembers its probe (tests put their timings there).
     let remembered_at = move || {
         state.generation.get();
@@ -357,10 +356,10 @@ mod tests {
     #[test]
     fn the_faster_backend_wins_each_kind_of_work_separately() {
         let c = choose(&probe((400.0, Some(1100.0)), Some((100.0, Some(3000.0)))));
-        assert_eq!((c.inference, c.training), (BackendKind::WebGpu, Backend::Cpu));
+        assert_eq!((c.inference, c.training), (Backend::WebGpu, Backend::Cpu));
         assert_eq!(c.why, "inference: WebGPU 160 sentences/s, CPU 2 threads 40 sentences/s; training: WebGPU 3.00 s a step, CPU 2 threads 1.10 s a step (batch 16 × 64 tokens).");
         let c = choose(&probe((400.0, Some(1100.0)), Some((800.0, Some(300.0)))));
-        assert_eq!((c.inference, c.training), (BackendKind::Cpu, Backend::WebGpu));
+        assert_eq!((c.inference, c.training), (Backend::Cpu, Backend::WebGpu));
     }
 
     #[test]
@@ -401,9 +400,9 @@ mod tests {
     #[test]
     fn a_gpu_that_did_not_finish_loses() {
         let c = choose(&probe((400.0, Some(1100.0)), None));
-        assert_eq!((c.inference, c.training), (BackendKind::Cpu, Backend::Cpu));
+        assert_eq!((c.inference, c.training), (Backend::Cpu, Backend::Cpu));
         assert!(c.why.contains("WebGPU did not finish"));
         let c = choose(&probe((400.0, Some(1100.0)), Some((100.0, None))));
-        assert_eq!((c.inference, c.training), (BackendKind::WebGpu, Backend::Cpu));
+        assert_eq!((c.inference, c.training), (Backend::WebGpu, Backend::Cpu));
     }
 }

@@ -16,7 +16,7 @@ use futures::channel::oneshot;
 use leptos::prelude::*;
 
 use crate::app::AppState;
-use crate::engine::{BackendKind, Engine, ModelSource};
+use crate::engine::{Engine, ModelSource};
 use crate::runs::Backend;
 use crate::protocol::Inspect;
 use crate::worker_client::WorkerClient;
@@ -248,6 +248,6 @@ pub fn computed_on() -> String {
 fn offload(engine: &Engine) -> Option<WorkerClient> {
     let client = WORKER.with(Cell::get)?;
     let threads = client.threads.get_untracked().0;
-    let worth = engine.backend == BackendKind::Cpu && engine.source == ModelSource::Server && threads > 1 && !client.run_in_progress();
+    let worth = engine.backend == Backend::Cpu && engine.source == ModelSource::Server && threads > 1 && !client.run_in_progress();
     (worth && client.send_base(engine, Backend::Cpu).is_ok()).then_some(client)
 }

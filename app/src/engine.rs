@@ -11,6 +11,7 @@ use bertbench_core::burn::tensor::wgpu::wgpu;
 use bertbench_core::bert::checkpoint::{self, CheckpointFiles, Head, LoadedModel};
 use bertbench_core::tasks::pretraining::{self, MlmHead};
 
+use crate::runs::Backend;
 use crate::fetch::{fetch_bytes, fetch_model_file, fetch_optional};
 
 /// Labels of the models we know; `models/index.json` (written at set-up) says which are present.
@@ -46,25 +47,6 @@ pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2-int8";
 /// What the lighter copies of the default model cost: the largest error of their hidden states
 /// against PyTorch on the f32 weights, as `core/tests/parity.rs` bounds it, by model folder.
 pub const STORED_ERROR: &[(&str, &str)] = &[("all-MiniLM-L6-v2-int8", "6e-2"), ("all-MiniLM-L6-v2-f16", "3e-3")];
-
-/// Where the model runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendKind {
-    /// The browser's WebGPU adapter, through burn-wgpu.
-    WebGpu,
-    /// burn's pure-Rust `flex` backend compiled to WebAssembly.
-    Cpu,
-}
-
-impl BackendKind {
-    /// Name for the page.
-    pub fn label(self) -> &'static str {
-        match self {
-            BackendKind::WebGpu => "WebGPU",
-            BackendKind::Cpu => "CPU",
-        }
-    }
-}
 
 /// An acquired WebGPU device and its adapter's name.
 #[derive(Clone)]
@@ -180,7 +162,7 @@ pub struct Engine {
     /// Where it runs.
     pub device: Device,
     /// Which backend that is.
-    pub backend: BackendKind,
+    pub backend: Backend,
     /// Where the model came from.
     pub source: ModelSource,
 }
@@ -199,17 +181,17 @@ pub enum ModelSource {
 
 impl Engine {
     /// Loads `files` onto `device`.
-    pub fn build(model_id: &str, files: CheckpointFiles, device: Device, backend: BackendKind) -> Result<Self, String> {
+    pub fn build(model_id: &str, files: CheckpointFiles, device: Device, backend: Backend) -> Result<Self, String> {
         Self::try_build(model_id, files, device, backend).map_err(|(e, _)| e)
     }
 
     /// [`Engine::build`], giving the files back when it fails on WebGPU (to try the CPU without
     /// keeping a second copy of the weights meanwhile). On the CPU the weights' bytes go into
     /// the model and are not copied first: a failure there gives back the small files only.
-    pub fn try_build(model_id: &str, files: CheckpointFiles, device: Device, backend: BackendKind) -> Result<Self, (String, CheckpointFiles)> {
+    pub fn try_build(model_id: &str, files: CheckpointFiles, device: Device, backend: Backend) -> Result<Self, (String, CheckpointFiles)> {
         let CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt } = files;
         let small_files = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
-        let gpu_weights = (backend == BackendKind::WebGpu).then(|| weights.clone());
+        let gpu_weights = (backend == Backend::WebGpu).then(|| weights.clone());
         match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
             Ok(bert) => {
                 let mlm = if bert.report.heads.contains(&Head::MaskedLm) {

@@ -19,13 +19,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::{Item, Kind};
 
-/// Where the worker computes.
+/// Where a model runs or trains: the page's model, a run in the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Backend {
     /// burn's `flex` backend in WebAssembly.
     Cpu,
     /// WebGPU through burn-wgpu.
     WebGpu,
+}
+
+impl Backend {
+    /// Name for the page.
+    pub fn label(self) -> &'static str {
+        match self {
+            Backend::WebGpu => "WebGPU",
+            Backend::Cpu => "CPU",
+        }
+    }
 }
 
 /// A fine-tuning run to start.

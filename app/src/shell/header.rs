@@ -3,11 +3,12 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::runs::Backend;
 use crate::app::{AppState, LastModel, LoadState, load_model, switch_backend};
 use crate::saved_work::SavedWork;
 use crate::store::Kind;
 use crate::studio::Studio;
-use crate::engine::{BackendKind, ModelSource, model_label};
+use crate::engine::{ModelSource, model_label};
 use crate::pwa::{Offline, Pwa};
 
 /// The model menu's value for a model of the user's own: this, then its saved item's id.
@@ -23,11 +24,11 @@ pub fn Header() -> impl IntoView {
     let badge = move || {
         let b = state.backend.get();
         match b.active {
-            Some(BackendKind::WebGpu) => (
+            Some(Backend::WebGpu) => (
                 "badge",
                 format!("WebGPU · {}", b.adapter.unwrap_or_else(|| "adapter".into())),
             ),
-            Some(BackendKind::Cpu) => (
+            Some(Backend::Cpu) => (
                 "badge cpu",
                 match b.gpu_note {
                     Some(_) => "CPU (WebGPU unavailable)".to_string(),
@@ -39,7 +40,7 @@ pub fn Header() -> impl IntoView {
     };
     let busy = move || !matches!(state.load.get(), LoadState::Ready | LoadState::Failed(_)) || state.busy.get();
     let on_backend = move |ev| {
-        let to = if event_target_value(&ev) == "cpu" { BackendKind::Cpu } else { BackendKind::WebGpu };
+        let to = if event_target_value(&ev) == "cpu" { Backend::Cpu } else { Backend::WebGpu };
         spawn_local(switch_backend(state, to));
     };
     // A server model by its id; a model of the user's own, kept in this browser, as
@@ -58,7 +59,7 @@ pub fn Header() -> impl IntoView {
         }
         LastModel::Server(value.clone()).remember();
         state.model_id.set(value.clone());
-        let prefer = state.backend.get_untracked().active.unwrap_or(BackendKind::WebGpu);
+        let prefer = state.backend.get_untracked().active.unwrap_or(Backend::WebGpu);
         spawn_local(load_model(state, value, prefer));
     };
     // The models the user opened and this browser keeps: `(value, name)`.
@@ -115,8 +116,8 @@ pub fn Header() -> impl IntoView {
             </select>
             <label class="small muted" for="backend-select">"Backend"</label>
             <select id="backend-select" on:change=on_backend prop:disabled=busy data-testid="backend-select">
-                <option value="webgpu" selected=move || state.backend.get().active == Some(BackendKind::WebGpu)>"WebGPU"</option>
-                <option value="cpu" selected=move || state.backend.get().active == Some(BackendKind::Cpu)>"CPU"</option>
+                <option value="webgpu" selected=move || state.backend.get().active == Some(Backend::WebGpu)>"WebGPU"</option>
+                <option value="cpu" selected=move || state.backend.get().active == Some(Backend::Cpu)>"CPU"</option>
             </select>
             <span class=move || badge().0 data-testid="backend">{move || badge().1}</span>
             {move || {

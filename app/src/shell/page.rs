@@ -6,8 +6,9 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::{DeviceCheckPanel, Header, ModelPanel, SavedPanel};
+use crate::runs::Backend;
 use crate::app::{AppState, BackendStatus, CheckState, LastModel, LoadState, Tab, current_hash, load_model};
-use crate::engine::{self, BackendKind, DEFAULT_MODEL};
+use crate::engine::{self, DEFAULT_MODEL};
 use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPanel, MapPanel, ProbePanel, SimilarityPanel, TokensPanel};
 use crate::lab::{Lab, LabPanel};
 use crate::lessons::{Lessons, LessonsPanel};
@@ -51,8 +52,8 @@ pub fn App() -> impl IntoView {
         })
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let prefer = match query_param("backend").as_deref() {
-        Some("cpu") => BackendKind::Cpu,
-        _ => BackendKind::WebGpu,
+        Some("cpu") => Backend::Cpu,
+        _ => Backend::WebGpu,
     };
     let state = AppState {
         engine: StoredValue::new_local(None),

@@ -7,7 +7,6 @@ use leptos::prelude::*;
 
 use crate::app::{AppState, BackendStatus, CheckState};
 use crate::backend_choice::BackendChoice;
-use crate::engine::BackendKind;
 use crate::runs::Backend;
 use super::{RunState, Studio, Task};
 use crate::widgets::{LineChart, ProgressBar, Series, duration};
@@ -345,7 +344,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     (client.ready.get() && !note.is_empty() && studio.backend.get() == Backend::Cpu)
                         .then(|| view! { <span class="small muted" data-testid="threads-note">{note}</span> })
                 }}
-                {move || (state.backend.get().active == Some(BackendKind::WebGpu) && studio.backend.get() == Backend::Cpu).then(|| view! {
+                {move || (state.backend.get().active == Some(Backend::WebGpu) && studio.backend.get() == Backend::Cpu).then(|| view! {
                     <span class="small muted">"Training runs on the CPU in a background worker; the page stays usable."</span>
                 })}
             </div>
