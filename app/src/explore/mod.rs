@@ -7,6 +7,7 @@ mod embedding;
 mod fill_mask;
 mod input_parts;
 mod map;
+mod map_data;
 pub(crate) mod probe;
 mod similarity;
 mod tokens;
