@@ -119,7 +119,9 @@ pub struct FineTuneConfig {
     /// Gradients are scaled down so their global L2 norm is at most this; 0 turns it off.
     #[config(default = 1.0)]
     pub max_grad_norm: f64,
-    /// Dropout before the head.
+    /// Dropout before the head, as `transformers`' sequence and token classifiers have it. A
+    /// question-answering head has none whatever this says: `BertForQuestionAnswering`'s
+    /// `qa_outputs` reads the encoder's last hidden states as they are.
     #[config(default = 0.1)]
     pub dropout: f64,
     /// Seed of the head's initialisation, dropout and batch order.
@@ -451,6 +453,10 @@ impl FineTuner {
         let width = config.features.width(hidden, layers);
         let head = match level {
             Level::Embedding => similarity::identity_head(width, device),
+            // The encoder's own dropout is all `transformers`' QA recipe has: one more before the
+            // start and end logits makes them noisier than the recipe's (core/tests/qa_training.rs
+            // holds the loss's spread over dropout masks to PyTorch's).
+            Level::Span => ClassificationHeadConfig::new(width, labels.len()).with_dropout(0.0).init(device),
             _ => ClassificationHeadConfig::new(width, labels.len()).with_dropout(config.dropout).init(device),
         };
         let per_epoch = steps_per_epoch(train.len(), config.batch_size);
@@ -960,6 +966,28 @@ mod tests {
         let bert = BertModelConfig::new(tiny_config(64)).init(device);
         let cfg = FineTuneConfig::new().with_mode(TrainMode::Full).with_features(spec).with_dropout(0.3).with_batch_size(4);
         FineTuner::new(bert, 0, 16, vec!["start".into(), "end".into()], train, valid, cfg, device).unwrap()
+    }
+
+    /// `n` toy texts as question-answering windows, each answered by its second and third token.
+    fn windows(n: usize, seed: u64) -> Vec<LabeledText> {
+        let item = std::sync::Arc::new(crate::data::QaItem { line: 1, id: "q".into(), question: "q".into(), context: "c".into(), answers: Vec::new() });
+        toy(n, seed)
+            .into_iter()
+            .map(|t| {
+                let len = t.encoded.tokens.len();
+                LabeledText::window(t.encoded, SpanTarget { start: 1, end: 2, context: 1..len - 1, item: item.clone() })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_question_answering_head_has_no_dropout_of_its_own() {
+        // transformers' BertForQuestionAnswering: qa_outputs on the last hidden states as they
+        // are; its sequence classifier: dropout, then the classifier.
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        assert_eq!(tuner_of(FeatureSpec::spans(), windows(8, 1), windows(4, 2), &device).model.head.dropout.prob, 0.0);
+        assert_eq!(tuner_of(FeatureSpec::default(), toy(8, 1), toy(4, 2), &device).model.head.dropout.prob, 0.3);
     }
 
     #[test]
