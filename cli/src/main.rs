@@ -9,12 +9,14 @@
 //!     the tiny-model comparison of wgpu against the CPU that the page runs
 //! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32] [--max-len 512]
 //!     embedding throughput on the first N sentences of a TSV (first column), as a table
-//! bertbench finetune --model DIR --train FILE [--valid FILE] [--mode head|full|ftu]
-//!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64]
+//! bertbench finetune --model DIR --train FILE [--valid FILE] [--task classify|qa] [--mode head|full|ftu]
+//!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64 (qa: 192)] [--stride max-len/3]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 1e-3] [--head-epochs 10]
-//!     [--seed 42] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
+//!     [--seed 42] [--dropout 0.1] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
 //!     [--gradient-checkpointing true|false] [--checkpoint-dir DIR] [--resume true]
 //!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence):
+//!     a sentence classifier, or with --task qa extractive question answering on SQuAD files
+//!     (windows of --max-len tokens sharing --stride; scored by exact match and F1);
 //!     evaluations and timings as a table, and the classifier exported as a Hugging Face folder
 //!     with --out; --max-steps N stops after N steps and prints the mean step time (after 2
 //!     warm-up steps), for benchmarks; --checkpoint-dir writes the run's snapshot there at each
@@ -48,8 +50,9 @@ use bertbench_core::analysis::embed::EmbedOptions;
 use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::Pooling;
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec};
+use bertbench_core::tasks::qa::{self, SpanConfig};
 use bertbench_core::data;
-use bertbench_core::train::{CheckpointPolicy, Ended, Event, FineTuneConfig, FineTuner, Host, Phase, Session, Snapshot, TrainMode, encode_examples};
+use bertbench_core::train::{CheckpointPolicy, Ended, Event, FineTuneConfig, FineTuner, Host, Phase, Session, Snapshot, TrainMode, encode_examples, encode_questions};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -249,6 +252,19 @@ fn dataset(path: &str) -> Result<data::Dataset> {
     Ok(set)
 }
 
+/// A question-answering run's training and validation questions: `valid`'s, or a fifth of
+/// `train`'s passages (seed 13), as the page splits them.
+fn questions(train: &str, valid: Option<&str>) -> Result<(Vec<data::QaItem>, Vec<data::QaItem>)> {
+    let read_qa = |path: &str| data::parse_qa(&read(Path::new(path))?, Some(path)).map_err(|e| format!("{path}: {e}"));
+    let data = read_qa(train)?;
+    if let Some(v) = valid {
+        return Ok((data.items, read_qa(v)?.items));
+    }
+    let split = data.split(0.2, 13).map_err(|e| e.to_string())?;
+    let pick = |idx: &[usize]| idx.iter().map(|&i| data.items[i].clone()).collect::<Vec<_>>();
+    Ok((pick(&split.train), pick(&split.valid)))
+}
+
 fn finetune(args: &[String]) -> Result {
     let args = Args::parse(args)?;
     let backend = args.get("backend").unwrap_or("cpu");
@@ -277,36 +293,58 @@ fn finetune(args: &[String]) -> Result {
         "cat4" => FeatureLayers::ConcatLastFour,
         other => return Err(format!("unknown layers {other}; use last, second, sum4 or cat4")),
     };
+    let qa = match args.get("task").unwrap_or("classify") {
+        "classify" => false,
+        "qa" => true,
+        other => return Err(format!("unknown task {other}; use classify or qa")),
+    };
+    let features = if qa { FeatureSpec { layers, ..FeatureSpec::spans() } } else { FeatureSpec { pooling, layers, ..Default::default() } };
     let defaults = FineTuneConfig::new();
     let config = FineTuneConfig::new()
         .with_mode(mode)
-        .with_features(FeatureSpec { pooling, layers, ..Default::default() })
+        .with_features(features)
         .with_batch_size(parse(&args, "batch", defaults.batch_size)?)
         .with_learning_rate(parse(&args, "lr", defaults.learning_rate)?)
         .with_epochs(parse(&args, "epochs", defaults.epochs)?)
         .with_head_learning_rate(parse(&args, "head-lr", defaults.head_learning_rate)?)
         .with_head_epochs(parse(&args, "head-epochs", defaults.head_epochs)?)
         .with_seed(parse(&args, "seed", defaults.seed)?)
+        .with_dropout(parse(&args, "dropout", defaults.dropout)?)
         .with_group_by_length(parse(&args, "group-by-length", defaults.group_by_length)?);
-    let max_len: usize = parse(&args, "max-len", 64)?;
+    // A question-answering run's window (the page's default, 192) and stride (a third of it).
+    let max_len: usize = parse(&args, "max-len", if qa { 192 } else { 64 })?;
+    let spans = SpanConfig::new().with_max_len(max_len).with_stride(parse(&args, "stride", max_len / 3)?);
+    let config = config.with_spans(spans);
     let max_steps: usize = parse(&args, "max-steps", usize::MAX)?;
 
     let dir = PathBuf::from(args.require("model")?);
     let bert = load_dir(&dir, &device)?;
     let tokenizer = bert.tokenizer.with_max_len(max_len);
-    let train_set = dataset(args.require("train")?)?;
-    let (train, valid) = match args.get("valid") {
-        Some(v) => (train_set.examples.clone(), dataset(v)?.examples),
-        None => {
-            let split = train_set.split(0.2, 13).map_err(|e| e.to_string())?;
-            let pick = |idx: &[usize]| idx.iter().map(|&i| train_set.examples[i].clone()).collect::<Vec<_>>();
-            (pick(&split.train), pick(&split.valid))
+    let (labels, train, valid) = if qa {
+        let (train, valid) = questions(args.require("train")?, args.get("valid"))?;
+        let (train, lost) = encode_questions(&tokenizer, &train, &spans).map_err(|e| e.to_string())?;
+        let (valid, _) = encode_questions(&tokenizer, &valid, &spans).map_err(|e| e.to_string())?;
+        if lost > 0 {
+            eprintln!("{lost} training question(s) have their answer in no window whole: they learn only \"no answer\"");
         }
+        (qa::LABELS.iter().map(|l| l.to_string()).collect::<Vec<_>>(), train, valid)
+    } else {
+        let train_set = dataset(args.require("train")?)?;
+        let (train, valid) = match args.get("valid") {
+            Some(v) => (train_set.examples.clone(), dataset(v)?.examples),
+            None => {
+                let split = train_set.split(0.2, 13).map_err(|e| e.to_string())?;
+                let pick = |idx: &[usize]| idx.iter().map(|&i| train_set.examples[i].clone()).collect::<Vec<_>>();
+                (pick(&split.train), pick(&split.valid))
+            }
+        };
+        let labels = train_set.labels.clone();
+        let train = encode_examples(&tokenizer, &train, &labels).map_err(|e| e.to_string())?;
+        let valid = encode_examples(&tokenizer, &valid, &labels).map_err(|e| e.to_string())?;
+        (labels, train, valid)
     };
-    let labels = train_set.labels.clone();
-    let train = encode_examples(&tokenizer, &train, &labels).map_err(|e| e.to_string())?;
-    let valid = encode_examples(&tokenizer, &valid, &labels).map_err(|e| e.to_string())?;
-    eprintln!("{} training / {} validation examples, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
+    let what = if qa { "windows" } else { "examples" };
+    eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let mut tuner = FineTuner::new(bert.model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(|e| e.to_string())?;
     let checkpoint_dir = args.get("checkpoint-dir").map(PathBuf::from);
     if parse(&args, "resume", false)? {
@@ -348,7 +386,13 @@ fn finetune(args: &[String]) -> Result {
                 Event::Step(_) => stage_steps += 1,
                 Event::Evaluated(r) => {
                     let secs = stage_start.elapsed().as_secs_f64();
-                    eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, valid accuracy {:.2}%", r.phase, r.epoch, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0);
+                    match &r.answers {
+                        Some(a) => eprintln!(
+                            "{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, exact match {:.2}, F1 {:.2}",
+                            r.phase, r.epoch, r.train_loss, r.valid_loss, a.all.exact * 100.0, a.all.f1 * 100.0
+                        ),
+                        None => eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, valid accuracy {:.2}%", r.phase, r.epoch, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0),
+                    }
                     rows.push((r, stage_steps as f64 / secs.max(1e-9)));
                 }
                 _ => {}
@@ -376,21 +420,25 @@ fn finetune(args: &[String]) -> Result {
         return Ok(());
     }
     let total = start.elapsed().as_secs_f64();
-    println!("| stage | epoch | step | train loss | valid loss | valid accuracy | macro-F1 | steps/s |");
+    if qa {
+        println!("| stage | epoch | step | train loss | valid loss | exact match | F1 | steps/s |");
+    } else {
+        println!("| stage | epoch | step | train loss | valid loss | valid accuracy | macro-F1 | steps/s |");
+    }
     println!("|---|---|---|---|---|---|---|---|");
     for (r, rate) in &rows {
-        println!(
-            "| {:?} | {:.2} | {} | {:.4} | {:.4} | {:.2}% | {:.4} | {:.2} |",
-            r.phase, r.epoch, r.step, r.train_loss, r.valid_loss, r.metrics.accuracy * 100.0, r.metrics.macro_f1, rate
-        );
+        let (a, b) = match &r.answers {
+            Some(a) => (format!("{:.2}", a.all.exact * 100.0), format!("{:.2}", a.all.f1 * 100.0)),
+            None => (format!("{:.2}%", r.metrics.accuracy * 100.0), format!("{:.4}", r.metrics.macro_f1)),
+        };
+        println!("| {:?} | {:.2} | {} | {:.4} | {:.4} | {a} | {b} | {rate:.2} |", r.phase, r.epoch, r.step, r.train_loss, r.valid_loss);
     }
     println!();
-    println!(
-        "best validation accuracy {:.2}% · features {:.1} s · total {:.1} s · native {backend}",
-        tuner.best_accuracy().unwrap_or(0.0) * 100.0,
-        feature_secs,
-        total
-    );
+    let best = match tuner.best_answers() {
+        Some((a, _)) => format!("best validation exact match {:.2}, F1 {:.2}", a.all.exact * 100.0, a.all.f1 * 100.0),
+        None => format!("best validation accuracy {:.2}%", tuner.best_accuracy().unwrap_or(0.0) * 100.0),
+    };
+    println!("{best} · features {feature_secs:.1} s · total {total:.1} s · native {backend}");
     if let Some(out) = args.get("out") {
         let out = PathBuf::from(out);
         let model = tuner.best_model();

@@ -598,6 +598,8 @@ fn test() -> Result {
     let python = python_with_torch()?;
     step("small random-weight models of every family and format, with what PyTorch computes on them");
     run(&python, &["scripts/make_test_models.py", TEST_MODELS])?;
+    step("a tiny question-answering model and what transformers computes while it fine-tunes it");
+    run(&python, &["scripts/make_qa_training_reference.py", TEST_MODELS])?;
     // Made by PyTorch rather than `bertbench init`, which would need the native build first.
     step("tiny random BERT checkpoint for the browser tests");
     run(&python, &["scripts/make_bert_tiny.py", MODEL_DIR, TINY_DIR, TINY_REFERENCE])?;
@@ -612,8 +614,8 @@ fn test() -> Result {
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line");
     run("cargo", &cargo_test(&packages, &["--", "--skip", "wgpu_"]))?;
 
-    step("every model family and format against PyTorch (the models made above); every export loaded by transformers");
-    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
+    step("every model family and format against PyTorch (the models made above); every export loaded by transformers; question-answering fine-tuning against transformers' steps");
+    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "qa_training", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

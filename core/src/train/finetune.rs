@@ -119,7 +119,9 @@ pub struct FineTuneConfig {
     /// Gradients are scaled down so their global L2 norm is at most this; 0 turns it off.
     #[config(default = 1.0)]
     pub max_grad_norm: f64,
-    /// Dropout before the head.
+    /// Dropout before the head, as `transformers`' sequence and token classifiers have it. A
+    /// question-answering head has none whatever this says: `BertForQuestionAnswering`'s
+    /// `qa_outputs` reads the encoder's last hidden states as they are.
     #[config(default = 0.1)]
     pub dropout: f64,
     /// Seed of the head's initialisation, dropout and batch order.
@@ -451,6 +453,10 @@ impl FineTuner {
         let width = config.features.width(hidden, layers);
         let head = match level {
             Level::Embedding => similarity::identity_head(width, device),
+            // The encoder's own dropout is all `transformers`' QA recipe has: one more before the
+            // start and end logits makes them noisier than the recipe's (core/tests/qa_training.rs
+            // holds the loss's spread over dropout masks to PyTorch's).
+            Level::Span => ClassificationHeadConfig::new(width, labels.len()).with_dropout(0.0).init(device),
             _ => ClassificationHeadConfig::new(width, labels.len()).with_dropout(config.dropout).init(device),
         };
         let per_epoch = steps_per_epoch(train.len(), config.batch_size);
@@ -499,6 +505,23 @@ impl FineTuner {
             tuner.announce = Some(tuner.start_phase(Phase::Full));
         }
         Ok(tuner)
+    }
+
+    /// Starts from `head`'s weights instead of a fresh head: a checkpoint's own head (a
+    /// `BertForQuestionAnswering`'s `qa_outputs`, say), or the head a reference run starts
+    /// from. Only before the run's first step or feature; the head must be as wide as the
+    /// features and have one output per label. Its dropout becomes the run's.
+    pub fn with_head(mut self, mut head: ClassificationHead) -> crate::Result<Self> {
+        if self.step > 0 || self.feature_done > 0 || self.train_features.is_some() {
+            return Err(Error::Training("the head can only be replaced before the run starts".into()));
+        }
+        let (want, got) = (self.model.head.classifier.weight.dims(), head.classifier.weight.dims());
+        if want != got {
+            return Err(Error::Training(format!("the head maps {} features to {} outputs; this run needs {} to {}", got[0], got[1], want[0], want[1])));
+        }
+        head.dropout = self.model.head.dropout.clone();
+        self.model.head = head;
+        Ok(self)
     }
 
     /// The run's configuration.
@@ -936,6 +959,53 @@ mod tests {
         assert_eq!(first, step(11), "same seed, same masks, same gradients");
         busy.join().unwrap();
         assert_ne!(first.0, step(12).0, "another seed draws other masks");
+    }
+
+    /// A tiny encoder's run of `spec` on `train`, validated on `valid`, with head dropout 0.3.
+    fn tuner_of(spec: FeatureSpec, train: Vec<LabeledText>, valid: Vec<LabeledText>, device: &Device) -> FineTuner {
+        let bert = BertModelConfig::new(tiny_config(64)).init(device);
+        let cfg = FineTuneConfig::new().with_mode(TrainMode::Full).with_features(spec).with_dropout(0.3).with_batch_size(4);
+        FineTuner::new(bert, 0, 16, vec!["start".into(), "end".into()], train, valid, cfg, device).unwrap()
+    }
+
+    /// `n` toy texts as question-answering windows, each answered by its second and third token.
+    fn windows(n: usize, seed: u64) -> Vec<LabeledText> {
+        let item = std::sync::Arc::new(crate::data::QaItem { line: 1, id: "q".into(), question: "q".into(), context: "c".into(), answers: Vec::new() });
+        toy(n, seed)
+            .into_iter()
+            .map(|t| {
+                let len = t.encoded.tokens.len();
+                LabeledText::window(t.encoded, SpanTarget { start: 1, end: 2, context: 1..len - 1, item: item.clone() })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_question_answering_head_has_no_dropout_of_its_own() {
+        // transformers' BertForQuestionAnswering: qa_outputs on the last hidden states as they
+        // are; its sequence classifier: dropout, then the classifier.
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        assert_eq!(tuner_of(FeatureSpec::spans(), windows(8, 1), windows(4, 2), &device).model.head.dropout.prob, 0.0);
+        assert_eq!(tuner_of(FeatureSpec::default(), toy(8, 1), toy(4, 2), &device).model.head.dropout.prob, 0.3);
+    }
+
+    #[test]
+    fn with_head_starts_from_its_weights_with_the_runs_dropout_and_refuses_a_misfit() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let run = || tuner_of(FeatureSpec::default(), toy(8, 1), toy(4, 2), &device);
+        let head = ClassificationHeadConfig::new(tiny_config(64).hidden_size, 2).with_dropout(0.5).init(&device);
+        let weights = head.classifier.weight.val().into_data();
+        let tuner = run().with_head(head).unwrap();
+        assert_eq!(tuner.model.head.classifier.weight.val().into_data(), weights);
+        assert_eq!(tuner.model.head.dropout.prob, 0.3);
+        let wide = ClassificationHeadConfig::new(tiny_config(64).hidden_size, 3).init(&device);
+        assert!(run().with_head(wide).unwrap_err().to_string().contains("this run needs"));
+        let mut started = run();
+        while !matches!(pollster::block_on(started.advance()).unwrap(), Event::Step(_)) {}
+        let head = ClassificationHeadConfig::new(tiny_config(64).hidden_size, 2).init(&device);
+        assert!(started.with_head(head).is_err(), "not once the run has started");
     }
 
     #[test]
