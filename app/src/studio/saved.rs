@@ -205,16 +205,10 @@ impl Studio {
                 }
             }
             match bytes {
-                Ok(_) if run.head_on.is_some() => {
-                    self.steps.set(run.steps);
-                    self.evals.set(run.evals);
-                    self.live.set(Live { step: run.summary.steps, total_steps: run.summary.steps, ..Live::default() });
-                    self.summary.set(Some(Arc::new(run.summary)));
-                    self.run.set(RunState::Finished);
-                    self.notice.set(Some(Ok(format!("Opened the saved run “{}”.", item.name))));
-                }
                 Ok(mut parts) if !parts.is_empty() => {
-                    self.import(vec![("classifier.zip".into(), parts.swap_remove(0))]);
+                    if run.head_on.is_none() {
+                        self.import(vec![("classifier.zip".into(), parts.swap_remove(0))]);
+                    }
                     self.steps.set(run.steps);
                     self.evals.set(run.evals);
                     self.live.set(Live { step: run.summary.steps, total_steps: run.summary.steps, ..Live::default() });
