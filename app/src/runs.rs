@@ -554,6 +554,7 @@ mod tests {
             backend: Backend::Cpu,
             restarts: 2,
             from_scratch: false,
+            base_kept: true,
             record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
             tagged: None,
             questions: None,
