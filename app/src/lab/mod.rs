@@ -4,7 +4,7 @@
 
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::bert::config::BertConfig;
-use bertbench_core::tasks::masking::{MaskingConfig, PairTask};
+use bertbench_core::tasks::masking::MaskingConfig;
 use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::train::{PretrainConfig, PretrainStep, ShownToken};
 use leptos::prelude::*;
@@ -151,9 +151,15 @@ impl Lab {
         (tokens * work_per_token(config) / rate, measured)
     }
 
-    /// The corpus as non-empty lines.
+    /// The corpus as trimmed lines, blank ones kept: a blank line ends a document (NSP draws
+    /// its negatives from another one).
     pub fn lines(&self) -> Vec<String> {
-        self.corpus.with_untracked(|c| c.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
+        self.corpus.with_untracked(|c| c.lines().map(|l| l.trim().to_string()).collect())
+    }
+
+    /// The corpus's documents (blank lines between them), each its non-empty lines.
+    pub fn documents(&self) -> Vec<Vec<String>> {
+        self.corpus.with(|c| bertbench_core::tasks::masking::documents(&c.lines().map(String::from).collect::<Vec<_>>()))
     }
 
     /// Starts a run in the worker (which also needs the page's model when the vocabulary or
@@ -162,13 +168,16 @@ impl Lab {
     /// `model_config` is the shape about to train, for the speed measurement.
     pub fn start(self, state: AppState, model_config: Option<BertConfig>) -> Result<(), String> {
         let lines = self.lines();
-        if lines.is_empty() {
+        if lines.iter().all(|l| l.is_empty()) {
             return Err("the corpus is empty: pick the built-in corpus or upload a .txt file".into());
         }
         let config = self.config.get_untracked();
         config.masking.validate().map_err(|e| e.to_string())?;
-        if config.pair_task.is_some() && lines.len() < 3 {
-            return Err(format!("{} needs at least 3 lines in order", config.pair_task.map(PairTask::label).unwrap_or_default()));
+        if let Some(task) = config.pair_task {
+            let documents = untrack(|| self.documents());
+            if documents.iter().map(Vec::len).sum::<usize>() < 3 || bertbench_core::tasks::masking::pair_count(&documents) == 0 {
+                return Err(format!("{} needs at least 3 lines in order, two of them in the same document (a blank line ends one)", task.label()));
+            }
         }
         let settings = untrack(|| self.settings());
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;

@@ -374,8 +374,18 @@ pub fn LabPanel() -> impl IntoView {
                     <option value="nsp">"MLM + next-sentence prediction"</option>
                     <option value="sop">"MLM + sentence-order prediction"</option>
                 </select>
+                {move || (lab.config.get().pair_task == Some(PairTask::Nsp)).then(|| {
+                    let n = lab.documents().len();
+                    let note = if n > 1 {
+                        format!("NSP's “not next” sentences come from another of the corpus's {n} documents, as in BERT.")
+                    } else {
+                        "This corpus is one document (no blank line), so NSP's “not next” sentences come from elsewhere in it; \
+                         BERT took them from another document. Put a blank line between documents.".to_string()
+                    };
+                    view! { <p class="small muted" data-testid="lab-nsp-note">{note}</p> }
+                })}
                 <label class="small"><input type="checkbox" prop:checked=move || lab.config.get().dynamic_masking
-                    on:change=move |ev| { let on = event_target_checked(&ev); lab.config.update(|c| c.dynamic_masking = on); } />" new mask every epoch (dynamic, as RoBERTa)"</label>
+                    on:change=move |ev| { let on = event_target_checked(&ev); lab.config.update(|c| c.dynamic_masking = on); } />" new mask every epoch (dynamic, as RoBERTa; off, each line keeps one mask for the whole run, where BERT made 10 masked copies of each)"</label>
                 <label class="small muted" for="lab-epochs">"Epochs"</label>
                 <input id="lab-epochs" type="number" min="1" max="200" class="short" data-testid="lab-epochs" prop:value=move || lab.config.get().epochs.to_string()
                     on:change=move |ev| { if let Ok(n) = event_target_value(&ev).parse::<usize>() { lab.config.update(|c| c.epochs = n.clamp(1, 200)); } } />

@@ -158,33 +158,80 @@ pub struct SentencePair {
     pub label: usize,
 }
 
-/// Pairs of consecutive lines of `sentences` (a corpus in reading order), half of them turned
-/// into negatives: for NSP, B replaced by a random other line (never the true next one); for
-/// SOP, A and B swapped. Needs at least three lines.
-pub fn make_pairs(sentences: &[String], task: PairTask, rng: &mut Rng) -> crate::Result<Vec<SentencePair>> {
-    let n = sentences.len();
-    if n < 3 {
-        return Err(Error::Input(format!("{} needs at least 3 lines of text in order; the corpus has {n}", task.label())));
+/// A corpus's documents: its lines in reading order, a blank line ending a document (the
+/// format of BERT's `create_pretraining_data.py`). Lines are trimmed; no document is empty.
+pub fn documents(lines: &[String]) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new()];
+    for line in lines.iter().map(|l| l.trim()) {
+        match (line.is_empty(), out.last_mut()) {
+            (true, Some(last)) if !last.is_empty() => out.push(Vec::new()),
+            (false, Some(last)) => last.push(line.to_string()),
+            _ => {}
+        }
     }
-    Ok((0..n - 1)
-        .map(|i| {
-            let (a, b) = (&sentences[i], &sentences[i + 1]);
+    out.retain(|d| !d.is_empty());
+    out
+}
+
+/// How many pairs [`make_pairs`] makes from `documents`: one per two consecutive sentences of
+/// the same document.
+pub fn pair_count(documents: &[Vec<String>]) -> usize {
+    documents.iter().map(|d| d.len().saturating_sub(1)).sum()
+}
+
+/// Pairs of consecutive sentences of each document (a corpus in reading order, split by
+/// [`documents`]), half of them turned into negatives. For SOP, A and B swapped. For NSP, B
+/// replaced by a random sentence of another document, as BERT drew it (so a negative is usually
+/// about something else); only a corpus of one document takes it from the same document (never
+/// A itself or its true successor), which [`nsp_negatives_from_other_documents`] tells. Needs
+/// at least three sentences and one document of two.
+pub fn make_pairs(documents: &[Vec<String>], task: PairTask, rng: &mut Rng) -> crate::Result<Vec<SentencePair>> {
+    let n: usize = documents.iter().map(Vec::len).sum();
+    if n < 3 || pair_count(documents) == 0 {
+        return Err(Error::Input(format!(
+            "{} needs at least 3 sentences in order, two of them in the same document; the corpus has {n} in {} document(s)",
+            task.label(),
+            documents.len()
+        )));
+    }
+    let other_documents = nsp_negatives_from_other_documents(documents);
+    let mut pairs = Vec::with_capacity(pair_count(documents));
+    for (d, doc) in documents.iter().enumerate() {
+        for i in 0..doc.len().saturating_sub(1) {
+            let (a, b) = (&doc[i], &doc[i + 1]);
             if rng.next_f32() < 0.5 {
-                return SentencePair { a: a.clone(), b: b.clone(), label: 0 };
+                pairs.push(SentencePair { a: a.clone(), b: b.clone(), label: 0 });
+                continue;
             }
-            match task {
+            let pair = match task {
                 PairTask::Sop => SentencePair { a: b.clone(), b: a.clone(), label: 1 },
+                PairTask::Nsp if other_documents => {
+                    let mut e = rng.below(documents.len() - 1);
+                    if e >= d {
+                        e += 1;
+                    }
+                    let other = &documents[e];
+                    SentencePair { a: a.clone(), b: other[rng.below(other.len())].clone(), label: 1 }
+                }
                 PairTask::Nsp => {
-                    // Any line but A itself and its true successor.
-                    let mut j = rng.below(n - 2);
+                    // One document of at least three sentences: any but A and its successor.
+                    let mut j = rng.below(doc.len() - 2);
                     if j >= i {
                         j += 2;
                     }
-                    SentencePair { a: a.clone(), b: sentences[j].clone(), label: 1 }
+                    SentencePair { a: a.clone(), b: doc[j].clone(), label: 1 }
                 }
-            }
-        })
-        .collect())
+            };
+            pairs.push(pair);
+        }
+    }
+    Ok(pairs)
+}
+
+/// Whether [`make_pairs`] draws NSP negatives from other documents (the corpus has more than
+/// one) or, for a single document, from elsewhere in it.
+pub fn nsp_negatives_from_other_documents(documents: &[Vec<String>]) -> bool {
+    documents.len() > 1
 }
 
 #[cfg(test)]
@@ -258,24 +305,54 @@ mod tests {
         assert!(MaskingConfig::new().with_pick_prob(0.0).validate().is_err());
     }
 
-    fn corpus(n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("line {i}")).collect()
+    fn corpus(n: usize) -> Vec<Vec<String>> {
+        vec![(0..n).map(|i| format!("line {i}")).collect()]
     }
 
     #[test]
-    fn nsp_pairs_are_half_true_successors_half_random_lines() {
+    fn documents_end_at_blank_lines() {
+        let lines: Vec<String> = ["", "a.", " b. ", "", "", "c.", "  ", "d.", ""].iter().map(|s| s.to_string()).collect();
+        assert_eq!(documents(&lines), vec![vec!["a.".to_string(), "b.".into()], vec!["c.".into()], vec!["d.".into()]]);
+        assert_eq!(pair_count(&documents(&lines)), 1);
+        assert!(documents(&[]).is_empty());
+    }
+
+    #[test]
+    fn nsp_negatives_come_from_another_document_as_in_bert() {
+        let docs: Vec<Vec<String>> = (0..4).map(|d| (0..50).map(|i| format!("doc {d} line {i}")).collect()).collect();
+        let pairs = make_pairs(&docs, PairTask::Nsp, &mut Rng::new(5)).unwrap();
+        assert_eq!(pairs.len(), 4 * 49);
+        let doc_of = |s: &str| s.split(' ').nth(1).unwrap().to_string();
+        let mut negatives = 0;
+        for p in &pairs {
+            if p.label == 0 {
+                assert_eq!(doc_of(&p.a), doc_of(&p.b), "a true pair crosses documents");
+            } else {
+                negatives += 1;
+                assert_ne!(doc_of(&p.a), doc_of(&p.b), "a negative from the same document: {p:?}");
+            }
+        }
+        assert!((negatives as f64 / pairs.len() as f64 - 0.5).abs() < 0.1, "{negatives} negatives");
+        // No pair spans the end of one document and the start of the next.
+        assert!(pairs.iter().all(|p| p.label == 1 || !(p.a.ends_with("line 49") && p.b.ends_with("line 0"))));
+        assert!(nsp_negatives_from_other_documents(&docs));
+    }
+
+    #[test]
+    fn a_single_document_gives_nsp_negatives_from_elsewhere_in_it() {
         let lines = corpus(2001);
+        assert!(!nsp_negatives_from_other_documents(&lines));
         let pairs = make_pairs(&lines, PairTask::Nsp, &mut Rng::new(3)).unwrap();
         assert_eq!(pairs.len(), 2000);
         let mut negatives = 0;
         for (i, p) in pairs.iter().enumerate() {
-            assert_eq!(p.a, lines[i]);
+            assert_eq!(p.a, lines[0][i]);
             if p.label == 0 {
-                assert_eq!(p.b, lines[i + 1]);
+                assert_eq!(p.b, lines[0][i + 1]);
             } else {
                 negatives += 1;
-                assert_ne!(p.b, lines[i + 1], "a negative is the true next line");
-                assert_ne!(p.b, lines[i]);
+                assert_ne!(p.b, lines[0][i + 1], "a negative is the true next line");
+                assert_ne!(p.b, lines[0][i]);
             }
         }
         assert!((negatives as f64 / 2000.0 - 0.5).abs() < 0.04, "{negatives} negatives");
@@ -288,13 +365,14 @@ mod tests {
         let mut negatives = 0;
         for (i, p) in pairs.iter().enumerate() {
             if p.label == 0 {
-                assert_eq!((&p.a, &p.b), (&lines[i], &lines[i + 1]));
+                assert_eq!((&p.a, &p.b), (&lines[0][i], &lines[0][i + 1]));
             } else {
                 negatives += 1;
-                assert_eq!((&p.a, &p.b), (&lines[i + 1], &lines[i]));
+                assert_eq!((&p.a, &p.b), (&lines[0][i + 1], &lines[0][i]));
             }
         }
         assert!((negatives as f64 / 1000.0 - 0.5).abs() < 0.05);
-        assert!(make_pairs(&lines[..2], PairTask::Sop, &mut Rng::new(4)).is_err());
+        assert!(make_pairs(&[lines[0][..2].to_vec()], PairTask::Sop, &mut Rng::new(4)).is_err());
+        assert!(make_pairs(&[vec!["a.".into()], vec!["b.".into()], vec!["c.".into()]], PairTask::Nsp, &mut Rng::new(4)).is_err());
     }
 }

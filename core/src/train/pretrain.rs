@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::bert::model::BertInput;
 use crate::rng::Rng;
 use crate::tasks::classification::ClassificationHead;
-use crate::tasks::masking::{MaskVocab, Masked, MaskingConfig, PairTask, make_pairs};
+use crate::tasks::masking::{MaskVocab, Masked, MaskingConfig, PairTask, documents, make_pairs, pair_count};
 use crate::tasks::pretraining::{BertForPreTraining, MaskFill, fill_mask};
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
@@ -41,7 +41,9 @@ pub struct PretrainConfig {
     /// Passes over the corpus.
     #[config(default = 10)]
     pub epochs: usize,
-    /// A new mask every epoch (RoBERTa) rather than one fixed mask per line (original BERT).
+    /// A new mask every epoch (RoBERTa) rather than one mask per line kept for the whole run.
+    /// (BERT's own data generation sat between the two: `dupe_factor` 10 masked copies of each
+    /// sequence, so each mask was seen in 4 of its 40 epochs.)
     #[config(default = true)]
     pub dynamic_masking: bool,
     /// Train NSP or SOP next to MLM.
@@ -90,7 +92,8 @@ pub struct Pretrainer {
     config: PretrainConfig,
     tokenizer: BertTokenizer,
     vocab: MaskVocab,
-    lines: Vec<String>,
+    /// The corpus's documents, each its lines in order.
+    documents: Vec<Vec<String>>,
     examples: Vec<Example>,
     order: Vec<usize>,
     cursor: usize,
@@ -127,27 +130,28 @@ pub fn show_masking(encoded: &Encoded, tokenizer: &BertTokenizer, masking: &Mask
 }
 
 impl Pretrainer {
-    /// Prepares a run over `lines` (the corpus, in reading order) on an autodiff `device`.
+    /// Prepares a run over `lines` (the corpus, in reading order, a blank line between two
+    /// documents: NSP draws its negatives from another document) on an autodiff `device`.
     pub fn new(model: BertForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
         config.masking.validate()?;
         if config.batch_size == 0 || config.epochs == 0 {
             return Err(Error::Input("batch size and epochs must be at least 1".into()));
         }
-        let lines: Vec<String> = lines.into_iter().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
-        if lines.is_empty() {
+        let documents = documents(&lines);
+        if documents.is_empty() {
             return Err(Error::Input("the corpus has no text".into()));
         }
         if config.pair_task.is_some() != model.cls.seq_relationship.is_some() {
             return Err(Error::Input("the model's heads do not match the pair task".into()));
         }
         let tokenizer = tokenizer.with_max_len(config.max_len);
-        let per_epoch = if config.pair_task.is_some() { lines.len() - 1 } else { lines.len() };
+        let per_epoch = if config.pair_task.is_some() { pair_count(&documents) } else { documents.iter().map(Vec::len).sum() };
         let steps_per_epoch = per_epoch.div_ceil(config.batch_size);
         let mut run = Self {
             vocab: MaskVocab::from_tokenizer(&tokenizer),
             model,
             tokenizer,
-            lines,
+            documents,
             examples: Vec::new(),
             order: Vec::new(),
             cursor: 0,
@@ -168,11 +172,12 @@ impl Pretrainer {
         if self.examples.is_empty() || self.config.pair_task.is_some() {
             self.examples = match self.config.pair_task {
                 None => self
-                    .lines
+                    .documents
                     .iter()
+                    .flatten()
                     .map(|l| Ok(Example { encoded: self.tokenizer.encode(l)?, pair_label: None, fixed: None }))
                     .collect::<crate::Result<_>>()?,
-                Some(task) => make_pairs(&self.lines, task, &mut self.rng)?
+                Some(task) => make_pairs(&self.documents, task, &mut self.rng)?
                     .into_iter()
                     .map(|p| Ok(Example { encoded: self.tokenizer.encode_pair(&p.a, &p.b)?, pair_label: Some(p.label), fixed: None }))
                     .collect::<crate::Result<_>>()?,
