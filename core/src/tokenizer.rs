@@ -540,4 +540,32 @@ mod tests {
         assert!(BertTokenizer::train_wordpiece(&lines, 10, true, 32).is_err());
         assert!(BertTokenizer::train_wordpiece(&[" ".to_string()], 100, true, 32).is_err());
     }
+
+    /// The lesson on tokens says the trainer merges the most frequent neighbouring pair (as BPE),
+    /// not the pair of best likelihood score count(ab) / (count(a) · count(b)) of Google's
+    /// WordPiece: a corpus where the two rules disagree tells which one ran.
+    #[test]
+    fn the_trainer_merges_the_most_frequent_pair_first() {
+        let lines: Vec<String> = ["that thin thing", "this the then", "qz qz"].iter().map(|s| s.to_string()).collect();
+        // Counted here: the pieces of each word and each pair of neighbours, over the corpus.
+        let words: Vec<Vec<char>> = lines.iter().flat_map(|l| l.split_whitespace()).map(|w| w.chars().collect()).collect();
+        let mut pairs = std::collections::HashMap::<(char, char), usize>::new();
+        let mut singles = std::collections::HashMap::<char, usize>::new();
+        for w in &words {
+            w.iter().for_each(|c| *singles.entry(*c).or_default() += 1);
+            w.windows(2).for_each(|p| *pairs.entry((p[0], p[1])).or_default() += 1);
+        }
+        let by = |score: &dyn Fn(&((char, char), usize)) -> f64| {
+            let best = pairs.iter().map(|(k, v)| (*k, *v)).max_by(|a, b| score(a).total_cmp(&score(b))).unwrap().0;
+            format!("{}{}", best.0, best.1)
+        };
+        let frequent = by(&|(_, n)| *n as f64);
+        let likely = by(&|((a, b), n)| *n as f64 / (singles[a] * singles[b]) as f64);
+        assert_eq!((frequent.as_str(), likely.as_str()), ("th", "qz"), "the corpus no longer tells the two rules apart");
+        let (_, vocab_txt) = BertTokenizer::train_wordpiece(&lines, 40, true, 32).unwrap();
+        let vocab = String::from_utf8(vocab_txt).unwrap();
+        // Merged pieces follow the specials and the alphabet, in the order they were merged.
+        let first_merge = vocab.lines().find(|p| !p.starts_with('[') && p.trim_start_matches("##").chars().count() > 1).unwrap();
+        assert_eq!(first_merge, frequent, "vocabulary: {vocab:?}");
+    }
 }

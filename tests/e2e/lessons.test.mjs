@@ -120,6 +120,10 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const [[, position, weight], second] = await attentionRows(page);
   assert.ok(weight >= second[2], 'the table lists the largest weight first');
   await expectRight(page, 'attention-it', { index: position });
+  // When a special token takes the most, the page says why; otherwise it names the word first.
+  const [[topToken]] = await attentionRows(page);
+  const note = await page.getByTestId('lesson-attention-note').textContent();
+  assert.match(note, /^\[(CLS|SEP)\]$/.test(topToken) ? /^“it” gives \d+% of its attention to the special tokens/ : /^Among the other words/, note);
 
   // 3 · Masking: the picked positions of the roll shown; BERT's 80% rule.
   await next(page, 'masking');
@@ -139,8 +143,14 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelector('[data-testid=lesson-pairs-seed]')?.textContent === 'roll 2');
   const pairRows = await page.locator('[data-testid=lesson-pairs] tr[data-label]').count();
-  assert.equal(pairRows, 4, 'five sentences make four pairs');
+  assert.equal(pairRows, 6, 'two texts of four sentences make six pairs');
   const negatives = await page.locator('[data-testid=lesson-pairs] tr[data-label="1"]').count();
+  // BERT drew a "not next" sentence from another document: here, from the other of the two texts.
+  const recipe = /recipe|eggs|flour|cake/i;
+  const crossed = await page.locator('[data-testid=lesson-pairs] tr[data-label="1"]').evaluateAll((rows) =>
+    rows.map((r) => [r.cells[1].textContent, r.cells[2].textContent]));
+  for (const [a, b] of crossed) assert.notEqual(recipe.test(a), recipe.test(b), `a negative from the same text: ${a} | ${b}`);
+  assert.match(await page.getByTestId('lesson-pairs-source').textContent(), /drawn from another text/);
   await expectRight(page, 'pairs-negatives', { number: negatives });
   const pairOptions = await page.getByTestId('check-pairs-topic').getByTestId('check-answer').locator('option').allTextContents();
   await expectRight(page, 'pairs-topic', { index: pairOptions.indexOf('sentence-order prediction') - 1 });
@@ -154,6 +164,9 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const bestLayer = shares.indexOf(Math.max(...shares));
   assert.ok(bestLayer > 0, `the input embeddings cannot tell senses apart best (${shares})`);
   await expectRight(page, 'senses-best-layer', { index: bestLayer });
+  // What the page concludes about layer 0 follows its share: about chance, or above it through position.
+  const senses = await page.getByTestId('lesson-senses-summary').textContent();
+  assert.match(senses, shares[0] <= 0.6 ? /At layer 0 the share is \d+%, about chance/ : /Even layer 0 tells them apart \d+%/, senses);
 
   // 7 · Fine-tuning: both recipes trained in the worker; the better one and the layer that moved most.
   await next(page, 'finetune');
@@ -167,6 +180,10 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const accuracies = await page.locator('[data-testid=lesson-finetune-runs] td[data-accuracy]').evaluateAll((tds) => tds.map((c) => +c.dataset.accuracy));
   await expectRight(page, 'finetune-better', { index: accuracies.indexOf(Math.max(...accuracies)) });
   await expectRight(page, 'finetune-moved', { index: fullCka.indexOf(Math.min(...fullCka)) });
+  // The conclusion names the winner the table shows.
+  const conclusion = await page.getByTestId('lesson-finetune-conclusion').textContent();
+  const [head, full] = accuracies;
+  assert.match(conclusion, head === full ? /^Both recipes scored/ : head > full ? /^Head only beat full fine-tuning/ : /^Full fine-tuning beat head only/, conclusion);
 
   // 8 · Probing: the best layer's probe and its selectivity over the shuffled-label control.
   await next(page, 'probing');

@@ -1,4 +1,4 @@
-//! Lesson 2: attention. Queries, keys, values, the √d scaling, one head, then all heads;
+//! Lesson 3: attention. Queries, keys, values, the √d scaling, one head, then all heads;
 //! bidirectional against causal.
 
 use bertbench_core::analysis::inspect::{AttentionMap, find_word};
@@ -19,6 +19,33 @@ pub const CHECKS: [&str; 1] = ["attention-it"];
 /// The token the question asks about: "it" where the sentence has it, else the first word.
 fn asked(map: &AttentionMap, text: &str, encoded: &bertbench_core::tokenizer::Encoded) -> usize {
     find_word(encoded, text, "it").map(|r| r.start).unwrap_or(1.min(map.tokens.len().saturating_sub(1)))
+}
+
+/// Whether token `i` of `tokens` is a special one: the first ([CLS], `<s>`) and the last ([SEP],
+/// `</s>`), and any other token spelt as the last (the [SEP] between two segments).
+fn is_special(tokens: &[String], i: usize) -> bool {
+    i == 0 || tokens.last().is_some_and(|last| tokens[i] == *last)
+}
+
+/// What `query`'s attention `row` says, from its numbers: how much of it rests on the special
+/// tokens, and which word it looks at most once they are set aside.
+fn special_share(tokens: &[String], row: &[f32], query: usize) -> String {
+    let special: f32 = (0..row.len()).filter(|&j| is_special(tokens, j)).map(|j| row[j]).sum();
+    let top = (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap_or(0);
+    let word = (0..row.len()).filter(|&j| !is_special(tokens, j) && j != query).max_by(|&a, &b| row[a].total_cmp(&row[b]));
+    let among = word.map(|w| format!("Among the other words, “{}” looks most at “{}” ({:.0}%).", tokens[query], tokens[w], row[w] * 100.0)).unwrap_or_default();
+    if is_special(tokens, top) {
+        format!(
+            "“{}” gives {:.0}% of its attention to the special tokens, the most to {}. Much attention to [CLS] and [SEP] is a resting place: \
+             a head with nothing to take from the sentence puts its weight there (Clark et al., 2019, “What does BERT look at?”), and \
+             the mean of the heads adds those up. {among} Step through the heads to find one that links the pronoun to its noun.",
+            tokens[query],
+            special * 100.0,
+            tokens[top]
+        )
+    } else {
+        format!("{among} The special tokens take {:.0}% together.", special * 100.0)
+    }
 }
 
 #[derive(Clone)]
@@ -122,6 +149,7 @@ pub fn AttentionLesson() -> impl IntoView {
                         </figure>
                         {causal_view}
                     </div>
+                    <p class="small" data-testid="lesson-attention-note">{special_share(&c.map.tokens, &m[q * seq..(q + 1) * seq], q)}</p>
                     <table class="plain small" data-testid="lesson-attention-row">
                         <caption>{format!("Where “{}” (position {q}) looks, most first", c.map.tokens[q])}</caption>
                         <tr><th scope="col">"token"</th><th scope="col">"position"</th><th scope="col">"attention"</th></tr>
@@ -178,5 +206,29 @@ pub fn AttentionLesson() -> impl IntoView {
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question=question answer=answer />
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens() -> Vec<String> {
+        ["[CLS]", "the", "animal", "was", "tired", "because", "it", "[SEP]"].iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn attention_resting_on_cls_is_explained_and_the_words_best_named() {
+        let row = [0.26, 0.05, 0.20, 0.04, 0.10, 0.05, 0.12, 0.18];
+        let note = special_share(&tokens(), &row, 6);
+        assert!(note.starts_with("“it” gives 44% of its attention to the special tokens, the most to [CLS]."), "{note}");
+        assert!(note.contains("Among the other words, “it” looks most at “animal” (20%)."), "{note}");
+    }
+
+    #[test]
+    fn a_word_on_top_is_named_first() {
+        let row = [0.05, 0.05, 0.50, 0.04, 0.10, 0.05, 0.12, 0.09];
+        let note = special_share(&tokens(), &row, 6);
+        assert!(note.starts_with("Among the other words, “it” looks most at “animal” (50%). The special tokens take 14% together."), "{note}");
     }
 }

@@ -74,6 +74,50 @@ async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(St
     Ok(Trained { mode, summary, change: change? })
 }
 
+/// What this pair of runs says about the two recipes, from their held-out accuracies on `count`
+/// texts: which won and by how much, with what one text weighs.
+fn which_won(head: f32, full: f32, count: usize) -> String {
+    let points = (full - head) * 100.0;
+    let one = if count > 0 { 100.0 / count as f32 } else { f32::NAN };
+    if points.abs() < 0.05 {
+        return format!("Both recipes scored {:.1}% here.", full * 100.0);
+    }
+    let (winner, loser) = if points > 0.0 { ("Full fine-tuning", "head only") } else { ("Head only", "full fine-tuning") };
+    let close = if points.abs() <= 2.0 * one {
+        format!(" That is {} text(s) of {count}: too few to call either recipe better.", (points.abs() / one).round())
+    } else {
+        String::new()
+    };
+    let why = if points < 0.0 && close.is_empty() {
+        " Here the encoder's pretrained features were already good for the task, and this run was too short or too small for full fine-tuning to gain, or it forgot some of what pretraining gave."
+    } else {
+        ""
+    };
+    format!("{winner} beat {loser} by {:.1} points on the held-out texts.{close}{why}", points.abs())
+}
+
+/// Where full fine-tuning changed the encoder, from each layer's CKA with the pretrained model
+/// (index 0 the embeddings): the upper half of the layers against the lower half.
+fn where_moved(cka: &[f32]) -> String {
+    let layers = &cka[1.min(cka.len())..];
+    if layers.len() < 2 {
+        return String::new();
+    }
+    let half = layers.len() / 2;
+    let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len() as f32;
+    let (lower, upper) = (mean(&layers[..half]), mean(&layers[layers.len() - half..]));
+    if 1.0 - lower.min(upper) < 0.005 {
+        return format!("No layer moved much (every CKA above {:.3}): the run changed the encoder very little.", lower.min(upper));
+    }
+    if upper < lower - 0.005 {
+        format!("The upper layers, nearest the head, moved more than the lower ones (mean CKA {upper:.3} against {lower:.3}), as is usual in fine-tuning: the lower layers keep general features.")
+    } else if lower < upper - 0.005 {
+        format!("This time the lower layers moved more than the upper ones (mean CKA {lower:.3} against {upper:.3}), not the usual picture where the layers nearest the head change most.")
+    } else {
+        format!("The lower and upper layers moved about as much (mean CKA {lower:.3} and {upper:.3}).")
+    }
+}
+
 /// The lesson.
 #[component]
 pub fn FinetuneLesson() -> impl IntoView {
@@ -124,8 +168,11 @@ pub fn FinetuneLesson() -> impl IntoView {
                 right: right.clone(),
             },
             why: format!(
-                "Layer {}'s vectors moved most (CKA {:.3} with the pretrained model's); the embeddings kept {:.3}. The layers nearest the head change most.",
-                right[0], -cka[right[0]], -cka[0]
+                "Layer {}'s vectors moved most (CKA {:.3} with the pretrained model's); the embeddings kept {:.3}. {}",
+                right[0],
+                -cka[right[0]],
+                -cka[0],
+                where_moved(&r[1].change.by_layer.iter().map(|v| v.0).collect::<Vec<_>>())
             ),
         }))
     });
@@ -134,10 +181,15 @@ pub fn FinetuneLesson() -> impl IntoView {
             "classifier (the "<em>"head"</em>") on top of its vectors and trains on your labelled examples. There are two "
             "common recipes. "<b>"Head only"</b>": the encoder is frozen, only the head learns; fast, and safe with few "
             "examples, but the features stay what pretraining made them. "<b>"Full fine-tuning"</b>": every weight learns, "
-            "with a small learning rate; slower, usually better, and it reshapes the encoder for the task."</p>
+            "with a small learning rate; slower, often better when there is enough data, and it reshapes the encoder for "
+            "the task. It can also lose what pretraining gave (“catastrophic forgetting”), most with a high learning rate "
+            "and few examples: a fresh, random head sends large gradients into the encoder at first. Training the head "
+            "alone first, then unfreezing everything (the studio's “freeze, then unfreeze”), limits that."</p>
         <p>"Below, both recipes train on the same built-in sentiment sentences (a quarter held out) with the loaded "
             "model, in the background worker, as the studio would. Then each trained encoder is compared with the "
-            "pretrained one, layer by layer: a similarity of 1 means the layer still gives the same vectors."</p>
+            "pretrained one, layer by layer, by "<em>"linear CKA"</em>" (centred kernel alignment): how alike two sets "
+            "of vectors for the same texts are, whatever rotation or scale lies between them; 1 means the layer still "
+            "gives the same vectors up to those, 0 that nothing of them is left."</p>
         <Maths>
             <p>"The head is p(y | x) = softmax(W h(x) + b) with h(x) the mean of the last layer's token vectors. Both recipes "
                 "minimise the cross-entropy −log p(y | x); head only updates W and b, full fine-tuning all of θ with AdamW:"</p>
@@ -178,6 +230,15 @@ pub fn FinetuneLesson() -> impl IntoView {
                                 <td>{t.summary.steps}</td><td>{format!("{:.1}", t.summary.seconds)}</td></tr>
                         }).collect_view()}
                     </table>
+                    {(r.len() == 2).then(|| {
+                        let (head, full) = (&r[0].summary.metrics, &r[1].summary.metrics);
+                        let cka: Vec<f32> = r[1].change.by_layer.iter().map(|v| v.0).collect();
+                        view! {
+                            <p class="small" data-testid="lesson-finetune-conclusion">
+                                {which_won(head.accuracy, full.accuracy, full.count)}" "{where_moved(&cka)}
+                            </p>
+                        }
+                    })}
                     <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = embeddings)" y_label="CKA with the pretrained model" y_range=(floor.clamp(0.0, 0.9), 1.0) testid="lesson-finetune-chart" />
                     <div class="scroll-x">
                     <table class="plain small" data-testid="lesson-finetune-change">
@@ -200,5 +261,30 @@ pub fn FinetuneLesson() -> impl IntoView {
         </TryThis>
         <Check id=CHECKS[0] question="Which recipe reached the higher held-out accuracy?".to_string() answer=better />
         <Check id=CHECKS[1] question="In full fine-tuning, which layer moved furthest from the pretrained model (the lowest CKA)?".to_string() answer=moved />
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_winner_follows_the_accuracies() {
+        assert!(which_won(0.70, 0.85, 100).starts_with("Full fine-tuning beat head only by 15.0 points"));
+        let head = which_won(0.828, 0.812, 64);
+        assert!(head.starts_with("Head only beat full fine-tuning by 1.6 points"), "{head}");
+        assert!(head.contains("1 text(s) of 64"), "{head}");
+        assert!(which_won(0.9, 0.6, 100).contains("forgot"), "a clear loss of full fine-tuning is explained");
+        assert!(which_won(0.8, 0.8, 50).starts_with("Both recipes scored 80.0%"));
+    }
+
+    #[test]
+    fn where_the_encoder_moved_follows_the_layers_numbers() {
+        let upper = where_moved(&[0.99, 0.98, 0.97, 0.80, 0.70]);
+        assert!(upper.starts_with("The upper layers, nearest the head, moved more"), "{upper}");
+        let lower = where_moved(&[0.99, 0.70, 0.80, 0.97, 0.98]);
+        assert!(lower.starts_with("This time the lower layers moved more"), "{lower}");
+        assert!(where_moved(&[1.0, 0.999, 0.999, 0.998, 0.999]).starts_with("No layer moved much"));
+        assert!(where_moved(&[0.99, 0.9, 0.9, 0.9, 0.9]).starts_with("The lower and upper layers moved about as much"));
     }
 }

@@ -1,4 +1,4 @@
-//! Lesson 3: masked language modelling. 15% of tokens picked, 80/10/10, and why.
+//! Lesson 4: masked language modelling. 15% of tokens picked, 80/10/10, and why.
 
 use bertbench_core::rng::Rng;
 use bertbench_core::tasks::masking::{MaskCase, MaskVocab, MaskingConfig};

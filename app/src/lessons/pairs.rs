@@ -1,6 +1,7 @@
 //! Lesson 5: next-sentence and sentence-order prediction. The pairs BERT (NSP) and ALBERT (SOP)
-//! train on, made from the lesson's text by the lab's own `make_pairs`, rolled again at will, and
-//! one pair as the model reads it: `[CLS] A [SEP] B [SEP]` with its segments.
+//! train on, made from the lesson's texts by the lab's own `make_pairs` (NSP's negatives from the
+//! other text, as BERT drew them from another document), rolled again at will, and one pair as
+//! the model reads it: `[CLS] A [SEP] B [SEP]` with its segments.
 
 use bertbench_core::rng::Rng;
 use bertbench_core::tasks::masking::{PairTask, SentencePair, make_pairs};
@@ -11,8 +12,21 @@ use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
 
 pub const EXAMPLE: &str = "Mia packed her bag before dawn. She caught the first train to the coast. The sea was grey and calm. \
-                           She walked along the beach until noon. Then she bought bread and went home.";
+                           She walked along the beach until noon.\n\n\
+                           The recipe needs three eggs and a cup of flour. Whisk the eggs until they are pale. \
+                           Fold in the flour slowly. Bake the cake for forty minutes.";
 pub const CHECKS: [&str; 2] = ["pairs-negatives", "pairs-topic"];
+
+/// The texts (documents) of the lesson's input, a blank line between two, each cut into its
+/// sentences.
+pub fn documents(text: &str) -> Vec<Vec<String>> {
+    text.split('\n')
+        .collect::<Vec<_>>()
+        .split(|line| line.trim().is_empty())
+        .map(|lines| sentences(&lines.join("\n")))
+        .filter(|d| !d.is_empty())
+        .collect()
+}
 
 /// Sentences of a text: split after `.`, `!` or `?` followed by a space (or at line ends).
 pub fn sentences(text: &str) -> Vec<String> {
@@ -39,9 +53,23 @@ pub fn sentences(text: &str) -> Vec<String> {
 fn label(task: PairTask, label: usize) -> &'static str {
     match (task, label) {
         (PairTask::Nsp, 0) => "IsNext",
-        (PairTask::Nsp, _) => "NotNext (random sentence)",
+        (PairTask::Nsp, _) => "NotNext (a sentence of another text)",
         (PairTask::Sop, 0) => "in order",
         (PairTask::Sop, _) => "swapped",
+    }
+}
+
+/// Where this objective's negatives come from, for `texts` texts in the input.
+fn negatives_source(task: PairTask, texts: usize) -> String {
+    match task {
+        PairTask::Sop => "Sentence-order prediction: each negative is a true pair swapped, from the same text.".into(),
+        PairTask::Nsp if texts > 1 => format!(
+            "Next-sentence prediction over {texts} texts: each “not next” sentence is drawn from another text than A's, as BERT \
+             drew it from another document."
+        ),
+        PairTask::Nsp => "Next-sentence prediction over one text: with no other text to draw from, each “not next” sentence comes \
+                          from elsewhere in the same text, so its topic gives nothing away. Add a second text after an empty line."
+            .into(),
     }
 }
 
@@ -53,7 +81,7 @@ pub fn PairsLesson() -> impl IntoView {
     let task = RwSignal::new(PairTask::Nsp);
     let seed = RwSignal::new(1u64);
     let pairs = Memo::new(move |_| -> Result<Vec<SentencePair>, String> {
-        make_pairs(&sentences(&text.get()), task.get(), &mut Rng::new(seed.get())).map_err(|e| format!("{e}: end each sentence with a full stop."))
+        make_pairs(&documents(&text.get()), task.get(), &mut Rng::new(seed.get())).map_err(|e| format!("{e}: end each sentence with a full stop."))
     });
     let negatives = Signal::derive(move || {
         Some(pairs.get().map(|p| {
@@ -84,7 +112,8 @@ pub fn PairsLesson() -> impl IntoView {
         <p>"Masked language modelling teaches what words mean in their sentence. Many tasks are about two texts: does "
             "this answer fit that question, does this sentence follow from that one? BERT was also trained on "
             <em>"next-sentence prediction"</em>" (NSP): it reads two sentences A and B, and from [CLS]'s final vector "
-            "says whether B really came next in the book, or is a random sentence from elsewhere (half of each)."</p>
+            "says whether B really came next in the text, or is a random sentence from another document of the corpus "
+            "(half of each)."</p>
         <p>"Later work found NSP too easy: a random sentence is usually about something else, so the topic alone "
             "answers it. RoBERTa dropped it and did as well or better. ALBERT replaced it with "<em>"sentence-order prediction"</em>
             " (SOP): two consecutive sentences, in order or swapped. Both come from the same text, so the model has to "
@@ -95,8 +124,8 @@ pub fn PairsLesson() -> impl IntoView {
             <p class="formula">"p(IsNext) = softmax(W · tanh(W"<sub>"p"</sub>" h + b"<sub>"p"</sub>") + b)"<sub>"0"</sub>",   L = L"<sub>"MLM"</sub>" + L"<sub>"NSP"</sub></p>
             <p>"The segment embeddings (lesson 2) are how the model knows which token belongs to A and which to B."</p>
         </Maths>
-        <label class="field" for="lesson-pairs-text">"Text (at least three sentences, in order)"</label>
-        <textarea id="lesson-pairs-text" rows="3" data-testid="lesson-input" prop:value=move || text.get()
+        <label class="field" for="lesson-pairs-text">"Texts (sentences in order; an empty line between two texts)"</label>
+        <textarea id="lesson-pairs-text" rows="5" data-testid="lesson-input" prop:value=move || text.get()
             on:change=move |ev| text.set(event_target_value(&ev))></textarea>
         <div class="row">
             <label class="small" for="lesson-pairs-task">"Objective"</label>
@@ -107,6 +136,7 @@ pub fn PairsLesson() -> impl IntoView {
             <button data-testid="lesson-pairs-roll" on:click=move |_| seed.update(|s| *s += 1)>"Make the pairs again"</button>
             <span class="small muted" data-testid="lesson-pairs-seed">{move || format!("roll {}", seed.get())}</span>
         </div>
+        <p class="small" data-testid="lesson-pairs-source" aria-live="polite">{move || negatives_source(task.get(), documents(&text.get()).len())}</p>
         {move || match pairs.get() {
             Err(e) => view! { <p class="banner warn small">{e}</p> }.into_any(),
             Ok(p) => view! {
@@ -137,7 +167,7 @@ pub fn PairsLesson() -> impl IntoView {
         <TryThis>
             <ul>
                 <li>"Make the pairs again with NSP: could you tell the negatives without reading closely? Now with SOP?"</li>
-                <li>"Write a text whose sentences are about different things: which objective becomes easier?"</li>
+                <li>"Delete the empty line so both texts become one: where do NSP's negatives come from now, and can the topic still give them away?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="In the pairs shown, how many are negatives (label ✗)?".to_string() answer=negatives />
@@ -148,11 +178,27 @@ pub fn PairsLesson() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bertbench_core::tasks::masking::nsp_negatives_from_other_documents;
 
     #[test]
     fn a_text_is_cut_after_its_full_stops() {
         assert_eq!(sentences("One. Two! Three? 3.5 is a number"), ["One.", "Two!", "Three?", "3.5 is a number"]);
         assert_eq!(sentences("a line\nanother line"), ["a line", "another line"]);
-        assert_eq!(sentences(EXAMPLE).len(), 5);
+        assert_eq!(sentences(EXAMPLE).len(), 8);
+    }
+
+    #[test]
+    fn the_example_is_two_texts_and_nsp_negatives_cross_between_them() {
+        let docs = documents(EXAMPLE);
+        assert_eq!(docs.iter().map(Vec::len).collect::<Vec<_>>(), [4, 4]);
+        assert!(nsp_negatives_from_other_documents(&docs));
+        let pairs = make_pairs(&docs, PairTask::Nsp, &mut Rng::new(1)).unwrap();
+        assert_eq!(pairs.len(), 6);
+        for p in pairs.iter().filter(|p| p.label == 1) {
+            assert_ne!(docs[0].contains(&p.a), docs[0].contains(&p.b), "a negative from the same text: {p:?}");
+        }
+        assert!(negatives_source(PairTask::Nsp, 2).contains("another text"));
+        assert!(negatives_source(PairTask::Nsp, 1).contains("same text"));
+        assert_eq!(documents("One. Two.\n  \nThree.\n\n"), [vec!["One.".to_string(), "Two.".into()], vec!["Three.".into()]]);
     }
 }

@@ -1,7 +1,7 @@
 //! Lesson 8: probing, what each layer knows. A linear probe per layer on the built-in sentiment
-//! examples, next to a control probe trained on shuffled labels (Hewitt and Liang's control
-//! task): a probe's accuracy means something only above what it reaches on labels that mean
-//! nothing.
+//! examples, next to a baseline probe trained on the texts' labels shuffled (a sentence-level
+//! stand-in for Hewitt and Liang's control tasks, which give each word type a random label): a
+//! probe's accuracy means something only above what it reaches on labels that mean nothing.
 
 use bertbench_core::analysis::samples::balanced_sample;
 use bertbench_core::data::{shuffled, stratified_split};
@@ -60,7 +60,7 @@ pub fn ProbingLesson() -> impl IntoView {
                 let per_text = layer_vectors(&engine, &texts, |d, t| progress.set(format!("embedding {d} / {t} texts")), || false).await?;
                 let say = |l, n| progress.set(format!("probing layer {l} of {n}"));
                 let real = probe_layers(&per_text, &ids, dataset.labels.len(), &split, say, || false).await?;
-                // The control task: the same texts and split, each text given another text's label.
+                // The shuffled-label baseline: the same texts and split, each text given another text's label.
                 let order = shuffled(ids.len(), 29);
                 let control_ids: Vec<usize> = order.iter().map(|&i| ids[i]).collect();
                 let control = probe_layers(&per_text, &control_ids, dataset.labels.len(), &split, say, || false).await?;
@@ -109,12 +109,16 @@ pub fn ProbingLesson() -> impl IntoView {
             "regression), to read the label. If it reads it well on texts it was not trained on, the layer holds that "
             "information in an easy-to-read form."</p>
         <p>"A probe can also learn by heart: with hundreds of numbers per text and about a hundred texts to train on, "
-            "even meaningless labels can be fitted in part. So a careful probe is compared with a "<em>"control"</em>": the same probe on the same texts "
-            "with the labels shuffled. The gap between the two, the "<em>"selectivity"</em>", is what the layer knows."</p>
+            "even meaningless labels can be fitted in part. So a careful probe is compared with a "<em>"baseline"</em>": the same probe on the same texts "
+            "with their labels shuffled among them. The gap between the two, the "<em>"selectivity"</em>", is what the layer knows "
+            "beyond what the probe can memorise."</p>
+        <p class="small muted">"Hewitt and Liang (2019), who named selectivity, used "<em>"control tasks"</em>" for word-level probes: each word "
+            "type gets a random label, the same wherever it appears, so the probe can only succeed by memorising words. For "
+            "whole texts, as here, shuffling the texts' labels plays that part."</p>
         <Maths>
             <p>"For the layer's mean-pooled, standardised vectors x and labels y, the probe fits"</p>
             <p class="formula">"p(y | x) = softmax(W x + b),  min −Σ log p(y"<sub>"i"</sub>" | x"<sub>"i"</sub>") + λ‖W‖²"</p>
-            <p>"and is scored on 30% of the texts held out. Selectivity = accuracy(real labels) − accuracy(control labels). "
+            <p>"and is scored on 30% of the texts held out. Selectivity = accuracy(real labels) − accuracy(shuffled labels). "
                 "A probe that needs a deep network to read a property says little: the network might learn the property "
                 "itself. That is why probes are kept linear."</p>
         </Maths>
@@ -126,7 +130,7 @@ pub fn ProbingLesson() -> impl IntoView {
                 let last = (p.real.len() - 1) as f64;
                 let series = vec![
                     Series { name: "real labels".into(), color: "#2259c4", points: points(&p.real), dots: true },
-                    Series { name: "shuffled labels (control)".into(), color: "#b35806", points: points(&p.control), dots: true },
+                    Series { name: "shuffled labels (baseline)".into(), color: "#b35806", points: points(&p.control), dots: true },
                     Series { name: "always the majority label".into(), color: "#767676", points: vec![(0.0, p.majority as f64), (last, p.majority as f64)], dots: false },
                 ];
                 view! {
@@ -137,7 +141,7 @@ pub fn ProbingLesson() -> impl IntoView {
                         <caption>"Held-out accuracy (%) of the probe of each layer"</caption>
                         <tr><th scope="col">"layer"</th>{(0..p.real.len()).map(|l| view! { <th scope="col">{l}</th> }).collect_view()}</tr>
                         <tr><th scope="row">"real labels"</th>{p.real.iter().map(|a| view! { <td data-real=a.to_string()>{percent(*a)}</td> }).collect_view()}</tr>
-                        <tr><th scope="row">"control"</th>{p.control.iter().map(|a| view! { <td data-control=a.to_string()>{percent(*a)}</td> }).collect_view()}</tr>
+                        <tr><th scope="row">"shuffled labels"</th>{p.control.iter().map(|a| view! { <td data-control=a.to_string()>{percent(*a)}</td> }).collect_view()}</tr>
                     </table>
                     </div>
                 }.into_any()
@@ -150,6 +154,6 @@ pub fn ProbingLesson() -> impl IntoView {
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="Which layer's probe reads the sentiment best?".to_string() answer=best_layer />
-        <Check id=CHECKS[1] question="At that layer, what is the probe's selectivity: its accuracy minus the control's, in percentage points?".to_string() answer=selectivity />
+        <Check id=CHECKS[1] question="At that layer, what is the probe's selectivity: its accuracy minus the shuffled-label baseline's, in percentage points?".to_string() answer=selectivity />
     }
 }

@@ -1,4 +1,4 @@
-//! Lesson 4: contextual embeddings. "bank" and "die" by layer: how well each layer's vectors of
+//! Lesson 6: contextual embeddings. "bank" and "die" by layer: how well each layer's vectors of
 //! the word tell its two senses apart, and how alike all vectors are (anisotropy).
 
 use bertbench_core::analysis::inspect::find_word;
@@ -25,6 +25,45 @@ struct ByLayer {
     accuracy: Vec<f32>,
     /// Mean cosine of random pairs of the word's vectors, per layer.
     cosine: Vec<f32>,
+}
+
+/// The best and the worst layer at telling the senses apart, from the live shares.
+fn summary(word: &str, sentences: usize, accuracy: &[f32]) -> String {
+    let name = |l: usize| if l == 0 { "the input embeddings (layer 0)".to_string() } else { format!("layer {l}") };
+    let best_layer = best(accuracy).first().copied().unwrap_or(0);
+    let worst = accuracy.iter().enumerate().filter(|(_, a)| !a.is_nan()).min_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(l, _)| l);
+    format!(
+        "“{word}” in {sentences} sentences: the senses are told apart best at {} ({:.0}%), worst at {} ({:.0}%).",
+        name(best_layer),
+        accuracy[best_layer] * 100.0,
+        name(worst),
+        accuracy[worst] * 100.0
+    )
+}
+
+/// What layer 0 shows, from its share against chance (two senses of equal size: 50%) and the
+/// best layer's: the input embeddings differ between sentences only by position, so a share
+/// above chance there comes from where the word sits, not from its meaning.
+fn input_layer(word: &str, accuracy: &[f32]) -> String {
+    let Some(&first) = accuracy.first() else { return String::new() };
+    let top = best(accuracy).first().copied().unwrap_or(0);
+    let gain = if top > 0 {
+        format!(" The context, mixed in by attention, takes it to {:.0}% at layer {top}.", accuracy[top] * 100.0)
+    } else {
+        " No layer does better here: the context did not separate these sentences.".to_string()
+    };
+    if first <= 0.6 {
+        format!(
+            "At layer 0 the share is {:.0}%, about chance (50%): every “{word}” is the same token embedding there, plus a position embedding.{gain}",
+            first * 100.0
+        )
+    } else {
+        format!(
+            "Even layer 0 tells them apart {:.0}% of the time, above chance (50%): the token embedding of “{word}” is the same in every sentence, \
+             but the position embedding is not, and in these sentences the two senses tend to sit at different places.{gain}",
+            first * 100.0
+        )
+    }
 }
 
 /// The lesson.
@@ -84,8 +123,8 @@ pub fn SensesLesson() -> impl IntoView {
                 let right = best(&b.accuracy);
                 let options = (0..b.accuracy.len()).map(|l| if l == 0 { "layer 0 (input embeddings)".to_string() } else { format!("layer {l}") }).collect();
                 let why = format!(
-                    "Layer {} places {:.0}% of the “{}” vectors nearest their own sense's centre; the input embeddings ({:.0}%) cannot, since every “{}” starts from the same vector (only its position differs).",
-                    right[0], b.accuracy[right[0]] * 100.0, b.word, b.accuracy[0] * 100.0, b.word
+                    "Layer {} places {:.0}% of the “{}” vectors nearest their own sense's centre. {}",
+                    right[0], b.accuracy[right[0]] * 100.0, b.word, input_layer(&b.word, &b.accuracy)
                 );
                 Answer { expected: Expected::Choice { options, right }, why }
             })
@@ -93,11 +132,13 @@ pub fn SensesLesson() -> impl IntoView {
     });
     let question = Signal::derive(move || format!("Which layer tells the two senses of “{}” apart best?", word.get()));
     view! {
-        <p>"Before the first layer, a word has one vector whatever the sentence: “bank” of a river and “bank” of money "
-            "start the same (the input embedding, plus position and segment). Each layer mixes in the context through "
-            "attention, so the vectors of the two senses move apart: BERT's embeddings are "<em>"contextual"</em>"."</p>
+        <p>"Before the first layer, a word has one token embedding whatever the sentence: “bank” of a river and “bank” "
+            "of money start from the same row of the table; only a position embedding (where the word sits) and the "
+            "segment are added. Each layer mixes in the context through attention, so the vectors of the two senses "
+            "move apart: BERT's embeddings are "<em>"contextual"</em>"."</p>
         <p>"This view takes 16 sentences, 8 for each sense, and the word's vector in each at every layer. For each "
-            "vector it asks: is it nearer the centre of its own sense's vectors or the other's (leaving itself out)? "
+            "vector it asks: is it nearer the centre (the "<em>"centroid"</em>", the mean) of its own sense's vectors or of "
+            "the other's, leaving itself out? "
             "The share it gets right measures how well the layer separates the senses. The second line is the mean "
             "cosine of two random vectors of the word: near 1 means all vectors point the same way ("
             <em>"anisotropy"</em>"), which is why raw cosine similarities of BERT vectors all look high."</p>
@@ -122,12 +163,10 @@ pub fn SensesLesson() -> impl IntoView {
                     Series { name: "senses told apart".into(), color: "#4e79a7", points: points(&b.accuracy), dots: true },
                     Series { name: "mean cosine of random pairs".into(), color: "#e15759", points: points(&b.cosine), dots: false },
                 ];
-                let best_layer = best(&b.accuracy).first().copied().unwrap_or(0);
+                let summary = summary(&b.word, b.sentences, &b.accuracy);
+                let input = input_layer(&b.word, &b.accuracy);
                 view! {
-                    <p class="small muted" data-testid="lesson-senses-summary">{format!(
-                        "“{}” in {} sentences: the senses are told apart best at layer {} ({:.0}%), worst at the input embeddings ({:.0}%).",
-                        b.word, b.sentences, best_layer, b.accuracy[best_layer] * 100.0, b.accuracy[0] * 100.0
-                    )}</p>
+                    <p class="small muted" data-testid="lesson-senses-summary">{summary}" "{input}</p>
                     <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = input embeddings)" y_label="share" y_range=(0.0, 1.0) testid="lesson-senses-chart" />
                     <table class="plain small" data-testid="lesson-senses-table">
                         <caption>"By layer"</caption>
@@ -146,5 +185,30 @@ pub fn SensesLesson() -> impl IntoView {
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question=question answer=answer />
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_layer_zero_shows_follows_its_share() {
+        let chance = input_layer("bank", &[0.5, 0.8, 0.94, 0.9]);
+        assert!(chance.starts_with("At layer 0 the share is 50%, about chance"), "{chance}");
+        assert!(chance.contains("94% at layer 2"), "{chance}");
+        let leak = input_layer("bank", &[0.75, 0.8, 0.94]);
+        assert!(leak.starts_with("Even layer 0 tells them apart 75%"), "{leak}");
+        assert!(leak.contains("position embedding is not"), "{leak}");
+        assert!(input_layer("die", &[0.9, 0.8, 0.7]).contains("No layer does better"));
+    }
+
+    #[test]
+    fn the_summary_names_the_layers_the_numbers_name() {
+        assert_eq!(
+            summary("bank", 16, &[0.75, 0.5, 0.94]),
+            "“bank” in 16 sentences: the senses are told apart best at layer 2 (94%), worst at layer 1 (50%)."
+        );
+        assert!(summary("bank", 16, &[0.5, 0.6, 0.9]).contains("worst at the input embeddings (layer 0) (50%)"));
     }
 }

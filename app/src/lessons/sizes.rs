@@ -1,4 +1,4 @@
-//! Lesson 5: model sizes and variants, tiny to large, DistilBERT and RoBERTa, with their
+//! Lesson 9: model sizes and variants, tiny to large, DistilBERT and RoBERTa, with their
 //! parameter counts computed from their configurations, next to the loaded model's.
 
 use bertbench_core::BertConfig;
@@ -108,7 +108,7 @@ pub fn SizesLesson() -> impl IntoView {
         <TryThis>
             <ul>
                 <li>"Which model spends the largest share of its parameters on the embedding table, and why?"</li>
-                <li>"Open a model of your own (the model panel's “Open a model folder”) and find it in the table."</li>
+                <li>"Open a model of your own (“Your own model: pick a folder” in the model panel) and find it in the table."</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="How many million parameters does the loaded model have?".to_string() answer=loaded_answer />

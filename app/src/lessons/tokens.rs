@@ -57,9 +57,12 @@ pub fn TokensLesson() -> impl IntoView {
             <p>"WordPiece tokenizes a word greedily, longest match first: take the longest prefix of the word that is in the "
                 "vocabulary, then the longest vocabulary entry (with ##) for the rest, and so on. If some part matches "
                 "nothing, the whole word becomes [UNK]."</p>
-            <p>"The vocabulary is learned from a corpus: start from single characters and repeatedly add the merge of two "
-                "pieces that raises the likelihood of the corpus most, score(a, b) = count(ab) / (count(a) · count(b)), "
-                "until the vocabulary has the size wanted. Below, you train one; the MLM lab pretrains a tiny BERT on it."</p>
+            <p>"The vocabulary is learned from a corpus: start from single characters and repeatedly merge the two "
+                "neighbouring pieces that occur together most often, count(ab), until the vocabulary has the size wanted. "
+                "That is what the trainer below does (Hugging Face's WordPiece trainer, which counts pairs as BPE does). "
+                "Google's original WordPiece chose instead the merge that raises the likelihood of the corpus most, "
+                "score(a, b) = count(ab) / (count(a) · count(b)), which prefers pieces that are rare apart but always together. "
+                "Below, you train one; the MLM lab pretrains a tiny BERT on it."</p>
             <p>"The input BERT reads is [CLS] + pieces + [SEP], at most 512 tokens: [CLS]'s final vector stands for the "
                 "whole text, [SEP] ends each sentence."</p>
         </Maths>
