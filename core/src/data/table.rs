@@ -366,7 +366,7 @@ fn parse_json(text: &str) -> Result<Table, DataError> {
         let problem = match item {
             Ok(JsonItem::Object(entries)) => {
                 let mut fields = vec![String::new(); columns.len()];
-                for (key, value) in entries {
+                for (key, value) in entries.into_iter().flat_map(|(k, v)| flatten(k, v)) {
                     let j = *index.entry(key.clone()).or_insert_with(|| {
                         columns.push(key);
                         columns.len() - 1
@@ -457,10 +457,23 @@ fn json_message(e: &serde_json::Error) -> String {
     }
 }
 
+/// A key and its value, an object's fields taking their own columns named `key.field` (so a
+/// label `{"label": {"id": 0, "name": "neg"}}` is read from `label.id` or `label.name`, chosen in
+/// the column mapping, never as the object's JSON text).
+fn flatten(key: String, value: serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            map.into_iter().flat_map(|(k, v)| flatten(format!("{key}.{k}"), v)).collect()
+        }
+        other => vec![(key, other)],
+    }
+}
+
 fn json_to_text(value: serde_json::Value) -> String {
     match value {
         serde_json::Value::String(s) => s,
         serde_json::Value::Null => String::new(),
+        serde_json::Value::Object(map) if map.is_empty() => String::new(),
         serde_json::Value::Bool(b) => b.to_string(),
         serde_json::Value::Number(n) => n.to_string(),
         other => other.to_string(),
@@ -684,5 +697,21 @@ mod tests {
         );
         assert_eq!(parse_table(b"a,b\n\0\n", None), Err(DataError::Binary { line: 2 }));
         assert!(DataError::TooLarge { bytes: 250_000_000 }.to_string().contains("250 MB"));
+    }
+
+    #[test]
+    fn a_json_object_field_is_read_through_its_named_fields() {
+        let text = "{\"text\": \"good\", \"label\": {\"id\": 1, \"name\": \"pos\"}}\n{\"text\": \"bad\", \"label\": {\"id\": 0, \"name\": \"neg\"}}\n";
+        let t = parse_table(text.as_bytes(), Some("train.jsonl")).unwrap();
+        assert_eq!(t.columns, ["text", "label.id", "label.name"]);
+        assert_eq!(fields(&t), [["good", "1", "pos"], ["bad", "0", "neg"]]);
+        let map = guess_columns(&t);
+        assert_eq!(map.text, 0);
+        let label = map.label.expect("a label column is guessed");
+        assert!(t.columns[label].starts_with("label."), "{:?}", t.columns[label]);
+        // Deeper objects too; an empty one is an empty field.
+        let t = parse_table(b"{\"a\": {\"b\": {\"c\": \"x\"}}, \"e\": {}}", Some("x.jsonl")).unwrap();
+        assert_eq!(t.columns, ["a.b.c", "e"]);
+        assert_eq!(fields(&t), [["x", ""]]);
     }
 }
