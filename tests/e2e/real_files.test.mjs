@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch } from './harness.mjs';
-import { MINUTE, openStudio } from './studio_helpers.mjs';
+import { MINUTE, openStudio, recipe, train } from './studio_helpers.mjs';
 
 let server, chrome;
 before(async () => {
@@ -66,4 +66,58 @@ test('a CSV row with a line break inside quotes is one row, and the report says 
   await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '20', null, { timeout: MINUTE });
   const warnings = await page.getByTestId('data-warning').allTextContents();
   assert.ok(warnings.some((w) => w.startsWith('1 row(s) hold a line break inside a quoted text (the first starts on line 6)')), warnings.join('\n'));
+});
+
+test('a JSON Lines label that is an object is read through its named field, never as its JSON text', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('task-classify').check();
+  const lines = Array.from({ length: 20 }, (_, i) => JSON.stringify({ text: `review number ${i} of the film`, label: { id: i % 2, name: i % 2 ? 'pos' : 'neg' } }));
+  await page.getByTestId('data-file').setInputFiles({ name: 'reviews.jsonl', mimeType: 'application/json', buffer: Buffer.from(lines.join('\n') + '\n') });
+  await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '20', null, { timeout: MINUTE });
+  const columns = await page.getByTestId('column-label').locator('option').allTextContents();
+  assert.ok(columns.some((c) => c.includes('label.id')) && columns.some((c) => c.includes('label.name')), columns.join(' | '));
+  const chosen = await page.getByTestId('column-label').evaluate((s) => s.options[s.selectedIndex].textContent);
+  assert.match(chosen, /label\.(id|name)/, 'a field of the object is the label');
+  assert.ok(!(await page.getByTestId('studio-data').textContent()).includes('{"id"'), 'no label shown as JSON text');
+});
+
+test('tagging, question answering and similarity each take a separate validation file, and a similarity run is scored on all of it', { timeout: 10 * MINUTE }, async () => {
+  const { page } = chrome;
+  // Tagging: CoNLL sentences, the held-out share switched off while the file is in use.
+  await page.getByTestId('task-tag').check();
+  await page.getByTestId('use-tag-example').click();
+  const conll = 'John B-PER\nlives O\nin O\nParis B-LOC\n\nMary B-PER\nsings O\n\nBerlin B-LOC\nis O\nbig O\n';
+  await page.getByTestId('tag-valid-file').setInputFiles({ name: 'dev.conll', mimeType: 'text/plain', buffer: Buffer.from(conll) });
+  await page.getByTestId('tag-valid-name').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('tag-valid-name').textContent(), /validating on dev\.conll \(3 sentences\)/);
+  assert.ok(await page.getByTestId('tag-valid-fraction').isDisabled(), 'no share held out beside a validation file');
+
+  // Question answering: two questions as JSON Lines.
+  await page.getByTestId('task-answer').check();
+  await page.getByTestId('use-qa-example').click();
+  const qa = [
+    { id: 'a', question: 'Who sings?', context: 'Mary sings in the choir.', answers: { text: ['Mary'], answer_start: [0] } },
+    { id: 'b', question: 'Where does John live?', context: 'John lives in Paris.', answers: { text: ['Paris'], answer_start: [14] } },
+  ].map((q) => JSON.stringify(q)).join('\n');
+  await page.getByTestId('qa-valid-file').setInputFiles({ name: 'dev.jsonl', mimeType: 'application/json', buffer: Buffer.from(qa) });
+  await page.getByTestId('qa-valid-name').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('qa-valid-name').textContent(), /validating on dev\.jsonl \(2 questions\)/);
+  assert.equal(await page.getByTestId('tag-valid-name').count(), 0, 'each mode shows its own file');
+
+  // Similarity: an STS-B-like dev file whose scores span 0.5–3.5 is read on the training file's 0–5.
+  await page.getByTestId('task-similar').check();
+  const header = ['index', 'genre', 'filename', 'year', 'old_index', 'source1', 'source2', 'sentence1', 'sentence2', 'score'];
+  const row = (i, a, b, s) => [i, 'main-news', '2012', '2012test', String(i).padStart(4, '0'), 'none', 'none', a, b, s];
+  const trainRows = sentences(60).map(([a, b], i) => row(i, a, b, (i % 6 * 0.97).toFixed(3)));
+  const devRows = sentences(72).slice(60).map(([a, b], i) => row(i, a, b, (0.5 + (i % 4)).toFixed(2)));
+  const tsv = (rows) => Buffer.from([header, ...rows].map((r) => r.join('\t')).join('\n') + '\n');
+  await page.getByTestId('pair-file').setInputFiles({ name: 'train.tsv', mimeType: 'text/tab-separated-values', buffer: tsv(trainRows) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=pair-count]')?.textContent === '60', null, { timeout: MINUTE });
+  await page.getByTestId('pair-valid-file').setInputFiles({ name: 'dev.tsv', mimeType: 'text/tab-separated-values', buffer: tsv(devRows) });
+  await page.getByTestId('pair-valid-name').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('pair-valid-name').textContent(), /validating on dev\.tsv \(12 pairs\)/);
+  await page.getByTestId('pair-bi').check();
+  await recipe(page, { mode: 'head', 'batch-size': 16, 'head-epochs': 2 });
+  await train(page, 'similarity-valid-file', 6 * MINUTE);
+  assert.equal(await page.getByTestId('sim-count').textContent(), '12', 'every pair of the validation file scored, none of the training file');
 });

@@ -13,6 +13,7 @@ use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
@@ -99,9 +100,14 @@ impl Studio {
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
         let data = &upload.data;
-        let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
-        let pick = |idx: &[usize]| idx.iter().map(|&i| data.items[i].clone()).collect::<Vec<QaItem>>();
-        let questions = QaRequest { train: pick(&split.train), valid: pick(&split.valid) };
+        let questions = match self.held_out_file().map(|h| h.data) {
+            Some(HeldOutData::Questions(valid)) => QaRequest { train: data.items.clone(), valid: valid.items.clone() },
+            _ => {
+                let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
+                let pick = |idx: &[usize]| idx.iter().map(|&i| data.items[i].clone()).collect::<Vec<QaItem>>();
+                QaRequest { train: pick(&split.train), valid: pick(&split.valid) }
+            }
+        };
         let label = format!("question answering · {}", recipe(&config));
         let labels = LABELS.iter().map(|l| l.to_string()).collect();
         self.launch(&engine, label, config, labels, window, |r| r.questions = Some(questions))
@@ -112,7 +118,7 @@ impl Studio {
         let Some(u) = self.questions.get_untracked() else { return 0 };
         let n = u.data.items.len();
         let windows = u.windows.unwrap_or(n);
-        (windows as f32 * (1.0 - self.valid_fraction.get_untracked())).round() as usize
+        (windows as f32 * (1.0 - self.held_out_fraction())).round() as usize
     }
 }
 
@@ -209,11 +215,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
             {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Answer).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
             {report}
             <div class="row">
-                <label class="small">"Validation: "
-                    <select data-testid="qa-valid-fraction" on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
-                        {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% of passages held out", f * 100.0)}</option> }).collect_view()}
-                    </select>
-                </label>
+                <HeldOutChoice prefix="qa" unit="of passages held out" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" />
                 <label class="small" title="A longer passage is cut into windows that overlap by a third; each window holds the whole question">
                     "Window: "
                     <select data-testid="qa-window" on:change=move |ev| studio.window_len.set(event_target_value(&ev).parse().unwrap_or(192))>

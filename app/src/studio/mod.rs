@@ -28,6 +28,7 @@ use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
 mod data;
+mod held_out;
 mod answering;
 mod inside;
 mod results;
@@ -116,6 +117,8 @@ pub struct Studio {
     pub upload: RwSignal<Option<Upload>>,
     /// A separate validation file (same columns).
     pub valid_upload: RwSignal<Option<Upload>>,
+    /// A separate validation file of the tagging, question-answering or similarity mode.
+    pub held_out: RwSignal<Option<held_out::HeldOut>>,
     /// Column mapping.
     pub columns: RwSignal<ColumnMap>,
     /// Parse / mapping error to show.
@@ -205,6 +208,7 @@ impl Studio {
             saved,
             upload: RwSignal::new(None),
             valid_upload: RwSignal::new(None),
+            held_out: RwSignal::new(None),
             columns: RwSignal::new(ColumnMap { text: 0, text_pair: None, label: Some(1) }),
             data_error: RwSignal::new(None),
             prepared: RwSignal::new(None),

@@ -16,6 +16,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::data::clip;
+use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
@@ -137,9 +138,14 @@ impl Studio {
         }
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
-        let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
-        let pick = |idx: &[usize]| idx.iter().map(|&i| data.pairs[i].clone()).collect::<Vec<_>>();
-        let pairs = PairRequest { train: pick(&split.train), valid: pick(&split.valid) };
+        let pairs = match self.held_out_file().map(|h| h.data) {
+            Some(HeldOutData::Pairs(valid)) => PairRequest { train: data.pairs.clone(), valid: (*valid).clone().on_scale_of(&data).map_err(|e| e.to_string())?.pairs },
+            _ => {
+                let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
+                let pick = |idx: &[usize]| idx.iter().map(|&i| data.pairs[i].clone()).collect::<Vec<_>>();
+                PairRequest { train: pick(&split.train), valid: pick(&split.valid) }
+            }
+        };
         let label = format!("{} · {}", kind(level), recipe(&config));
         let labels = LABELS.iter().map(|l| l.to_string()).collect();
         self.launch(&engine, label, config, labels, self.max_len.get_untracked(), |r| r.pairs = Some(pairs))
@@ -148,7 +154,7 @@ impl Studio {
     /// Training pairs of the loaded file (about: the split is stratified by score).
     pub(super) fn training_pairs(self) -> usize {
         let n = self.pairs.with_untracked(|u| u.as_ref().and_then(|u| u.data.as_ref()).map_or(0, |d| d.pairs.len()));
-        (n as f32 * (1.0 - self.valid_fraction.get_untracked())).round() as usize
+        (n as f32 * (1.0 - self.held_out_fraction())).round() as usize
     }
 }
 
@@ -278,11 +284,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             })}
             {report}
             <div class="row">
-                <label class="small">"Validation: "
-                    <select data-testid="pair-valid-fraction" on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
-                        {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% held out (by score)", f * 100.0)}</option> }).collect_view()}
-                    </select>
-                </label>
+                <HeldOutChoice prefix="pair" unit="held out (by score)" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" />
             </div>
             <fieldset class="choice" data-testid="pair-model" prop:disabled=running>
                 <legend>"Model"</legend>

@@ -15,6 +15,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
+use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
@@ -157,9 +158,19 @@ impl Studio {
         let trains_encoder = config.mode != bertbench_core::train::TrainMode::HeadOnly;
         memory::check_memory(engine.bert.report.num_params as u64, trains_encoder, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
         let data = &upload.data;
-        let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
-        let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
-        let tagged = TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() };
+        let tagged = match self.held_out_file().map(|h| h.data) {
+            Some(HeldOutData::Tagged(valid)) => {
+                if let Some(tag) = valid.tags.iter().find(|t| !data.tags.contains(t)) {
+                    return Err(format!("the validation file has the tag {tag}, which the training file never uses; the model could not predict it"));
+                }
+                TaggedRequest { train: data.sentences.clone(), valid: valid.sentences.clone(), pieces: self.pieces.get_untracked() }
+            }
+            _ => {
+                let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
+                let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
+                TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() }
+            }
+        };
         let label = format!("tagging · {}", recipe(&config));
         self.launch(&engine, label, config, data.tags.clone(), self.max_len.get_untracked(), |r| r.tagged = Some(tagged))
     }
@@ -262,11 +273,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
             {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Tag).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
             {report}
             <div class="row">
-                <label class="small">"Validation: "
-                    <select data-testid="tag-valid-fraction" on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
-                        {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% of sentences held out", f * 100.0)}</option> }).collect_view()}
-                    </select>
-                </label>
+                <HeldOutChoice prefix="tag" unit="of sentences held out" accept=".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz" />
                 <label class="small" title="The BERT paper scores each word at its first piece and ignores the rest; reading every piece teaches the later pieces I- tags">
                     "The loss reads "
                     <select data-testid="tag-pieces" on:change=move |ev| studio.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>

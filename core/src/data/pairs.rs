@@ -90,6 +90,28 @@ pub struct PairData {
 const SPLIT_BINS: usize = 5;
 
 impl PairData {
+    /// These pairs (a separate validation or test file) read on `train`'s scale, so that both
+    /// files' scores mean the same: a validation file of STS-B scores from 0.2 to 4.8 is still
+    /// scored on the training file's 0–5. Two-valued text labels must name the same two values.
+    pub fn on_scale_of(mut self, train: &PairData) -> Result<PairData, DataError> {
+        if self.label_names != train.label_names {
+            let names = |d: &PairData| d.label_names.as_ref().map_or("numbers".to_string(), |(a, b)| format!("“{a}” and “{b}”"));
+            return Err(DataError::Pairs(format!(
+                "The validation file's scores are {}, the training file's {}: both files need the same kind of score.",
+                names(&self),
+                names(train)
+            )));
+        }
+        if self.scale != train.scale {
+            for p in &mut self.pairs {
+                p.score = train.scale.normalise(self.scale.denormalise(p.score));
+            }
+            self.scale = train.scale;
+        }
+        self.binary = train.binary;
+        Ok(self)
+    }
+
     /// A seeded train/validation split (the same inputs give the same split), stratified by
     /// score: 5 equal-width bins of the normalised score, or the two classes of binary data,
     /// each split as [`Dataset::split`] splits a label. A bin with a single pair is merged into
@@ -906,5 +928,26 @@ mod tests {
         assert_eq!(d.histogram(1), [4]);
         assert!(d.histogram(0).is_empty());
         assert!((d.mean_score() - 0.425).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_validation_file_is_read_on_the_training_files_scale() {
+        let train = scores(&["0", "2.5", "5", "1", "4"]).unwrap();
+        let valid = scores(&["0.4", "4.6", "2.5"]).unwrap();
+        assert_eq!((valid.scale.low, valid.scale.high), (0.0, 5.0), "floor and ceiling");
+        let narrow = scores(&["1.2", "3.8"]).unwrap();
+        assert_eq!((narrow.scale.low, narrow.scale.high), (1.0, 4.0));
+        let read = narrow.on_scale_of(&train).unwrap();
+        assert_eq!(read.scale, train.scale);
+        let got: Vec<f32> = read.pairs.iter().map(|p| p.score).collect();
+        assert!((got[0] - 1.2 / 5.0).abs() < 1e-6 && (got[1] - 3.8 / 5.0).abs() < 1e-6, "{got:?}");
+        assert!(valid.on_scale_of(&train).is_ok());
+        let words = {
+            let csv = "sentence1,sentence2,label\na,b,yes\nc,d,no\ne,f,yes\n";
+            let t = parse_table(csv.as_bytes(), Some("p.csv")).unwrap();
+            to_pairs(&t, &ColumnMap { text: 0, text_pair: Some(1), label: Some(2) }).unwrap()
+        };
+        let err = words.on_scale_of(&train).unwrap_err().to_string();
+        assert!(err.contains("same kind of score"), "{err}");
     }
 }
