@@ -16,15 +16,12 @@ use burn::module::Module;
 use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use serde::{Deserialize, Serialize};
 
-use crate::tasks::classification::{BertClassifier, ClassifierMeta, FeatureSpec, Level, features, span_rows, token_features};
-use crate::tasks::qa::{AnswerMetrics, SpanConfig};
+use crate::tasks::classification::{BertClassifier, ClassifierMeta, Level, features, span_rows, token_features};
+use crate::tasks::qa::AnswerMetrics;
 use crate::tasks::similarity::{self, SimilarityLoss, SimilarityMetrics};
 use crate::tasks::tagging::EntityMetrics;
-use crate::data::ScoreScale;
 use crate::nn::dropout;
-// `Result` is left as std's here: `#[derive(Config)]` expands code that names it.
 use crate::error::Error;
 use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig};
 use crate::nn::read_f32;
@@ -40,228 +37,17 @@ use super::grads::{AddGrads, FreshLeaves};
 use super::schedule::{group_by_length, steps_per_epoch};
 use super::step::{Schedule, clip, read_back};
 
+mod config;
 mod eval;
+mod report;
 mod snapshot;
 mod units;
+pub use config::{FineTuneConfig, Phase, TrainMode, config_with_defaults};
+pub use report::{EvalReport, Event, Progress, StepPoint};
+use report::score;
 pub use snapshot::{Snapshot, TrainState, copy_to};
 pub use units::{LabeledText, SpanTarget, encode_examples, encode_pairs, encode_questions, encode_tagged};
 use units::{batch_inputs, batch_units, labels_tensor, scores_tensor};
-
-/// What trains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum TrainMode {
-    /// Frozen encoder, cached features, only the head trains.
-    #[default]
-    HeadOnly,
-    /// Every weight trains from the first step.
-    Full,
-    /// Head-only epochs first, then full fine-tuning.
-    FreezeThenUnfreeze,
-}
-
-impl TrainMode {
-    /// Short label for the page.
-    pub fn label(self) -> &'static str {
-        match self {
-            TrainMode::HeadOnly => "head only (frozen encoder)",
-            TrainMode::Full => "full fine-tuning",
-            TrainMode::FreezeThenUnfreeze => "freeze, then unfreeze",
-        }
-    }
-}
-
-/// A stage of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
-    /// Computing the frozen encoder's features.
-    Features,
-    /// Training the head on cached features.
-    Head,
-    /// Training everything.
-    Full,
-    /// Finished.
-    Done,
-}
-
-/// Hyper-parameters of a run. Defaults follow the BERT paper's fine-tuning recipe (batch 32,
-/// lr 5e-5, 2 epochs, 10% warmup, weight decay 0.01, dropout 0.1, clip at norm 1) and, for the
-/// head on frozen features, a larger learning rate and more epochs (its steps take
-/// milliseconds: it is logistic regression on cached vectors).
-#[derive(Config, Debug)]
-pub struct FineTuneConfig {
-    /// What trains.
-    #[config(default = "TrainMode::HeadOnly")]
-    pub mode: TrainMode,
-    /// What the head reads.
-    #[config(default = "FeatureSpec::default()")]
-    pub features: FeatureSpec,
-    /// Examples per step.
-    #[config(default = 32)]
-    pub batch_size: usize,
-    /// Peak learning rate when the encoder trains.
-    #[config(default = 5e-5)]
-    pub learning_rate: f64,
-    /// Epochs of full fine-tuning.
-    #[config(default = 2)]
-    pub epochs: usize,
-    /// Peak learning rate of the head on frozen features.
-    #[config(default = 5e-3)]
-    pub head_learning_rate: f64,
-    /// Epochs of head-only training (head-only mode, or the first stage of freeze-then-unfreeze).
-    #[config(default = 20)]
-    pub head_epochs: usize,
-    /// Fraction of each stage's steps spent warming the learning rate up from 0.
-    #[config(default = 0.1)]
-    pub warmup_ratio: f64,
-    /// Decoupled weight decay (not applied to biases and LayerNorm).
-    #[config(default = 0.01)]
-    pub weight_decay: f64,
-    /// Gradients are scaled down so their global L2 norm is at most this; 0 turns it off.
-    #[config(default = 1.0)]
-    pub max_grad_norm: f64,
-    /// Dropout before the head, as `transformers`' sequence and token classifiers have it. A
-    /// question-answering head has none whatever this says: `BertForQuestionAnswering`'s
-    /// `qa_outputs` reads the encoder's last hidden states as they are.
-    #[config(default = 0.1)]
-    pub dropout: f64,
-    /// Seed of the head's initialisation, dropout and batch order.
-    #[config(default = 42)]
-    pub seed: u64,
-    /// Also evaluate every this many steps (0: only at the end of each epoch).
-    #[config(default = 0)]
-    pub eval_every: usize,
-    /// Full fine-tuning batches texts of similar length together (see [`group_by_length`]),
-    /// so a batch pads to little more than its own texts: less work per epoch, a slightly
-    /// less random batch order.
-    #[config(default = true)]
-    pub group_by_length: bool,
-    /// A question-answering run's windows and answer search.
-    #[config(default = "SpanConfig::new()")]
-    pub spans: SpanConfig,
-    /// What a bi-encoder minimises.
-    #[config(default = "SimilarityLoss::Cosine")]
-    pub similarity_loss: SimilarityLoss,
-    /// A similarity run's score scale (what 0 and 1 stand for in the data), kept with the model.
-    #[config(default = "None")]
-    pub score_scale: Option<ScoreScale>,
-}
-
-/// Deserializes a [`FineTuneConfig`] saved by an earlier version: fields it lacks take their
-/// defaults, so settings and checkpoints saved before a field existed still load. For
-/// `#[serde(deserialize_with = "...")]`.
-pub fn config_with_defaults<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<FineTuneConfig, D::Error> {
-    use serde::de::Error as _;
-    let saved = serde_json::Value::deserialize(d)?;
-    let mut merged = serde_json::to_value(FineTuneConfig::new()).map_err(D::Error::custom)?;
-    if let (Some(m), serde_json::Value::Object(saved)) = (merged.as_object_mut(), saved) {
-        m.extend(saved);
-    }
-    serde_json::from_value(merged).map_err(D::Error::custom)
-}
-
-
-/// One optimizer step, as reported.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct StepPoint {
-    /// Stage the step belongs to.
-    pub phase: Phase,
-    /// Steps done in the whole run, this one included.
-    pub step: usize,
-    /// Fractional epoch within the stage (1.5 = half-way through the second epoch).
-    pub epoch: f32,
-    /// Mean cross-entropy of the batch.
-    pub loss: f32,
-    /// Learning rate used.
-    pub lr: f64,
-    /// Global gradient norm before clipping.
-    pub grad_norm: f32,
-}
-
-/// An evaluation on the validation set.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EvalReport {
-    /// Stage evaluated in.
-    pub phase: Phase,
-    /// Steps done in the whole run.
-    pub step: usize,
-    /// Fractional epoch within the stage.
-    pub epoch: f32,
-    /// Mean training loss since the previous evaluation.
-    pub train_loss: f32,
-    /// Training accuracy since the previous evaluation (with dropout on, as trained).
-    pub train_accuracy: f32,
-    /// Mean validation cross-entropy.
-    pub valid_loss: f32,
-    /// Validation metrics (a token classifier's: of each word's tag, read at its first piece).
-    pub metrics: Metrics,
-    /// A tagger's entity-level metrics (when its tags are BIO).
-    #[serde(default)]
-    pub entities: Option<EntityMetrics>,
-    /// A question-answering model's exact match and F1 (SQuAD's).
-    #[serde(default)]
-    pub answers: Option<AnswerMetrics>,
-    /// A similarity model's correlations with the gold scores.
-    #[serde(default)]
-    pub similarity: Option<SimilarityMetrics>,
-    /// Whether this is the best validation score so far (its weights are kept): see
-    /// [`score`](Self::score).
-    pub best: bool,
-}
-
-impl EvalReport {
-    /// The score runs are compared by: a similarity model's Spearman correlation, a
-    /// question-answering model's F1, entity F1 where there are entities, else accuracy.
-    pub fn score(&self) -> f32 {
-        score(&self.metrics, self.entities.as_ref(), self.answers.as_ref(), self.similarity.as_ref())
-    }
-}
-
-fn score(metrics: &Metrics, entities: Option<&EntityMetrics>, answers: Option<&AnswerMetrics>, similarity: Option<&SimilarityMetrics>) -> f32 {
-    similarity.map(|s| s.spearman).or(answers.map(|a| a.all.f1)).or(entities.map(|e| e.f1)).unwrap_or(metrics.accuracy)
-}
-
-/// What one call of [`FineTuner::advance`] did.
-#[derive(Debug, Clone)]
-pub enum Event {
-    /// Computed a batch of frozen features.
-    Features {
-        /// Examples done (training then validation).
-        done: usize,
-        /// Examples in all.
-        total: usize,
-    },
-    /// A stage starts.
-    PhaseStarted {
-        /// Which.
-        phase: Phase,
-        /// Its optimizer steps.
-        steps: usize,
-    },
-    /// One optimizer step.
-    Step(StepPoint),
-    /// Evaluated a batch of the validation set.
-    Evaluating {
-        /// Examples done.
-        done: usize,
-        /// Examples in all.
-        total: usize,
-    },
-    /// A validation pass finished.
-    Evaluated(Box<EvalReport>),
-    /// The run is over; [`FineTuner::best_model`] has the result.
-    Finished,
-}
-
-/// Where the run stands, for a progress bar.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct Progress {
-    /// Current stage.
-    pub phase: Phase,
-    /// Optimizer steps done.
-    pub step: usize,
-    /// Optimizer steps in the whole run.
-    pub total_steps: usize,
-}
 
 struct EvalState {
     next: usize,
@@ -819,6 +605,7 @@ impl FineTuner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tasks::classification::FeatureSpec;
     use crate::tasks::classification::predict;
     use crate::tokenizer::Encoded;
     use burn::module::{ModuleVisitor, Param};
