@@ -36,9 +36,8 @@ fn special_share(tokens: &[String], row: &[f32], query: usize) -> String {
     let among = word.map(|w| format!("Among the other words, “{}” looks most at “{}” ({:.0}%).", tokens[query], tokens[w], row[w] * 100.0)).unwrap_or_default();
     if is_special(tokens, top) {
         format!(
-            "“{}” gives {:.0}% of its attention to the special tokens, the most to {}. Much attention to [CLS] and [SEP] is a resting place: \
-             a head with nothing to take from the sentence puts its weight there (Clark et al., 2019, “What does BERT look at?”), and \
-             the mean of the heads adds those up. {among} Step through the heads to find one that links the pronoun to its noun.",
+            "“{}” gives {:.0}% of its attention to the special tokens, the most to {}: a head with nothing to take from the \
+             sentence rests its weight on [CLS] and [SEP] (Clark et al., 2019). {among} Step through the heads for one that links them.",
             tokens[query],
             special * 100.0,
             tokens[top]

@@ -215,7 +215,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
             {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Answer).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
             {report}
             <div class="row">
-                <HeldOutChoice prefix="qa" unit="of passages held out" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" />
+                <HeldOutChoice task=Task::Answer prefix="qa" unit="of passages held out" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" />
                 <label class="small" title="A longer passage is cut into windows that overlap by a third; each window holds the whole question">
                     "Window: "
                     <select data-testid="qa-window" on:change=move |ev| studio.window_len.set(event_target_value(&ev).parse().unwrap_or(192))>

@@ -91,12 +91,12 @@ impl Studio {
     }
 }
 
-/// The validation choice of a tagging, question-answering or similarity card: a held-out share
-/// (`unit` says of what) or a separate file; `prefix` names its test ids (`{prefix}-valid-…`).
+/// The validation choice of `task`'s card (tagging, question answering or similarity): a
+/// held-out share (`unit` says of what) or a separate file; `prefix` names its test ids
+/// (`{prefix}-valid-…`).
 #[component]
-pub fn HeldOutChoice(prefix: &'static str, unit: &'static str, accept: &'static str) -> impl IntoView {
+pub fn HeldOutChoice(task: Task, prefix: &'static str, unit: &'static str, accept: &'static str) -> impl IntoView {
     let studio = expect_context::<Studio>();
-    let task = studio.task.get_untracked();
     let file = move || studio.held_out.get().filter(|h| h.task() == task);
     let picked = on_files(move |mut files| {
         if let Some((name, bytes)) = files.pop() {

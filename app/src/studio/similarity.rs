@@ -284,7 +284,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             })}
             {report}
             <div class="row">
-                <HeldOutChoice prefix="pair" unit="held out (by score)" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" />
+                <HeldOutChoice task=Task::Similar prefix="pair" unit="held out (by score)" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" />
             </div>
             <fieldset class="choice" data-testid="pair-model" prop:disabled=running>
                 <legend>"Model"</legend>

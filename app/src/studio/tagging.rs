@@ -273,7 +273,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
             {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Tag).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
             {report}
             <div class="row">
-                <HeldOutChoice prefix="tag" unit="of sentences held out" accept=".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz" />
+                <HeldOutChoice task=Task::Tag prefix="tag" unit="of sentences held out" accept=".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz" />
                 <label class="small" title="The BERT paper scores each word at its first piece and ignores the rest; reading every piece teaches the later pieces I- tags">
                     "The loss reads "
                     <select data-testid="tag-pieces" on:change=move |ev| studio.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
