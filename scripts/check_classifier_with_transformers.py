@@ -41,7 +41,7 @@ from transformers import (
     AutoTokenizer,
 )
 
-FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra")
+FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert")
 
 
 def folder(path):

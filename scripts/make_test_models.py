@@ -18,7 +18,8 @@ import sys
 
 import torch
 import transformers
-from tokenizers import ByteLevelBPETokenizer
+from tokenizers import ByteLevelBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer
+from tokenizers.models import Unigram
 from transformers import (
     AutoModel,
     AutoTokenizer,
@@ -29,6 +30,9 @@ from transformers import (
     BertForTokenClassification,
     BertModel,
     BertTokenizerFast,
+    CamembertConfig,
+    CamembertForSequenceClassification,
+    CamembertTokenizerFast,
     DistilBertConfig,
     DistilBertForMaskedLM,
     DistilBertForSequenceClassification,
@@ -42,6 +46,9 @@ from transformers import (
     RobertaForMaskedLM,
     RobertaForSequenceClassification,
     RobertaTokenizerFast,
+    XLMRobertaConfig,
+    XLMRobertaForMaskedLM,
+    XLMRobertaTokenizerFast,
 )
 
 CORPUS = [
@@ -62,6 +69,15 @@ TEXTS = [
 ]
 # Masked texts, written with the family's own mask token in place of {mask}.
 MASKED = ["The quick brown {mask} jumps over the lazy dog.", "I deposited the {mask} at the {mask}."]
+# What the SentencePiece families (XLM-RoBERTa, CamemBERT) also learn and are checked on:
+# accents, a sharp s, words cut into several `▁`-marked pieces, a French/German pair.
+MULTILINGUAL = [
+    "Le café près de la rivière était très agréable.",
+    "Die Straße über den Fluss führt nach München.",
+    "Où est la gare? Wie alt bist du?",
+]
+MULTILINGUAL_TEXTS = TEXTS + [(MULTILINGUAL[0], None), ("Où est la gare?", MULTILINGUAL[1])]
+MULTILINGUAL_MASKED = MASKED + ["Le café près de la {mask} était très agréable."]
 TOP_K = 5
 
 
@@ -96,26 +112,29 @@ def jitter(model):
     return model.eval()
 
 
-def hidden_and_ids(model, tok, family):
-    """For every test text: ids, segment ids and the encoder's last hidden state."""
+def hidden_and_ids(model, tok, family, texts=TEXTS):
+    """For every test text: ids, each token's character offsets (`(0, 0)` for specials) and the
+    encoder's last hidden state."""
     base = model.base_model if hasattr(model, "base_model") else model
     rows = []
-    for text, pair in TEXTS:
-        enc = tok(text, pair, return_tensors="pt")
+    for text, pair in texts:
+        enc = tok(text, pair, return_tensors="pt", return_offsets_mapping=True)
+        offsets = enc.pop("offset_mapping")[0].tolist()
         with torch.no_grad():
             out = base(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")})
         rows.append({
             "text": text,
             "pair": pair,
             "input_ids": enc["input_ids"][0].tolist(),
+            "offsets": offsets,
             "last_hidden_state": out.last_hidden_state[0].tolist(),
         })
     return rows
 
 
-def fill_mask(model, tok):
+def fill_mask(model, tok, masked=MASKED):
     rows = []
-    for template in MASKED:
+    for template in masked:
         text = template.replace("{mask}", tok.mask_token)
         enc = tok(text, return_tensors="pt")
         with torch.no_grad():
@@ -130,10 +149,10 @@ def fill_mask(model, tok):
     return rows
 
 
-def classify(model, tok):
+def classify(model, tok, texts=TEXTS):
     """Each test text's class probabilities (a token classifier's: one list per token)."""
     rows = []
-    for text, pair in TEXTS:
+    for text, pair in texts:
         enc = tok(text, pair, return_tensors="pt")
         with torch.no_grad():
             logits = model(**enc).logits[0]
@@ -177,13 +196,13 @@ def answer_logits(model, tok):
     return rows
 
 
-def save(folder, model, tok, family, description, **heads):
+def save(folder, model, tok, family, description, texts=TEXTS, **heads):
     expected = {
         "family": family,
         "description": description,
         "transformers": transformers.__version__,
         "num_parameters": sum(p.numel() for p in (model.base_model if hasattr(model, "base_model") else model).parameters()),
-        "texts": hidden_and_ids(model, tok, family),
+        "texts": hidden_and_ids(model, tok, family, texts),
     }
     expected.update(heads)
     with open(os.path.join(folder, "expected.json"), "w") as f:
@@ -357,12 +376,65 @@ def make_roberta(out):
             save(folder, model, tok, "roberta", "RobertaForSequenceClassification with id2label", classify=classify(model, tok))
 
 
+def unigram_tokenizer(specials):
+    """A SentencePiece Unigram tokenizer trained on the corpus by `tokenizers`. The trainer's
+    pieces are the same every run, but not their order nor the last bits of their scores (its
+    sums run in hash-map order, and the characters it adds last get scores 1e-4 apart in that
+    order): the scores are rounded to two decimals and the pieces sorted, so the ids and the
+    pieces are the same every run."""
+    trained = SentencePieceUnigramTokenizer()
+    trained.train_from_iterator((CORPUS + MULTILINGUAL) * 4, vocab_size=400, show_progress=False, unk_token="<unk>",
+                                special_tokens=specials)
+    vocab = json.loads(trained.to_str())["model"]["vocab"]
+    pieces = sorted(((p, round(score, 2)) for p, score in vocab if p not in specials), key=lambda x: (-x[1], x[0]))
+    tok = Tokenizer(Unigram([(p, 0.0) for p in specials] + pieces, unk_id=specials.index("<unk>"), byte_fallback=False))
+    tok.normalizer, tok.pre_tokenizer, tok.decoder = trained.normalizer, trained.pre_tokenizer, trained.decoder
+    tok.add_special_tokens(specials)
+    return tok
+
+
+def make_sentencepiece(out):
+    """XLM-RoBERTa with its MLM head and a CamemBERT classifier: RoBERTa's encoder under other
+    names, with a SentencePiece Unigram tokenizer.json trained here (a lone Metaspace
+    pre-tokenizer and SentencePiece's normalizers, as the Hub's files have), saved through the
+    family's own tokenizer class."""
+    unigram = unigram_tokenizer(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    cases = (
+        ("xlm-roberta", 16, XLMRobertaTokenizerFast, XLMRobertaConfig, XLMRobertaForMaskedLM, {}),
+        ("camembert-classifier", 17, CamembertTokenizerFast, CamembertConfig, CamembertForSequenceClassification,
+         {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}}),
+    )
+    for name, seed, tokenizer_class, config_class, model_class, extra in cases:
+        folder = fresh(out, name)
+        tok = tokenizer_class(tokenizer_object=unigram)
+        torch.manual_seed(seed)
+        config = config_class(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=66, type_vocab_size=1,
+                              pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **extra)
+        model = jitter(model_class(config))
+        model.save_pretrained(folder)
+        tok.save_pretrained(folder)
+        family = config.model_type
+        # The reference is the folder as a user loads it.
+        tok = AutoTokenizer.from_pretrained(folder)
+        assert type(tok).__name__ == tokenizer_class.__name__.removesuffix("Fast"), type(tok)
+        described = f"{model_class.__name__}, SentencePiece Unigram tokenizer.json"
+        if extra:
+            save(folder, model, tok, family, described + " with id2label", MULTILINGUAL_TEXTS,
+                 classify=classify(model, tok, MULTILINGUAL_TEXTS))
+        else:
+            save(folder, model, tok, family, described, MULTILINGUAL_TEXTS,
+                 fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     os.makedirs(out, exist_ok=True)
     make_bert_family(out)
     make_roberta(out)
     make_electra(out)
+    make_sentencepiece(out)
     names = sorted(n for n in os.listdir(out) if os.path.exists(os.path.join(out, n, "expected.json")))
     with open(os.path.join(out, "index.json"), "w") as f:
         json.dump(names, f)

@@ -40,6 +40,39 @@ pub fn tiny_bert() -> (LoadedModel, Device) {
     (crate::bert::checkpoint::load(files, &device).unwrap(), device)
 }
 
+/// A SentencePiece Unigram `tokenizer.json` as XLM-RoBERTa's and CamemBERT's are written: the
+/// `<s> <pad> </s> <unk> <mask>` specials, a lone `Metaspace` pre-tokenizer (`▁` before every
+/// word), `<s> A </s></s> B </s>`. Its pieces cover "Le café près de la rivière" and "Die
+/// Straße" (accents and a word cut into several pieces); anything else falls to characters or
+/// `<unk>`.
+pub fn unigram_tokenizer_json() -> Vec<u8> {
+    let special = |id: u32, content: &str| serde_json::json!({"id": id, "content": content, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true});
+    let mut vocab: Vec<(String, f64)> = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].iter().map(|s| (s.to_string(), 0.0)).collect();
+    for (piece, score) in [("▁Le", -2.0), ("▁café", -3.0), ("▁pr", -4.0), ("ès", -4.0), ("▁de", -2.0), ("▁la", -2.0), ("▁", -3.0), ("ri", -4.0), ("vi", -4.0), ("ère", -4.0), ("▁Die", -3.0), ("▁Stra", -4.0), ("ße", -4.0)] {
+        vocab.push((piece.into(), score));
+    }
+    for c in "LecafépèsdlrivèDSta".chars() {
+        vocab.push((c.to_string(), -8.0));
+    }
+    let template = |pair: bool| {
+        let (s, e) = (serde_json::json!({"SpecialToken": {"id": "<s>", "type_id": 0}}), serde_json::json!({"SpecialToken": {"id": "</s>", "type_id": 0}}));
+        let seq = |id: &str| serde_json::json!({"Sequence": {"id": id, "type_id": 0}});
+        if pair { serde_json::json!([s, seq("A"), e, e, seq("B"), e]) } else { serde_json::json!([s, seq("A"), e]) }
+    };
+    let metaspace = serde_json::json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true});
+    serde_json::to_vec(&serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [special(0, "<s>"), special(1, "<pad>"), special(2, "</s>"), special(3, "<unk>"), special(4, "<mask>")],
+        "normalizer": null,
+        "pre_tokenizer": metaspace,
+        "post_processor": {"type": "TemplateProcessing", "single": template(false), "pair": template(true),
+            "special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]}, "</s>": {"id": "</s>", "ids": [2], "tokens": ["</s>"]}}},
+        "decoder": metaspace,
+        "model": {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": false},
+    }))
+    .unwrap()
+}
+
 /// A separable toy task: label 1 iff the sentence contains token 7 ("good"), else it contains
 /// token 8 ("bad"); the other tokens are noise.
 pub fn toy(n: usize, seed: u64) -> Vec<LabeledText> {

@@ -1,11 +1,16 @@
-//! Tokenization through the `tokenizers` crate (BERT's WordPiece, RoBERTa's byte-level BPE: any
-//! `tokenizer.json`), and padded batches for the model.
+//! Tokenization through the `tokenizers` crate (BERT's WordPiece, RoBERTa's byte-level BPE,
+//! XLM-RoBERTa's and CamemBERT's SentencePiece Unigram: any `tokenizer.json`), and padded batches
+//! for the model.
 
 use serde::{Deserialize, Serialize};
 use tokenizers::decoders::wordpiece::WordPiece as WordPieceDecoder;
 use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::normalizers::bert::BertNormalizer;
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+use tokenizers::pre_tokenizers::metaspace::PrependScheme;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::whitespace::WhitespaceSplit;
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::bert::BertProcessing;
 use tokenizers::{EncodeInput, Encoding, PostProcessor, Tokenizer, TruncationParams, TruncationStrategy};
 
@@ -14,7 +19,9 @@ use crate::error::{Error, Result};
 /// One token of an encoded text, with everything the page shows about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Token {
-    /// The WordPiece piece, `##` marking a continuation (`"play"`, `"##ing"`, `"[CLS]"`).
+    /// The vocabulary piece: WordPiece's `##` marks a continuation (`"play"`, `"##ing"`,
+    /// `"[CLS]"`), byte-level BPE's `Ġ` and SentencePiece's `▁` a word's start (`"Ġplay"`,
+    /// `"▁play"`).
     pub piece: String,
     /// Vocabulary id.
     pub id: u32,
@@ -161,8 +168,12 @@ impl BertTokenizer {
     /// Loads a `tokenizer.json`. Its own truncation and padding settings (all-MiniLM-L6-v2
     /// ships 128-token truncation and fixed padding) are replaced: sequences are truncated at
     /// `max_len` (the model's `max_position_embeddings`), and batches are padded by [`Batch`].
+    ///
+    /// A SentencePiece tokenizer (XLM-RoBERTa, CamemBERT) is split on whitespace before its
+    /// `Metaspace` step, as `transformers` builds it: see [`split_on_whitespace_first`].
     pub fn from_tokenizer_json(bytes: &[u8], max_len: usize) -> Result<Self> {
-        let inner = Tokenizer::from_bytes(bytes).map_err(|e| Error::Tokenizer(format!("tokenizer.json: {e}")))?;
+        let mut inner = Tokenizer::from_bytes(bytes).map_err(|e| Error::Tokenizer(format!("tokenizer.json: {e}")))?;
+        split_on_whitespace_first(&mut inner);
         Self::wrap(inner, max_len)
     }
 
@@ -409,6 +420,23 @@ impl BertTokenizer {
     }
 }
 
+/// A SentencePiece `tokenizer.json` (XLM-RoBERTa's, CamemBERT's) pre-tokenizes with a lone
+/// `Metaspace`, which turns every space into the `▁` that starts the next piece: that piece's
+/// character offsets then begin on the space before its word, a tagged word would start
+/// between words and a question-answering span with a space. `transformers` builds these
+/// tokenizers with `WhitespaceSplit` before the `Metaspace` (prepending `▁` to every word); the
+/// same here gives its pieces and ids, and offsets on the word's own characters. Only a
+/// `Metaspace` that prepends `▁` to every word and splits there is changed (for it, the two
+/// pipelines differ only in where a piece's offsets start and in runs of whitespace).
+fn split_on_whitespace_first(tokenizer: &mut Tokenizer) {
+    if let Some(PreTokenizerWrapper::Metaspace(metaspace)) = tokenizer.get_pre_tokenizer() {
+        if metaspace.get_prepend_scheme() == PrependScheme::Always && metaspace.get_split() {
+            let steps = vec![PreTokenizerWrapper::WhitespaceSplit(WhitespaceSplit), PreTokenizerWrapper::Metaspace(metaspace.clone())];
+            tokenizer.with_pre_tokenizer(Some(Sequence::new(steps)));
+        }
+    }
+}
+
 /// One window of a question over a passage: `[CLS] question [SEP] part of the passage [SEP]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
@@ -519,6 +547,35 @@ mod tests {
     fn malformed_tokenizer_json_is_an_error_not_a_panic() {
         let err = BertTokenizer::from_tokenizer_json(b"{\"model\": 3}", 512).unwrap_err();
         assert!(err.to_string().contains("tokenizer.json"), "{err}");
+    }
+
+    #[test]
+    fn a_sentencepiece_unigram_tokenizer_marks_word_starts_and_keeps_offsets_on_the_words() {
+        let tok = BertTokenizer::from_tokenizer_json(&crate::test_util::unigram_tokenizer_json(), 512).unwrap();
+        assert_eq!([tok.cls_id, tok.pad_id, tok.sep_id, tok.unk_id, tok.mask_id], [0, 1, 2, 3, 4]);
+        assert_eq!(tok.mask_token(), "<mask>");
+        let text = "Le café près de la rivière";
+        let e = tok.encode(text).unwrap();
+        let pieces: Vec<_> = e.tokens.iter().map(|t| t.piece.as_str()).collect();
+        assert_eq!(pieces, ["<s>", "▁Le", "▁café", "▁pr", "ès", "▁de", "▁la", "▁", "ri", "vi", "ère", "</s>"]);
+        assert!(e.tokens[0].special && e.tokens[11].special && !e.tokens[7].special);
+        // Character offsets (not bytes) on each word's own characters, never on the space
+        // before it; the lone `▁` of "rivière" sits on its first letter, as in transformers.
+        let offsets: Vec<_> = e.tokens.iter().map(|t| t.offsets).collect();
+        assert_eq!(offsets, [(0, 0), (0, 2), (3, 7), (8, 10), (10, 12), (13, 15), (16, 18), (19, 20), (19, 21), (21, 23), (23, 26), (0, 0)]);
+        let chars: Vec<char> = text.chars().collect();
+        assert_eq!(chars[3..7].iter().collect::<String>(), "café");
+        // Runs of spaces and a trailing space change nothing.
+        assert_eq!(tok.encode("Le  café près de la rivière ").unwrap().ids(), e.ids());
+        // Pairs as RoBERTa: <s> A </s></s> B </s>, one segment.
+        let p = tok.encode_pair("Le café", "Die Straße").unwrap();
+        let pieces: Vec<_> = p.tokens.iter().map(|t| t.piece.as_str()).collect();
+        assert_eq!(pieces, ["<s>", "▁Le", "▁café", "</s>", "</s>", "▁Die", "▁Stra", "ße", "</s>"]);
+        assert_eq!(p.tokens[7].offsets, (8, 10));
+        // The mask token typed in a text stays whole.
+        let m = tok.encode("Le <mask> de la").unwrap();
+        assert!(m.ids().contains(&tok.mask_id), "{:?}", m.tokens);
+        assert!(tok.is_cased());
     }
 
     #[test]

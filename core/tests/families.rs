@@ -1,9 +1,10 @@
 //! Every family and format against PyTorch `transformers`: the small random-weight models that
 //! `scripts/make_test_models.py` writes to `tests/models/` (BERT with an MLM head, a cased BERT
 //! with only `vocab.txt`, sharded safetensors, `pytorch_model.bin`, bf16, a classifier with
-//! `id2label`, DistilBERT, RoBERTa), each read as a user's folder is: token ids equal to
-//! `AutoTokenizer`'s, hidden states within 1e-4, fill-mask and class probabilities within 1e-4,
-//! and weights saved back under the family's own names.
+//! `id2label`, DistilBERT, RoBERTa, ELECTRA, XLM-RoBERTa and CamemBERT with SentencePiece
+//! Unigram tokenizers), each read as a user's folder is: token ids and character offsets equal
+//! to `AutoTokenizer`'s, hidden states within 1e-4, fill-mask and class probabilities within
+//! 1e-4, and weights saved back under the family's own names.
 //!
 //! The models need PyTorch to make, so these tests are `#[ignore]`d in a plain `cargo test`
 //! (which says so); `cargo xtask test` makes the models and runs them with `--include-ignored`.
@@ -70,6 +71,12 @@ fn check_encoder(name: &str) {
     for text in expected["texts"].as_array().unwrap() {
         let encoded = loaded.tokenizer.encode_text(text["text"].as_str().unwrap(), text["pair"].as_str()).unwrap();
         assert_eq!(encoded.ids(), ids(&text["input_ids"]), "{name}: ids of {}", text["text"]);
+        // Character offsets as transformers' `offset_mapping` (what question answering and
+        // tagging read), `(0, 0)` for specials.
+        let offsets: Vec<(usize, usize)> = encoded.tokens.iter().map(|t| t.offsets).collect();
+        let want: Vec<(usize, usize)> =
+            text["offsets"].as_array().unwrap().iter().map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize)).collect();
+        assert_eq!(offsets, want, "{name}: offsets of {}", text["text"]);
         let batch = Batch::from_encoded(std::slice::from_ref(&encoded), loaded.tokenizer.pad_id);
         let out = loaded.model.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default());
         let got = pollster::block_on(read_f32(out.last_hidden_state)).unwrap();
@@ -132,6 +139,7 @@ family_tests! {
     a_question_answering_model_opens_with_transformers_start_and_end_logits => "bert-qa", check_question_answering;
     electra_discriminator_matches_transformers => "electra";
     electra_generator_fills_masks_as_transformers => "electra-generator", check_fill_mask;
+    xlm_roberta_with_a_unigram_tokenizer_matches_transformers => "xlm-roberta", check_fill_mask;
 }
 
 /// A `BertForTokenClassification` (a NER model) is named as one and never read as a text
@@ -223,6 +231,12 @@ fn electra_sequence_classifier_predicts_as_transformers() {
     check_classifier("electra-classifier");
 }
 
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn camembert_sequence_classifier_predicts_as_transformers() {
+    check_classifier("camembert-classifier");
+}
+
 /// The Python that has PyTorch and `transformers`: `BERTBENCH_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -296,7 +310,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra"] {
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -331,9 +345,9 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
             checks.add(&dir, exported, &rows, format!("{name}, {}", spec.label()));
         }
     }
-    // The Hub's RoBERTa, DistilBERT and ELECTRA classifiers, read and exported again: their own
-    // `*ForSequenceClassification` classes, loaded as they are.
-    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier"] {
+    // The Hub's RoBERTa, DistilBERT, ELECTRA and CamemBERT classifiers, read and exported again:
+    // their own `*ForSequenceClassification` classes, loaded as they are.
+    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = classification::load_classifier(files, None, &device).unwrap();
@@ -378,7 +392,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             })
             .collect()
     };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -443,7 +457,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
     };
     let flat = |rows: &[Value]| rows.iter().flat_map(|r| floats(&r["start_logits"]).into_iter().chain(floats(&r["end_logits"]))).collect::<Vec<f32>>();
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
-    for name in ["bert-mlm", "roberta", "distilbert", "electra"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -573,6 +587,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         ("roberta", "RobertaForMaskedLM"),
         ("distilbert", "DistilBertForMaskedLM"),
         ("electra-generator", "ElectraForMaskedLM"),
+        ("xlm-roberta", "XLMRobertaForMaskedLM"),
     ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
@@ -625,7 +640,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
     // Deterministic weights, so each run of the test is the same.
     let weights = |n: usize, scale: f32| -> Vec<f32> { (0..n).map(|k| scale * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect() };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();

@@ -15,7 +15,7 @@ import { predict } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 const MODELS = join(ROOT, 'tests', 'models');
-const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA' };
+const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA', 'xlm-roberta': 'XLM-RoBERTa', camembert: 'CamemBERT' };
 let server, profile;
 const contexts = [];
 const requested = [];
@@ -282,7 +282,7 @@ test('a decoder-only model is refused by name and the model in use stays', { tim
   const { ok, text } = await pick(page, dir);
   assert.ok(!ok);
   assert.match(text, /decoder-only/);
-  assert.match(text, /bert, roberta, distilbert, electra/);
+  assert.match(text, /bert, roberta, distilbert, electra, xlm-roberta, camembert/);
   assert.equal(await page.getByTestId('model-facts').innerText(), before);
   await rm(dir, { recursive: true, force: true });
 });
@@ -310,7 +310,7 @@ test('a kept model opens again after a browser restart with the network off', { 
   for (const c of contexts.splice(0)) await c.close();
   const { context, page, problems } = await open();
   await page.getByTestId('tab-studio').click(); // the saved-work list is on the studio tab
-  const row = page.getByTestId('saved-item').filter({ hasText: /roberta(?!-)/ });
+  const row = page.getByTestId('saved-item').filter({ hasText: /(?<!-)roberta(?!-)/ });
   await row.waitFor({ timeout: MINUTE });
   assert.match(await row.innerText(), /your model/);
   await context.setOffline(true);

@@ -22,11 +22,11 @@ const EXAMPLE: &str = "The capital of France is {mask}.";
 const MASKS: [&str; 2] = ["[MASK]", "<mask>"];
 
 /// A vocabulary piece as it reads in a sentence: WordPiece's `##` joins the word before,
-/// byte-level BPE's `Ġ` is a space.
+/// byte-level BPE's `Ġ` and SentencePiece's `▁` (XLM-RoBERTa, CamemBERT) are a space.
 fn as_text(piece: &str) -> String {
     match piece.strip_prefix("##") {
         Some(rest) => rest.to_string(),
-        None => piece.replace('Ġ', " ").trim_start().to_string(),
+        None => piece.replace(['Ġ', '▁'], " ").trim_start().to_string(),
     }
 }
 
@@ -180,6 +180,7 @@ mod tests {
     fn pieces_read_as_text() {
         assert_eq!(as_text("##ing"), "ing");
         assert_eq!(as_text("Ġparis"), "paris");
+        assert_eq!(as_text("▁rivière"), "rivière");
         assert_eq!(as_text("paris"), "paris");
     }
 

@@ -428,5 +428,13 @@ mod tests {
         assert_eq!(find_word(&e, text, "BANK"), Some(7..8));
         assert_eq!(find_word(&e, text, "ban"), None);
         assert_eq!(find_word(&e, text, ""), None);
+        // SentencePiece: "rivière" is `▁` ri vi ère, "café" one `▁café` piece with its accent.
+        let tok = crate::tokenizer::BertTokenizer::from_tokenizer_json(&crate::test_util::unigram_tokenizer_json(), 64).unwrap();
+        let text = "Le café près de la rivière";
+        let e = tok.encode(text).unwrap();
+        assert_eq!(find_word(&e, text, "rivière"), Some(7..11));
+        assert_eq!(find_word(&e, text, "CAFÉ"), Some(2..3));
+        assert_eq!(find_word(&e, text, "près"), Some(3..5));
+        assert_eq!(find_word(&e, text, "la"), Some(6..7));
     }
 }

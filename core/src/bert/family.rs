@@ -7,6 +7,13 @@
 //! | RoBERTa      | `roberta`     | `roberta.…`, as BERT                  | `pad_token_id+1..` | 1 (unused) |
 //! | DistilBERT   | `distilbert`  | `distilbert.transformer.layer…q_lin`  | `0..`            | none     |
 //! | ELECTRA      | `electra`     | `electra.…`, as BERT (no pooler)      | `0..`            | 2        |
+//! | XLM-RoBERTa  | `xlm-roberta` | as RoBERTa                            | as RoBERTa       | 1 (unused) |
+//! | CamemBERT    | `camembert`   | as RoBERTa                            | as RoBERTa       | 1 (unused) |
+//!
+//! XLM-RoBERTa and CamemBERT are RoBERTa's encoder and checkpoint layout under other names (in
+//! `transformers` their classes copy RoBERTa's, `base_model_prefix = "roberta"`), with a
+//! SentencePiece Unigram tokenizer: [`Family::layout`] is RoBERTa for both, and only their
+//! `model_type` and class names are their own, so an export loads as their own classes.
 //!
 //! ELECTRA is read where its embeddings are as wide as its encoder (`embedding_size` =
 //! `hidden_size`: the base and large discriminators); ELECTRA-small projects 128-wide embeddings
@@ -33,10 +40,16 @@ pub enum Family {
     /// ELECTRA (Clark et al. 2020): BERT's encoder trained as a discriminator of replaced
     /// tokens; no pooler.
     Electra,
+    /// XLM-RoBERTa (Conneau et al. 2020): RoBERTa trained on 100 languages, SentencePiece
+    /// Unigram pieces.
+    #[serde(rename = "xlm-roberta")]
+    XlmRoberta,
+    /// CamemBERT (Martin et al. 2020): RoBERTa trained on French, SentencePiece Unigram pieces.
+    Camembert,
 }
 
 /// The `model_type`s this crate reads, for messages.
-pub const SUPPORTED: &str = "bert, roberta, distilbert, electra";
+pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert";
 
 impl Family {
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
@@ -46,6 +59,8 @@ impl Family {
             "roberta" => Ok(Family::Roberta),
             "distilbert" => Ok(Family::DistilBert),
             "electra" => Ok(Family::Electra),
+            "xlm-roberta" => Ok(Family::XlmRoberta),
+            "camembert" => Ok(Family::Camembert),
             "gpt2" | "gpt_neo" | "gptj" | "llama" | "mistral" | "qwen2" | "phi" | "opt" | "bloom" | "falcon" => Err(format!(
                 "model_type \"{model_type}\" is a decoder-only (text generation) model; bertbench runs encoders: {SUPPORTED}"
             )),
@@ -60,6 +75,17 @@ impl Family {
             Family::Roberta => "roberta",
             Family::DistilBert => "distilbert",
             Family::Electra => "electra",
+            Family::XlmRoberta => "xlm-roberta",
+            Family::Camembert => "camembert",
+        }
+    }
+
+    /// The family whose encoder and checkpoint layout this one has: tensor names, heads, the
+    /// position offset and the pooler. XLM-RoBERTa and CamemBERT are laid out as RoBERTa.
+    pub fn layout(self) -> Family {
+        match self {
+            Family::XlmRoberta | Family::Camembert => Family::Roberta,
+            other => other,
         }
     }
 
@@ -70,6 +96,8 @@ impl Family {
             Family::Roberta => "RoBERTa",
             Family::DistilBert => "DistilBERT",
             Family::Electra => "ELECTRA",
+            Family::XlmRoberta => "XLM-RoBERTa",
+            Family::Camembert => "CamemBERT",
         }
     }
 
@@ -77,7 +105,7 @@ impl Family {
     pub fn prefix(self) -> &'static str {
         match self {
             Family::Bert => "bert.",
-            Family::Roberta => "roberta.",
+            Family::Roberta | Family::XlmRoberta | Family::Camembert => "roberta.",
             Family::DistilBert => "distilbert.",
             Family::Electra => "electra.",
         }
@@ -90,6 +118,8 @@ impl Family {
             Family::Roberta => "RobertaModel",
             Family::DistilBert => "DistilBertModel",
             Family::Electra => "ElectraModel",
+            Family::XlmRoberta => "XLMRobertaModel",
+            Family::Camembert => "CamembertModel",
         }
     }
 
@@ -97,7 +127,7 @@ impl Family {
     /// table's first rows are never used for real tokens).
     pub fn position_offset(self, pad_token_id: usize) -> usize {
         match self {
-            Family::Roberta => pad_token_id + 1,
+            Family::Roberta | Family::XlmRoberta | Family::Camembert => pad_token_id + 1,
             Family::Bert | Family::DistilBert | Family::Electra => 0,
         }
     }
@@ -123,8 +153,8 @@ impl Family {
             (r"\.LayerNorm\.", ".layer_norm."),
         ];
         match self {
-            Family::Bert | Family::Roberta | Family::Electra => &COMMON,
             Family::DistilBert => &DISTIL,
+            Family::Bert | Family::Roberta | Family::Electra | Family::XlmRoberta | Family::Camembert => &COMMON,
         }
     }
 
@@ -145,8 +175,8 @@ impl Family {
             (r"\.layer_norm\.", ".LayerNorm."),
         ];
         match self {
-            Family::Bert | Family::Roberta | Family::Electra => &COMMON,
             Family::DistilBert => &DISTIL,
+            Family::Bert | Family::Roberta | Family::Electra | Family::XlmRoberta | Family::Camembert => &COMMON,
         }
     }
 
@@ -155,7 +185,7 @@ impl Family {
     pub fn head_prefixes(self) -> &'static [&'static str] {
         match self {
             Family::Bert => &["cls.", "classifier.", "qa_outputs."],
-            Family::Roberta => &["lm_head.", "classifier.", "qa_outputs."],
+            Family::Roberta | Family::XlmRoberta | Family::Camembert => &["lm_head.", "classifier.", "qa_outputs."],
             Family::DistilBert => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector.", "pre_classifier.", "classifier.", "qa_outputs."],
             Family::Electra => &["discriminator_predictions.", "generator_predictions.", "generator_lm_head.", "classifier.", "qa_outputs."],
         }
@@ -165,7 +195,7 @@ impl Family {
     pub fn mlm_marker(self) -> &'static str {
         match self {
             Family::Bert => "cls.predictions.bias",
-            Family::Roberta => "lm_head.bias",
+            Family::Roberta | Family::XlmRoberta | Family::Camembert => "lm_head.bias",
             Family::DistilBert => "vocab_projector.bias",
             Family::Electra => "generator_lm_head.bias",
         }
@@ -178,7 +208,7 @@ impl Family {
     pub fn mlm_renames(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Family::Bert => &[(r"^cls\.", ""), (r"\.LayerNorm\.", ".layer_norm.")],
-            Family::Roberta => &[
+            Family::Roberta | Family::XlmRoberta | Family::Camembert => &[
                 (r"^lm_head\.dense\.", "predictions.transform.dense."),
                 (r"^lm_head\.layer_norm\.", "predictions.transform.layer_norm."),
                 (r"^lm_head\.bias$", "predictions.bias"),
@@ -202,7 +232,7 @@ impl Family {
     pub fn mlm_save_renames(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Family::Bert => &[(r"^", "cls."), (r"\.layer_norm\.", ".LayerNorm.")],
-            Family::Roberta => &[
+            Family::Roberta | Family::XlmRoberta | Family::Camembert => &[
                 (r"^predictions\.transform\.dense\.", "lm_head.dense."),
                 (r"^predictions\.transform\.layer_norm\.", "lm_head.layer_norm."),
                 (r"^predictions\.bias$", "lm_head.bias"),
@@ -227,6 +257,8 @@ impl Family {
             Family::Roberta => "RobertaForMaskedLM",
             Family::DistilBert => "DistilBertForMaskedLM",
             Family::Electra => "ElectraForMaskedLM",
+            Family::XlmRoberta => "XLMRobertaForMaskedLM",
+            Family::Camembert => "CamembertForMaskedLM",
         }
     }
 
@@ -351,6 +383,35 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
+        for other in ["albert", "deberta-v2", "mpnet", "modernbert"] {
+            let err = Family::from_model_type(other).unwrap_err();
+            assert!(err.contains(&format!("\"{other}\" is not supported")) && err.contains(SUPPORTED), "{err}");
+        }
+    }
+
+    #[test]
+    fn xlm_roberta_and_camembert_are_roberta_under_their_own_names() {
+        use crate::bert::config::BertConfig;
+        for (model_type, family, name, architecture) in [
+            ("xlm-roberta", Family::XlmRoberta, "XLM-RoBERTa", "XLMRobertaModel"),
+            ("camembert", Family::Camembert, "CamemBERT", "CamembertModel"),
+        ] {
+            assert_eq!(Family::from_model_type(model_type), Ok(family));
+            assert_eq!((family.model_type(), family.display_name(), family.layout()), (model_type, name, Family::Roberta));
+            assert_eq!(family.prefix(), "roberta.");
+            assert_eq!(family.position_offset(1), 2);
+            assert!(family.has_pooler());
+            assert_eq!(family.mlm_marker(), "lm_head.bias");
+            assert_eq!(family.mlm_architecture(), architecture.replace("Model", "ForMaskedLM"));
+            assert_eq!(family.to_checkpoint_name("encoder.layer.0.attention.self_attn.key.weight"), "encoder.layer.0.attention.self.key.weight");
+            // As xlm-roberta-base's config.json (trimmed): read, and written back under its own
+            // model_type and class.
+            let json = format!(r#"{{"model_type": "{model_type}", "architectures": ["{}"], "vocab_size": 250002, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 514, "type_vocab_size": 1, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "layer_norm_eps": 1e-05}}"#, architecture.replace("Model", "ForMaskedLM"));
+            let config = BertConfig::from_json_bytes(json.as_bytes()).unwrap();
+            assert_eq!((config.model_type, config.max_len()), (family, 512));
+            let back: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+            assert_eq!((back["model_type"].as_str(), back["architectures"][0].as_str()), (Some(model_type), Some(architecture)));
+        }
     }
 
     #[test]

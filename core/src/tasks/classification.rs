@@ -522,48 +522,51 @@ mod tests {
     }
 
     #[test]
-    fn a_roberta_classifier_exports_under_roberta_names_and_loads_back() {
-        // On [CLS] + pooler it is a `RobertaForSequenceClassification` (the pooler is its
-        // `classifier.dense`); on the mean it carries the modelling code.
+    fn a_roberta_classifier_exports_under_its_family_names_and_loads_back() {
+        // On [CLS] + pooler it is the family's `*ForSequenceClassification` (the pooler is its
+        // `classifier.dense`); on the mean it carries the modelling code. XLM-RoBERTa and
+        // CamemBERT are RoBERTa's layout under their own model_type and classes.
         let device = Device::flex();
-        let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34)
-            .with_pad_token_id(1).with_type_vocab_size(1).with_model_type(Family::Roberta).without_dropout();
-        for spec in [FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() }, FeatureSpec::default()] {
-            let native = spec.pooling == Pooling::Pooler;
-            let bert = BertModelConfig::new(config.clone()).init(&device);
-            let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
-            let model = BertClassifier { bert, head, spec };
-            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None };
-            let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
-            let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
-            let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
-            // The family's own model_type where transformers' class computes it; else ours.
-            assert_eq!(config_json["model_type"], if native { "roberta" } else { "bertbench" });
-            let weights = get("model.safetensors").unwrap();
-            let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
-            assert!(names.iter().all(|n| n.starts_with("roberta.") || n.starts_with("classifier.")), "{names:?}");
-            if native {
-                assert_eq!(config_json["architectures"][0], "RobertaForSequenceClassification");
-                assert!(get(MODELING_FILE).is_none());
-                for name in ["classifier.dense.weight", "classifier.out_proj.weight", "classifier.out_proj.bias"] {
-                    assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+        for (family, class) in [(Family::Roberta, "Roberta"), (Family::XlmRoberta, "XLMRoberta"), (Family::Camembert, "Camembert")] {
+            let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34)
+                .with_pad_token_id(1).with_type_vocab_size(1).with_model_type(family).without_dropout();
+            for spec in [FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() }, FeatureSpec::default()] {
+                let native = spec.pooling == Pooling::Pooler;
+                let bert = BertModelConfig::new(config.clone()).init(&device);
+                let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
+                let model = BertClassifier { bert, head, spec };
+                let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None };
+                let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+                let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+                let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+                // The family's own model_type where transformers' class computes it; else ours.
+                assert_eq!(config_json["model_type"], if native { family.model_type() } else { "bertbench" });
+                let weights = get("model.safetensors").unwrap();
+                let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+                assert!(names.iter().all(|n| n.starts_with("roberta.") || n.starts_with("classifier.")), "{names:?}");
+                if native {
+                    assert_eq!(config_json["architectures"][0], format!("{class}ForSequenceClassification"));
+                    assert!(get(MODELING_FILE).is_none());
+                    for name in ["classifier.dense.weight", "classifier.out_proj.weight", "classifier.out_proj.bias"] {
+                        assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+                    }
+                    assert!(!names.iter().any(|n| n.contains("pooler")), "{names:?}");
+                } else {
+                    assert_eq!(config_json["architectures"][0], "BertbenchForSequenceClassification");
+                    assert_eq!(config_json["auto_map"]["AutoModelForSequenceClassification"], "modeling_bertbench.BertbenchForSequenceClassification");
+                    // Only the shipped code knows this model_type: plain transformers refuses it.
+                    assert_eq!((config_json["model_type"].as_str(), config_json["bertbench_encoder"].as_str()), (Some("bertbench"), Some(family.model_type())));
+                    assert_eq!(config_json["auto_map"]["AutoConfig"], "modeling_bertbench.BertbenchConfig");
+                    let code = String::from_utf8(get(MODELING_FILE).unwrap()).unwrap();
+                    assert!(code.contains(&format!("from transformers import {class}Config, {class}Model, PreTrainedModel")), "{code}");
+                    assert!(code.contains(&format!("self.roberta = {class}Model(config, **with_pooler)")), "{code}");
+                    assert!(!code.contains("{PREFIX}") && !code.contains("{MODEL}"), "{code}");
                 }
-                assert!(!names.iter().any(|n| n.contains("pooler")), "{names:?}");
-            } else {
-                assert_eq!(config_json["architectures"][0], "BertbenchForSequenceClassification");
-                assert_eq!(config_json["auto_map"]["AutoModelForSequenceClassification"], "modeling_bertbench.BertbenchForSequenceClassification");
-                // Only the shipped code knows this model_type: plain transformers refuses it.
-                assert_eq!((config_json["model_type"].as_str(), config_json["bertbench_encoder"].as_str()), (Some("bertbench"), Some("roberta")));
-                assert_eq!(config_json["auto_map"]["AutoConfig"], "modeling_bertbench.BertbenchConfig");
-                let code = String::from_utf8(get(MODELING_FILE).unwrap()).unwrap();
-                assert!(code.contains("from transformers import RobertaConfig, RobertaModel, PreTrainedModel"), "{code}");
-                assert!(code.contains("self.roberta = RobertaModel(config, **with_pooler)"), "{code}");
-                assert!(!code.contains("{PREFIX}") && !code.contains("{MODEL}"), "{code}");
-            }
-            let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
-            let loaded = load_classifier(files, None, &device).unwrap();
-            for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
-                assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+                let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+                let loaded = load_classifier(files, None, &device).unwrap();
+                for (a, b) in logits(&model).iter().zip(logits(&loaded.model)) {
+                    assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+                }
             }
         }
     }

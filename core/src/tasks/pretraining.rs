@@ -166,7 +166,7 @@ pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<Pretra
     let pair = loaded.report.heads.contains(&Head::NextSentence);
     let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
         // RoBERTa's and ELECTRA's heads apply exact GELU whatever the encoder's activation.
-        .with_hidden_act(if matches!(family, Family::Roberta | Family::Electra) { HiddenAct::Gelu } else { config.hidden_act })
+        .with_hidden_act(if matches!(family.layout(), Family::Roberta | Family::Electra) { HiddenAct::Gelu } else { config.hidden_act })
         .with_layer_norm_eps(config.layer_norm_eps)
         .init(device);
     let seq_relationship = pair.then(|| init_linear(config.hidden_size, 2, config.initializer_range, device));

@@ -107,7 +107,7 @@ pub fn export(
     let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
     // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head; every
     // family's question-answering class calls its head `qa_outputs`.
-    let (pooler_as, head_as) = match (hf_native, level, family) {
+    let (pooler_as, head_as) = match (hf_native, level, family.layout()) {
         (true, Level::Sentence | Level::Score, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
         (true, Level::Sentence | Level::Score, Family::DistilBert) => ("pre_classifier.", "classifier."),
         (true, Level::Span, _) => ("", "qa_outputs."),
@@ -236,7 +236,7 @@ pub fn attach_head(bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Devi
 /// `classifier.dense`).
 fn family_pooler(family: Family) -> PoolerActivation {
     match family {
-        Family::Bert | Family::Roberta => PoolerActivation::Tanh,
+        Family::Bert | Family::Roberta | Family::XlmRoberta | Family::Camembert => PoolerActivation::Tanh,
         Family::DistilBert => PoolerActivation::Relu,
         Family::Electra => PoolerActivation::Gelu,
     }
@@ -341,7 +341,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
         // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is a
         // pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer;
         // ELECTRA's is the same with GELU.
-        None if matches!(family, Family::Roberta | Family::Electra) && has("classifier.out_proj.weight") => {
+        None if matches!(family.layout(), Family::Roberta | Family::Electra) && has("classifier.out_proj.weight") => {
             let dense = read_head(&head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
             bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
             Some(read_head(&head_weights, "model.safetensors", ["classifier.out_proj.weight", "classifier.out_proj.bias"], device)?)
