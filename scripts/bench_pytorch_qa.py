@@ -35,6 +35,8 @@ import time
 import torch
 from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
+from qa_windows import answer_tokens, pad_batch
+
 
 def read_squad(path, limit=None):
     data = json.load(open(path, encoding="utf-8"))
@@ -68,25 +70,10 @@ def windows(tok, items, window, stride):
         start = end = 0
         if items[q]["answers"]:
             text, char = items[q]["answers"][0]
-            char_end = char + len(text)
-            if offsets[first][0] <= char and offsets[last][1] >= char_end:
-                s = first
-                while s <= last and offsets[s][0] <= char:
-                    s += 1
-                e = last
-                while e >= first and offsets[e][1] >= char_end:
-                    e -= 1
-                start, end = s - 1, e + 1
+            start, end = answer_tokens(offsets, first, last, char, char + len(text))
         out.append({"question": q, "input_ids": ids, "token_type_ids": enc["token_type_ids"][i], "offsets": offsets,
                     "start": start, "end": end})
     return out
-
-
-def collate(batch):
-    n = max(len(w["input_ids"]) for w in batch)
-    pad = lambda key: torch.tensor([w[key] + [0] * (n - len(w[key])) for w in batch])
-    mask = torch.tensor([[1] * len(w["input_ids"]) + [0] * (n - len(w["input_ids"])) for w in batch])
-    return {"input_ids": pad("input_ids"), "token_type_ids": pad("token_type_ids"), "attention_mask": mask}
 
 
 def grouped(order, lengths, batch, rng):
@@ -122,7 +109,7 @@ def predict(model, items, wins, n_best=20, max_answer=30, batch=64):
     with torch.no_grad():
         for k in range(0, len(wins), batch):
             chunk = wins[k:k + batch]
-            out = model(**collate(chunk))
+            out = model(**pad_batch(chunk))
             for w, starts, ends in zip(chunk, out.start_logits.tolist(), out.end_logits.tolist()):
                 offsets, context = w["offsets"], items[w["question"]]["context"]
                 top = lambda v: sorted((t for t in range(len(offsets)) if offsets[t] is not None), key=lambda t: -v[t])[:n_best]
@@ -194,7 +181,7 @@ def main():
         losses = []
         for k in range(0, len(order), args.batch):
             batch = [train[i] for i in order[k:k + args.batch]]
-            out = model(**collate(batch), start_positions=torch.tensor([w["start"] for w in batch]),
+            out = model(**pad_batch(batch), start_positions=torch.tensor([w["start"] for w in batch]),
                         end_positions=torch.tensor([w["end"] for w in batch]))
             opt.zero_grad()
             out.loss.backward()

@@ -43,6 +43,7 @@ from transformers import BertConfig, BertForQuestionAnswering, BertTokenizerFast
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_test_models import jitter, write_vocab  # noqa: E402
+from qa_windows import answer_tokens, pad_batch  # noqa: E402
 
 WINDOW = 24
 STRIDE = 6
@@ -99,25 +100,10 @@ def windows(tok, items):
         char, char_end = answer["answer_start"], answer["answer_start"] + len(answer["text"])
         first = seq.index(1)
         last = len(seq) - 1 - seq[::-1].index(1)
-        start = end = 0
-        if offsets[first][0] <= char and offsets[last][1] >= char_end:
-            s = first
-            while s <= last and offsets[s][0] <= char:
-                s += 1
-            e = last
-            while e >= first and offsets[e][1] >= char_end:
-                e -= 1
-            start, end = s - 1, e + 1
+        start, end = answer_tokens(offsets, first, last, char, char_end)
         out.append({"question": item["id"], "input_ids": ids, "token_type_ids": enc["token_type_ids"][i],
                     "start": start, "end": end})
     return out
-
-
-def batch_tensors(wins):
-    n = max(len(w["input_ids"]) for w in wins)
-    pad = lambda key: torch.tensor([w[key] + [0] * (n - len(w[key])) for w in wins])
-    mask = torch.tensor([[1] * len(w["input_ids"]) + [0] * (n - len(w["input_ids"])) for w in wins])
-    return {"input_ids": pad("input_ids"), "token_type_ids": pad("token_type_ids"), "attention_mask": mask}
 
 
 def loss_of(model, inputs, starts, ends):
@@ -149,7 +135,7 @@ def main():
     wins = windows(tok, items)
     assert len({len(w["input_ids"]) for w in wins}) > 1, "windows of different lengths: the batch pads"
     assert any(w["start"] == 0 for w in wins) and any(w["start"] > WINDOW // 2 for w in wins)
-    inputs = batch_tensors(wins)
+    inputs = pad_batch(wins)
     starts = torch.tensor([w["start"] for w in wins])
     ends = torch.tensor([w["end"] for w in wins])
 
