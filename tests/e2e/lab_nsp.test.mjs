@@ -37,6 +37,8 @@ test('MLM + next-sentence prediction: the NSP loss is reported at every step, fi
   await page.selectOption('[data-testid=lab-model]', 'bert-tiny');
   await page.selectOption('[data-testid=lab-vocab-choice]', '1000');
   await page.selectOption('[data-testid=lab-pair]', 'nsp');
+  // No blank line: one document, so the lab says where NSP's negatives come from instead.
+  assert.match(await page.getByTestId('lab-nsp-note').textContent(), /This corpus is one document/);
   for (const [id, value] of [['lab-epochs', '60'], ['lab-lr', '0.001']]) {
     await page.getByTestId(id).fill(value);
     await page.getByTestId(id).dispatchEvent('change');

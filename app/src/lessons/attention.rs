@@ -220,7 +220,7 @@ mod tests {
     fn attention_resting_on_cls_is_explained_and_the_words_best_named() {
         let row = [0.26, 0.05, 0.20, 0.04, 0.10, 0.05, 0.12, 0.18];
         let note = special_share(&tokens(), &row, 6);
-        assert!(note.starts_with("“it” gives 44% of its attention to the special tokens, the most to [CLS]."), "{note}");
+        assert!(note.starts_with("“it” gives 44% of its attention to the special tokens, the most to [CLS]:"), "{note}");
         assert!(note.contains("Among the other words, “it” looks most at “animal” (20%)."), "{note}");
     }
 
