@@ -184,7 +184,7 @@ pub fn AttentionLesson() -> impl IntoView {
                 "concatenated and mixed by one more matrix, W"<sub>"O"</sub>"."</p>
         </Maths>
         <LessonText id="lesson-attention-text" label="Sentence" text=text />
-        <div class="row">
+        <div class="row screen-only">
             <label class="small" for="lesson-attention-layer">"Layer"</label>
             <select id="lesson-attention-layer" data-testid="lesson-attention-layer" on:change=move |ev| layer.set(event_target_value(&ev).parse().ok())>
                 {move || (0..layers()).map(|l| view! { <option value=l.to_string() selected=move || shown_layer() == l>{format!("{}", l + 1)}</option> }).collect_view()}
