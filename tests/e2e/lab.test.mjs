@@ -136,7 +136,15 @@ test('continued pretraining of the loaded model with sentence-order prediction o
   await page.getByTestId('lab-epochs').fill('2');
   await page.getByTestId('lab-epochs').dispatchEvent('change');
   await page.getByTestId('lab-probes-input').fill('the red train leaves at [MASK] o\'clock.');
+  // Masking as a setting: 30% of tokens, every one of them [MASK]; the preview shows just that.
+  await page.selectOption('[data-testid=lab-mask-rate]', '0.3');
+  await page.selectOption('[data-testid=lab-mask-split]', '1');
   await page.getByTestId('lab-start').click();
+  await page.getByTestId('lab-preview').waitFor({ timeout: 2 * MINUTE });
+  assert.match(await page.getByTestId('lab-preview-rule').textContent(), /^30% of the tokens are picked .* of those 100% become \[MASK\], 0% a random token, 0% stay/);
+  const cases = await page.locator('[data-testid=lab-preview] .tok').evaluateAll((t) => t.map((e) => e.className));
+  assert.ok(cases.filter((c) => c.includes('masked')).length > 0, 'masked tokens shown');
+  assert.ok(!cases.some((c) => c.includes('random') || c.includes('kept')), `only [MASK] among the picked: ${cases}`);
   await page.getByTestId('lab-done').waitFor({ timeout: 5 * MINUTE });
   assert.match(await page.getByTestId('lab-vocab').textContent(), /Pretrained vocabulary/);
   const progress = await page.getByTestId('lab-progress').textContent();
