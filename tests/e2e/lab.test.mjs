@@ -185,6 +185,21 @@ test('in the browser too, BERT-tiny learns a deterministic pattern and fills it 
   }
 });
 
+test("lesson 4's fill-in-the-blank: a sentence encoder cannot play, and one click lets the lab's model play without leaving the lesson", { timeout: 4 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.selectOption('#model-select', 'all-MiniLM-L6-v2');
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MiniLM'), null, { timeout: 2 * MINUTE });
+  await page.goto(server.origin + '/#lesson=masking');
+  await page.getByTestId('lesson-fill-unavailable').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lesson-fill-unavailable').textContent(), /every model the MLM lab pretrains in this tab/);
+  await page.getByTestId('lesson-fill-use-lab').click();
+  await page.getByTestId('lesson-fill').waitFor({ timeout: 2 * MINUTE });
+  assert.equal(await page.locator('[data-testid=lesson-fill] tr').count(), 6, 'five guesses under a header');
+  assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'masking', 'still in the lesson');
+  await page.goto(server.origin + '/#lab');
+  assert.match(await page.locator('#model-select option:checked').textContent(), /^MLM lab \(bert-tiny\) #\d+ \(made in this tab\)$/);
+});
+
 test('the lab survives a reload: its settings and corpus come back, and its model reopens with its curves and probes and fills the same; then deleted', { timeout: 5 * MINUTE }, async () => {
   const { page } = chrome;
   // The pattern run of the test before was saved when it finished.

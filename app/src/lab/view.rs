@@ -12,10 +12,9 @@ use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
-use super::{Lab, LabRun, checkpoint_from};
+use super::{Lab, LabRun};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
-use crate::engine::Engine;
 use crate::files::{download, file_list, read_files};
 use crate::runs::{Backend, LabVocab};
 use crate::store::{Item, Kind};
@@ -149,23 +148,8 @@ pub fn LabPanel() -> impl IntoView {
     let hand_over = move |to_studio: bool| {
         message.set(Some(Ok("Loading the lab's model on the page…".into())));
         spawn_in_view(async move {
-            let out = client.lab_files().await.and_then(|files| {
-                let current = state.engine().ok_or("no model is loaded")?;
-                // Unique per run: the worker keeps the base it has when the name is the same.
-                let number = lab.runs.get_value();
-                let name = if lab.continue_pretrained.get_untracked() {
-                    format!("{} + MLM on {} #{number}", current.model_id, lab.corpus_name.get_untracked())
-                } else {
-                    format!("MLM lab ({}) #{number}", lab.preset.get_untracked())
-                };
-                Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend).map(|e| (e, current))
-            });
-            match out {
-                Ok((engine, current)) => {
-                    if state.base.with_value(Option::is_none) {
-                        state.base.set_value(Some(current));
-                    }
-                    state.set_engine(engine);
+            match lab.load_on_page(state).await {
+                Ok(()) => {
                     message.set(Some(Ok("The lab's model is now the page's model: every explorer view and the studio use it.".into())));
                     state.show(if to_studio { Tab::Studio } else { Tab::Explore });
                 }
