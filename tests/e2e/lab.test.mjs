@@ -136,7 +136,15 @@ test('continued pretraining of the loaded model with sentence-order prediction o
   await page.getByTestId('lab-epochs').fill('2');
   await page.getByTestId('lab-epochs').dispatchEvent('change');
   await page.getByTestId('lab-probes-input').fill('the red train leaves at [MASK] o\'clock.');
+  // Masking as a setting: 30% of tokens, every one of them [MASK]; the preview shows just that.
+  await page.selectOption('[data-testid=lab-mask-rate]', '0.3');
+  await page.selectOption('[data-testid=lab-mask-split]', '1');
   await page.getByTestId('lab-start').click();
+  await page.getByTestId('lab-preview').waitFor({ timeout: 2 * MINUTE });
+  assert.match(await page.getByTestId('lab-preview-rule').textContent(), /^30% of the tokens are picked .* of those 100% become \[MASK\], 0% a random token, 0% stay/);
+  const cases = await page.locator('[data-testid=lab-preview] .tok').evaluateAll((t) => t.map((e) => e.className));
+  assert.ok(cases.filter((c) => c.includes('masked')).length > 0, 'masked tokens shown');
+  assert.ok(!cases.some((c) => c.includes('random') || c.includes('kept')), `only [MASK] among the picked: ${cases}`);
   await page.getByTestId('lab-done').waitFor({ timeout: 5 * MINUTE });
   assert.match(await page.getByTestId('lab-vocab').textContent(), /Pretrained vocabulary/);
   const progress = await page.getByTestId('lab-progress').textContent();
@@ -175,6 +183,21 @@ test('in the browser too, BERT-tiny learns a deterministic pattern and fills it 
     const fills = await fill(page, `night dark ${a} [MASK] sun hot`);
     assert.equal(fills.split(' ')[0], b, `night dark ${a} [MASK] sun hot → ${fills}`);
   }
+});
+
+test("lesson 4's fill-in-the-blank: a sentence encoder cannot play, and one click lets the lab's model play without leaving the lesson", { timeout: 4 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.selectOption('#model-select', 'all-MiniLM-L6-v2');
+  await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MiniLM'), null, { timeout: 2 * MINUTE });
+  await page.goto(server.origin + '/#lesson=masking');
+  await page.getByTestId('lesson-fill-unavailable').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lesson-fill-unavailable').textContent(), /every model the MLM lab pretrains in this tab/);
+  await page.getByTestId('lesson-fill-use-lab').click();
+  await page.getByTestId('lesson-fill').waitFor({ timeout: 2 * MINUTE });
+  assert.equal(await page.locator('[data-testid=lesson-fill] tr').count(), 6, 'five guesses under a header');
+  assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'masking', 'still in the lesson');
+  await page.goto(server.origin + '/#lab');
+  assert.match(await page.locator('#model-select option:checked').textContent(), /^MLM lab \(bert-tiny\) #\d+ \(made in this tab\)$/);
 });
 
 test('the lab survives a reload: its settings and corpus come back, and its model reopens with its curves and probes and fills the same; then deleted', { timeout: 5 * MINUTE }, async () => {

@@ -73,7 +73,7 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   await page.goto(server.origin + '/#lessons');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'tokens');
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 16 questions answered');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 17 questions answered');
 
   // 1 · Tokens: the word's pieces, read from the live view after typing it.
   const input = page.getByTestId('lesson-input');
@@ -167,6 +167,25 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   // What the page concludes about layer 0 follows its share: about chance, or above it through position.
   const senses = await page.getByTestId('lesson-senses-summary').textContent();
   assert.match(senses, shares[0] <= 0.6 ? /At layer 0 the share is \d+%, about chance/ : /Even layer 0 tells them apart \d+%/, senses);
+  // Static vectors: king − man + woman on the input table, typed by keyboard; the answer is the
+  // nearest word of the live list. A word the vocabulary cuts into pieces is refused by name.
+  const nearest = () => page.getByTestId('lesson-analogy-nearest').locator('li').evaluateAll((li) => li.map((l) => [l.dataset.word, +l.dataset.cosine]));
+  await page.getByTestId('lesson-analogy-nearest').waitFor({ timeout: MINUTE });
+  let list = await nearest();
+  assert.equal(list.length, 5);
+  assert.ok(list.every(([w], i) => !['king', 'man', 'woman'].includes(w) && (i === 0 || list[i - 1][1] >= list[i][1])), JSON.stringify(list));
+  const options = [...new Set(list.map(([w]) => w))].sort();
+  const top = list[0][0];
+  await expectRight(page, 'senses-analogy', { index: options.indexOf(top) });
+  await typeInto(page, page.getByTestId('lesson-analogy-2'), 'unbelievably');
+  await page.keyboard.press('Tab');
+  await page.getByTestId('lesson-analogy-error').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lesson-analogy-error').textContent(), /“unbelievably” is \d+ pieces in this vocabulary/);
+  await typeInto(page, page.getByTestId('lesson-analogy-2'), 'woman');
+  await page.keyboard.press('Tab');
+  await page.getByTestId('lesson-analogy-nearest').waitFor({ timeout: MINUTE });
+  list = await nearest();
+  assert.equal(list[0][0], top, 'the same three words again, the same nearest word');
 
   // 7 · Fine-tuning: both recipes trained in the worker; the better one and the layer that moved most.
   await next(page, 'finetune');
@@ -206,10 +225,10 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const large = await params(row('bert-large'));
   await expectRight(page, 'sizes-large', { number: (large / base).toFixed(1) });
 
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '16 of 16 questions answered');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '17 of 17 questions answered');
   await page.reload();
   await page.getByTestId('lessons-progress').waitFor();
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '16 of 16 questions answered', 'progress is kept');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '17 of 17 questions answered', 'progress is kept');
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'sizes', 'the last lesson shown opens again');
   assert.deepEqual(chrome.problems, []);
 });

@@ -10,6 +10,7 @@ use bertbench_core::train::{PretrainConfig, PretrainStep, ShownToken};
 use leptos::prelude::*;
 
 use crate::app::AppState;
+use crate::engine::Engine;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
 use crate::runs::{Backend, LabEvent, LabRequest, LabSettings, LabVocab, SavedLab};
 use crate::saved_work::SavedWork;
@@ -160,6 +161,26 @@ impl Lab {
     /// The corpus's documents (blank lines between them), each its non-empty lines.
     pub fn documents(&self) -> Vec<Vec<String>> {
         self.corpus.with(|c| bertbench_core::tasks::masking::documents(&c.lines().map(String::from).collect::<Vec<_>>()))
+    }
+
+    /// Makes the model the lab trained last the page's model (the one it had is kept as the
+    /// base the explorer compares with); for the explorer, the studio and lesson 4's game.
+    pub async fn load_on_page(self, state: AppState) -> Result<(), String> {
+        let files = self.client.lab_files().await?;
+        let current = state.engine().ok_or("no model is loaded")?;
+        // Unique per run: the worker keeps the base it has when the name is the same.
+        let number = self.runs.get_value();
+        let name = if self.continue_pretrained.get_untracked() {
+            format!("{} + MLM on {} #{number}", current.model_id, self.corpus_name.get_untracked())
+        } else {
+            format!("MLM lab ({}) #{number}", self.preset.get_untracked())
+        };
+        let engine = Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend)?;
+        if state.base.with_value(Option::is_none) {
+            state.base.set_value(Some(current));
+        }
+        state.set_engine(engine);
+        Ok(())
     }
 
     /// Starts a run in the worker (which also needs the page's model when the vocabulary or

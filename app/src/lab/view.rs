@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use bertbench_core::bert::config::{BertConfig, Preset};
-use bertbench_core::tasks::masking::{MaskCase, PairTask};
+use bertbench_core::tasks::masking::{MaskCase, MaskingConfig, PairTask};
 use bertbench_core::tasks::pretraining::MaskFill;
 use leptos::prelude::*;
 
@@ -12,10 +12,9 @@ use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
-use super::{Lab, LabRun, checkpoint_from};
+use super::{Lab, LabRun};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
-use crate::engine::Engine;
 use crate::files::{download, file_list, read_files};
 use crate::runs::{Backend, LabVocab};
 use crate::store::{Item, Kind};
@@ -42,6 +41,29 @@ fn zip_folder(name: &str, files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String
 
 /// The lab models saved in this browser (newest first): open one to see its run again and use
 /// its model, or delete it.
+/// Masking rates the lab offers: the share of tokens picked for prediction.
+const MASK_RATES: [f64; 7] = [0.05, 0.10, 0.15, 0.20, 0.30, 0.40, 0.50];
+
+/// What becomes of the picked tokens: ([MASK], random token, the rest kept) and its name.
+const MASK_SPLITS: [(f64, f64, &str); 4] = [
+    (0.8, 0.1, "80% [MASK], 10% random, 10% kept (BERT)"),
+    (1.0, 0.0, "100% [MASK]"),
+    (0.8, 0.0, "80% [MASK], 20% kept"),
+    (0.5, 0.25, "50% [MASK], 25% random, 25% kept"),
+];
+
+/// The masking rule the preview shows, from the settings.
+fn masking_rule(m: &MaskingConfig) -> String {
+    let pct = |p: f64| format!("{:.0}%", p * 100.0);
+    format!(
+        "{} of the tokens are picked (never [CLS]/[SEP]); of those {} become [MASK], {} a random token, {} stay. The loss counts only the picked tokens.",
+        pct(m.pick_prob),
+        pct(m.mask_prob),
+        pct(m.random_prob),
+        pct((1.0 - m.mask_prob - m.random_prob).max(0.0))
+    )
+}
+
 #[component]
 fn SavedLabModels() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -126,23 +148,8 @@ pub fn LabPanel() -> impl IntoView {
     let hand_over = move |to_studio: bool| {
         message.set(Some(Ok("Loading the lab's model on the page…".into())));
         spawn_in_view(async move {
-            let out = client.lab_files().await.and_then(|files| {
-                let current = state.engine().ok_or("no model is loaded")?;
-                // Unique per run: the worker keeps the base it has when the name is the same.
-                let number = lab.runs.get_value();
-                let name = if lab.continue_pretrained.get_untracked() {
-                    format!("{} + MLM on {} #{number}", current.model_id, lab.corpus_name.get_untracked())
-                } else {
-                    format!("MLM lab ({}) #{number}", lab.preset.get_untracked())
-                };
-                Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend).map(|e| (e, current))
-            });
-            match out {
-                Ok((engine, current)) => {
-                    if state.base.with_value(Option::is_none) {
-                        state.base.set_value(Some(current));
-                    }
-                    state.set_engine(engine);
+            match lab.load_on_page(state).await {
+                Ok(()) => {
                     message.set(Some(Ok("The lab's model is now the page's model: every explorer view and the studio use it.".into())));
                     state.show(if to_studio { Tab::Studio } else { Tab::Explore });
                 }
@@ -260,7 +267,7 @@ pub fn LabPanel() -> impl IntoView {
         let rows = lab.preview.get();
         (!rows.is_empty()).then(|| view! {
             <h3>"What the model sees"</h3>
-            <p class="hint">"15% of the tokens are picked (never [CLS]/[SEP]); of those 80% become [MASK], 10% a random token, 10% stay. The loss counts only the picked tokens."</p>
+            <p class="hint" data-testid="lab-preview-rule">{move || masking_rule(&lab.config.get().masking)}</p>
             <div data-testid="lab-preview">
                 {rows.into_iter().map(|row| view! {
                     <div class="tokens">
@@ -386,6 +393,22 @@ pub fn LabPanel() -> impl IntoView {
                 })}
                 <label class="small"><input type="checkbox" prop:checked=move || lab.config.get().dynamic_masking
                     on:change=move |ev| { let on = event_target_checked(&ev); lab.config.update(|c| c.dynamic_masking = on); } />" new mask every epoch (dynamic, as RoBERTa; off, each line keeps one mask for the whole run, where BERT made 10 masked copies of each)"</label>
+                <label class="small muted" for="lab-mask-rate">"Masked"</label>
+                <select id="lab-mask-rate" data-testid="lab-mask-rate" title="Too little masking makes few predictions per sequence (training is slow to pay off); too much leaves too little context to predict from"
+                    on:change=move |ev| { if let Ok(p) = event_target_value(&ev).parse::<f64>() { lab.config.update(|c| c.masking.pick_prob = p); } }>
+                    {MASK_RATES.iter().map(|&p| view! {
+                        <option value=p.to_string() selected=move || (lab.config.get().masking.pick_prob - p).abs() < 1e-9>
+                            {format!("{:.0}% of tokens{}", p * 100.0, if p == 0.15 { " (BERT)" } else { "" })}
+                        </option>
+                    }).collect_view()}
+                </select>
+                <label class="small muted" for="lab-mask-split">"of which"</label>
+                <select id="lab-mask-split" data-testid="lab-mask-split"
+                    on:change=move |ev| { if let Some(&(m, r, _)) = MASK_SPLITS.get(event_target_value(&ev).parse::<usize>().unwrap_or(0)) { lab.config.update(|c| { c.masking.mask_prob = m; c.masking.random_prob = r; }); } }>
+                    {MASK_SPLITS.iter().enumerate().map(|(i, &(m, r, label))| view! {
+                        <option value=i.to_string() selected=move || { let c = lab.config.get().masking; (c.mask_prob - m).abs() < 1e-9 && (c.random_prob - r).abs() < 1e-9 }>{label}</option>
+                    }).collect_view()}
+                </select>
                 <label class="small muted" for="lab-epochs">"Epochs"</label>
                 <input id="lab-epochs" type="number" min="1" max="200" class="short" data-testid="lab-epochs" prop:value=move || lab.config.get().epochs.to_string()
                     on:change=move |ev| { if let Ok(n) = event_target_value(&ev).parse::<usize>() { lab.config.update(|c| c.epochs = n.clamp(1, 200)); } } />
@@ -452,5 +475,24 @@ pub fn LabPanel() -> impl IntoView {
                 </div>
             </Show>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preview_states_the_masking_set() {
+        assert_eq!(
+            masking_rule(&MaskingConfig::new()),
+            "15% of the tokens are picked (never [CLS]/[SEP]); of those 80% become [MASK], 10% a random token, 10% stay. The loss counts only the picked tokens."
+        );
+        let all = MaskingConfig::new().with_pick_prob(0.3).with_mask_prob(1.0).with_random_prob(0.0);
+        assert!(masking_rule(&all).starts_with("30% of the tokens are picked (never [CLS]/[SEP]); of those 100% become [MASK], 0% a random token, 0% stay."));
+        for (m, r, _) in MASK_SPLITS {
+            assert!(MaskingConfig::new().with_mask_prob(m).with_random_prob(r).validate().is_ok());
+        }
+        assert!(MASK_RATES.iter().all(|&p| MaskingConfig::new().with_pick_prob(p).validate().is_ok()));
     }
 }

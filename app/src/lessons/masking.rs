@@ -11,6 +11,7 @@ use crate::widgets::spawn_in_view;
 use super::check::{Answer, Check, Expected};
 use super::{LessonText, Lessons, Maths, TryThis};
 use crate::app::AppState;
+use crate::lab::Lab;
 use crate::compute::{Latest, claim_newest};
 
 pub const EXAMPLE: &str = "The students read the whole book the night before the exam, and then they slept.";
@@ -149,12 +150,31 @@ fn FillInTheBlank() -> impl IntoView {
             }
         });
     });
+    let lab = expect_context::<Lab>();
+    let loading = RwSignal::new(None::<Result<String, String>>);
+    let use_lab = move |_| {
+        loading.set(Some(Ok("Loading the lab's model…".into())));
+        spawn_in_view(async move {
+            let out = lab.load_on_page(state).await.map(|()| "The lab's model is now the page's model (the model menu switches back).".to_string());
+            loading.set(Some(out));
+        });
+    };
     move || match mask.get() {
         None => view! {
             <p class="small muted" data-testid="lesson-fill-unavailable">
-                "This model was saved without its masked-language-model head (a sentence encoder), so it cannot play the game itself: "
-                "open a BERT saved with its head (BertForMaskedLM) and this lesson lets it fill the blank."
+                "This model was saved without its masked-language-model head (a sentence encoder), so it cannot play the game itself. "
+                "Models that can: any saved with their head (BertForMaskedLM, RobertaForMaskedLM, BertForPreTraining), and "
+                "every model the MLM lab pretrains in this tab."
             </p>
+            {move || if lab.has_model.get() {
+                view! { <button class="secondary" data-testid="lesson-fill-use-lab" on:click=use_lab>"Let the lab's model play"</button> }.into_any()
+            } else {
+                view! { <p class="small muted">"Pretrain a tiny BERT in the MLM lab tab (a few minutes), then come back: it can play here."</p> }.into_any()
+            }}
+            {move || loading.get().map(|r| match r {
+                Ok(m) => view! { <p class="small muted" role="status" data-testid="lesson-fill-status">{m}</p> }.into_any(),
+                Err(e) => view! { <p class="banner warn small" data-testid="lesson-fill-status">{e}</p> }.into_any(),
+            })}
         }.into_any(),
         Some(m) => view! {
             <h3>"The loaded model plays"</h3>

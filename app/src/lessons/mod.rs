@@ -4,6 +4,7 @@
 //! (`check.rs`). Progress stays in this browser (`progress.rs`); the address names the lesson
 //! and its input, so a teacher's link opens the same view, offline too (`Lessons::link`).
 
+mod analogy;
 mod attention;
 mod check;
 mod finetune;

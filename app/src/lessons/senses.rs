@@ -9,13 +9,14 @@ use leptos::prelude::*;
 use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
+use super::analogy::Analogies;
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::{Latest, claim_newest, each_states, encode_all};
 use crate::widgets::{LineChart, Series};
 
 pub const EXAMPLE: &str = "bank";
-pub const CHECKS: [&str; 1] = ["senses-best-layer"];
+pub const CHECKS: [&str; 2] = ["senses-best-layer", super::analogy::CHECK];
 
 #[derive(Clone, PartialEq)]
 struct ByLayer {
@@ -185,6 +186,7 @@ pub fn SensesLesson() -> impl IntoView {
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question=question answer=answer />
+        <Analogies />
     }
 }
 

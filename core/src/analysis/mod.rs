@@ -1,6 +1,7 @@
 //! What the explorer reads out of a model, on the host: sentence embeddings, every layer's states
 //! and attention, PCA and t-SNE maps, probes, similarity, and the built-in example sentences.
 
+pub mod analogy;
 pub mod embed;
 pub mod inspect;
 pub mod probe;
