@@ -127,7 +127,10 @@ test('a run interrupted by closing the browser resumes from its checkpoint; sett
   assert.equal(await page.getByTestId('usable-rows').textContent(), String(WORDS.positive.length * 2));
   await screenshot(page, 'persistence-resume-offer');
 
-  // The page has its default model; the checkpoint needs bert-tiny, and says so.
+  // The page reopens with the model chosen before the browser closed.
+  assert.match(await page.getByTestId('model-facts').textContent(), /bert-tiny/, 'the chosen model is back');
+  // On another model, the checkpoint says it needs bert-tiny.
+  await useModel(page, 'all-MiniLM-L6-v2');
   await page.getByTestId('resume-button').click();
   assert.match(await page.getByTestId('resume-error').textContent(), /bert-tiny/);
   await useModel(page, 'bert-tiny');
@@ -214,8 +217,9 @@ test('a full storage quota: a clear message, nothing half-written, the work on t
   const chrome = await launch({ webgpu: false });
   try {
     const { page } = chrome;
-    // 3 MB: room for a training file, not for a classifier (bert-tiny's zip is larger), nor for
-    // the offline copy of the app. Set before the page loads, so its worker sees it too.
+    // 3 MB: room for a training file, not for a fully fine-tuned classifier (bert-tiny's weights
+    // are larger; a head-only run keeps only its head, a few kB), nor for the offline copy of
+    // the app. Set before the page loads, so its worker sees it too.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Storage.overrideQuotaForOrigin', { origin: server.origin, quotaSize: 3_000_000 });
     await page.goto(server.origin + '/#studio');
@@ -223,6 +227,10 @@ test('a full storage quota: a clear message, nothing half-written, the work on t
     await useModel(page, 'bert-tiny');
     await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv()) });
     await page.locator('[data-testid=saved-item][data-kind=dataset]').waitFor({ timeout: MINUTE });
+    await page.selectOption('[data-testid=train-mode]', 'full');
+    await page.locator('[data-testid=studio-train] details').first().evaluate((d) => { d.open = true; });
+    await page.getByTestId('epochs').fill('1');
+    await page.getByTestId('epochs').dispatchEvent('change');
     await page.getByTestId('train-start').click();
     await page.getByTestId('train-done').waitFor({ timeout: 5 * MINUTE });
     const error = page.getByTestId('storage-error');
