@@ -174,9 +174,9 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   let list = await nearest();
   assert.equal(list.length, 5);
   assert.ok(list.every(([w], i) => !['king', 'man', 'woman'].includes(w) && (i === 0 || list[i - 1][1] >= list[i][1])), JSON.stringify(list));
-  const options = [...new Set(list.map(([w]) => w))].sort();
+  const analogyOptions = [...new Set(list.map(([w]) => w))].sort();
   const top = list[0][0];
-  await expectRight(page, 'senses-analogy', { index: options.indexOf(top) });
+  await expectRight(page, 'senses-analogy', { index: analogyOptions.indexOf(top) });
   await typeInto(page, page.getByTestId('lesson-analogy-2'), 'unbelievably');
   await page.keyboard.press('Tab');
   await page.getByTestId('lesson-analogy-error').waitFor({ timeout: MINUTE });

@@ -125,10 +125,11 @@ test('every family and format opens from a folder, tokenizes as transformers and
     assert.ok(ok, `${name}: ${text}`);
     const facts = await page.getByTestId('model-facts').innerText();
     assert.match(facts, new RegExp(name), `${name}: facts name the model`);
-    // Kept in this browser: listed under the user's own models, by its name.
-    const option = page.locator('#model-select option:checked');
-    assert.equal(await option.textContent(), name);
-    assert.equal(await option.evaluate((o) => o.parentElement.label), 'Yours, kept in this browser', `${name}: listed as the user's own`);
+    // Kept in this browser (once its save ends): listed under the user's own models, by its name.
+    await page.waitForFunction((n) => {
+      const o = document.querySelector('#model-select option:checked');
+      return o?.textContent === n && o.parentElement.label === 'Yours, kept in this browser';
+    }, name, { timeout: MINUTE }).catch(async () => assert.fail(`${name}: the model menu shows ${await page.locator('#model-select option:checked').textContent()}`));
     assert.match(await page.getByTestId('model-family').innerText(), new RegExp(FAMILY[expected.family]), `${name}: family`);
     if (expected.fill_mask) {
       assert.match(await page.getByTestId('model-heads').innerText(), /masked-language-model head/, `${name}: heads`);

@@ -143,7 +143,8 @@ test('a run interrupted by closing the browser resumes from its checkpoint; sett
   assert.equal(await page.getByTestId('resume-offer').count(), 0);
   // The run is saved with its classifier.
   await page.waitForFunction(() => document.querySelector('[data-testid=saved-item][data-kind=run]'), null, { timeout: 2 * MINUTE });
-  assert.match(await page.getByTestId('storage-usage').textContent(), /Storage used by this page: [\d.]+ [MG]B of [\d.]+ [MG]B/);
+  assert.match(await page.getByTestId('storage-usage').textContent(), /^Kept here: [\d.]+ [kMG]B in \d+ items?\./);
+  await page.waitForFunction(() => /^The browser counts [\d.]+ [kMG]?B for this page/.test(document.querySelector('[data-testid=storage-browser]')?.textContent ?? ''), null, { timeout: MINUTE });
   // The checkpoints and the classifier went through scratch files (the tab never held their
   // bytes), and none outlived its save, nor the first session's, closed mid-run.
   assert.deepEqual(await scratchLeft(page), [], 'no scratch file outlives its save');
