@@ -60,6 +60,8 @@ async function pieces(name) {
   const dir = join(MODELS, name);
   try {
     const vocab = JSON.parse(await readFile(join(dir, 'tokenizer.json'), 'utf8')).model.vocab;
+    // WordPiece and BPE: {piece: id}; Unigram (SentencePiece): [[piece, score], …] by id.
+    if (Array.isArray(vocab)) return Object.fromEntries(vocab.map(([p], id) => [id, p]));
     return Object.fromEntries(Object.entries(vocab).map(([p, id]) => [id, p]));
   } catch {
     return Object.fromEntries((await readFile(join(dir, 'vocab.txt'), 'utf8')).split('\n').map((p, id) => [id, p]));
