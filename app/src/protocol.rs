@@ -8,22 +8,21 @@
 //! - a **run** ([`ToWorker::Start`]) reports [`RunUpdate`]s tagged with its run id, whatever its
 //!   task: progress, pause, checkpoints, then its end (finished and saved, or failed);
 //! - a **request** ([`ToWorker::Ask`]) gets exactly one [`FromWorker::Reply`] with its request id:
-//!   the [`Answer`], or why there is none.
+//!   the answer of the type its [`Request`] names (`requests.rs`), or why there is none.
 //!
-//! A new task adds its request to [`Work`], its events to [`Progress`] and its result to
-//! [`Outcome`]; the messages themselves stay as they are. The values they carry are in `runs.rs`.
+//! A new task adds its run to [`Work`], its events to [`Progress`] and its result to
+//! [`Outcome`], and each question its model answers as a request type naming its answer type
+//! (`requests!`); the envelopes stay as they are. The values runs carry are in `runs.rs`.
 
-use bertbench_core::bert::pooling::Pooling;
-use bertbench_core::tasks::classification::ClassifierMeta;
-use bertbench_core::tasks::pretraining::MaskFill;
-use bertbench_core::tasks::qa::Answered;
-use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
-use bertbench_core::tokenizer::Encoded;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::runs::{Backend, LabEvent, LabRequest, RunRecord, RunSummary, SearchResult, TrainEvent, TrainRequest};
+use crate::runs::{Backend, LabEvent, LabRequest, RunRecord, RunSummary, TrainEvent, TrainRequest};
+
+mod requests;
+
+pub use requests::*;
 
 /// Page → worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,48 +58,6 @@ pub enum Work {
     Pretrain(Box<LabRequest>),
 }
 
-/// A request with one answer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Ask {
-    /// Probabilities for texts (with optional second segments) from the current classifier.
-    Predict { texts: Vec<(String, Option<String>)> },
-    /// Each word's tag for texts, from the current classifier when it is a tagger.
-    Tag { texts: Vec<String> },
-    /// What the current tagger's head reads off each layer for a text.
-    TagLayers { text: String },
-    /// The current similarity model's score of each pair of texts (0..1).
-    Similar { pairs: Vec<(String, String)> },
-    /// The `top` texts most like `query`, by the current similarity model.
-    Search { query: String, texts: Vec<String>, top: usize },
-    /// The current question-answering model's answer to `question` over `context`; with
-    /// `allow_null`, "no answer" when `[CLS]` scores above every span.
-    Answer { question: String, context: String, allow_null: bool },
-    /// The current classifier as a zip of a Hugging Face folder named `name`.
-    Export { name: String },
-    /// Make a classifier the current one: files named in `names`, bytes in `bytes` (or one `.zip`).
-    Import { names: Vec<String> },
-    /// Make the current classifier a head saved alone (`classification::export_head`: files
-    /// named in `names`) on the base model `base`, which the worker must hold.
-    AttachHead { base: String, names: Vec<String> },
-    /// The current classifier's encoder as a plain BERT checkpoint, for the explorer.
-    Encoder,
-    /// Top-k fills for a sentence with `[MASK]`, from the lab's model.
-    FillMask { text: String },
-    /// The lab's model as a Hugging Face folder (files in `bytes`, names in the answer).
-    LabFiles,
-    /// Make the saved lab model in `bytes` ([`LAB_FILES`](crate::runs::LAB_FILES) order) the
-    /// lab's model.
-    OpenLab,
-    /// Every layer's vectors of these texts from the base model (which is the page's model:
-    /// the page sends it first), computed on the worker's threads.
-    States { encoded: Vec<Encoded> },
-    /// One of the explorer's one-input computations on the base model, on the worker's threads.
-    Inspect(Inspect),
-    /// The backend probe's work on `backend`: a forward pass (and with `step` a fine-tuning
-    /// step) of the base model on `texts`, cut to `max_len` tokens, each timed (`backend_choice.rs`).
-    TimeWork { backend: Backend, texts: Vec<String>, max_len: usize, step: bool },
-}
-
 /// Worker → page.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum FromWorker {
@@ -112,8 +69,8 @@ pub enum FromWorker {
     Ready { threads: usize, note: String, fused_multiply_add: bool, webgpu: bool },
     /// What run `run` did.
     Run { run: u32, update: RunUpdate },
-    /// The answer to request `request`, or why there is none.
-    Reply { request: u32, answer: Result<Answer, String> },
+    /// The answer to request `request` (its [`Request::Answer`] as JSON), or why there is none.
+    Reply { request: u32, answer: Result<serde_json::Value, String> },
     /// Something failed outside any one request or run (the worker could not start, or read
     /// the base model); every request still waiting fails with it.
     Error { message: String },
@@ -164,56 +121,6 @@ pub enum Outcome {
     FineTune(Box<RunSummary>),
     /// The model is the lab's model (fill-mask, export, hand-over).
     Pretrain { cancelled: bool, steps: usize, seconds: f64 },
-}
-
-/// The answer to an [`Ask`] of the same name.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Answer {
-    /// The classifier's labels, and the probabilities, one row per text.
-    Predictions { labels: Vec<String>, probs: Vec<Vec<f32>> },
-    /// The tagger's tags, and each text's words with theirs.
-    Tagged { tags: Vec<String>, texts: Vec<Vec<TaggedWord>> },
-    /// The tagger's tags, and its head's reading of every layer.
-    TagLayers { tags: Vec<String>, layers: TagsByLayer },
-    /// The answer, the best spans, and each passage token's start and end probabilities.
-    Answered(Box<Answered>),
-    /// Each pair's similarity (0..1).
-    Similarities { scores: Vec<f32> },
-    /// The texts found, and what the search cost.
-    Found(Box<SearchResult>),
-    /// One zip in `bytes`.
-    Exported { file_name: String },
-    /// The imported classifier is the current one.
-    Imported { meta: ClassifierMeta, description: String },
-    /// config.json and model.safetensors in `bytes`, then tokenizer.json and/or vocab.txt as
-    /// flagged. `labels` names the classifier.
-    Encoder { labels: Vec<String>, tokenizer_json: bool, vocab_txt: bool },
-    /// Fills for every `[MASK]`.
-    Filled { fills: Vec<MaskFill> },
-    /// The lab's model: `names[i]` is `bytes[i]`.
-    LabFiles { names: Vec<String> },
-    /// The saved lab model is the lab's model now.
-    LabOpened,
-    /// One attachment per text: its `layers` layers' vectors, `tokens × hidden` each, one after
-    /// the other, as little-endian f32.
-    States { hidden: usize, layers: usize },
-    /// What the probe's work took.
-    Timed(crate::runs::Timing),
-    /// An [`Inspect`]'s numbers: one attachment per array, as little-endian f32.
-    Floats,
-}
-
-/// The explorer's computations on one input (or a few texts) that the worker can do for the
-/// page (`compute.rs` rebuilds their results from the arrays of [`Answer::Floats`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Inspect {
-    /// Every layer's and head's attention (`[layer][head][query][key]`), bidirectional or causal.
-    Attention { encoded: Encoded, causal: bool },
-    /// The token, segment and position embeddings, their sum and the normalised sum:
-    /// five arrays, `tokens × hidden` each.
-    InputParts { encoded: Encoded },
-    /// Sentence vectors, one array per text.
-    Embed { texts: Vec<String>, pooling: Pooling, normalize: bool },
 }
 
 /// `values` as little-endian bytes, for an attachment.
@@ -268,8 +175,25 @@ mod tests {
         assert!(matches!(reply, FromWorker::Reply { request: 4, answer: Err(ref m) } if m == "no classifier yet"));
         let json = serde_json::to_string(&FromWorker::Run { run: 9, update: RunUpdate::Paused(true) }).unwrap();
         assert_eq!(json, r#"{"Run":{"run":9,"update":{"Paused":true}}}"#);
-        let json = serde_json::to_string(&ToWorker::Ask { request: 2, ask: Ask::Encoder }).unwrap();
-        assert_eq!(json, r#"{"Ask":{"request":2,"ask":"Encoder"}}"#);
+        let json = serde_json::to_string(&ToWorker::Ask { request: 2, ask: Encoder.into() }).unwrap();
+        assert_eq!(json, r#"{"Ask":{"request":2,"ask":{"Encoder":null}}}"#);
+    }
+
+    /// A reply travels as JSON and is read back as the answer type its request names; read as
+    /// another request's answer it is refused, not taken for something else.
+    #[test]
+    fn a_reply_is_read_as_the_answer_its_request_names() {
+        fn read<R: Request>(json: serde_json::Value) -> Result<R::Answer, serde_json::Error> {
+            serde_json::from_value(json)
+        }
+        let sent = Predictions { labels: vec!["neg".into(), "pos".into()], probs: vec![vec![0.25, 0.75]] };
+        let json = serde_json::to_value(&sent).unwrap();
+        let back = read::<Predict>(json.clone()).unwrap();
+        assert_eq!((back.labels, back.probs), (sent.labels, sent.probs));
+        assert!(read::<TimeWork>(json.clone()).is_err());
+        assert!(read::<Similar>(json).is_err());
+        let ask: Ask = Predict { texts: vec![("good".into(), None)] }.into();
+        assert_eq!(serde_json::to_string(&ask).unwrap(), r#"{"Predict":{"texts":[["good",null]]}}"#);
     }
 
     /// The client lets go of a run at its last update, and only then.

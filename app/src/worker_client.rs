@@ -34,11 +34,11 @@ use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::engine::{Engine, ModelSource};
-use crate::protocol::{Answer, Ask, FromWorker, Inspect, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
+use crate::protocol::{self as ask, Ask, FromWorker, Inspect, Request, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
 use crate::runs::Backend;
 
-/// An answer with its byte attachments, or why there is none.
-type Reply = Result<(Answer, Vec<Vec<u8>>), String>;
+/// An answer (as JSON) with its byte attachments, or why there is none.
+type Reply = Result<(serde_json::Value, Vec<Vec<u8>>), String>;
 
 /// Whoever started a run, and whether it has finished (its save may still be under way).
 struct Route {
@@ -101,9 +101,6 @@ pub struct WorkerClient {
     /// Whether the worker could not start (it never will be ready).
     pub failed: RwSignal<bool>,
 }
-
-/// A reply of the wrong kind (a bug in the worker, not a user's problem).
-const OTHER: &str = "the worker answered something else";
 
 fn bundle_urls() -> Option<(String, String)> {
     let document = web_sys::window()?.document()?;
@@ -316,23 +313,27 @@ impl WorkerClient {
             .unwrap_or_default()
     }
 
-    /// Sends `ask` (with `bytes` attached) and waits for its answer.
-    async fn ask(self, ask: Ask, bytes: &[&[u8]]) -> Reply {
+    /// Sends `request` (with `bytes` attached) to the worker it is about and waits for its
+    /// answer, of the type the request names, and the answer's attachments.
+    async fn request<R: Request>(self, request: R, bytes: &[&[u8]]) -> Result<(R::Answer, Vec<Vec<u8>>), String> {
+        let ask: Ask = request.into();
         // A model's questions go to the worker that holds it; a model handed over becomes the
         // first worker's; computations run there too, the probe's on its backend's worker.
         let probe_slot = match &ask {
-            Ask::TimeWork { backend, .. } => Some(self.slot_for(*backend)),
+            Ask::TimeWork(work) => Some(self.slot_for(work.backend)),
             _ => None,
         };
         let slot = self.routes.with_value(|r| match &ask {
-            Ask::TimeWork { .. } => probe_slot.unwrap_or(CPU),
-            Ask::Predict { .. } | Ask::Tag { .. } | Ask::TagLayers { .. } | Ask::Similar { .. } | Ask::Search { .. } | Ask::Answer { .. } | Ask::Export { .. } | Ask::Encoder => r.classifier_at,
-            Ask::FillMask { .. } | Ask::LabFiles => r.lab_at,
-            Ask::Import { .. } | Ask::AttachHead { .. } | Ask::OpenLab | Ask::States { .. } | Ask::Inspect(_) => CPU,
+            Ask::TimeWork(_) => probe_slot.unwrap_or(CPU),
+            Ask::Predict(_) | Ask::Tag(_) | Ask::TagLayers(_) | Ask::Similar(_) | Ask::Search(_) | Ask::AnswerQuestion(_) | Ask::Export(_) | Ask::Encoder(_) => {
+                r.classifier_at
+            }
+            Ask::FillMask(_) | Ask::LabFiles(_) => r.lab_at,
+            Ask::Import(_) | Ask::AttachHead(_) | Ask::OpenLab(_) | Ask::States(_) | Ask::Inspect(_) => CPU,
         });
         match ask {
-            Ask::Import { .. } | Ask::AttachHead { .. } => self.routes.update_value(|r| r.classifier_at = CPU),
-            Ask::OpenLab => self.routes.update_value(|r| r.lab_at = CPU),
+            Ask::Import(_) | Ask::AttachHead(_) => self.routes.update_value(|r| r.classifier_at = CPU),
+            Ask::OpenLab(_) => self.routes.update_value(|r| r.lab_at = CPU),
             _ => {}
         }
         if let Some(why) = self.routes.with_value(|r| r.slots[slot].failed.clone()) {
@@ -344,45 +345,43 @@ impl WorkerClient {
             r.requests.insert(request, reply);
         });
         self.send(slot, &ToWorker::Ask { request, ask }, bytes);
-        answer.await.map_err(|_| "the training worker did not answer".to_string())?
+        let (json, bytes) = answer.await.map_err(|_| "the training worker did not answer".to_string())??;
+        let answer = serde_json::from_value(json).map_err(|e| format!("the training worker's answer could not be read: {e}"))?;
+        Ok((answer, bytes))
     }
 
     /// What the backend probe's work took on `backend`, in the worker for it (which must have
     /// the page's model as its base: [`send_base`](Self::send_base) first).
     pub async fn time_work(self, backend: Backend, texts: Vec<String>, max_len: usize, step: bool) -> Result<crate::runs::Timing, String> {
-        match self.ask(Ask::TimeWork { backend, texts, max_len, step }, &[]).await? {
-            (Answer::Timed(t), _) => Ok(t),
-            _ => Err(OTHER.into()),
-        }
+        Ok(self.request(ask::TimeWork { backend, texts, max_len, step }, &[]).await?.0)
     }
 
     /// Every layer's vectors of `encoded` from the worker's base model, which must be the model
     /// they were encoded for ([`send_base`](Self::send_base) first).
     pub async fn states(self, encoded: &[Encoded]) -> Result<Vec<TextStates>, String> {
-        match self.ask(Ask::States { encoded: encoded.to_vec() }, &[]).await? {
-            (Answer::States { hidden, layers }, bytes) if bytes.len() == encoded.len() => encoded
-                .iter()
-                .zip(bytes)
-                .map(|(e, b)| {
-                    let per_layer = e.tokens.len() * hidden;
-                    if b.len() != 4 * per_layer * layers {
-                        return Err("the worker's vectors came back the wrong size".to_string());
-                    }
-                    let flat = bytes_f32(&b).unwrap_or_default();
-                    Ok(TextStates { encoded: e.clone(), hidden, layers: flat.chunks(per_layer.max(1)).map(<[f32]>::to_vec).collect() })
-                })
-                .collect(),
-            _ => Err(OTHER.into()),
+        let (ask::StatesShape { hidden, layers }, bytes) = self.request(ask::States { encoded: encoded.to_vec() }, &[]).await?;
+        if bytes.len() != encoded.len() {
+            return Err("the worker's vectors came back for another number of texts".into());
         }
+        encoded
+            .iter()
+            .zip(bytes)
+            .map(|(e, b)| {
+                let per_layer = e.tokens.len() * hidden;
+                if b.len() != 4 * per_layer * layers {
+                    return Err("the worker's vectors came back the wrong size".to_string());
+                }
+                let flat = bytes_f32(&b).unwrap_or_default();
+                Ok(TextStates { encoded: e.clone(), hidden, layers: flat.chunks(per_layer.max(1)).map(<[f32]>::to_vec).collect() })
+            })
+            .collect()
     }
 
     /// The arrays of one of the explorer's computations, from the worker's base model (which
     /// must be the page's: [`send_base`](Self::send_base) first).
     pub async fn inspect(self, what: Inspect) -> Result<Vec<Vec<f32>>, String> {
-        match self.ask(Ask::Inspect(what), &[]).await? {
-            (Answer::Floats, bytes) => bytes.iter().map(|b| bytes_f32(b).ok_or_else(|| OTHER.to_string())).collect(),
-            _ => Err(OTHER.into()),
-        }
+        let ((), bytes) = self.request(what, &[]).await?;
+        bytes.iter().map(|b| bytes_f32(b).ok_or_else(|| "the worker's numbers came back cut".to_string())).collect()
     }
 
     /// Starts a run of `work` in the worker for its backend; `owner` gets each of its updates
@@ -463,101 +462,73 @@ impl WorkerClient {
 
     /// The current classifier's labels and probabilities, one row per text.
     pub async fn predict(self, texts: Vec<(String, Option<String>)>) -> Result<(Vec<String>, Vec<Vec<f32>>), String> {
-        match self.ask(Ask::Predict { texts }, &[]).await? {
-            (Answer::Predictions { labels, probs }, _) => Ok((labels, probs)),
-            _ => Err(OTHER.into()),
-        }
+        let (ask::Predictions { labels, probs }, _) = self.request(ask::Predict { texts }, &[]).await?;
+        Ok((labels, probs))
     }
 
     /// Each text's words with their predicted tags, from the current tagger, and its tags.
     pub async fn tag(self, texts: Vec<String>) -> Result<(Vec<String>, Vec<Vec<TaggedWord>>), String> {
-        match self.ask(Ask::Tag { texts }, &[]).await? {
-            (Answer::Tagged { tags, texts }, _) => Ok((tags, texts)),
-            _ => Err(OTHER.into()),
-        }
+        let (ask::Tagged { tags, texts }, _) = self.request(ask::Tag { texts }, &[]).await?;
+        Ok((tags, texts))
     }
 
     /// What the current tagger's head reads off each layer for `text`, and its tags.
     pub async fn tag_layers(self, text: String) -> Result<(Vec<String>, TagsByLayer), String> {
-        match self.ask(Ask::TagLayers { text }, &[]).await? {
-            (Answer::TagLayers { tags, layers }, _) => Ok((tags, layers)),
-            _ => Err(OTHER.into()),
-        }
+        let (ask::LayerTags { tags, layers }, _) = self.request(ask::TagLayers { text }, &[]).await?;
+        Ok((tags, layers))
     }
 
     /// The current question-answering model's answer to `question` over `context`.
     pub async fn answer(self, question: String, context: String, allow_null: bool) -> Result<bertbench_core::tasks::qa::Answered, String> {
-        match self.ask(Ask::Answer { question, context, allow_null }, &[]).await? {
-            (Answer::Answered(answered), _) => Ok(*answered),
-            _ => Err(OTHER.into()),
-        }
+        Ok(self.request(ask::AnswerQuestion { question, context, allow_null }, &[]).await?.0)
     }
 
     /// The current similarity model's score of each pair (0..1).
     pub async fn similar(self, pairs: Vec<(String, String)>) -> Result<Vec<f32>, String> {
-        match self.ask(Ask::Similar { pairs }, &[]).await? {
-            (Answer::Similarities { scores }, _) => Ok(scores),
-            _ => Err(OTHER.into()),
-        }
+        Ok(self.request(ask::Similar { pairs }, &[]).await?.0)
     }
 
     /// The `top` texts most like `query`, and what the search cost.
     pub async fn search(self, query: String, texts: Vec<String>, top: usize) -> Result<crate::runs::SearchResult, String> {
-        match self.ask(Ask::Search { query, texts, top }, &[]).await? {
-            (Answer::Found(found), _) => Ok(*found),
-            _ => Err(OTHER.into()),
-        }
+        Ok(self.request(ask::Search { query, texts, top }, &[]).await?.0)
     }
 
     /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
     pub async fn fill_mask(self, text: String) -> Result<Vec<MaskFill>, String> {
-        match self.ask(Ask::FillMask { text }, &[]).await? {
-            (Answer::Filled { fills }, _) => Ok(fills),
-            _ => Err(OTHER.into()),
-        }
+        Ok(self.request(ask::FillMask { text }, &[]).await?.0)
     }
 
     /// The lab's model as Hugging Face files (name, bytes).
     pub async fn lab_files(self) -> Result<Vec<(String, Vec<u8>)>, String> {
-        match self.ask(Ask::LabFiles, &[]).await? {
-            (Answer::LabFiles { names }, bytes) => Ok(names.into_iter().zip(bytes).collect()),
-            _ => Err(OTHER.into()),
+        let (names, bytes) = self.request(ask::LabFiles, &[]).await?;
+        if names.len() != bytes.len() {
+            return Err("the lab's model came back incomplete".into());
         }
+        Ok(names.into_iter().zip(bytes).collect())
     }
 
     /// Makes a saved lab model (its files in [`LAB_FILES`](crate::runs::LAB_FILES) order) the
     /// lab's model.
     pub async fn open_lab(self, files: &[&[u8]]) -> Result<(), String> {
-        match self.ask(Ask::OpenLab, files).await? {
-            (Answer::LabOpened, _) => Ok(()),
-            _ => Err(OTHER.into()),
-        }
+        self.request(ask::OpenLab, files).await.map(|_| ())
     }
 
     /// The current classifier's encoder as a plain BERT checkpoint, and the classifier's labels.
     pub async fn encoder(self) -> Result<(CheckpointFiles, Vec<String>), String> {
-        match self.ask(Ask::Encoder, &[]).await? {
-            (Answer::Encoder { labels, tokenizer_json, vocab_txt }, bytes) => {
-                let mut parts = bytes.into_iter();
-                let (Some(config_json), Some(weights)) = (parts.next(), parts.next()) else {
-                    return Err("the fine-tuned model came back incomplete".into());
-                };
-                let tokenizer_json = if tokenizer_json { parts.next() } else { None };
-                let vocab_txt = if vocab_txt { parts.next() } else { None };
-                Ok((CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt }, labels))
-            }
-            _ => Err(OTHER.into()),
-        }
+        let (ask::EncoderFiles { labels, tokenizer_json, vocab_txt }, bytes) = self.request(ask::Encoder, &[]).await?;
+        let mut parts = bytes.into_iter();
+        let (Some(config_json), Some(weights)) = (parts.next(), parts.next()) else {
+            return Err("the fine-tuned model came back incomplete".into());
+        };
+        let tokenizer_json = if tokenizer_json { parts.next() } else { None };
+        let vocab_txt = if vocab_txt { parts.next() } else { None };
+        Ok((CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt }, labels))
     }
 
     /// The current classifier as a zip of a Hugging Face folder: its file name and bytes.
     pub async fn export(self, name: String) -> Result<(String, Vec<u8>), String> {
-        match self.ask(Ask::Export { name }, &[]).await? {
-            (Answer::Exported { file_name }, bytes) => {
-                bytes.into_iter().next().map(|zip| (file_name, zip)).ok_or_else(|| "the export came back empty".into())
-            }
-            _ => Err(OTHER.into()),
-        }
+        let (file_name, bytes) = self.request(ask::Export { name }, &[]).await?;
+        bytes.into_iter().next().map(|zip| (file_name, zip)).ok_or_else(|| "the export came back empty".into())
     }
 
     /// Makes a classifier read from `files` (a Hugging Face folder's files, or one zip) the
@@ -565,10 +536,8 @@ impl WorkerClient {
     pub async fn import(self, files: Vec<(String, Vec<u8>)>) -> Result<(ClassifierMeta, String), String> {
         let names = files.iter().map(|(n, _)| n.clone()).collect();
         let bytes: Vec<&[u8]> = files.iter().map(|(_, b)| b.as_slice()).collect();
-        match self.ask(Ask::Import { names }, &bytes).await? {
-            (Answer::Imported { meta, description }, _) => Ok((meta, description)),
-            _ => Err(OTHER.into()),
-        }
+        let (ask::Imported { meta, description }, _) = self.request(ask::Import { names }, &bytes).await?;
+        Ok((meta, description))
     }
 
     /// Makes a head saved alone on `engine` (the page's model, which the run was trained from)
@@ -577,10 +546,8 @@ impl WorkerClient {
         self.send_base(engine, Backend::Cpu)?;
         let names = vec!["config.json".to_string(), HEAD_FILE.to_string()];
         let bytes: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-        match self.ask(Ask::AttachHead { base: engine.model_id.clone(), names }, &bytes).await? {
-            (Answer::Imported { meta, description }, _) => Ok((meta, description)),
-            _ => Err(OTHER.into()),
-        }
+        let (ask::Imported { meta, description }, _) = self.request(ask::AttachHead { base: engine.model_id.clone(), names }, &bytes).await?;
+        Ok((meta, description))
     }
 
     /// "CPU (WebAssembly)", or with the worker's thread count when it has more than one.

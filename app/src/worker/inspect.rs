@@ -1,5 +1,5 @@
 //! The explorer's computations done for the page on the worker's threads: every layer's vectors
-//! of many texts ([`Ask::States`]), and the one-input views ([`Inspect`]: attention, input
+//! of many texts ([`States`](crate::protocol::States)), and the one-input views ([`Inspect`]: attention, input
 //! parts, sentence vectors). All on the base model, which the page sent first and
 //! which is the page's own model, so the numbers are the page's.
 
@@ -8,7 +8,7 @@ use bertbench_core::bert::attention::AttentionMask;
 use bertbench_core::tokenizer::Encoded;
 
 use super::*;
-use crate::protocol::{Inspect, f32_bytes};
+use crate::protocol::{Inspect, StatesShape, f32_bytes};
 
 /// The base model without autodiff (nothing here is trained).
 async fn plain_base() -> Result<LoadedModel, String> {
@@ -17,16 +17,16 @@ async fn plain_base() -> Result<LoadedModel, String> {
 }
 
 /// Every layer's vectors of `encoded`: one attachment per text, its layers one after the other.
-pub(super) async fn states(encoded: Vec<Encoded>) -> Result<(Answer, Vec<Vec<u8>>), String> {
+pub(super) async fn states(encoded: Vec<Encoded>) -> Result<(StatesShape, Vec<Vec<u8>>), String> {
     let bert = plain_base().await?;
     let states = bert.text_states(&encoded, &Device::flex()).await.map_err(|e| e.to_string())?;
     let (hidden, layers) = (bert.config.hidden_size, states.first().map_or(0, |s| s.layers.len()));
     let bytes = states.iter().map(|s| f32_bytes(&s.layers.concat())).collect();
-    Ok((Answer::States { hidden, layers }, bytes))
+    Ok((StatesShape { hidden, layers }, bytes))
 }
 
 /// `inspect`'s arrays, in the order [`Inspect`] documents.
-pub(super) async fn inspect(inspect: Inspect) -> Result<(Answer, Vec<Vec<u8>>), String> {
+pub(super) async fn inspect(inspect: Inspect) -> Result<((), Vec<Vec<u8>>), String> {
     let bert = plain_base().await?;
     let device = Device::flex();
     let arrays: Vec<Vec<f32>> = match inspect {
@@ -43,5 +43,5 @@ pub(super) async fn inspect(inspect: Inspect) -> Result<(Answer, Vec<Vec<u8>>), 
             bert.embed(&texts, options, &device).await.map_err(|e| e.to_string())?.vectors
         }
     };
-    Ok((Answer::Floats, arrays.iter().map(|a| f32_bytes(a)).collect()))
+    Ok(((), arrays.iter().map(|a| f32_bytes(a)).collect()))
 }

@@ -33,7 +33,7 @@ use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::engine;
 use crate::fetch::sleep_ms;
-use crate::protocol::{Answer, Ask, FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
+use crate::protocol::{FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
     AnswerMistake, Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, PairMistake, RunSummary, SavedLab, SavedRun, TagMistake,
     TrainEvent, TrainRequest, thin,
@@ -44,6 +44,7 @@ use crate::fetch::now_ms;
 mod base;
 mod inspect;
 mod probe;
+mod requests;
 mod classifier;
 mod finetune;
 mod lab;
@@ -316,7 +317,7 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
             s.control.cancel();
         }),
         ToWorker::Ask { request, ask } => wasm_bindgen_futures::spawn_local(async move {
-            match answer(ask, bytes).await {
+            match requests::answer(ask, bytes).await {
                 Ok((answer, files)) => {
                     let files: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
                     post(&FromWorker::Reply { request, answer: Ok(answer) }, &files);
@@ -330,115 +331,4 @@ fn handle(message: ToWorker, bytes: Vec<Vec<u8>>) {
 /// Tells the page what run `run` did.
 fn update(run: u32, update: RunUpdate) {
     post(&FromWorker::Run { run, update }, &[]);
-}
-
-/// The answer to `ask` (with `bytes`, its attachments), and the answer's attachments.
-async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(Answer, Vec<Vec<u8>>), String> {
-    let current = || STATE.with(|s| s.borrow().current.clone());
-    let lab = || STATE.with(|s| s.borrow().lab.clone()).ok_or_else(|| "there is no lab model yet: train one first".to_string());
-    match ask {
-        Ask::Predict { texts } => {
-            let current = current().ok_or("there is no classifier yet: train or import one first")?;
-            match current.loaded.meta.spec.level {
-                Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
-                Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
-                Level::Score | Level::Embedding => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
-                Level::Sentence => {}
-            }
-            let probs = predict_texts(&current, &texts).await?;
-            Ok((Answer::Predictions { labels: current.loaded.meta.labels.clone(), probs }, Vec::new()))
-        }
-        Ask::Tag { texts } => {
-            let current = current().ok_or("there is no tagger yet: train or import one first")?;
-            if current.loaded.meta.spec.level != Level::Token {
-                return Err("the current model classifies whole texts, not words; train a tagger first".into());
-            }
-            let tagged = tag_texts(&current, &texts).await?;
-            Ok((Answer::Tagged { tags: current.loaded.meta.labels.clone(), texts: tagged }, Vec::new()))
-        }
-        Ask::TagLayers { text } => {
-            let current = current().ok_or("there is no tagger yet: train or import one first")?;
-            let c = &current.loaded;
-            if c.meta.spec.level != Level::Token {
-                return Err("the current model classifies whole texts, not words; train a tagger first".into());
-            }
-            let layers = tagging::tags_by_layer(&c.model, &c.tokenizer, &text, &current.device).await.map_err(|e| e.to_string())?;
-            Ok((Answer::TagLayers { tags: c.meta.labels.clone(), layers }, Vec::new()))
-        }
-        Ask::Similar { pairs } => Ok((Answer::Similarities { scores: search::similar(current(), &pairs).await? }, Vec::new())),
-        Ask::Search { query, texts, top } => Ok((Answer::Found(Box::new(search::search(current(), query, texts, top).await?)), Vec::new())),
-        Ask::Answer { question, context, allow_null } => {
-            let current = current().ok_or("there is no question-answering model yet: train or import one first")?;
-            let c = &current.loaded;
-            if c.meta.spec.level != Level::Span {
-                return Err("the current model does not answer questions (it has no start/end head); train one on questions first".into());
-            }
-            let spans = SpanConfig::new().with_max_len(c.meta.max_len).with_stride(c.meta.max_len / 3);
-            let answered = qa::answer(&c.model, &c.tokenizer, &question, &context, &spans, allow_null).await.map_err(|e| e.to_string())?;
-            Ok((Answer::Answered(Box::new(answered)), Vec::new()))
-        }
-        Ask::Export { name } => {
-            let current = current().ok_or("there is no classifier to export yet")?;
-            let zip = host_zip(&current, &name).await?;
-            Ok((Answer::Exported { file_name: format!("{name}.zip") }, vec![zip]))
-        }
-        Ask::AttachHead { base, names } => {
-            let held = base_model().await.filter(|b| b.id == base).ok_or_else(|| format!("the training worker does not hold {base}, which this head was trained on"))?;
-            let files: Vec<(String, Vec<u8>)> = names.into_iter().zip(bytes).collect();
-            // The base is kept for training (an autodiff device); the classifier predicts.
-            let bert = LoadedModel { model: bertbench_core::burn::module::Module::valid(&held.bert.model), ..held.bert.clone() };
-            let device = Device::flex();
-            let loaded = classification::attach_head(bert, &files, &device).map_err(|e| format!("The saved head could not be put back on {base}: {e}"))?;
-            let current = Current { loaded, device, tokenizer_json: held.tokenizer_json.clone(), vocab_txt: held.vocab_txt.clone() };
-            let meta = current.loaded.meta.clone();
-            let description = format!("{} on {base}", meta.labels.join(", "));
-            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
-            Ok((Answer::Imported { meta, description }, Vec::new()))
-        }
-        Ask::Import { names } => {
-            let current = import(names, bytes).map_err(|message| format!("The classifier could not be imported: {message}"))?;
-            let meta = current.loaded.meta.clone();
-            let what = match meta.spec.level {
-                Level::Token => "tags",
-                Level::Span | Level::Score | Level::Embedding => "outputs",
-                Level::Sentence => "labels",
-            };
-            let what = if meta.labels.len() == 1 { what.trim_end_matches('s') } else { what };
-            let description = format!("{} {what} ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());
-            STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
-            Ok((Answer::Imported { meta, description }, Vec::new()))
-        }
-        Ask::Encoder => {
-            let c = current().ok_or("there is no fine-tuned model yet: train or import one first")?;
-            // Copied to the CPU first: saving reads tensors synchronously (not possible on WebGPU).
-            let bert = copy_to(c.loaded.model.bert.clone(), &Device::flex()).await.map_err(|e| e.to_string())?;
-            let weights = checkpoint::save_weights(&bert).map_err(|e| e.to_string())?;
-            let mut files = vec![c.loaded.config.to_hf_json(), weights];
-            files.extend(c.tokenizer_json.clone());
-            files.extend(c.vocab_txt.clone());
-            let answer =
-                Answer::Encoder { labels: c.loaded.meta.labels.clone(), tokenizer_json: c.tokenizer_json.is_some(), vocab_txt: c.vocab_txt.is_some() };
-            Ok((answer, files))
-        }
-        Ask::FillMask { text } => {
-            let lab = lab()?;
-            let fills = pretraining::fill_mask(&lab.model, &lab.tokenizer, &text, 5, &lab.device).await.map_err(|e| e.to_string())?;
-            Ok((Answer::Filled { fills }, Vec::new()))
-        }
-        Ask::LabFiles => {
-            let (names, files) = lab()?.files()?.into_iter().unzip();
-            Ok((Answer::LabFiles { names }, files))
-        }
-        Ask::OpenLab => {
-            if STATE.with(|s| s.borrow().run.is_some()) {
-                return Err(BUSY.into());
-            }
-            let lab = open_lab(bytes)?;
-            STATE.with(|s| s.borrow_mut().lab = Some(Rc::new(lab)));
-            Ok((Answer::LabOpened, Vec::new()))
-        }
-        Ask::TimeWork { backend, texts, max_len, step } => Ok((Answer::Timed(probe::time_work(backend, texts, max_len, step).await?), Vec::new())),
-        Ask::States { encoded } => inspect::states(encoded).await,
-        Ask::Inspect(what) => inspect::inspect(what).await,
-    }
 }
