@@ -695,3 +695,106 @@ mod tests {
         assert_eq!((back.cancelled, back.done, back.settings.corpus_name.as_str()), (true, 2, "farm.txt"));
     }
 }
+
+/// Items saved in a browser by an earlier build (`tests/fixtures/saved-items`, written by
+/// `tests/e2e/record_saved_items.mjs`): today's types must still read them, and their bytes
+/// must still give what that build showed. A field renamed or retyped fails here, not in a
+/// user's browser.
+#[cfg(test)]
+mod saved_by_an_earlier_build {
+    use std::path::PathBuf;
+
+    use bertbench_core::bert::checkpoint::{self, CheckpointFiles};
+    use bertbench_core::burn::prelude::Device;
+    use bertbench_core::tasks::{classification, pretraining};
+
+    use super::*;
+    use crate::store::{Item, Kind};
+
+    pub(crate) fn fixture() -> (serde_json::Value, Vec<(Item, Vec<Vec<u8>>)>) {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/saved-items");
+        let index: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("items.json")).unwrap()).unwrap();
+        let items = index["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                let item: Item = serde_json::from_str(entry["value"].as_str().unwrap()).unwrap();
+                let parts = entry["parts"].as_array().unwrap().iter().map(|p| std::fs::read(dir.join(p.as_str().unwrap())).unwrap()).collect();
+                (item, parts)
+            })
+            .collect();
+        (index["shown"].clone(), items)
+    }
+
+    fn of(items: &[(Item, Vec<Vec<u8>>)], kind: Kind) -> &(Item, Vec<Vec<u8>>) {
+        items.iter().find(|(i, _)| i.kind == kind).unwrap_or_else(|| panic!("no {kind:?} item in the fixture"))
+    }
+
+    #[test]
+    fn every_item_reads_as_todays_type() {
+        let (shown, items) = fixture();
+        let kinds: Vec<Kind> = items.iter().map(|(i, _)| i.kind).collect();
+        for kind in [Kind::Dataset, Kind::Run, Kind::Settings, Kind::LabModel, Kind::LabSettings] {
+            assert!(kinds.contains(&kind), "{kind:?} missing from {kinds:?}");
+        }
+        let (item, parts) = of(&items, Kind::Run);
+        let run: SavedRun = serde_json::from_str(&item.json).unwrap();
+        assert_eq!(run.record.model, shown["model"].as_str().unwrap());
+        assert_eq!(run.record.saved_id.as_deref(), Some(item.id.as_str()));
+        assert_eq!(run.summary.meta.labels, ["negative", "positive"]);
+        assert!(!run.steps.is_empty() && !run.evals.is_empty(), "its curves");
+        assert_eq!(run.head_on.as_deref(), Some(run.record.model.as_str()), "a head-only run keeps only its head");
+        assert_eq!(parts.len(), 2, "config.json and the head");
+        let (item, parts) = of(&items, Kind::LabModel);
+        let lab: SavedLab = serde_json::from_str(&item.json).unwrap();
+        assert_eq!((lab.settings.preset.as_str(), lab.settings.vocab), ("bert-tiny", LabVocab::Train(1000)));
+        assert!(lab.done > 0 && lab.steps.len() == lab.done, "{} steps, {} recorded", lab.done, lab.steps.len());
+        assert_eq!(parts.len(), LAB_FILES.len() + 1, "its files and its corpus");
+        let (item, _) = of(&items, Kind::LabSettings);
+        let settings: LabSettings = serde_json::from_str(&item.json).unwrap();
+        assert_eq!(settings.vocab, LabVocab::Train(1000));
+    }
+
+    /// The saved head, put back on the model it was trained on, gives the probabilities the page
+    /// showed when it was saved.
+    #[test]
+    fn the_saved_head_predicts_what_the_page_showed() {
+        let (shown, items) = fixture();
+        let (_, parts) = of(&items, Kind::Run);
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../public/models").join(shown["model"].as_str().unwrap());
+        assert!(dir.join("config.json").exists(), "{} is missing: run `cargo xtask setup`", dir.display());
+        let read = |f: &str| std::fs::read(dir.join(f)).ok();
+        let files = CheckpointFiles {
+            config_json: read("config.json").unwrap(),
+            weights: read("model.safetensors").unwrap(),
+            tokenizer_json: read("tokenizer.json"),
+            vocab_txt: read("vocab.txt"),
+        };
+        let device = Device::flex();
+        let bert = checkpoint::load(files, &device).unwrap();
+        let head = vec![("config.json".to_string(), parts[0].clone()), (classification::HEAD_FILE.to_string(), parts[1].clone())];
+        let loaded = classification::attach_head(bert, &head, &device).unwrap();
+        let encoded = loaded.tokenizer.encode_text(shown["sentence"].as_str().unwrap(), None).unwrap();
+        let probs = futures::executor::block_on(classification::predict(&loaded.model, &[encoded], loaded.tokenizer.pad_id, 32, &device)).unwrap();
+        let expected: Vec<f32> = serde_json::from_value(shown["probs"].clone()).unwrap();
+        for (p, e) in probs[0].iter().zip(&expected) {
+            assert!((p - e).abs() < 1e-4, "{:?} against the page's {expected:?}", probs[0]);
+        }
+    }
+
+    /// The saved lab model opens and fills the blank as the page did.
+    #[test]
+    fn the_saved_lab_model_fills_as_the_page_showed() {
+        let (shown, items) = fixture();
+        let (_, parts) = of(&items, Kind::LabModel);
+        let some = |b: &Vec<u8>| (!b.is_empty()).then(|| b.clone());
+        let files = CheckpointFiles { config_json: parts[0].clone(), weights: parts[1].clone(), tokenizer_json: some(&parts[2]), vocab_txt: some(&parts[3]) };
+        let device = Device::flex();
+        let (model, tokenizer, _) = pretraining::load(files, &device).unwrap();
+        let fills = futures::executor::block_on(pretraining::fill_mask(&model, &tokenizer, shown["fill"].as_str().unwrap(), 5, &device)).unwrap();
+        // As the lab writes them: "the 6%, a 6%, ...".
+        let text = fills[0].top.iter().map(|(piece, p)| format!("{piece} {:.0}%", p * 100.0)).collect::<Vec<_>>().join(", ");
+        assert_eq!(text, shown["fills"].as_str().unwrap());
+    }
+}
