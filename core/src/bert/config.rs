@@ -160,16 +160,6 @@ impl BertConfig {
                 )));
             }
         }
-        if family == Family::Electra {
-            let width = |key: &str| value.get(key).and_then(serde_json::Value::as_u64);
-            // transformers' ElectraConfig defaults: embedding_size 128, hidden_size 256.
-            let (embedding, hidden) = (width("embedding_size").unwrap_or(128), width("hidden_size").unwrap_or(256));
-            if embedding != hidden {
-                return Err(Error::UnsupportedConfig(format!(
-                    "this ELECTRA projects {embedding}-wide embeddings up to its {hidden}-wide encoder (embeddings_project, as ELECTRA-small does); bertbench reads ELECTRA models whose embeddings are as wide as the encoder (the base and large discriminators)"
-                )));
-            }
-        }
         if value.get("is_decoder").and_then(|v| v.as_bool()) == Some(true) {
             return Err(Error::UnsupportedConfig("is_decoder is true: this is a decoder (causal) model; bertbench runs encoders".into()));
         }
@@ -177,7 +167,7 @@ impl BertConfig {
         let serde_json::Value::Object(given) = value else {
             return Err(Error::Config("expected a JSON object".into()));
         };
-        let mut given = family.bert_keys(given);
+        let mut given = family.bert_keys(given).map_err(Error::UnsupportedConfig)?;
         given.insert("model_type".into(), serde_json::to_value(family).expect("family serialises"));
         let mut merged = serde_json::to_value(BertConfig::new()).expect("config serialises");
         let fields = merged.as_object_mut().expect("config is an object");
@@ -207,7 +197,7 @@ impl BertConfig {
         if self.vocab_size == 0 || self.max_position_embeddings == 0 {
             return bad("vocab_size and max_position_embeddings must be > 0".into());
         }
-        if self.type_vocab_size == 0 && self.model_type != Family::DistilBert {
+        if self.type_vocab_size == 0 && self.model_type.facts().segments {
             return bad("type_vocab_size must be > 0".into());
         }
         if self.max_len() < 2 {
@@ -267,9 +257,6 @@ impl BertConfig {
         };
         let mut obj = family.family_keys(obj);
         obj.insert("architectures".into(), serde_json::json!([family.base_architecture()]));
-        if family != Family::DistilBert {
-            obj.insert("position_embedding_type".into(), "absolute".into());
-        }
         serde_json::to_vec_pretty(&obj).expect("config serialises")
     }
 }

@@ -22,8 +22,24 @@
 //! Every family loads into the same [`BertModel`](crate::bert::model::BertModel): a checkpoint's
 //! names are mapped onto BERT's module paths on load and back onto the family's own names on
 //! save, so a model exports under the names `transformers` expects of it.
+//!
+//! A family is one unit: its module (`family/<name>.rs`) holds all its facts as one
+//! [`FamilyFacts`], and the rest of the crate asks [`Family::facts`] rather than matching on the
+//! family. To add one: a variant of [`Family`], its module, its line in [`Family::facts`] and
+//! [`Family::from_model_type`]; a family whose blocks differ (relative or rotary positions, shared
+//! layers) adds its variant of [`Positions`] and the block that computes it.
 
 use serde::{Deserialize, Serialize};
+
+mod bert;
+mod camembert;
+mod distilbert;
+mod electra;
+mod roberta;
+mod xlm_roberta;
+
+type Json = serde_json::Map<String, serde_json::Value>;
+type Renames = &'static [(&'static str, &'static str)];
 
 /// An encoder family (Hugging Face's `model_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -51,7 +67,101 @@ pub enum Family {
 /// The `model_type`s this crate reads, for messages.
 pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert";
 
+
+/// How a family numbers its positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Positions {
+    /// A learned embedding per position, counted from `0`, or (RoBERTa) from after the padding
+    /// id: `pad_token_id + 1`.
+    Absolute { after_padding: bool },
+}
+
+/// The activation after the dense layer of a pooler or a family's sequence-classification head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolerActivation {
+    /// BERT's and RoBERTa's pooler (and RoBERTa's classification head).
+    #[default]
+    Tanh,
+    /// DistilBERT's classification head (`pre_classifier` → ReLU).
+    Relu,
+    /// ELECTRA's classification head (`dense` → exact GELU).
+    Gelu,
+}
+
+/// Where a family's `*ForSequenceClassification` keeps its head: a dense layer (empty: none, the
+/// pooler is the base model's) and the output layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SequenceHead {
+    pub dense: &'static str,
+    pub out: &'static str,
+}
+
+/// Everything that tells a family apart, in one place (`family/<name>.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct FamilyFacts {
+    /// `config.json`'s `model_type`.
+    pub model_type: &'static str,
+    /// The name shown to people.
+    pub display_name: &'static str,
+    /// The family whose checkpoint layout this one shares (itself, or RoBERTa for XLM-R).
+    pub layout: Family,
+    /// The base model's prefix in task checkpoints (`bert.`).
+    pub prefix: &'static str,
+    /// The `transformers` class of the bare encoder, and of the encoder with its MLM head.
+    pub base_architecture: &'static str,
+    pub mlm_architecture: &'static str,
+    pub positions: Positions,
+    /// Whether it has segment (token type) embeddings.
+    pub segments: bool,
+    /// Whether its base model has a pooler (`tanh(dense([CLS]))`).
+    pub pooler: bool,
+    /// Its sequence-classification head: where it is kept, and its dense layer's activation.
+    pub sequence_head: SequenceHead,
+    pub sequence_activation: PoolerActivation,
+    /// Checkpoint name → module path, applied in order (after the family prefix is removed),
+    /// and the inverse.
+    pub load_renames: Renames,
+    pub save_renames: Renames,
+    /// Prefixes of task-head tensors in its checkpoints: kept apart from the encoder (and read by
+    /// the task that uses them) instead of refusing the file.
+    pub head_prefixes: &'static [&'static str],
+    /// The tensor that marks a masked-language-model head (its output bias).
+    pub mlm_marker: &'static str,
+    /// Checkpoint name → path in [`PretrainingHeads`](crate::tasks::pretraining::PretrainingHeads)
+    /// (`predictions.transform.dense`, `predictions.transform.layer_norm`, `predictions.bias`,
+    /// `seq_relationship`), and the inverse. The decoder's weight is the word-embedding table
+    /// (tied) in every family.
+    pub mlm_renames: Renames,
+    pub mlm_save_renames: Renames,
+    /// Its MLM head applies exact GELU whatever the encoder's activation (RoBERTa, ELECTRA).
+    pub mlm_head_gelu: bool,
+    /// It has a next-sentence head (`BertForPreTraining`).
+    pub next_sentence: bool,
+    /// Its `config.json` object in BERT's keys, or why this encoder cannot be built.
+    pub read_config: fn(Json) -> Result<Json, String>,
+    /// The inverse of `read_config`, for writing a `config.json`.
+    pub write_config: fn(Json) -> Json,
+}
+
+/// BERT's own tensor names onto our module paths, and back.
+const BERT_LOAD: Renames = &[(r"\.LayerNorm\.", ".layer_norm."), (r"\.attention\.self\.", ".attention.self_attn.")];
+const BERT_SAVE: Renames = &[(r"\.layer_norm\.", ".LayerNorm."), (r"\.self_attn\.", ".self.")];
+
+/// A `config.json` in BERT's keys already.
+fn bert_keys(config: Json) -> Result<Json, String> {
+    Ok(config)
+}
+
+/// Written with BERT's keys, naming its absolute positions.
+fn absolute_positions(mut config: Json) -> Json {
+    config.insert("position_embedding_type".into(), "absolute".into());
+    config
+}
+
 impl Family {
+    /// Every family this crate reads.
+    pub const ALL: [Family; 6] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert];
+
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
     pub fn from_model_type(model_type: &str) -> Result<Self, String> {
         match model_type {
@@ -68,198 +178,89 @@ impl Family {
         }
     }
 
-    /// `model_type` as `config.json` writes it.
+    /// Its facts: the one place a family is told apart.
+    pub fn facts(self) -> &'static FamilyFacts {
+        match self {
+            Family::Bert => &bert::FACTS,
+            Family::Roberta => &roberta::FACTS,
+            Family::DistilBert => &distilbert::FACTS,
+            Family::Electra => &electra::FACTS,
+            Family::XlmRoberta => &xlm_roberta::FACTS,
+            Family::Camembert => &camembert::FACTS,
+        }
+    }
+
+    /// `config.json`'s `model_type`.
     pub fn model_type(self) -> &'static str {
-        match self {
-            Family::Bert => "bert",
-            Family::Roberta => "roberta",
-            Family::DistilBert => "distilbert",
-            Family::Electra => "electra",
-            Family::XlmRoberta => "xlm-roberta",
-            Family::Camembert => "camembert",
-        }
+        self.facts().model_type
     }
 
-    /// The family whose encoder and checkpoint layout this one has: tensor names, heads, the
-    /// position offset and the pooler. XLM-RoBERTa and CamemBERT are laid out as RoBERTa.
+    /// The family whose checkpoint layout (names, heads, positions) this one shares.
     pub fn layout(self) -> Family {
-        match self {
-            Family::XlmRoberta | Family::Camembert => Family::Roberta,
-            other => other,
-        }
+        self.facts().layout
     }
 
-    /// The name people know it by.
+    /// The name shown to people.
     pub fn display_name(self) -> &'static str {
-        match self {
-            Family::Bert => "BERT",
-            Family::Roberta => "RoBERTa",
-            Family::DistilBert => "DistilBERT",
-            Family::Electra => "ELECTRA",
-            Family::XlmRoberta => "XLM-RoBERTa",
-            Family::Camembert => "CamemBERT",
-        }
+        self.facts().display_name
     }
 
-    /// The encoder's prefix inside task checkpoints (`BertForMaskedLM` stores `bert.embeddings…`).
+    /// The base model's prefix in task checkpoints.
     pub fn prefix(self) -> &'static str {
-        match self {
-            Family::Bert => "bert.",
-            Family::Roberta | Family::XlmRoberta | Family::Camembert => "roberta.",
-            Family::DistilBert => "distilbert.",
-            Family::Electra => "electra.",
-        }
+        self.facts().prefix
     }
 
-    /// The architecture name of the bare encoder in `config.json`.
+    /// The `transformers` class of the bare encoder.
     pub fn base_architecture(self) -> &'static str {
-        match self {
-            Family::Bert => "BertModel",
-            Family::Roberta => "RobertaModel",
-            Family::DistilBert => "DistilBertModel",
-            Family::Electra => "ElectraModel",
-            Family::XlmRoberta => "XLMRobertaModel",
-            Family::Camembert => "CamembertModel",
-        }
+        self.facts().base_architecture
     }
 
-    /// The first position id: RoBERTa counts positions from `pad_token_id + 1` (its position
-    /// table's first rows are never used for real tokens).
+    /// The first position id (RoBERTa counts from after the padding id).
     pub fn position_offset(self, pad_token_id: usize) -> usize {
-        match self {
-            Family::Roberta | Family::XlmRoberta | Family::Camembert => pad_token_id + 1,
-            Family::Bert | Family::DistilBert | Family::Electra => 0,
+        match self.facts().positions {
+            Positions::Absolute { after_padding: true } => pad_token_id + 1,
+            Positions::Absolute { after_padding: false } => 0,
         }
     }
 
     /// Whether the family has a pooler (`tanh(dense([CLS]))`) in its base model.
     pub fn has_pooler(self) -> bool {
-        !matches!(self, Family::DistilBert | Family::Electra)
+        self.facts().pooler
     }
 
     /// Checkpoint name → module path, applied in order (after the family prefix is removed).
-    pub fn load_renames(self) -> &'static [(&'static str, &'static str)] {
-        const COMMON: [(&str, &str); 2] = [(r"\.LayerNorm\.", ".layer_norm."), (r"\.attention\.self\.", ".attention.self_attn.")];
-        const DISTIL: [(&str, &str); 10] = [
-            (r"^transformer\.layer\.", "encoder.layer."),
-            (r"\.attention\.q_lin\.", ".attention.self_attn.query."),
-            (r"\.attention\.k_lin\.", ".attention.self_attn.key."),
-            (r"\.attention\.v_lin\.", ".attention.self_attn.value."),
-            (r"\.attention\.out_lin\.", ".attention.output.dense."),
-            (r"\.sa_layer_norm\.", ".attention.output.layer_norm."),
-            (r"\.ffn\.lin1\.", ".intermediate.dense."),
-            (r"\.ffn\.lin2\.", ".output.dense."),
-            (r"\.output_layer_norm\.", ".output.layer_norm."),
-            (r"\.LayerNorm\.", ".layer_norm."),
-        ];
-        match self {
-            Family::DistilBert => &DISTIL,
-            Family::Bert | Family::Roberta | Family::Electra | Family::XlmRoberta | Family::Camembert => &COMMON,
-        }
+    pub fn load_renames(self) -> Renames {
+        self.facts().load_renames
     }
 
-    /// Module path → the family's checkpoint name, applied in order (the inverse of
-    /// [`Family::load_renames`]).
-    pub fn save_renames(self) -> &'static [(&'static str, &'static str)] {
-        const COMMON: [(&str, &str); 2] = [(r"\.layer_norm\.", ".LayerNorm."), (r"\.self_attn\.", ".self.")];
-        const DISTIL: [(&str, &str); 10] = [
-            (r"^encoder\.layer\.", "transformer.layer."),
-            (r"\.attention\.self_attn\.query\.", ".attention.q_lin."),
-            (r"\.attention\.self_attn\.key\.", ".attention.k_lin."),
-            (r"\.attention\.self_attn\.value\.", ".attention.v_lin."),
-            (r"\.attention\.output\.dense\.", ".attention.out_lin."),
-            (r"\.attention\.output\.layer_norm\.", ".sa_layer_norm."),
-            (r"\.intermediate\.dense\.", ".ffn.lin1."),
-            (r"\.output\.dense\.", ".ffn.lin2."),
-            (r"\.output\.layer_norm\.", ".output_layer_norm."),
-            (r"\.layer_norm\.", ".LayerNorm."),
-        ];
-        match self {
-            Family::DistilBert => &DISTIL,
-            Family::Bert | Family::Roberta | Family::Electra | Family::XlmRoberta | Family::Camembert => &COMMON,
-        }
+    /// Module path → the family's checkpoint name, applied in order.
+    pub fn save_renames(self) -> Renames {
+        self.facts().save_renames
     }
 
-    /// Prefixes of task-head tensors in this family's checkpoints: kept apart from the encoder
-    /// (and read by the task that uses them) instead of refusing the file.
+    /// Prefixes of task-head tensors in this family's checkpoints.
     pub fn head_prefixes(self) -> &'static [&'static str] {
-        match self {
-            Family::Bert => &["cls.", "classifier.", "qa_outputs."],
-            Family::Roberta | Family::XlmRoberta | Family::Camembert => &["lm_head.", "classifier.", "qa_outputs."],
-            Family::DistilBert => &["vocab_transform.", "vocab_layer_norm.", "vocab_projector.", "pre_classifier.", "classifier.", "qa_outputs."],
-            Family::Electra => &["discriminator_predictions.", "generator_predictions.", "generator_lm_head.", "classifier.", "qa_outputs."],
-        }
+        self.facts().head_prefixes
     }
 
     /// The tensor that marks a masked-language-model head (its output bias).
     pub fn mlm_marker(self) -> &'static str {
-        match self {
-            Family::Bert => "cls.predictions.bias",
-            Family::Roberta | Family::XlmRoberta | Family::Camembert => "lm_head.bias",
-            Family::DistilBert => "vocab_projector.bias",
-            Family::Electra => "generator_lm_head.bias",
-        }
+        self.facts().mlm_marker
     }
 
-    /// Checkpoint name → path in [`PretrainingHeads`](crate::tasks::pretraining::PretrainingHeads)
-    /// (`predictions.transform.dense`, `predictions.transform.layer_norm`, `predictions.bias`,
-    /// `seq_relationship`), for the family's masked-language-model head. The decoder's weight
-    /// is the word-embedding table (tied) in every family.
-    pub fn mlm_renames(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Family::Bert => &[(r"^cls\.", ""), (r"\.LayerNorm\.", ".layer_norm.")],
-            Family::Roberta | Family::XlmRoberta | Family::Camembert => &[
-                (r"^lm_head\.dense\.", "predictions.transform.dense."),
-                (r"^lm_head\.layer_norm\.", "predictions.transform.layer_norm."),
-                (r"^lm_head\.bias$", "predictions.bias"),
-            ],
-            Family::DistilBert => &[
-                (r"^vocab_transform\.", "predictions.transform.dense."),
-                (r"^vocab_layer_norm\.", "predictions.transform.layer_norm."),
-                (r"^vocab_projector\.bias$", "predictions.bias"),
-            ],
-            Family::Electra => &[
-                (r"^generator_predictions\.dense\.", "predictions.transform.dense."),
-                (r"^generator_predictions\.LayerNorm\.", "predictions.transform.layer_norm."),
-                (r"^generator_predictions\.layer_norm\.", "predictions.transform.layer_norm."),
-                (r"^generator_lm_head\.bias$", "predictions.bias"),
-            ],
-        }
+    /// Checkpoint name → path in the pretraining heads, for the family's MLM head.
+    pub fn mlm_renames(self) -> Renames {
+        self.facts().mlm_renames
     }
 
-    /// The inverse of [`Family::mlm_renames`]: a [`PretrainingHeads`](crate::tasks::pretraining::PretrainingHeads)
-    /// path → the family's checkpoint name, for export. Only BERT has a next-sentence head.
-    pub fn mlm_save_renames(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Family::Bert => &[(r"^", "cls."), (r"\.layer_norm\.", ".LayerNorm.")],
-            Family::Roberta | Family::XlmRoberta | Family::Camembert => &[
-                (r"^predictions\.transform\.dense\.", "lm_head.dense."),
-                (r"^predictions\.transform\.layer_norm\.", "lm_head.layer_norm."),
-                (r"^predictions\.bias$", "lm_head.bias"),
-            ],
-            Family::DistilBert => &[
-                (r"^predictions\.transform\.dense\.", "vocab_transform."),
-                (r"^predictions\.transform\.layer_norm\.", "vocab_layer_norm."),
-                (r"^predictions\.bias$", "vocab_projector.bias"),
-            ],
-            Family::Electra => &[
-                (r"^predictions\.transform\.dense\.", "generator_predictions.dense."),
-                (r"^predictions\.transform\.layer_norm\.", "generator_predictions.LayerNorm."),
-                (r"^predictions\.bias$", "generator_lm_head.bias"),
-            ],
-        }
+    /// The inverse of [`Family::mlm_renames`], for export.
+    pub fn mlm_save_renames(self) -> Renames {
+        self.facts().mlm_save_renames
     }
 
     /// The `transformers` class of an encoder with its masked-language-model head.
     pub fn mlm_architecture(self) -> &'static str {
-        match self {
-            Family::Bert => "BertForMaskedLM",
-            Family::Roberta => "RobertaForMaskedLM",
-            Family::DistilBert => "DistilBertForMaskedLM",
-            Family::Electra => "ElectraForMaskedLM",
-            Family::XlmRoberta => "XLMRobertaForMaskedLM",
-            Family::Camembert => "CamembertForMaskedLM",
-        }
+        self.facts().mlm_architecture
     }
 
     /// Maps a module path to this family's checkpoint name (for messages and export).
@@ -271,68 +272,60 @@ impl Family {
         name
     }
 
-    /// Translates a DistilBERT `config.json` object into BERT's keys (the other families use
-    /// BERT's keys already). DistilBERT's LayerNorm epsilon is fixed at 1e-12 in `transformers`.
-    pub fn bert_keys(self, config: serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
-        if self != Family::DistilBert {
-            return config;
-        }
-        const KEYS: [(&str, &str); 6] = [
-            ("dim", "hidden_size"),
-            ("n_layers", "num_hidden_layers"),
-            ("n_heads", "num_attention_heads"),
-            ("hidden_dim", "intermediate_size"),
-            ("activation", "hidden_act"),
-            ("dropout", "hidden_dropout_prob"),
-        ];
-        let mut out = serde_json::Map::new();
-        for (key, value) in config {
-            let renamed = KEYS.iter().find(|(from, _)| *from == key).map(|(_, to)| to.to_string());
-            match (key.as_str(), renamed) {
-                ("attention_dropout", _) => out.insert("attention_probs_dropout_prob".into(), value),
-                (_, Some(to)) => out.insert(to, value),
-                _ => out.insert(key, value),
-            };
-        }
-        out.insert("type_vocab_size".into(), 0.into());
-        out.insert("layer_norm_eps".into(), serde_json::json!(1e-12));
-        out
+    /// Translates a `config.json` object into BERT's keys, or says why this encoder cannot be
+    /// built (as ELECTRA-small's projected embeddings).
+    pub fn bert_keys(self, config: Json) -> Result<Json, String> {
+        (self.facts().read_config)(config)
     }
 
     /// The inverse of [`Family::bert_keys`], for writing a `config.json`.
-    pub fn family_keys(self, mut config: serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
-        if self == Family::Electra {
-            // transformers' ElectraConfig defaults to 128-wide embeddings; these are as wide as
-            // the encoder.
-            let width = config.get("hidden_size").cloned().unwrap_or_default();
-            config.insert("embedding_size".into(), width);
-        }
-        if self != Family::DistilBert {
-            return config;
-        }
-        let mut out = serde_json::Map::new();
-        for (key, value) in config {
-            let to = match key.as_str() {
-                "hidden_size" => "dim",
-                "num_hidden_layers" => "n_layers",
-                "num_attention_heads" => "n_heads",
-                "intermediate_size" => "hidden_dim",
-                "hidden_act" => "activation",
-                "hidden_dropout_prob" => "dropout",
-                "attention_probs_dropout_prob" => "attention_dropout",
-                "type_vocab_size" | "layer_norm_eps" => continue,
-                other => other,
-            };
-            out.insert(to.into(), value);
-        }
-        out.insert("sinusoidal_pos_embds".into(), false.into());
-        out
+    pub fn family_keys(self, config: Json) -> Json {
+        (self.facts().write_config)(config)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each family's module is found by its own `model_type`, names itself apart from the others,
+    /// and its load and save names invert each other on every kind of module path.
+    #[test]
+    fn each_family_is_one_consistent_unit() {
+        let load = |family: Family, name: &str| {
+            let mut n = name.to_string();
+            for (from, to) in family.load_renames() {
+                n = regex::Regex::new(from).unwrap().replace_all(&n, *to).into_owned();
+            }
+            n
+        };
+        let mut names = std::collections::HashSet::new();
+        for family in Family::ALL {
+            assert_eq!(Family::from_model_type(family.model_type()), Ok(family));
+            assert!(SUPPORTED.contains(family.model_type()));
+            assert!(names.insert(family.display_name()) && names.insert(family.base_architecture()));
+            assert_eq!(family.facts().layout.facts().layout, family.layout(), "a layout is its own layout");
+            for path in [
+                "embeddings.layer_norm.gamma",
+                "encoder.layer.2.attention.self_attn.query.weight",
+                "encoder.layer.0.attention.output.layer_norm.beta",
+                "encoder.layer.1.intermediate.dense.weight",
+                "encoder.layer.1.output.dense.bias",
+                "encoder.layer.1.output.layer_norm.gamma",
+            ] {
+                let plain = path.replace(".gamma", ".weight").replace(".beta", ".bias");
+                assert_eq!(load(family, &family.to_checkpoint_name(path)), plain, "{family:?}: {path}");
+            }
+            // The keys written are read back to the same config.
+            let config: Json = serde_json::from_value(serde_json::to_value(crate::bert::config::BertConfig::new().with_model_type(family)).unwrap()).unwrap();
+            let mut back = family.bert_keys(family.family_keys(config.clone())).unwrap();
+            back.remove("position_embedding_type");
+            back.remove("sinusoidal_pos_embds");
+            back.remove("embedding_size");
+            let expected: Json = if family.facts().segments { config } else { family.bert_keys(config).unwrap() };
+            assert_eq!(back, expected, "{family:?}");
+        }
+    }
 
     #[test]
     fn distilbert_names_map_onto_bert_paths_and_back() {
@@ -364,7 +357,7 @@ mod tests {
     fn distilbert_config_keys_round_trip() {
         let given: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(r#"{"dim": 32, "n_layers": 2, "n_heads": 4, "hidden_dim": 64, "activation": "gelu", "dropout": 0.1, "attention_dropout": 0.2, "vocab_size": 99}"#).unwrap();
-        let bert = Family::DistilBert.bert_keys(given);
+        let bert = Family::DistilBert.bert_keys(given).unwrap();
         assert_eq!(bert["hidden_size"], 32);
         assert_eq!(bert["num_hidden_layers"], 2);
         assert_eq!(bert["intermediate_size"], 64);

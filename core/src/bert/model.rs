@@ -27,17 +27,7 @@ pub struct BertPooler {
     pub activation: PoolerActivation,
 }
 
-/// The pooler's activation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PoolerActivation {
-    /// BERT's and RoBERTa's pooler (and RoBERTa's classification head).
-    #[default]
-    Tanh,
-    /// DistilBERT's classification head (`pre_classifier` → ReLU).
-    Relu,
-    /// ELECTRA's classification head (`dense` → exact GELU).
-    Gelu,
-}
+pub use crate::bert::family::PoolerActivation;
 
 impl BertPooler {
     /// A pooler with BERT's `tanh`.

@@ -19,7 +19,6 @@ use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::{init_linear, linear, matmul};
 use crate::bert::checkpoint::{CheckpointFiles, Head, LoadedModel, hf_store, save_weights, with_heads};
 use crate::bert::config::BertConfig;
-use crate::bert::family::Family;
 use crate::error::Error;
 use crate::nn::read_f32;
 use crate::tasks::metrics::softmax;
@@ -109,7 +108,7 @@ pub fn export(
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
-    let pair = family == Family::Bert && model.cls.seq_relationship.is_some();
+    let pair = family.facts().next_sentence && model.cls.seq_relationship.is_some();
     let architecture = if pair { "BertForPreTraining" } else { family.mlm_architecture() };
     value["architectures"] = serde_json::json!([architecture]);
     value["tie_word_embeddings"] = true.into();
@@ -166,7 +165,7 @@ pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<Pretra
     let pair = loaded.report.heads.contains(&Head::NextSentence);
     let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
         // RoBERTa's and ELECTRA's heads apply exact GELU whatever the encoder's activation.
-        .with_hidden_act(if matches!(family.layout(), Family::Roberta | Family::Electra) { HiddenAct::Gelu } else { config.hidden_act })
+        .with_hidden_act(if family.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
         .with_layer_norm_eps(config.layer_norm_eps)
         .init(device);
     let seq_relationship = pair.then(|| init_linear(config.hidden_size, 2, config.initializer_range, device));

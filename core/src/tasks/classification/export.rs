@@ -13,8 +13,8 @@ use safetensors::{Dtype, SafeTensors};
 use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
 use crate::bert::checkpoint::{CheckpointFiles, LoadedModel, save_weights};
 use crate::bert::config::BertConfig;
-use crate::bert::family::Family;
-use crate::bert::model::{BertPooler, PoolerActivation};
+use crate::bert::family::{Family, SequenceHead};
+use crate::bert::model::BertPooler;
 use crate::bert::pooling::Pooling;
 use crate::data::ScoreScale;
 use crate::error::Error;
@@ -91,7 +91,7 @@ pub fn export(
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
     let with_pooler = model.bert.pooler.is_some() && !tokens;
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
-        let expected = family_pooler(family);
+        let expected = family.facts().sequence_activation;
         if pooler.activation != expected {
             return Err(Error::UnsupportedConfig(format!(
                 "a {} classifier whose pooler uses {:?} has no transformers class to export to",
@@ -105,12 +105,11 @@ pub fn export(
     let encoder = save_weights(&model.bert)?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
-    // Where a native RoBERTa or DistilBERT classifier keeps the pooler and the head; every
-    // family's question-answering class calls its head `qa_outputs`.
-    let (pooler_as, head_as) = match (hf_native, level, family.layout()) {
-        (true, Level::Sentence | Level::Score, Family::Roberta | Family::Electra) => ("classifier.dense.", "classifier.out_proj."),
-        (true, Level::Sentence | Level::Score, Family::DistilBert) => ("pre_classifier.", "classifier."),
-        (true, Level::Span, _) => ("", "qa_outputs."),
+    // Where the family's native classifier keeps its dense layer (in place of the pooler) and
+    // its head; every family's question-answering class calls its head `qa_outputs`.
+    let (pooler_as, head_as) = match (hf_native, level) {
+        (true, Level::Sentence | Level::Score) => (family.facts().sequence_head.dense, family.facts().sequence_head.out),
+        (true, Level::Span) => ("", "qa_outputs."),
         _ => ("", "classifier."),
     };
     let name = |n: &str| match n.strip_prefix("pooler.dense.") {
@@ -231,17 +230,6 @@ pub fn attach_head(bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Devi
     about.finish(bert, head)
 }
 
-/// The activation after the dense layer of a family's `*ForSequenceClassification` head (BERT's
-/// pooler, RoBERTa's `classifier.dense`, DistilBERT's `pre_classifier`, ELECTRA's
-/// `classifier.dense`).
-fn family_pooler(family: Family) -> PoolerActivation {
-    match family {
-        Family::Bert | Family::Roberta | Family::XlmRoberta | Family::Camembert => PoolerActivation::Tanh,
-        Family::DistilBert => PoolerActivation::Relu,
-        Family::Electra => PoolerActivation::Gelu,
-    }
-}
-
 /// The modelling code an export carries for `trust_remote_code`.
 pub const MODELING_FILE: &str = "modeling_bertbench.py";
 
@@ -261,7 +249,7 @@ fn modeling_code(config: &BertConfig) -> String {
         .replace("{MODEL}", model)
         .replace("{PREFIX}", family.prefix().trim_end_matches('.'))
         .replace("{HAS_POOLER}", python_bool(family.has_pooler()))
-        .replace("{HAS_SEGMENTS}", python_bool(family != Family::DistilBert && config.type_vocab_size > 0))
+        .replace("{HAS_SEGMENTS}", python_bool(family.facts().segments && config.type_vocab_size > 0))
 }
 
 /// `tokenizer_config.json`: the tokenizer class `transformers` builds, the longest input the
@@ -338,19 +326,17 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     let has = |name: &str| SafeTensors::deserialize(&head_weights).is_ok_and(|st| st.names().iter().any(|n| *n == name));
     let head = match head {
         Some(bytes) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
-        // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), dropout aside, is a
-        // pooler (`classifier.dense`, in place of any pretrained pooler) and a linear layer;
-        // ELECTRA's is the same with GELU.
-        None if matches!(family.layout(), Family::Roberta | Family::Electra) && has("classifier.out_proj.weight") => {
-            let dense = read_head(&head_weights, "model.safetensors", ["classifier.dense.weight", "classifier.dense.bias"], device)?;
-            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
-            Some(read_head(&head_weights, "model.safetensors", ["classifier.out_proj.weight", "classifier.out_proj.bias"], device)?)
-        }
-        // `DistilBertForSequenceClassification`: classifier(ReLU(pre_classifier([CLS]))).
-        None if family == Family::DistilBert && has("pre_classifier.weight") => {
-            let dense = read_head(&head_weights, "model.safetensors", ["pre_classifier.weight", "pre_classifier.bias"], device)?;
-            bert.model.pooler = Some(BertPooler { dense: dense.classifier, activation: family_pooler(family) });
-            None
+        // A family whose `*ForSequenceClassification` has its own dense layer (RoBERTa's
+        // out_proj(tanh(dense(<s>))), ELECTRA's with GELU, DistilBERT's
+        // classifier(ReLU(pre_classifier([CLS])))), dropout aside, is a pooler (in place of any
+        // pretrained one) and a linear layer.
+        None if !family.facts().sequence_head.dense.is_empty() && has(&format!("{}weight", family.facts().sequence_head.dense)) => {
+            let SequenceHead { dense, out } = family.facts().sequence_head;
+            let names = |prefix: &str| [format!("{prefix}weight"), format!("{prefix}bias")];
+            let ([dense_w, dense_b], [out_w, out_b]) = (names(dense), names(out));
+            let pooler = read_head(&head_weights, "model.safetensors", [&dense_w, &dense_b], device)?;
+            bert.model.pooler = Some(BertPooler { dense: pooler.classifier, activation: family.facts().sequence_activation });
+            Some(read_head(&head_weights, "model.safetensors", [&out_w, &out_b], device)?)
         }
         None => None,
     };

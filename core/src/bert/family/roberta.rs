@@ -1,0 +1,37 @@
+//! RoBERTa (Liu et al. 2019): BERT's encoder, byte-level BPE, positions counted from after the
+//! padding id, one segment type (unused); its classification head has its own dense layer.
+
+use super::*;
+
+pub(super) const FACTS: FamilyFacts = FamilyFacts {
+    model_type: "roberta",
+    display_name: "RoBERTa",
+    layout: Family::Roberta,
+    prefix: "roberta.",
+    base_architecture: "RobertaModel",
+    mlm_architecture: "RobertaForMaskedLM",
+    positions: Positions::Absolute { after_padding: true },
+    segments: true,
+    pooler: true,
+    // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), in place of any pooler.
+    sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj." },
+    sequence_activation: PoolerActivation::Tanh,
+    load_renames: BERT_LOAD,
+    save_renames: BERT_SAVE,
+    head_prefixes: &["lm_head.", "classifier.", "qa_outputs."],
+    mlm_marker: "lm_head.bias",
+    mlm_renames: &[
+        (r"^lm_head\.dense\.", "predictions.transform.dense."),
+        (r"^lm_head\.layer_norm\.", "predictions.transform.layer_norm."),
+        (r"^lm_head\.bias$", "predictions.bias"),
+    ],
+    mlm_save_renames: &[
+        (r"^predictions\.transform\.dense\.", "lm_head.dense."),
+        (r"^predictions\.transform\.layer_norm\.", "lm_head.layer_norm."),
+        (r"^predictions\.bias$", "lm_head.bias"),
+    ],
+    mlm_head_gelu: true,
+    next_sentence: false,
+    read_config: bert_keys,
+    write_config: absolute_positions,
+};
