@@ -49,8 +49,16 @@ impl Task {
             },
             other => return Err(format!("unknown task {other}; use classify, tag, qa or similarity")),
         };
-        if args.get("encoder").is_some() && !matches!(task, Task::Similarity(_)) {
-            return Err("--encoder is for --task similarity".into());
+        // An option of another task would be ignored: said instead.
+        let owners = [("encoder", "similarity"), ("loss", "similarity"), ("pieces", "tag"), ("stride", "qa")];
+        let name = match task {
+            Task::Classify => "classify",
+            Task::Tag => "tag",
+            Task::Answer => "qa",
+            Task::Similarity(_) => "similarity",
+        };
+        if let Some((option, owner)) = owners.into_iter().find(|&(option, owner)| owner != name && args.get(option).is_some()) {
+            return Err(format!("--{option} is for --task {owner}"));
         }
         Ok(task)
     }
@@ -117,6 +125,7 @@ fn pick<T: Clone>(all: &[T], idx: &[usize]) -> Vec<T> {
     idx.iter().map(|&i| all[i].clone()).collect()
 }
 
+/// A core error as the command line says it.
 fn core_error(e: impl ToString) -> String {
     e.to_string()
 }
@@ -135,7 +144,12 @@ fn refused(task: Task, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> S
             map.label.is_some() && data::to_examples(&t, &map).is_ok()
         }),
     };
-    let others = [(Task::Answer, "qa", "questions over passages"), (Task::Tag, "tag", "tagged words"), (Task::Similarity(Level::Embedding), "similarity", "scored pairs of texts"), (Task::Classify, "classify", "labeled texts")];
+    let others = [
+        (Task::Answer, "qa", "questions over passages"),
+        (Task::Tag, "tag", "tagged words"),
+        (Task::Similarity(Level::Embedding), "similarity", "scored pairs of texts"),
+        (Task::Classify, "classify", "labeled texts"),
+    ];
     let same = |other: Task| std::mem::discriminant(&other) == std::mem::discriminant(&task);
     match others.into_iter().find(|&(other, _, _)| !same(other) && reads(other)) {
         Some((_, name, what)) => format!("{path}: {e} It reads as {what}: try --task {name}."),
@@ -200,10 +214,7 @@ fn units(task: Task, args: &Args, tokenizer: &BertTokenizer, config: FineTuneCon
     match task {
         Task::Classify => Ok((config, classify::units(tokenizer, train, valid)?)),
         Task::Tag => Ok((config, tag::units(tokenizer, train, valid, args)?)),
-        Task::Answer => {
-            let units = answer::units(tokenizer, train, valid, &config.spans)?;
-            Ok((config, units))
-        }
+        Task::Answer => Ok((config.clone(), answer::units(tokenizer, train, valid, &config.spans)?)),
         Task::Similarity(level) => similarity::units(tokenizer, train, valid, level, config, args),
     }
 }

@@ -329,6 +329,7 @@ fn unknown_tasks_and_files_of_another_task_are_refused_with_their_cause() {
     refused(&["--task", "summarise", "--train", &path("sentiment.csv")], &["unknown task summarise; use classify, tag, qa or similarity"]);
     refused(&["--task", "similarity", "--encoder", "both", "--train", &path("similarity.csv")], &["unknown encoder both"]);
     refused(&["--task", "tag", "--encoder", "cross", "--train", &path("entities.conll")], &["--encoder is for --task similarity"]);
+    refused(&["--pieces", "all", "--train", &path("sentiment.csv")], &["--pieces is for --task tag"]);
     refused(&["--task", "tag", "--train", &path("sentiment.csv")], &["has no tag column", "try --task classify"]);
     refused(&["--task", "similarity", "--train", &path("entities.conll")], &["No score column", "try --task tag"]);
     refused(&["--task", "qa", "--train", &path("similarity.csv")], &["no question column", "try --task similarity"]);
