@@ -26,9 +26,10 @@ fn example(name: &str) -> PathBuf {
     root().join("public/examples").join(name)
 }
 
-/// A fresh folder for one test's files.
+/// A fresh folder for one test's files, in the target folder's scratch space (each run
+/// replaces the last one's, so nothing piles up).
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bertbench-cli-tasks-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tasks").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
