@@ -7,9 +7,8 @@
 
 use std::sync::Arc;
 
-use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::data::{ColumnMap, PairData, Table, guess_pair_columns, parse_table, to_pairs};
-use bertbench_core::tasks::classification::{FeatureSpec, Level};
+use bertbench_core::tasks::classification::Level;
 use bertbench_core::tasks::similarity::{LABELS, SimilarityLoss, SimilarityMetrics};
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
@@ -127,15 +126,7 @@ impl Studio {
         let data = upload.data.clone().ok_or_else(|| upload.error.clone().unwrap_or_else(|| "choose the columns of the two texts and the score".into()))?;
         let engine = state.engine().ok_or("the model is still loading")?;
         let level = self.pair_level.get_untracked();
-        let mut config = self.config.get_untracked();
-        config.features = match level {
-            Level::Embedding => FeatureSpec::embeddings(if config.features.pooling == Pooling::Cls { Pooling::Cls } else { Pooling::Mean }),
-            _ => FeatureSpec::scores(config.features.pooling, config.features.layers),
-        };
-        config.score_scale = Some(data.scale);
-        if level == Level::Score || !data.binary {
-            config.similarity_loss = SimilarityLoss::Cosine;
-        }
+        let config = self.config.get_untracked().for_similarity(level, &data);
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
         let pairs = match self.held_out_file().map(|h| h.data) {

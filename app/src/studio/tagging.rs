@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tasks::tagging::{LabelPieces, TaggedWord, TagsByLayer, entities};
-use bertbench_core::train::{FineTuneConfig, TrainMode, memory};
+use bertbench_core::train::{FineTuneConfig, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
@@ -41,14 +41,16 @@ pub enum Task {
 }
 
 impl Task {
-    /// The recipe the studio starts this task with. Question answering trains everything: a
-    /// start/end head on a frozen encoder scores each token alone and cannot tell which question
-    /// is asked (docs/performance.md, "Question answering on the example data").
+    /// The recipe the studio starts this task with: core's for the task's kind of model (the
+    /// command line starts with the same).
     pub fn recipe(self) -> FineTuneConfig {
-        match self {
-            Task::Answer => FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_learning_rate(1.5e-4).with_epochs(10),
-            Task::Classify | Task::Tag | Task::Similar => FineTuneConfig::new(),
-        }
+        use bertbench_core::tasks::classification::Level;
+        FineTuneConfig::recipe(match self {
+            Task::Classify => Level::Sentence,
+            Task::Tag => Level::Token,
+            Task::Answer => Level::Span,
+            Task::Similar => Level::Score,
+        })
     }
 
     /// What the default recipe gives on the built-in example, as measured (docs/performance.md).

@@ -1,0 +1,408 @@
+//! `bertbench finetune`: the page's fine-tuning run, natively. The same `FineTuner`, driven by
+//! the same `Session` as the page's worker, on every task the studio trains: each task's file
+//! reader, recipe, features and metrics are core's, as the studio sets them (one file per task
+//! below); this file holds what they share: the options, the run, its table and the export.
+
+use std::cell::Cell;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bertbench_core::Pooling;
+use bertbench_core::data;
+use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, Level};
+use bertbench_core::tasks::qa::SpanConfig;
+use bertbench_core::tokenizer::BertTokenizer;
+use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TrainMode};
+
+use crate::{Args, Result, device, load_dir, parse, read, read_optional};
+
+mod answer;
+mod classify;
+mod similarity;
+mod tag;
+
+/// What a run trains, as the studio's task switch offers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Task {
+    /// A label per text or pair of texts (`--task classify`).
+    Classify,
+    /// A tag per word (`--task tag`).
+    Tag,
+    /// An answer span per question over a passage (`--task qa`).
+    Answer,
+    /// A similarity score per pair (`--task similarity`): a cross-encoder (`Level::Score`) or a
+    /// bi-encoder (`Level::Embedding`), as `--encoder` says.
+    Similarity(Level),
+}
+
+impl Task {
+    fn from_args(args: &Args) -> Result<Self> {
+        let task = match args.get("task").unwrap_or("classify") {
+            "classify" => Task::Classify,
+            "tag" => Task::Tag,
+            "qa" => Task::Answer,
+            "similarity" => match args.get("encoder").unwrap_or("bi") {
+                "bi" => Task::Similarity(Level::Embedding),
+                "cross" => Task::Similarity(Level::Score),
+                other => return Err(format!("unknown encoder {other}; use bi (each text alone, compared by cosine) or cross (the pair read together)")),
+            },
+            other => return Err(format!("unknown task {other}; use classify, tag, qa or similarity")),
+        };
+        // An option of another task would be ignored: said instead.
+        let owners = [("encoder", "similarity"), ("loss", "similarity"), ("pieces", "tag"), ("stride", "qa")];
+        let name = match task {
+            Task::Classify => "classify",
+            Task::Tag => "tag",
+            Task::Answer => "qa",
+            Task::Similarity(_) => "similarity",
+        };
+        if let Some((option, owner)) = owners.into_iter().find(|&(option, owner)| owner != name && args.get(option).is_some()) {
+            return Err(format!("--{option} is for --task {owner}"));
+        }
+        Ok(task)
+    }
+
+    /// What the model labels: the level whose recipe the run starts with.
+    fn level(self) -> Level {
+        match self {
+            Task::Classify => Level::Sentence,
+            Task::Tag => Level::Token,
+            Task::Answer => Level::Span,
+            Task::Similarity(level) => level,
+        }
+    }
+
+    /// The two metric columns of the table, and a row's values.
+    fn columns(self) -> [&'static str; 2] {
+        match self {
+            Task::Classify => ["valid accuracy", "macro-F1"],
+            Task::Tag => ["entity F1", "word accuracy"],
+            Task::Answer => ["exact match", "F1"],
+            Task::Similarity(_) => ["Spearman", "Pearson"],
+        }
+    }
+
+    fn cells(self, r: &EvalReport) -> [String; 2] {
+        match self {
+            Task::Classify => [format!("{:.2}%", r.metrics.accuracy * 100.0), format!("{:.4}", r.metrics.macro_f1)],
+            Task::Tag => [r.entities.as_ref().map_or("–".into(), |e| format!("{:.4}", e.f1)), format!("{:.2}%", r.metrics.accuracy * 100.0)],
+            Task::Answer => r.answers.as_ref().map_or(["–".into(), "–".into()], |a| [format!("{:.2}", a.all.exact * 100.0), format!("{:.2}", a.all.f1 * 100.0)]),
+            Task::Similarity(_) => r.similarity.as_ref().map_or(["–".into(), "–".into()], |s| [format!("{:.4}", s.spearman), format!("{:.4}", s.pearson)]),
+        }
+    }
+
+    /// The best validation score, as a sentence.
+    fn best(self, tuner: &FineTuner) -> String {
+        match self {
+            Task::Classify => format!("best validation accuracy {:.2}%", tuner.best_accuracy().unwrap_or(0.0) * 100.0),
+            Task::Tag => tag::best(tuner),
+            Task::Answer => match tuner.best_answers() {
+                Some((a, _)) => format!("best validation exact match {:.2}, F1 {:.2}", a.all.exact * 100.0, a.all.f1 * 100.0),
+                None => "no evaluation".into(),
+            },
+            Task::Similarity(_) => similarity::best(tuner),
+        }
+    }
+}
+
+/// A run's encoded units (texts, sentences, windows or pairs) and their label names.
+struct Units {
+    labels: Vec<String>,
+    train: Vec<LabeledText>,
+    valid: Vec<LabeledText>,
+    /// What a unit is, for the log: "examples", "windows", ….
+    what: &'static str,
+}
+
+/// The share of the training file held out when no `--valid` file is given, and the split's
+/// seed: the studio's defaults.
+const VALID_FRACTION: f32 = 0.2;
+const SPLIT_SEED: u64 = 13;
+
+/// Picks `idx` out of `all`.
+fn pick<T: Clone>(all: &[T], idx: &[usize]) -> Vec<T> {
+    idx.iter().map(|&i| all[i].clone()).collect()
+}
+
+/// A core error as the command line says it.
+fn core_error(e: impl ToString) -> String {
+    e.to_string()
+}
+
+/// Why `task`'s reader refused the file at `path` (`e`), and the task whose reader takes it,
+/// when another's does: a SQuAD file given to the classifier, a CoNLL file to the similarity
+/// model.
+fn refused(task: Task, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> String {
+    let table = || data::parse_table(bytes, Some(path)).ok();
+    let reads = |other: Task| match other {
+        Task::Answer => data::parse_qa(bytes, Some(path)).is_ok(),
+        Task::Tag => data::parse_tagged(bytes).is_ok(),
+        Task::Similarity(_) => table().is_some_and(|t| data::to_pairs(&t, &data::guess_pair_columns(&t)).is_ok()),
+        Task::Classify => table().is_some_and(|t| {
+            let map = data::guess_columns(&t);
+            map.label.is_some() && data::to_examples(&t, &map).is_ok()
+        }),
+    };
+    let others = [
+        (Task::Answer, "qa", "questions over passages"),
+        (Task::Tag, "tag", "tagged words"),
+        (Task::Similarity(Level::Embedding), "similarity", "scored pairs of texts"),
+        (Task::Classify, "classify", "labeled texts"),
+    ];
+    let same = |other: Task| std::mem::discriminant(&other) == std::mem::discriminant(&task);
+    match others.into_iter().find(|&(other, _, _)| !same(other) && reads(other)) {
+        Some((_, name, what)) => format!("{path}: {e} It reads as {what}: try --task {name}."),
+        None => format!("{path}: {e}"),
+    }
+}
+
+/// The run's configuration: the task's recipe (`FineTuneConfig::recipe`, the studio's), each
+/// setting given on the command line in its place, and the task's features.
+fn config(args: &Args, task: Task, max_len: usize) -> Result<FineTuneConfig> {
+    let recipe = FineTuneConfig::recipe(task.level());
+    let mode = match args.get("mode") {
+        None => recipe.mode,
+        Some("head") => TrainMode::HeadOnly,
+        Some("full") => TrainMode::Full,
+        Some("ftu") => TrainMode::FreezeThenUnfreeze,
+        Some(other) => return Err(format!("unknown mode {other}; use head, full or ftu")),
+    };
+    let pooling = match args.get("pooling").unwrap_or("mean") {
+        "mean" => Pooling::Mean,
+        "cls" => Pooling::Cls,
+        "pooler" => Pooling::Pooler,
+        other => return Err(format!("unknown pooling {other}; use mean, cls or pooler")),
+    };
+    let layers = match args.get("layers").unwrap_or("last") {
+        "last" => FeatureLayers::Last,
+        "second" => FeatureLayers::SecondToLast,
+        "sum4" => FeatureLayers::SumLastFour,
+        "cat4" => FeatureLayers::ConcatLastFour,
+        other => return Err(format!("unknown layers {other}; use last, second, sum4 or cat4")),
+    };
+    // As the studio sets them: a tagger reads each token, a question-answering head each token
+    // of a window, a classifier (and a similarity model, which `for_similarity` finishes once
+    // its data is read) the pooled text.
+    let features = match task {
+        Task::Tag => FeatureSpec { layers, ..FeatureSpec::tokens() },
+        Task::Answer => FeatureSpec { layers, ..FeatureSpec::spans() },
+        Task::Classify | Task::Similarity(_) => FeatureSpec { pooling, layers, ..Default::default() },
+    };
+    // A question-answering run's windows share a third of their tokens by default, as the
+    // studio's do.
+    let spans = SpanConfig::new().with_max_len(max_len).with_stride(parse(args, "stride", max_len / 3)?);
+    Ok(recipe
+        .clone()
+        .with_mode(mode)
+        .with_features(features)
+        .with_batch_size(parse(args, "batch", recipe.batch_size)?)
+        .with_learning_rate(parse(args, "lr", recipe.learning_rate)?)
+        .with_epochs(parse(args, "epochs", recipe.epochs)?)
+        .with_head_learning_rate(parse(args, "head-lr", recipe.head_learning_rate)?)
+        .with_head_epochs(parse(args, "head-epochs", recipe.head_epochs)?)
+        .with_seed(parse(args, "seed", recipe.seed)?)
+        .with_dropout(parse(args, "dropout", recipe.dropout)?)
+        .with_group_by_length(parse(args, "group-by-length", recipe.group_by_length)?)
+        .with_spans(spans))
+}
+
+/// Reads and encodes the task's data (the training file, and `--valid` or a held-out share of
+/// it); the configuration as the data finishes it (a similarity run's kind and scale).
+fn units(task: Task, args: &Args, tokenizer: &BertTokenizer, config: FineTuneConfig) -> Result<(FineTuneConfig, Units)> {
+    let (train, valid) = (args.require("train")?, args.get("valid"));
+    match task {
+        Task::Classify => Ok((config, classify::units(tokenizer, train, valid)?)),
+        Task::Tag => Ok((config, tag::units(tokenizer, train, valid, args)?)),
+        Task::Answer => Ok((config.clone(), answer::units(tokenizer, train, valid, &config.spans)?)),
+        Task::Similarity(level) => similarity::units(tokenizer, train, valid, level, config, args),
+    }
+}
+
+pub fn finetune(args: &[String]) -> Result {
+    let args = Args::parse(args)?;
+    let task = Task::from_args(&args)?;
+    let backend = args.get("backend").unwrap_or("cpu");
+    let mut device = device(backend)?.autodiff();
+    // burn's gradient checkpointing: memory-bound operations are recomputed in the backward pass
+    // instead of kept, for less memory at some speed.
+    if parse(&args, "gradient-checkpointing", false)? {
+        device = device.gradient_checkpointing();
+    }
+    // The studio's lengths: 64 tokens, a question-answering window 192.
+    let max_len: usize = parse(&args, "max-len", if task == Task::Answer { 192 } else { 64 })?;
+    let config = config(&args, task, max_len)?;
+    let max_steps: usize = parse(&args, "max-steps", usize::MAX)?;
+
+    let dir = PathBuf::from(args.require("model")?);
+    let bert = load_dir(&dir, &device)?;
+    let tokenizer = bert.tokenizer.clone().with_max_len(max_len);
+    let (config, Units { labels, train, valid, what }) = units(task, &args, &tokenizer, config)?;
+    let mode = config.mode;
+    eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
+    let mut tuner = FineTuner::new(bert.model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(core_error)?;
+    let checkpoint_dir = args.get("checkpoint-dir").map(PathBuf::from);
+    if parse(&args, "resume", false)? {
+        let dir = checkpoint_dir.as_ref().ok_or("--resume needs --checkpoint-dir")?;
+        tuner = tuner.restore(read_snapshot(dir)?).map_err(core_error)?;
+        eprintln!("resumed at step {} from {}", tuner.progress().step, dir.display());
+    }
+
+    let start = Instant::now();
+    let mut stage_start = Instant::now();
+    let mut stage_steps = 0usize;
+    let mut rows = Vec::new();
+    let mut feature_secs = 0.0;
+    let mut step_times = Vec::new();
+    let mut step_losses = Vec::new();
+    let mut last_step = Instant::now();
+    let host = Native { start: Instant::now(), stop: Cell::new(false) };
+    let policy = if checkpoint_dir.is_some() { CheckpointPolicy::default() } else { CheckpointPolicy::NEVER };
+    let ended = pollster::block_on(Session::new(policy).drive(
+        &mut tuner,
+        &host,
+        async |_: &FineTuner, event: Event| {
+            if let Event::Step(point) = &event {
+                step_times.push(last_step.elapsed().as_secs_f64());
+                step_losses.push(format!("{:.6}", point.loss));
+                if step_times.len() >= max_steps {
+                    host.stop.set(true);
+                }
+            }
+            last_step = Instant::now();
+            match event {
+                Event::PhaseStarted { phase, .. } => {
+                    if phase == Phase::Head {
+                        feature_secs = start.elapsed().as_secs_f64();
+                    }
+                    stage_start = Instant::now();
+                    stage_steps = 0;
+                }
+                Event::Step(_) => stage_steps += 1,
+                Event::Evaluated(r) => {
+                    let secs = stage_start.elapsed().as_secs_f64();
+                    let [a, b] = task.cells(&r);
+                    let [name_a, name_b] = task.columns();
+                    eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, {name_a} {a}, {name_b} {b}", r.phase, r.epoch, r.train_loss, r.valid_loss);
+                    rows.push((r, stage_steps as f64 / secs.max(1e-9)));
+                }
+                _ => {}
+            }
+        },
+        async |tuner: &FineTuner| {
+            let Some(dir) = &checkpoint_dir else { return };
+            match write_snapshot(tuner, dir).await {
+                Ok(()) => eprintln!("checkpoint at step {} in {}", tuner.progress().step, dir.display()),
+                Err(e) => eprintln!("checkpoint failed: {e}"),
+            }
+        },
+    ))
+    .map_err(core_error)?;
+    if ended == Ended::Cancelled {
+        let timed = &step_times[2.min(step_times.len() - 1)..];
+        println!(
+            "{}: mean step time {:.3} s over {} steps (after 2 warm-up steps), batch {}, max length {max_len}, native {backend}; losses {}",
+            mode.label(),
+            timed.iter().sum::<f64>() / timed.len() as f64,
+            timed.len(),
+            tuner.config().batch_size,
+            step_losses.join(" ")
+        );
+        return Ok(());
+    }
+    let total = start.elapsed().as_secs_f64();
+    let [name_a, name_b] = task.columns();
+    println!("| stage | epoch | step | train loss | valid loss | {name_a} | {name_b} | steps/s |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (r, rate) in &rows {
+        let [a, b] = task.cells(r);
+        println!("| {:?} | {:.2} | {} | {:.4} | {:.4} | {a} | {b} | {rate:.2} |", r.phase, r.epoch, r.step, r.train_loss, r.valid_loss);
+    }
+    println!();
+    println!("{} · features {feature_secs:.1} s · total {total:.1} s · native {backend}", task.best(&tuner));
+    if task == Task::Tag {
+        tag::per_type(&tuner);
+    }
+    if let Some(out) = args.get("out") {
+        let out = PathBuf::from(out);
+        let files = classification::export(
+            &bert.config,
+            &tuner.best_model(),
+            &tuner.meta(),
+            &bert.tokenizer,
+            read_optional(&dir.join("tokenizer.json")).as_deref(),
+            read_optional(&dir.join("vocab.txt")).as_deref(),
+        )
+        .map_err(core_error)?;
+        let what = exported_as(&files);
+        write_files(&out, files)?;
+        eprintln!("exported to {} ({what})", out.display());
+    }
+    Ok(())
+}
+
+/// What an export is, from its files: "a sentence-transformers folder", or the class its
+/// `config.json` names.
+fn exported_as(files: &[(String, Vec<u8>)]) -> String {
+    if files.iter().any(|(n, _)| n == "modules.json") {
+        return "a sentence-transformers folder".into();
+    }
+    let config = files.iter().find(|(n, _)| n == "config.json").and_then(|(_, b)| serde_json::from_slice::<serde_json::Value>(b).ok());
+    let class = config.as_ref().and_then(|c| c.pointer("/architectures/0")).and_then(serde_json::Value::as_str).unwrap_or("?").to_string();
+    let remote = config.as_ref().is_some_and(|c| c.get("auto_map").is_some());
+    if remote { format!("{class}, with its modelling code: load it with trust_remote_code=True") } else { class }
+}
+
+/// Writes `(path, bytes)` pairs under `dir`, making the folders a path names
+/// (`1_Pooling/config.json`).
+fn write_files(dir: &Path, files: Vec<(String, Vec<u8>)>) -> Result {
+    for (name, bytes) in files {
+        let path = dir.join(&name);
+        let parent = path.parent().unwrap_or(dir);
+        fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The command line as a session's host: a monotonic clock, never paused, stopped by
+/// `--max-steps`.
+struct Native {
+    start: Instant,
+    stop: Cell<bool>,
+}
+
+impl Host for Native {
+    fn now_ms(&self) -> f64 {
+        self.start.elapsed().as_secs_f64() * 1000.0
+    }
+    fn cancelled(&self) -> bool {
+        self.stop.get()
+    }
+    async fn until_resumed(&self) {}
+    async fn breathe(&self) {}
+}
+
+/// Writes `tuner`'s snapshot (with AdamW's moments) into `dir`, replacing the last one: into a
+/// fresh folder first, then renamed, so a crash mid-write leaves the older snapshot whole.
+async fn write_snapshot(tuner: &FineTuner, dir: &Path) -> Result {
+    let files = tuner.snapshot(true).await.map_err(core_error)?.into_files();
+    let fresh = dir.with_extension("writing");
+    let _ = fs::remove_dir_all(&fresh);
+    fs::create_dir_all(&fresh).map_err(|e| format!("{}: {e}", fresh.display()))?;
+    let mut names = Vec::new();
+    for (name, bytes) in files {
+        fs::write(fresh.join(&name), bytes).map_err(|e| format!("{name}: {e}"))?;
+        names.push(name);
+    }
+    fs::write(fresh.join("files.txt"), names.join("\n")).map_err(core_error)?;
+    let _ = fs::remove_dir_all(dir);
+    fs::rename(&fresh, dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The snapshot [`write_snapshot`] left in `dir`.
+fn read_snapshot(dir: &Path) -> Result<Snapshot> {
+    let names = fs::read_to_string(dir.join("files.txt")).map_err(|e| format!("no snapshot in {}: {e}", dir.display()))?;
+    let files = names.lines().map(|n| Ok((n.to_string(), read(&dir.join(n))?))).collect::<Result<Vec<_>>>()?;
+    Snapshot::from_files(files).map_err(core_error)
+}
