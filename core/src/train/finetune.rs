@@ -17,16 +17,15 @@ use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::tasks::classification::{BertClassifier, ClassifierMeta, Level, features, span_rows, token_features};
+use crate::tasks::classification::{BertClassifier, ClassificationHead, ClassifierMeta, features, span_rows, token_features};
 use crate::tasks::qa::AnswerMetrics;
-use crate::tasks::similarity::{self, SimilarityLoss, SimilarityMetrics};
+use crate::tasks::similarity::{SimilarityLoss, SimilarityMetrics};
 use crate::tasks::tagging::EntityMetrics;
 use crate::nn::dropout;
 use crate::error::Error;
-use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig};
 use crate::nn::read_f32;
 use crate::tokenizer::shortest_first;
-use crate::tasks::metrics::{Metrics, argmax};
+use crate::tasks::metrics::Metrics;
 use crate::bert::model::{BertInput, BertModel};
 use crate::rng::Rng;
 use crate::tokenizer::Batch;
@@ -41,13 +40,14 @@ mod config;
 mod eval;
 mod report;
 mod snapshot;
+mod task;
 mod units;
 pub use config::{FineTuneConfig, Phase, TrainMode, config_with_defaults};
 pub use report::{EvalReport, Event, Progress, StepPoint};
 use report::score;
 pub use snapshot::{Snapshot, TrainState, copy_to};
 pub use units::{LabeledText, SpanTarget, encode_examples, encode_pairs, encode_questions, encode_tagged};
-use units::{batch_inputs, batch_units, labels_tensor, scores_tensor};
+use task::{batch_inputs, batch_units};
 
 struct EvalState {
     next: usize,
@@ -144,16 +144,16 @@ fn halves_step(
     seed: u64,
     kind: SimilarityLoss,
 ) -> crate::Result<(Tensor<1>, Tensor<2>, GradientsParams)> {
-    let level = model.spec.level;
+    let task = task::of(model.spec.level);
     let half = rows.len().div_ceil(2);
-    let n: usize = rows.iter().map(|t| t.units(level)).sum();
+    let n: usize = rows.iter().map(|t| task.units(t)).sum();
     let part = |replica: BertClassifier, rows: &[&LabeledText], which: u64| {
         dropout::with_seeded_masks(seed ^ which.wrapping_mul(0xD1B5_4A32_D192_ED03), || -> crate::Result<_> {
-            let batch = Batch::from_encoded(&batch_inputs(rows, level), pad_id);
-            let (positions, labels) = batch_units(rows, level, batch.seq_len, device);
+            let batch = Batch::from_encoded(&batch_inputs(rows, task), pad_id);
+            let (positions, labels) = batch_units(rows, task, batch.seq_len, device);
             let logits = replica.forward_units(BertInput::from_batch(&batch, device), positions)?;
-            let scores: Vec<f32> = rows.iter().flat_map(|t| t.unit_scores(level)).collect();
-            let loss = unit_loss(level, kind, logits.clone(), &labels, &scores, device).mul_scalar(labels.len() as f64 / n as f64);
+            let scores: Vec<f32> = rows.iter().flat_map(|t| task.unit_scores(t)).collect();
+            let loss = task.loss(kind, logits.clone(), &labels, &scores, device).mul_scalar(labels.len() as f64 / n as f64);
             let grads = GradientsParams::from_grads(loss.backward(), &replica);
             Ok((loss.inner(), logits.inner(), grads))
         })
@@ -174,19 +174,6 @@ fn halves_step(
     Ok((loss_a + loss_b, Tensor::cat(vec![pad(logits_a), pad(logits_b)], 0), grads))
 }
 
-/// The mean loss of a batch's unit outputs: cross-entropy against class ids, or a similarity
-/// model's loss against scores.
-///
-/// # Shapes
-/// - `out`: `[units, num_labels]` (a similarity model's: `[units, 1]`)
-/// - output: `[1]`
-fn unit_loss(level: Level, kind: SimilarityLoss, out: Tensor<2>, labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
-    if level.similarity() {
-        similarity::loss(level, kind, out, scores_tensor(scores, device))
-    } else {
-        ClassificationHead::loss(out, labels_tensor(labels, device))
-    }
-}
 
 
 
@@ -203,30 +190,11 @@ impl FineTuner {
         config: FineTuneConfig,
         device: &Device,
     ) -> crate::Result<Self> {
-        let level = config.features.level;
-        if level.similarity() {
-            if labels.len() != 1 {
-                return Err(Error::Training("a similarity model has one output, its score".into()));
-            }
-            if level == Level::Embedding && train.iter().chain(&valid).any(|t| t.second.is_none()) {
-                return Err(Error::Training("a bi-encoder run needs each pair's two texts encoded apart".into()));
-            }
-        } else if labels.len() < 2 {
-            return Err(Error::Training(format!("a classifier needs at least two labels; the data has {}", labels.len())));
-        }
+        let task = task::of(config.features.level);
         if train.is_empty() || valid.is_empty() {
             return Err(Error::Training("both the training and the validation set need examples".into()));
         }
-        let classes = train.iter().chain(&valid).filter(|_| level != Level::Span).flat_map(|t| t.unit_labels(level));
-        if let Some(bad) = classes.clone().find(|&l| l >= labels.len()) {
-            return Err(Error::Training(format!("label id {bad} is out of range")));
-        }
-        if level == Level::Token && train.iter().chain(&valid).any(|t| t.tokens.is_empty()) {
-            return Err(Error::Training("a tagged example has no token to learn from".into()));
-        }
-        if level == Level::Span && (labels.len() != 2 || train.iter().chain(&valid).any(|t| t.span.is_none())) {
-            return Err(Error::Training("a question-answering run needs the labels start and end and every window's answer".into()));
-        }
+        task.check(&labels, &train.iter().chain(&valid).collect::<Vec<_>>())?;
         let layers = bert.num_layers();
         config.features.check(layers, bert.pooler.is_some())?;
         let head_epochs = if config.mode == TrainMode::Full { 0 } else { config.head_epochs };
@@ -237,14 +205,7 @@ impl FineTuner {
         device.seed(config.seed);
         let hidden = bert.embeddings.word_embeddings.weight.dims()[1];
         let width = config.features.width(hidden, layers);
-        let head = match level {
-            Level::Embedding => similarity::identity_head(width, device),
-            // The encoder's own dropout is all `transformers`' QA recipe has: one more before the
-            // start and end logits makes them noisier than the recipe's (core/tests/qa_training.rs
-            // holds the loss's spread over dropout masks to PyTorch's).
-            Level::Span => ClassificationHeadConfig::new(width, labels.len()).with_dropout(0.0).init(device),
-            _ => ClassificationHeadConfig::new(width, labels.len()).with_dropout(config.dropout).init(device),
-        };
+        let head = task.head(width, labels.len(), config.dropout, device);
         let per_epoch = steps_per_epoch(train.len(), config.batch_size);
         let total_steps = per_epoch * (head_epochs + full_epochs);
         let phase = if config.mode == TrainMode::Full { Phase::Full } else { Phase::Features };
@@ -254,7 +215,7 @@ impl FineTuner {
         let valid_order = shortest_first(&lengths[train.len()..]);
         let mut row_start = vec![0];
         for t in train.iter().chain(&valid) {
-            row_start.push(row_start.last().expect("starts with 0") + t.rows(level));
+            row_start.push(row_start.last().expect("starts with 0") + task.rows(t));
         }
         let mut tuner = Self {
             labels,
@@ -331,8 +292,9 @@ impl FineTuner {
         (split, self.row_start[self.train.len() + self.valid.len()] - split)
     }
 
-    fn level(&self) -> Level {
-        self.config.features.level
+    /// What the session asks of its task.
+    fn task(&self) -> &'static dyn task::UnitTask {
+        task::of(self.config.features.level)
     }
 
     fn epochs_of(&self, phase: Phase) -> usize {
@@ -417,13 +379,13 @@ impl FineTuner {
             .iter()
             .map(|&i| if i < self.train.len() { &self.train[i] } else { &self.valid[i - self.train.len()] })
             .collect();
-        let rows = batch_inputs(&examples, self.level());
+        let rows = batch_inputs(&examples, self.task());
         // The frozen encoder runs without autodiff and without dropout.
         let inner = self.device.clone().inner();
         let bert = self.model.bert.valid();
         let batch = Batch::from_encoded(&rows, self.pad_id);
         let input = BertInput::from_batch(&batch, &inner);
-        let x = match batch_units(&examples, self.level(), batch.seq_len, &inner) {
+        let x = match batch_units(&examples, self.task(), batch.seq_len, &inner) {
             (Some(positions), _) => token_features(&bert, input, self.config.features, positions)?,
             (None, _) => features(&bert, input, self.config.features)?,
         };
@@ -431,7 +393,7 @@ impl FineTuner {
         if values.iter().any(|v| !v.is_finite()) {
             return Err(Error::Device("the encoder produced NaN or infinite features".into()));
         }
-        let rows: usize = examples.iter().map(|t| t.rows(self.level())).sum();
+        let rows: usize = examples.iter().map(|t| self.task().rows(t)).sum();
         let width = values.len() / rows;
         let (train_units, valid_units) = self.row_counts();
         if self.feature_rows.is_empty() {
@@ -459,9 +421,9 @@ impl FineTuner {
     async fn train_step(&mut self) -> crate::Result<Event> {
         let end = (self.cursor + self.config.batch_size).min(self.order.len());
         let idx: Vec<usize> = self.order[self.cursor..end].to_vec();
-        let level = self.level();
-        let labels: Vec<usize> = idx.iter().flat_map(|&i| self.train[i].unit_labels(level)).collect();
-        let scores: Vec<f32> = idx.iter().flat_map(|&i| self.train[i].unit_scores(level)).collect();
+        let task = self.task();
+        let labels: Vec<usize> = idx.iter().flat_map(|&i| task.unit_labels(&self.train[i])).collect();
+        let scores: Vec<f32> = idx.iter().flat_map(|&i| task.unit_scores(&self.train[i])).collect();
         let kind = self.config.similarity_loss;
         let n = labels.len();
         let k = self.labels.len();
@@ -477,7 +439,7 @@ impl FineTuner {
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
             let logits = self.head_logits(feats, &idx);
-            let loss = unit_loss(level, kind, logits.clone(), &labels, &scores, &self.device);
+            let loss = task.loss(kind, logits.clone(), &labels, &scores, &self.device);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
             let norm = clip(&self.model.head, &mut grads, self.config.max_grad_norm, &self.device);
             (loss.inner(), logits.inner(), grads, norm)
@@ -486,10 +448,10 @@ impl FineTuner {
             let (loss, logits, mut grads) = if inner == Device::flex() && examples.len() >= 2 {
                 halves_step(&self.model, &examples, self.pad_id, &self.device, seed, kind)?
             } else {
-                let batch = Batch::from_encoded(&batch_inputs(&examples, level), self.pad_id);
-                let (positions, _) = batch_units(&examples, level, batch.seq_len, &self.device);
+                let batch = Batch::from_encoded(&batch_inputs(&examples, task), self.pad_id);
+                let (positions, _) = batch_units(&examples, task, batch.seq_len, &self.device);
                 let logits = self.model.forward_units(BertInput::from_batch(&batch, &self.device), positions)?;
-                let loss = unit_loss(level, kind, logits.clone(), &labels, &scores, &self.device);
+                let loss = task.loss(kind, logits.clone(), &labels, &scores, &self.device);
                 let grads = GradientsParams::from_grads(loss.backward(), &self.model);
                 (loss.inner(), logits.inner(), grads)
             };
@@ -508,11 +470,7 @@ impl FineTuner {
             }
         };
         let (loss, grad_norm) = (values.loss, values.grad_norm);
-        let correct = if level.similarity() {
-            values.extra.iter().zip(&scores).filter(|(p, y)| (**p >= 0.5) == (**y >= 0.5)).count()
-        } else {
-            values.extra.chunks(width).zip(&labels).filter(|(row, y)| argmax(row) == **y).count()
-        };
+        let correct = task.correct(&values.extra, width, &labels, &scores);
 
         let optim = self.optim.as_mut().expect("an optimizer per stage");
         if self.phase == Phase::Head {
@@ -527,7 +485,7 @@ impl FineTuner {
         self.since_eval.1 += correct;
         self.since_eval.2 += n;
         // A bi-encoder's validation outputs are its pairs' cosines; the others', their rows'.
-        let valid_units = if level == Level::Embedding { self.valid.len() } else { self.row_counts().1 };
+        let valid_units = if task.one_output_per_pair() { self.valid.len() } else { self.row_counts().1 };
 
         let end_of_epoch = self.cursor >= self.order.len();
         let periodic = self.config.eval_every > 0 && self.phase_step % self.config.eval_every == 0;
@@ -542,11 +500,11 @@ impl FineTuner {
     /// bi-encoder pair's cosine).
     fn head_logits(&self, feats: Tensor<2>, idx: &[usize]) -> Tensor<2> {
         let rows = |i: usize| self.row_start[i]..self.row_start[i + 1];
-        if self.level() != Level::Span {
+        if !self.task().windows() {
             let ids: Vec<i64> = idx.iter().flat_map(|&i| rows(i).map(|u| u as i64)).collect();
             let n = ids.len();
             let out = self.model.head.forward(feats.select(0, Tensor::<1, Int>::from_data(TensorData::new(ids, [n]), &self.device)));
-            return if self.level() == Level::Embedding { similarity::pair_cosines(out) } else { out };
+            return self.task().rows_to_units(out);
         }
         let seq = idx.iter().map(|&i| rows(i).len()).max().unwrap_or(0);
         let (mut ids, mut mask) = (Vec::with_capacity(idx.len() * seq), Vec::with_capacity(idx.len() * seq));
@@ -605,7 +563,9 @@ impl FineTuner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tasks::classification::FeatureSpec;
+    use super::units::labels_tensor;
+    use crate::tasks::classification::{ClassificationHeadConfig, FeatureSpec};
+    use crate::tasks::metrics::argmax;
     use crate::tasks::classification::predict;
     use crate::tokenizer::Encoded;
     use burn::module::{ModuleVisitor, Param};

@@ -113,15 +113,10 @@ pub struct FineTuneConfig {
 
 impl FineTuneConfig {
     /// The recipe a task starts with, in the studio and the command line, for a model that
-    /// labels at `level`. Question answering trains everything: a start/end head on a frozen
-    /// encoder scores each token alone and cannot tell which question is asked
-    /// (docs/performance.md, "Question answering on the example data"). Every other task starts
-    /// with the head alone on the frozen encoder's cached features.
+    /// labels at `level` (its task's: question answering trains everything; every other task
+    /// starts with the head alone on the frozen encoder's cached features).
     pub fn recipe(level: Level) -> Self {
-        match level {
-            Level::Span => FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_learning_rate(1.5e-4).with_epochs(10),
-            Level::Sentence | Level::Token | Level::Score | Level::Embedding => FineTuneConfig::new(),
-        }
+        super::task::of(level).recipe()
     }
 
     /// This configuration made a similarity run's on `data`: a cross-encoder (`Level::Score`:

@@ -80,74 +80,12 @@ impl LabeledText {
         Self { score, second: Some(second), ..Self::sentence(first, 0) }
     }
 
-    /// The sequences the encoder reads for it: its text, or a bi-encoder pair's two texts.
-    pub(super) fn inputs(&self, level: Level) -> Vec<&Encoded> {
-        match (&self.second, level) {
-            (Some(second), Level::Embedding) => vec![&self.encoded, second],
-            _ => vec![&self.encoded],
-        }
-    }
-
     /// Its longest sequence, in tokens.
     pub(super) fn len(&self) -> usize {
         self.encoded.tokens.len().max(self.second.as_ref().map_or(0, |s| s.tokens.len()))
     }
-
-    /// The scores of its units (a similarity pair's; none for the other tasks).
-    pub(super) fn unit_scores(&self, level: Level) -> Vec<f32> {
-        if level.similarity() { vec![self.score] } else { Vec::new() }
-    }
-
-    /// The label ids of its units: the text's label, or each target token's tag.
-    pub(super) fn unit_labels(&self, level: Level) -> Vec<usize> {
-        match level {
-            Level::Sentence | Level::Score | Level::Embedding => vec![self.label],
-            Level::Token => self.tokens.iter().map(|t| t.tag).collect(),
-            Level::Span => self.span.as_ref().map_or_else(Vec::new, |s| vec![s.start, s.end]),
-        }
-    }
-
-    pub(super) fn units(&self, level: Level) -> usize {
-        match level {
-            Level::Sentence | Level::Score | Level::Embedding => 1,
-            Level::Token => self.tokens.len(),
-            Level::Span => 2,
-        }
-    }
-
-    /// The rows the head reads for it (see the module's docs).
-    pub(super) fn rows(&self, level: Level) -> usize {
-        match level {
-            Level::Sentence | Level::Score => 1,
-            Level::Embedding => 2,
-            Level::Token => self.tokens.len(),
-            Level::Span => self.encoded.tokens.len(),
-        }
-    }
 }
 
-/// A batch's units' labels in order and, where the head reads tokens, the positions of its rows
-/// (see the module's docs) in the padded batch flattened row by row: a tagger's target tokens,
-/// every real token of a question-answering window.
-pub(super) fn batch_units(rows: &[&LabeledText], level: Level, seq_len: usize, device: &Device) -> (Option<Tensor<1, Int>>, Vec<usize>) {
-    let labels = rows.iter().flat_map(|t| t.unit_labels(level)).collect();
-    let positions = (!level.pooled()).then(|| {
-        let at: Vec<i64> = rows
-            .iter()
-            .enumerate()
-            .flat_map(|(r, t)| {
-                let tokens: Vec<usize> = match level {
-                    Level::Span => (0..t.encoded.tokens.len()).collect(),
-                    _ => t.tokens.iter().map(|x| x.position).collect(),
-                };
-                tokens.into_iter().map(move |p| (r * seq_len + p) as i64)
-            })
-            .collect();
-        let n = at.len();
-        Tensor::<1, Int>::from_data(TensorData::new(at, [n]), device)
-    });
-    (positions, labels)
-}
 
 /// Tokenizes examples, mapping label names to ids in `labels`' order.
 pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: &[String]) -> crate::Result<Vec<LabeledText>> {
@@ -205,11 +143,6 @@ pub fn encode_pairs(tokenizer: &BertTokenizer, pairs: &[ScoredPair], level: Leve
         .collect()
 }
 
-/// Every sequence the encoder reads for `rows`, in order (a bi-encoder pair's two texts one
-/// after the other).
-pub(super) fn batch_inputs(rows: &[&LabeledText], level: Level) -> Vec<Encoded> {
-    rows.iter().flat_map(|t| t.inputs(level)).cloned().collect()
-}
 
 pub(super) fn scores_tensor(scores: &[f32], device: &Device) -> Tensor<1> {
     Tensor::from_data(TensorData::new(scores.to_vec(), [scores.len()]), device)

@@ -1,0 +1,45 @@
+//! Sentence classification (`*ForSequenceClassification`): one unit per text, its label, read
+//! from one pooled vector.
+
+use super::*;
+use crate::tasks::metrics::{Metrics, softmax};
+use crate::tasks::tagging::EntityMetrics;
+use super::cross_entropy;
+
+pub(super) struct Classify;
+
+impl UnitTask for Classify {
+    fn check(&self, labels: &[String], examples: &[&LabeledText]) -> crate::Result<()> {
+        two_labels_or_more(labels)?;
+        labels_in_range(self, labels, examples)
+    }
+
+    fn unit_labels(&self, t: &LabeledText) -> Vec<usize> {
+        vec![t.label]
+    }
+
+    fn score(&self, tuner: &FineTuner, logits: &[f32]) -> Scored {
+        score_labels(self, tuner, logits, &vec![true; tuner.valid.len()], |_| None)
+    }
+}
+
+/// A classifier's or tagger's scores: of each unit whose `counted` is set (a tagger: each word
+/// at its first piece), with `entities` computed from the counted predictions.
+pub(super) fn score_labels(
+    task: &dyn UnitTask,
+    tuner: &FineTuner,
+    logits: &[f32],
+    counted: &[bool],
+    entities: impl Fn(&[usize]) -> Option<EntityMetrics>,
+) -> Scored {
+    let k = tuner.labels.len();
+    let all_truth: Vec<usize> = tuner.valid.iter().flat_map(|t| task.unit_labels(t)).collect();
+    let valid_loss = cross_entropy(logits, &all_truth, k);
+    let rows: Vec<&[f32]> = logits.chunks(k).zip(counted).filter(|(_, c)| **c).map(|(row, _)| row).collect();
+    let truth: Vec<usize> = all_truth.iter().zip(counted).filter(|(_, c)| **c).map(|(t, _)| *t).collect();
+    let pred: Vec<usize> = rows.iter().map(|r| argmax(r)).collect();
+    let metrics = Metrics::new(&truth, &pred, &tuner.labels);
+    let entities = entities(&pred);
+    let probs = rows.iter().map(|r| softmax(r)).collect();
+    Scored { valid_loss, metrics, entities, answers: None, similarity: None, probs }
+}

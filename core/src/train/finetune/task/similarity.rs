@@ -1,0 +1,121 @@
+//! Sentence similarity, scored by a number in 0..1 per pair: a cross-encoder reads the pair as
+//! one sequence and its head gives the score from the pooled vector; a bi-encoder reads each
+//! text alone, and the score is the cosine of their vectors (sentence-transformers). Scored by
+//! Spearman's and Pearson's correlation, and as "similar" (≥ 0.5) or not.
+
+use super::*;
+use crate::error::Error;
+use crate::tasks::metrics::Metrics;
+use crate::tasks::similarity::{self, SimilarityMetrics};
+use crate::train::finetune::units::scores_tensor;
+
+pub(super) struct CrossEncoder;
+pub(super) struct BiEncoder;
+
+/// One output, its score.
+fn one_output(labels: &[String]) -> crate::Result<()> {
+    if labels.len() != 1 {
+        return Err(Error::Training("a similarity model has one output, its score".into()));
+    }
+    Ok(())
+}
+
+/// Counts the pairs put on the right side of 0.5.
+fn same_side(outputs: &[f32], scores: &[f32]) -> usize {
+    outputs.iter().zip(scores).filter(|(p, y)| (**p >= 0.5) == (**y >= 0.5)).count()
+}
+
+impl UnitTask for CrossEncoder {
+    fn check(&self, labels: &[String], examples: &[&LabeledText]) -> crate::Result<()> {
+        one_output(labels)?;
+        labels_in_range(self, labels, examples)
+    }
+
+    fn unit_labels(&self, t: &LabeledText) -> Vec<usize> {
+        vec![t.label]
+    }
+
+    fn unit_scores(&self, t: &LabeledText) -> Vec<f32> {
+        vec![t.score]
+    }
+
+    fn loss(&self, kind: SimilarityLoss, out: Tensor<2>, _labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
+        similarity::loss(Level::Score, kind, out, scores_tensor(scores, device))
+    }
+
+    fn correct(&self, outputs: &[f32], _width: usize, _labels: &[usize], scores: &[f32]) -> usize {
+        same_side(outputs, scores)
+    }
+
+    fn score(&self, tuner: &FineTuner, outputs: &[f32]) -> Scored {
+        score_similarity(Level::Score, tuner, outputs)
+    }
+}
+
+impl UnitTask for BiEncoder {
+    fn check(&self, labels: &[String], examples: &[&LabeledText]) -> crate::Result<()> {
+        one_output(labels)?;
+        if examples.iter().any(|t| t.second.is_none()) {
+            return Err(Error::Training("a bi-encoder run needs each pair's two texts encoded apart".into()));
+        }
+        labels_in_range(self, labels, examples)
+    }
+
+    /// The head is the identity: the score is the cosine of the two texts' vectors.
+    fn head(&self, width: usize, _labels: usize, _dropout: f64, device: &Device) -> ClassificationHead {
+        similarity::identity_head(width, device)
+    }
+
+    fn inputs<'a>(&self, t: &'a LabeledText) -> Vec<&'a Encoded> {
+        t.second.as_ref().map_or_else(|| vec![&t.encoded], |second| vec![&t.encoded, second])
+    }
+
+    fn unit_labels(&self, t: &LabeledText) -> Vec<usize> {
+        vec![t.label]
+    }
+
+    fn unit_scores(&self, t: &LabeledText) -> Vec<f32> {
+        vec![t.score]
+    }
+
+    fn rows(&self, _t: &LabeledText) -> usize {
+        2
+    }
+
+    fn one_output_per_pair(&self) -> bool {
+        true
+    }
+
+    fn rows_to_units(&self, out: Tensor<2>) -> Tensor<2> {
+        similarity::pair_cosines(out)
+    }
+
+    fn loss(&self, kind: SimilarityLoss, out: Tensor<2>, _labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
+        similarity::loss(Level::Embedding, kind, out, scores_tensor(scores, device))
+    }
+
+    fn correct(&self, outputs: &[f32], _width: usize, _labels: &[usize], scores: &[f32]) -> usize {
+        same_side(outputs, scores)
+    }
+
+    fn score(&self, tuner: &FineTuner, outputs: &[f32]) -> Scored {
+        score_similarity(Level::Embedding, tuner, outputs)
+    }
+}
+
+/// A similarity model's scores: its outputs (a cross-encoder's score, a bi-encoder's cosine,
+/// one per pair in validation order) against the gold scores; `metrics` tell pairs above 0.5
+/// ("similar") from the others.
+fn score_similarity(level: Level, tuner: &FineTuner, outputs: &[f32]) -> Scored {
+    let n = tuner.valid.len();
+    let pred = &outputs[..n];
+    let gold: Vec<f32> = tuner.valid.iter().map(|t| t.score).collect();
+    let binary = gold.iter().all(|&g| g == 0.0 || g == 1.0);
+    let valid_loss = similarity::host_loss(level, tuner.config.similarity_loss, pred, &gold);
+    let side = |x: f32| usize::from(x >= 0.5);
+    let truth: Vec<usize> = gold.iter().map(|&g| side(g)).collect();
+    let said: Vec<usize> = pred.iter().map(|&p| side(p)).collect();
+    let metrics = Metrics::new(&truth, &said, &["different".to_string(), "similar".to_string()]);
+    let scores = SimilarityMetrics::new(&gold, pred, binary);
+    Scored { valid_loss, metrics, entities: None, answers: None, similarity: Some(scores), probs: pred.iter().map(|&p| vec![p]).collect() }
+}
