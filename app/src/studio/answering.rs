@@ -13,6 +13,7 @@ use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
@@ -24,6 +25,9 @@ use crate::widgets::now_ms;
 /// The example for question answering, written for this project
 /// (`scripts/make_questions_example.py`).
 pub const EXAMPLE_QUESTIONS: &[u8] = crate::examples::QUESTIONS_JSON;
+
+/// The files the question-answering mode's pickers offer.
+const QA_FILES: &str = ".json,.jsonl,.csv,.tsv,.txt,.gz";
 
 /// A question-answering file, read and measured against the model's tokenizer.
 #[derive(Debug, Clone)]
@@ -146,11 +150,6 @@ fn marked(context: &str, spans: &[(usize, usize, &'static str)]) -> Vec<AnyView>
 pub fn StudioQaDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let on_pick = on_files(move |mut files| {
-        if let Some((name, bytes)) = files.pop() {
-            studio.set_qa_file(state, name, bytes);
-        }
-    });
     Effect::new(move |_| {
         state.generation.get();
         studio.window_len.get();
@@ -197,25 +196,18 @@ pub fn StudioQaDataPanel() -> impl IntoView {
         })
     };
     view! {
-        <section class="card" data-testid="studio-qa-data">
-            <h2>"1 · Questions over passages"</h2>
-            <p class="hint">"SQuAD's JSON (v1.1, or v2.0 with questions the passage does not answer), JSON Lines with \"question\", "
-                "\"context\" and \"answers\" ({\"text\": [...], \"answer_start\": [...]}, as the datasets library writes SQuAD), or a "
-                "table with question, context, answer and answer_start columns. The model reads \"[CLS] question [SEP] passage [SEP]\" "
-                "and learns where the answer starts and ends. Read in this tab, never uploaded."</p>
-            <div class="dropzone">
-                <label class="filebutton">"choose a file"
-                    <input type="file" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" data-testid="qa-file" on:change=on_pick />
-                </label>
-                <span>" or "</span>
-                <button class="secondary" data-testid="use-qa-example"
-                    on:click=move |_| studio.set_qa_file(state, "questions.json (built-in example)".into(), EXAMPLE_QUESTIONS.to_vec())>
-                    "use the example (questions about invented towns)"</button>
-            </div>
-            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Answer).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+        <DataCard task=Task::Answer testid="studio-qa-data" title="1 · Questions over passages"
+            hint=concat!("SQuAD's JSON (v1.1, or v2.0 with questions the passage does not answer), JSON Lines with \"question\", ",
+                "\"context\" and \"answers\" ({\"text\": [...], \"answer_start\": [...]}, as the datasets library writes SQuAD), or a ",
+                "table with question, context, answer and answer_start columns. The model reads \"[CLS] question [SEP] passage [SEP]\" ",
+                "and learns where the answer starts and ends. Read in this tab, never uploaded.")
+            accept=QA_FILES file_testid="qa-file"
+            example=Example { testid: "use-qa-example", label: "use the example (questions about invented towns)" }
+            on_file=move |(name, bytes)| studio.set_qa_file(state, name, bytes)
+            on_example=move |()| studio.set_qa_file(state, "questions.json (built-in example)".into(), EXAMPLE_QUESTIONS.to_vec())>
             {report}
             <div class="row">
-                <HeldOutChoice task=Task::Answer prefix="qa" unit="of passages held out" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" />
+                <HeldOutChoice task=Task::Answer prefix="qa" unit="of passages held out" accept=QA_FILES />
                 <label class="small" title="A longer passage is cut into windows that overlap by a third; each window holds the whole question">
                     "Window: "
                     <select data-testid="qa-window" on:change=move |ev| studio.window_len.set(event_target_value(&ev).parse().unwrap_or(192))>
@@ -223,7 +215,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
                     </select>
                 </label>
             </div>
-        </section>
+        </DataCard>
     }
 }
 

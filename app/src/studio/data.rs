@@ -3,20 +3,23 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
-use web_sys::{DragEvent, HtmlInputElement};
+use web_sys::HtmlInputElement;
 
 use crate::app::AppState;
+use super::data_card::{DataCard, Example};
 use super::{EXAMPLE_CSV, Studio, Task};
 use crate::files::{file_list, read_files};
 
 const PREVIEW_ROWS: usize = 8;
 
-/// File picker / drop zone, column mapping, preview and validation report.
+/// The files the classification mode's pickers offer.
+const TABLE_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz";
+
+/// The data card (picker, drop zone, example), column mapping, preview and validation report.
 #[component]
 pub fn StudioDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let dragging = RwSignal::new(false);
 
     let take = move |files: web_sys::FileList, validation: bool| {
         let files = file_list(&files);
@@ -34,14 +37,6 @@ pub fn StudioDataPanel() -> impl IntoView {
         }
         input.set_value("");
     };
-    let on_drop = move |ev: DragEvent| {
-        ev.prevent_default();
-        dragging.set(false);
-        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
-            take(files, false);
-        }
-    };
-    let use_example = move |_| studio.set_file(state, "sentiment.csv (built-in example)".into(), EXAMPLE_CSV.to_vec(), false);
 
     // Re-check whenever the model (tokenizer) arrives or changes.
     Effect::new(move |_| {
@@ -151,24 +146,14 @@ pub fn StudioDataPanel() -> impl IntoView {
     };
 
     view! {
-        <section class="card" data-testid="studio-data">
-            <h2>"1 · Labeled data"</h2>
-            <p class="hint">"A CSV, TSV or JSONL file with a text column and a label column (and optionally a second text column for sentence pairs), "
-                "as a spreadsheet or an editor saves it (UTF-8, UTF-16 or Windows-1252; gzipped too). "
-                "It is read in this tab and never uploaded anywhere."</p>
-            <div class="dropzone" class:over=move || dragging.get()
-                on:dragover=move |ev: DragEvent| { ev.prevent_default(); dragging.set(true); }
-                on:dragleave=move |_| dragging.set(false)
-                on:drop=on_drop>
-                <span>"Drop a file here, or "</span>
-                <label class="filebutton">"choose a file"
-                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="data-file"
-                        on:change=move |ev| on_pick(ev, false) />
-                </label>
-                <span>" or "</span>
-                <button class="secondary" data-testid="use-example" on:click=use_example>"use the example dataset"</button>
-            </div>
-            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Classify).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+        <DataCard task=Task::Classify testid="studio-data" title="1 · Labeled data"
+            hint=concat!("A CSV, TSV or JSONL file with a text column and a label column (and optionally a second text column for sentence pairs), ",
+                "as a spreadsheet or an editor saves it (UTF-8, UTF-16 or Windows-1252; gzipped too). ",
+                "It is read in this tab and never uploaded anywhere.")
+            accept=TABLE_FILES file_testid="data-file"
+            example=Example { testid: "use-example", label: "use the example dataset" }
+            on_file=move |(name, bytes)| studio.set_file(state, name, bytes, false)
+            on_example=move |()| studio.set_file(state, "sentiment.csv (built-in example)".into(), EXAMPLE_CSV.to_vec(), false)>
             {move || studio.upload.get().is_some().then(|| view! {
                 <div>
                     <div class="row mapping">
@@ -191,7 +176,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                                 on:change=move |ev| studio.split_seed.set(event_target_value(&ev).parse().unwrap_or(13)) />
                         </label>
                         <label class="filebutton secondary small">"or a separate validation file"
-                            <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="valid-file"
+                            <input type="file" accept=TABLE_FILES data-testid="valid-file"
                                 on:change=move |ev| on_pick(ev, true) />
                         </label>
                         {move || studio.valid_upload.get().map(|v| view! {
@@ -202,7 +187,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                     </div>
                 </div>
             })}
-        </section>
+        </DataCard>
     }
 }
 

@@ -28,6 +28,7 @@ use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
 mod data;
+mod data_card;
 mod held_out;
 mod answering;
 mod inside;

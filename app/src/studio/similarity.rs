@@ -15,6 +15,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::data::clip;
+use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
@@ -25,6 +26,9 @@ use crate::widgets::{duration, now_ms};
 
 /// The example for similarity, written for this project (`scripts/make_similarity_example.py`).
 pub const EXAMPLE_PAIRS: &[u8] = crate::examples::SIMILARITY_CSV;
+
+/// The files the similarity mode's pickers offer.
+const PAIR_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz";
 /// Texts to search, from the same script.
 pub const EXAMPLE_TEXTS: &str = crate::examples::SIMILARITY_TEXTS;
 
@@ -155,11 +159,6 @@ impl Studio {
 pub fn StudioPairDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let on_pick = on_files(move |mut files| {
-        if let Some((name, bytes)) = files.pop() {
-            studio.set_pair_file(state, name, bytes);
-        }
-    });
     Effect::new(move |_| {
         state.generation.get();
         if let Some(columns) = studio.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) {
@@ -251,21 +250,14 @@ pub fn StudioPairDataPanel() -> impl IntoView {
     let running = move || matches!(studio.run.get(), RunState::Running { .. });
     let level = move || studio.pair_level.get();
     view! {
-        <section class="card" data-testid="studio-pair-data">
-            <h2>"1 · Pairs of texts with a score"</h2>
-            <p class="hint">"A CSV, TSV or JSONL file with two text columns and a score: how alike the texts are (STS-B's 0–5, SICK's 1–5, "
-                "0–1), or a label with two values (duplicate or not, paraphrase or not). Scores are read as 0..1 from the lowest to the highest. "
-                "Read in this tab, never uploaded."</p>
-            <div class="dropzone">
-                <label class="filebutton">"choose a file"
-                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="pair-file" on:change=on_pick />
-                </label>
-                <span>" or "</span>
-                <button class="secondary" data-testid="use-pair-example"
-                    on:click=move |_| studio.set_pair_file(state, "similarity.csv (built-in example)".into(), EXAMPLE_PAIRS.to_vec())>
-                    "use the example (402 pairs scored 0–5)"</button>
-            </div>
-            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Similar).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+        <DataCard task=Task::Similar testid="studio-pair-data" title="1 · Pairs of texts with a score"
+            hint=concat!("A CSV, TSV or JSONL file with two text columns and a score: how alike the texts are (STS-B's 0–5, SICK's 1–5, ",
+                "0–1), or a label with two values (duplicate or not, paraphrase or not). Scores are read as 0..1 from the lowest to the highest. ",
+                "Read in this tab, never uploaded.")
+            accept=PAIR_FILES file_testid="pair-file"
+            example=Example { testid: "use-pair-example", label: "use the example (402 pairs scored 0–5)" }
+            on_file=move |(name, bytes)| studio.set_pair_file(state, name, bytes)
+            on_example=move |()| studio.set_pair_file(state, "similarity.csv (built-in example)".into(), EXAMPLE_PAIRS.to_vec())>
             {move || studio.pairs.with(Option::is_some).then(|| view! {
                 <div class="row mapping">
                     {column_select("text", "Text ")}
@@ -275,7 +267,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             })}
             {report}
             <div class="row">
-                <HeldOutChoice task=Task::Similar prefix="pair" unit="held out (by score)" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" />
+                <HeldOutChoice task=Task::Similar prefix="pair" unit="held out (by score)" accept=PAIR_FILES />
             </div>
             <fieldset class="choice" data-testid="pair-model" prop:disabled=running>
                 <legend>"Model"</legend>
@@ -306,7 +298,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
                     </label>
                 </div>
             </fieldset>
-        </section>
+        </DataCard>
     }
 }
 

@@ -15,16 +15,20 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
+use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
-use crate::files::{download, file_list, on_files, read_files};
+use crate::files::{download, file_list, read_files};
 use crate::runs::{RunSummary, TaggedRequest};
 use crate::widgets::{confusion_matrix, now_ms, scores_table};
 
 /// The example for tagging, written for this project (`scripts/make_entities_example.py`).
 pub const EXAMPLE_CONLL: &[u8] = crate::examples::ENTITIES_CONLL;
+
+/// The files a tagging mode's pickers offer.
+const TAG_FILES: &str = ".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz";
 
 /// What the studio trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -210,11 +214,6 @@ pub fn StudioTaskSwitch() -> impl IntoView {
 pub fn StudioTagDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let on_pick = on_files(move |mut files| {
-        if let Some((name, bytes)) = files.pop() {
-            studio.set_tagged_file(state, name, bytes);
-        }
-    });
     // Re-count whenever the model (tokenizer) changes.
     Effect::new(move |_| {
         state.generation.get();
@@ -258,24 +257,17 @@ pub fn StudioTagDataPanel() -> impl IntoView {
         })
     };
     view! {
-        <section class="card" data-testid="studio-tag-data">
-            <h2>"1 · Tagged data"</h2>
-            <p class="hint">"A word and its tag per line, a blank line between sentences (CoNLL, as in CoNLL-2003), or JSON Lines "
-                "with \"tokens\" and \"tags\" lists, or a \"text\" with \"entities\" as character spans. Tags are BIO: B-PER starts a "
-                "person's name, I-PER continues it, O is outside any entity. Read in this tab, never uploaded."</p>
-            <div class="dropzone">
-                <label class="filebutton">"choose a file"
-                    <input type="file" accept=".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz" data-testid="tag-file" on:change=on_pick />
-                </label>
-                <span>" or "</span>
-                <button class="secondary" data-testid="use-tag-example"
-                    on:click=move |_| studio.set_tagged_file(state, "entities.conll (built-in example)".into(), EXAMPLE_CONLL.to_vec())>
-                    "use the example (people, places, organisations)"</button>
-            </div>
-            {move || studio.data_error.get().filter(|_| studio.task.get() == Task::Tag).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
+        <DataCard task=Task::Tag testid="studio-tag-data" title="1 · Tagged data"
+            hint=concat!("A word and its tag per line, a blank line between sentences (CoNLL, as in CoNLL-2003), or JSON Lines ",
+                "with \"tokens\" and \"tags\" lists, or a \"text\" with \"entities\" as character spans. Tags are BIO: B-PER starts a ",
+                "person's name, I-PER continues it, O is outside any entity. Read in this tab, never uploaded.")
+            accept=TAG_FILES file_testid="tag-file"
+            example=Example { testid: "use-tag-example", label: "use the example (people, places, organisations)" }
+            on_file=move |(name, bytes)| studio.set_tagged_file(state, name, bytes)
+            on_example=move |()| studio.set_tagged_file(state, "entities.conll (built-in example)".into(), EXAMPLE_CONLL.to_vec())>
             {report}
             <div class="row">
-                <HeldOutChoice task=Task::Tag prefix="tag" unit="of sentences held out" accept=".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz" />
+                <HeldOutChoice task=Task::Tag prefix="tag" unit="of sentences held out" accept=TAG_FILES />
                 <label class="small" title="The BERT paper scores each word at its first piece and ignores the rest; reading every piece teaches the later pieces I- tags">
                     "The loss reads "
                     <select data-testid="tag-pieces" on:change=move |ev| studio.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
@@ -284,7 +276,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
                     </select>
                 </label>
             </div>
-        </section>
+        </DataCard>
     }
 }
 
