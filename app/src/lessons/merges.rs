@@ -2,7 +2,8 @@
 //! lesson's text and a few built-in sentences to start): at each step, the pair the trainer
 //! merged, how often it stood side by side just then, and how the corpus's words are cut. The
 //! steps are the trainer's own (`bertbench_core::tokenizer::merges`); the question's answer is
-//! the pair most counted before the first merge.
+//! the pair most counted before the first merge. On screen only: the handout keeps lesson 1 to
+//! one page.
 
 use bertbench_core::tokenizer::merges::{MergeSteps, Pair, merge_steps};
 use leptos::prelude::*;
@@ -38,7 +39,7 @@ fn first_merge(steps: &MergeSteps) -> Result<Answer, String> {
     Ok(Answer {
         expected: Expected::Choice { options: options.into_iter().map(|(o, _)| o).collect(), right },
         why: format!(
-            "before any merge, “{}” stands side by side {} times, more often than any other pair, so the trainer merges it first into “{}”.",
+            "before any merge, “{}” stands side by side {} times and no other pair more often, so the trainer merges it first into “{}”.",
             pair_text(&first.pair),
             first.count,
             first.piece
@@ -63,12 +64,12 @@ pub fn MergesOneByOne(text: RwSignal<String>) -> impl IntoView {
     });
     let answer = Signal::derive(move || Some(steps.get().and_then(|s| first_merge(&s))));
     view! {
-        <section data-testid="lesson-merges" aria-labelledby="lesson-merges-title">
+        <section class="screen-only" data-testid="lesson-merges" aria-labelledby="lesson-merges-title">
         <h3 id="lesson-merges-title">"Merges one by one"</h3>
         <p>"Watch the trainer at work. It starts from single characters (a character inside a word written with ##), "
             "counts every pair of neighbouring pieces over the corpus, merges the pair counted most into one new piece, "
             "and counts again. A pair must occur at least twice to be merged."</p>
-        <div class="screen-only">
+        <div>
             <label class="field" for="lesson-merges-corpus">"Corpus for the merges (your text above, then built-in sentences; edit it, one sentence a line)"</label>
             <textarea id="lesson-merges-corpus" rows="4" data-testid="lesson-merges-corpus" prop:value=move || corpus.get()
                 on:change=move |ev| edited.set(Some(event_target_value(&ev)))></textarea>
@@ -84,7 +85,7 @@ pub fn MergesOneByOne(text: RwSignal<String>) -> impl IntoView {
                     <div class="row" role="group" aria-labelledby="lesson-merges-title" data-steps=last>
                         <button class="secondary" data-testid="lesson-merge-previous" prop:disabled=move || k.get() == 0
                             on:click=move |_| k.update(|k| *k = k.saturating_sub(1))>"← Previous merge"</button>
-                        <button data-testid="lesson-merge-next" prop:disabled=move || k.get() >= last
+                        <button data-testid="lesson-merge-next" prop:disabled=move || { k.get() >= last }
                             on:click=move |_| k.update(|k| *k = (*k + 1).min(last))>"Next merge →"</button>
                     </div>
                     <MergeView steps=s k=k />
@@ -136,7 +137,7 @@ fn MergeView(steps: std::sync::Arc<MergeSteps>, k: RwSignal<usize>) -> impl Into
                 data-count=k.checked_sub(1).map(|i| steps.steps[i].count.to_string()).unwrap_or_default()
                 data-pair=k.checked_sub(1).map(|i| pair_text(&steps.steps[i].pair)).unwrap_or_default()>{said}</p>
             {next_view}
-            <ul class="merge-words screen-only" data-testid="lesson-merge-words" aria-label="The most frequent words, cut after this merge">
+            <ul class="merge-words" data-testid="lesson-merge-words" aria-label="The most frequent words, cut after this merge">
                 {pieces.iter().zip(&steps.words).take(WORDS_SHOWN).map(|(p, (w, c))| view! {
                     <li data-word=w.clone() data-pieces=p.len().to_string()>
                         <span class="muted">{format!("{w} ×{c}: ")}</span>

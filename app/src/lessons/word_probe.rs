@@ -2,7 +2,7 @@
 //! layer of the loaded model (`bertbench_core::analysis::word_probe`), on the built-in sentences
 //! tagged with Universal POS tags, beside the control task and the majority label, and a table of
 //! which layer holds what, the sentence-level sentiment probe included. The questions' answers
-//! are the live best layers.
+//! are the live best layers. On screen only: the handout keeps lesson 8 to one page.
 
 use bertbench_core::analysis::word_probe::{LayerScores, POSITIONS, WordProbe, word_vectors};
 use bertbench_core::data::parse_tagged;
@@ -114,7 +114,7 @@ pub fn WordProbing(#[prop(into)] sentiment: Signal<Option<(Vec<f32>, Vec<f32>)>>
         result.get().map(|r| r.map(|p| best_layer(&p.position(), "position", &p.layers.iter().map(|s| s.position_control.test_accuracy).collect::<Vec<_>>())))
     });
     view! {
-        <section data-testid="lesson-word-probe" aria-labelledby="lesson-word-probe-title">
+        <section class="screen-only" data-testid="lesson-word-probe" aria-labelledby="lesson-word-probe-title">
         <h3 id="lesson-word-probe-title">"Inside the sentence: words"</h3>
         <p>"The same question for each word: does the word's vector at a layer say which part of speech it is (noun, verb, "
             "determiner, …) and where in the sentence it stands? The words of "{move || result.get().and_then(|r| r.ok()).map(|p| p.sentences.to_string()).unwrap_or_else(|| "the".into())}
@@ -142,9 +142,7 @@ pub fn WordProbing(#[prop(into)] sentiment: Signal<Option<(Vec<f32>, Vec<f32>)>>
                 view! {
                     <p class="small muted">{format!("{} words to train each probe, {} held out; {} tags, positions 0 to {} (the last for “{} or later”). Always guessing the most frequent label: {}% (part of speech), {}% (position).",
                         p.words.0, p.words.1, p.tags, POSITIONS - 1, POSITIONS - 1, percent(majority.0), percent(majority.1))}</p>
-                    <div class="screen-only">
-                        <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = input embeddings)" y_label="held-out accuracy" y_range=(0.0, 1.0) testid="lesson-word-probe-chart" />
-                    </div>
+                    <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = input embeddings)" y_label="held-out accuracy" y_range=(0.0, 1.0) testid="lesson-word-probe-chart" />
                     <div class="scroll-x">
                     <table class="plain small" data-testid="lesson-word-probe-table">
                         <caption>"Held-out accuracy (%) of each layer's word probes"</caption>
