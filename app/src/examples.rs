@@ -16,5 +16,8 @@ pub const SIMILARITY_CSV: &[u8] = include_bytes!("../../public/examples/similari
 /// Texts to search with a similarity model, one per line.
 pub const SIMILARITY_TEXTS: &str = include_str!("../../public/examples/similarity-texts.txt");
 
+/// Short sentences tagged with Universal POS tags, CoNLL columns (lesson 8's word probes).
+pub const POS_CONLL: &[u8] = include_bytes!("../../public/examples/pos.conll");
+
 /// The MLM lab's corpus of simple English, one sentence per line.
 pub const CORPUS: &str = include_str!("../../public/examples/corpus.txt");

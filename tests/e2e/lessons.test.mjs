@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, screenshot } from './harness.mjs';
+import { tabTo, typeInto, answer, expectRight, next } from './lesson_helpers.mjs';
 
 const MINUTE = 60_000;
 const LINKED = "The trophy didn't fit in the suitcase because it was too big.";
@@ -16,54 +17,6 @@ before(async () => {
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 
-/** Presses Tab until `locator` has the focus (the way a keyboard user reaches it). */
-async function tabTo(page, locator, limit = 250) {
-  const handle = await locator.elementHandle();
-  for (let i = 0; i < limit; i++) {
-    if (await page.evaluate((el) => document.activeElement === el, handle)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error(`Tab never reached ${locator}`);
-}
-
-/** Types `text` into `input` by keyboard, replacing what it held. */
-async function typeInto(page, input, text) {
-  await tabTo(page, input);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Backspace');
-  await page.keyboard.type(text);
-}
-
-/** Answers check `id`: a number typed then Enter, or the option at `index` by arrow keys. */
-async function answer(page, id, { number, index }) {
-  const form = page.getByTestId(`check-${id}`);
-  const field = form.getByTestId('check-answer');
-  if (number !== undefined) {
-    await typeInto(page, field, String(number));
-    await page.keyboard.press('Enter');
-  } else {
-    await tabTo(page, field);
-    // "choose…" is first; each ArrowDown on a closed select moves one option down.
-    for (let i = 0; i <= index; i++) await page.keyboard.press('ArrowDown');
-    await tabTo(page, form.getByTestId('check-submit'));
-    await page.keyboard.press('Enter');
-  }
-  await page.waitForFunction((id) => document.querySelector(`[data-testid=check-${id}] [data-testid=check-feedback]`)?.textContent.length > 0, id);
-  return form.getByTestId('check-feedback').textContent();
-}
-
-async function expectRight(page, id, given) {
-  const feedback = await answer(page, id, given);
-  assert.match(feedback, /^Right\./, `${id}: ${feedback}`);
-  await page.getByTestId(`check-${id}`).getByTestId('check-solved').waitFor();
-}
-
-async function next(page, id) {
-  await tabTo(page, page.getByTestId('lesson-next'));
-  await page.keyboard.press('Enter');
-  await page.waitForFunction((id) => document.querySelector('[data-testid=lesson]')?.dataset.lesson === id, id);
-}
-
 /** The attention table's rows: [token, position, weight]. */
 const attentionRows = (page) => page.getByTestId('lesson-attention-row').evaluate((t) =>
   [...t.querySelectorAll('tr')].slice(1).map((r) => [r.cells[0].textContent, +r.cells[1].textContent, +r.cells[2].dataset.w]));
@@ -73,7 +26,7 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   await page.goto(server.origin + '/#lessons');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'tokens');
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 17 questions answered');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '0 of 20 questions answered');
 
   // 1 · Tokens: the word's pieces, read from the live view after typing it.
   const input = page.getByTestId('lesson-input');
@@ -98,6 +51,12 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   await page.waitForFunction((n) => !document.querySelector('[data-testid=lesson-vocab-count]')?.textContent.startsWith(`${n} pieces`), smallVocab.learned, { timeout: MINUTE });
   const largeVocab = await vocab();
   assert.ok(largeVocab.learned > smallVocab.learned && largeVocab.tokens <= smallVocab.tokens, `${JSON.stringify(smallVocab)} then ${JSON.stringify(largeVocab)}`);
+  // The merges one by one (lessons_live.test.mjs steps through them): the first merge is the
+  // pair counted most before it, from the live table.
+  const pairs = await page.getByTestId('lesson-merge-candidates').locator('tr[data-pair]').evaluateAll((trs) => trs.map((r) => [r.dataset.pair, +r.dataset.count]));
+  const firstMerge = pairs.find(([, n]) => n === Math.max(...pairs.map(([, c]) => c)))[0];
+  const mergeOptions = await page.getByTestId('check-tokens-first-merge').getByTestId('check-answer').locator('option').allTextContents();
+  await expectRight(page, 'tokens-first-merge', { index: mergeOptions.indexOf(firstMerge) - 1 });
   await screenshot(page, 'lesson-tokens');
 
   // 2 · Input: which looked-up parts of the repeated word differ, and the cosine after LayerNorm.
@@ -213,6 +172,13 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const bestProbe = real.indexOf(Math.max(...real));
   await expectRight(page, 'probing-best-layer', { index: bestProbe });
   await expectRight(page, 'probing-selectivity', { number: ((real[bestProbe] - control[bestProbe]) * 100).toFixed(1) });
+  // Word by word: the layers that read part of speech and position best, from the table.
+  const wordTable = page.getByTestId('lesson-word-probe-table');
+  await wordTable.waitFor({ timeout: 3 * MINUTE });
+  const byKind = (kind) => wordTable.locator(`td[data-kind="${kind}"]`).evaluateAll((tds) => tds.map((c) => +c.dataset.v));
+  const [partOfSpeech, wordPosition] = [await byKind('pos'), await byKind('position')];
+  await expectRight(page, 'probing-pos-layer', { index: partOfSpeech.indexOf(Math.max(...partOfSpeech)) });
+  await expectRight(page, 'probing-position-layer', { index: wordPosition.indexOf(Math.max(...wordPosition)) });
 
   // 9 · Sizes: the loaded model's count and large / base, from the table.
   await next(page, 'sizes');
@@ -225,10 +191,10 @@ test('every lesson by keyboard: its questions answered from the live numbers, pr
   const large = await params(row('bert-large'));
   await expectRight(page, 'sizes-large', { number: (large / base).toFixed(1) });
 
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '17 of 17 questions answered');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '20 of 20 questions answered');
   await page.reload();
   await page.getByTestId('lessons-progress').waitFor();
-  assert.equal(await page.getByTestId('lessons-progress').textContent(), '17 of 17 questions answered', 'progress is kept');
+  assert.equal(await page.getByTestId('lessons-progress').textContent(), '20 of 20 questions answered', 'progress is kept');
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'sizes', 'the last lesson shown opens again');
   assert.deepEqual(chrome.problems, []);
 });
@@ -276,22 +242,24 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
 
   // Every lesson's handout, once its views are computed, prints on one A4 page.
   const shown = { tokens: 'lesson-token-count', input: 'lesson-input-parts', attention: 'lesson-attention-row', masking: 'lesson-masking',
-    pairs: 'lesson-pairs-tokens', senses: 'lesson-senses-table', finetune: 'lesson-finetune-run', probing: 'lesson-probing-table', sizes: 'lesson-sizes' };
-  for (const [id, testid] of Object.entries(shown)) {
+    pairs: 'lesson-pairs-tokens', senses: 'lesson-senses-table', finetune: 'lesson-finetune-run', probing: ['lesson-probing-table', 'lesson-word-probe-table'], sizes: 'lesson-sizes' };
+  for (const [id, testids] of Object.entries(shown)) {
     await page.goto(`${server.origin}/#lesson=${id}`);
     await page.waitForFunction((i) => document.querySelector('[data-testid=lesson]')?.dataset.lesson === i, id);
-    await page.getByTestId(testid).first().waitFor({ timeout: 3 * MINUTE });
+    for (const testid of [testids].flat()) await page.getByTestId(testid).first().waitFor({ timeout: 3 * MINUTE });
     await page.evaluate(() => { window.print = () => {}; });
     await page.getByTestId('lesson-print').click();
     const pdf = await page.pdf({ format: 'A4' });
     const pages = pdf.toString('latin1').match(/\/Type\s*\/Page[^s]/g).length;
     assert.equal(pages, 1, `lesson “${id}” prints on ${pages} pages`);
-    // A choice question prints its options, not a closed drop-down.
-    const choices = page.getByTestId('check-print-options');
-    if (await choices.count() > 0) {
+    // A choice question of the handout prints its options, not a closed drop-down (a part marked
+    // `screen-only`, with its question, is not printed at all).
+    const printedChoices = () => page.locator('[data-testid=check-print-options]').evaluateAll((ols) =>
+      ols.filter((ol) => !ol.closest('.screen-only')).map((ol) => ol.checkVisibility()));
+    if ((await printedChoices()).length > 0) {
       await page.emulateMedia({ media: 'print' });
       try {
-        assert.ok(await choices.first().isVisible(), `lesson “${id}”: the options are printed`);
+        assert.ok((await printedChoices()).every(Boolean), `lesson “${id}”: the options are printed`);
         assert.equal(await page.locator('[data-testid=lesson] form.check select').first().isVisible(), false);
       } finally {
         await page.emulateMedia({ media: null });

@@ -10,6 +10,7 @@ mod check;
 mod finetune;
 mod input;
 mod masking;
+mod merges;
 mod pairs;
 mod probing;
 mod progress;
@@ -17,6 +18,7 @@ mod senses;
 mod sizes;
 mod teacher;
 mod tokens;
+mod word_probe;
 
 use std::collections::BTreeSet;
 

@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
+use super::word_probe::WordProbing;
 use super::{Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::{Latest, claim_newest};
@@ -17,7 +18,7 @@ use crate::explore::probe::{layer_vectors, probe_layers};
 use crate::studio::builtin_sentiment;
 use crate::widgets::{LineChart, Series};
 
-pub const CHECKS: [&str; 2] = ["probing-best-layer", "probing-selectivity"];
+pub const CHECKS: [&str; 4] = ["probing-best-layer", "probing-selectivity", super::word_probe::CHECKS[0], super::word_probe::CHECKS[1]];
 
 /// Texts probed: enough for a stable probe, few enough to take seconds on one CPU thread.
 const TEXTS: usize = 160;
@@ -151,9 +152,11 @@ pub fn ProbingLesson() -> impl IntoView {
             <ul>
                 <li>"Where does the real curve jump? Is the input embeddings' probe already above the majority line, and why could it be (think of words like “awful”)?"</li>
                 <li>"The explorer's “What each layer knows” view probes your own labelled data the same way."</li>
+                <li>"Below, compare the words' two curves: where is position read best, where part of speech? Which of the two does the control task come closest to, and why would a word's identity alone give away its tag so often?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="Which layer's probe reads the sentiment best?".to_string() answer=best_layer />
         <Check id=CHECKS[1] question="At that layer, what is the probe's selectivity: its accuracy minus the shuffled-label baseline's, in percentage points?".to_string() answer=selectivity />
+        <WordProbing sentiment=Signal::derive(move || result.get().and_then(Result::ok).map(|p| (p.real, p.control))) />
     }
 }

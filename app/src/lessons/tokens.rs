@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::check::{Answer, Check, Expected};
+use super::merges::MergesOneByOne;
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
 use crate::explore::token_view;
@@ -11,7 +12,7 @@ use bertbench_core::tokenizer::BertTokenizer;
 use std::sync::Arc;
 
 pub const EXAMPLE: &str = "Tokenization is unbelievably useful 🙂";
-pub const CHECKS: [&str; 2] = ["tokens-word", "tokens-count"];
+pub const CHECKS: [&str; 3] = ["tokens-word", "tokens-count", super::merges::CHECK];
 /// The word the first question asks about.
 const WORD: &str = "unbelievably";
 
@@ -89,11 +90,13 @@ pub fn TokensLesson() -> impl IntoView {
             }
         }}
         <VocabularyTraining text=text />
+        <MergesOneByOne text=text />
         <TryThis>
             <ul>
                 <li>"Type your own name, a long chemical word, or a word in another language: which stay whole?"</li>
                 <li>"Compare “play”, “playing”, “replay” and “playfulness”."</li>
                 <li>"Type an emoji or a character from another script and find the [UNK]."</li>
+                <li>"Step through the merges: when does “the” become one piece? Put a word ten times into the corpus and see how soon it is merged whole."</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question=format!("Into how many pieces does this model's tokenizer cut the word “{WORD}”? Type it above to find out.") answer=word_pieces />

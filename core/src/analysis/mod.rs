@@ -8,3 +8,4 @@ pub mod probe;
 pub mod projection;
 pub mod samples;
 pub mod similarity;
+pub mod word_probe;

@@ -216,6 +216,152 @@ pub fn linear_probe(
     Ok(ProbeResult { train_accuracy: accuracy(&xs, ys), test_accuracy: accuracy(&test_x, test.1), majority })
 }
 
+/// Linear probes of one set of vectors fitted in closed form: ridge regression onto each label's
+/// one-hot column, the label read as the largest output (a least-squares linear classifier).
+/// The factorisation depends on the vectors only, so several label sets (a property and its
+/// control task) cost one; that keeps word-level probes, with hundreds of vectors per layer,
+/// within a second or so where gradient steps would take many.
+#[derive(Debug, Clone)]
+pub struct LeastSquaresProbes {
+    /// The training vectors, standardised with their own statistics.
+    train: Vec<Vec<f32>>,
+    mean: Vec<f32>,
+    sd: Vec<f32>,
+    /// Lower-triangular Cholesky factor of XᵀX + λI (`dim × dim`, row-major).
+    factor: Vec<f64>,
+}
+
+impl LeastSquaresProbes {
+    /// Standardises `train` and factorises its regularised Gram matrix; `l2` is the penalty per
+    /// training vector (λ = `l2` · n, so the same value suits any number of vectors).
+    pub fn new(train: &[Vec<f32>], l2: f64) -> Result<Self> {
+        let Some(dim) = train.first().map(Vec::len) else {
+            return Err(Error::Input("a probe needs vectors to train on".into()));
+        };
+        if dim == 0 || train.iter().any(|v| v.len() != dim) || !(l2 > 0.0) {
+            return Err(Error::Input("a probe needs vectors of one width and a positive penalty".into()));
+        }
+        let (mean, sd) = moments(train);
+        let train: Vec<Vec<f32>> = train.iter().map(|v| apply_standardize(v, &mean, &sd)).collect();
+        let mut gram = vec![0f64; dim * dim];
+        for v in &train {
+            for i in 0..dim {
+                let vi = v[i] as f64;
+                if vi == 0.0 {
+                    continue;
+                }
+                let row = &mut gram[i * dim..i * dim + i + 1];
+                for (g, &vj) in row.iter_mut().zip(&v[..=i]) {
+                    *g += vi * vj as f64;
+                }
+            }
+        }
+        let lambda = l2 * train.len() as f64;
+        for i in 0..dim {
+            gram[i * dim + i] += lambda;
+        }
+        let factor = cholesky(gram, dim)?;
+        Ok(Self { train, mean, sd, factor })
+    }
+
+    /// Fits a probe for `labels` (one per training vector, below `num_labels`) and scores it on
+    /// `test`; `majority` is the held-out share of the most frequent training label.
+    pub fn score(&self, labels: &[usize], test: (&[Vec<f32>], &[usize]), num_labels: usize) -> Result<ProbeResult> {
+        let (n, dim, c) = (self.train.len(), self.mean.len(), num_labels);
+        if labels.len() != n || test.0.is_empty() || test.0.len() != test.1.len() {
+            return Err(Error::Input("a probe needs labeled vectors on both sides of the split".into()));
+        }
+        if c < 2 || labels.iter().chain(test.1).any(|&y| y >= c) {
+            return Err(Error::Input("a probe needs at least two labels, and every label in range".into()));
+        }
+        // The features are centred, so the intercept is each label's share and the weights solve
+        // (XᵀX + λI) W = Xᵀ (Y − share).
+        let mut counts = vec![0usize; c];
+        labels.iter().for_each(|&y| counts[y] += 1);
+        let share: Vec<f64> = counts.iter().map(|&k| k as f64 / n as f64).collect();
+        let mut rhs = vec![0f64; c * dim];
+        for (v, &y) in self.train.iter().zip(labels) {
+            for k in 0..c {
+                let t = f64::from(u8::from(k == y)) - share[k];
+                for (r, &x) in rhs[k * dim..(k + 1) * dim].iter_mut().zip(v) {
+                    *r += t * x as f64;
+                }
+            }
+        }
+        let weights: Vec<Vec<f64>> = rhs.chunks(dim).map(|b| solve_cholesky(&self.factor, dim, b)).collect();
+        let predict = |x: &[f32]| -> usize {
+            let outputs: Vec<f32> = weights.iter().zip(&share).map(|(w, b)| (b + w.iter().zip(x).map(|(p, &q)| p * q as f64).sum::<f64>()) as f32).collect();
+            crate::tasks::metrics::argmax(&outputs)
+        };
+        if weights.iter().flatten().any(|w| !w.is_finite()) {
+            return Err(Error::Training("the probe's weights are not finite".into()));
+        }
+        let right = |xs: &mut dyn Iterator<Item = (Vec<f32>, usize)>| {
+            let (mut total, mut ok) = (0usize, 0usize);
+            for (x, y) in xs {
+                total += 1;
+                ok += usize::from(predict(&x) == y);
+            }
+            ok as f32 / total.max(1) as f32
+        };
+        let train_accuracy = right(&mut self.train.iter().cloned().zip(labels.iter().copied()));
+        let test_accuracy = right(&mut test.0.iter().map(|v| apply_standardize(v, &self.mean, &self.sd)).zip(test.1.iter().copied()));
+        let majority_label = (0..c).max_by_key(|&k| (counts[k], std::cmp::Reverse(k))).unwrap_or(0);
+        let majority = test.1.iter().filter(|&&y| y == majority_label).count() as f32 / test.1.len() as f32;
+        Ok(ProbeResult { train_accuracy, test_accuracy, majority })
+    }
+}
+
+/// The Cholesky factor L of a symmetric positive-definite `a` (`n × n`, lower triangle read),
+/// with L Lᵀ = a.
+fn cholesky(mut a: Vec<f64>, n: usize) -> Result<Vec<f64>> {
+    for j in 0..n {
+        let d = a[j * n + j] - (0..j).map(|k| a[j * n + k] * a[j * n + k]).sum::<f64>();
+        if !(d > 0.0) {
+            return Err(Error::Training("the probe's system is not positive definite".into()));
+        }
+        let d = d.sqrt();
+        a[j * n + j] = d;
+        for i in j + 1..n {
+            let s = a[i * n + j] - (0..j).map(|k| a[i * n + k] * a[j * n + k]).sum::<f64>();
+            a[i * n + j] = s / d;
+        }
+        for k in j + 1..n {
+            a[j * n + k] = 0.0;
+        }
+    }
+    Ok(a)
+}
+
+/// Solves L Lᵀ x = b for the factor of [`cholesky`].
+fn solve_cholesky(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
+    let mut y = vec![0f64; n];
+    for i in 0..n {
+        y[i] = (b[i] - (0..i).map(|k| l[i * n + k] * y[k]).sum::<f64>()) / l[i * n + i];
+    }
+    let mut x = vec![0f64; n];
+    for i in (0..n).rev() {
+        x[i] = (y[i] - (i + 1..n).map(|k| l[k * n + i] * x[k]).sum::<f64>()) / l[i * n + i];
+    }
+    x
+}
+
+/// Hewitt and Liang's control task for a word-level property: each word type (`types[i]`, the
+/// word of occurrence `i`) gets one label, drawn from the labels' own distribution (the label of
+/// a random occurrence, seeded), the same wherever the word occurs. A probe reaches it only by
+/// memorising words, so a real probe's lead over it (selectivity) is what the vectors add.
+pub fn control_labels<S: AsRef<str>>(types: &[S], labels: &[usize], seed: u64) -> Vec<usize> {
+    let mut rng = Rng::new(seed);
+    let mut chosen = std::collections::BTreeMap::<&str, usize>::new();
+    // Types in order of first occurrence, so the draw does not depend on a map's order.
+    for t in types {
+        if !chosen.contains_key(t.as_ref()) && !labels.is_empty() {
+            chosen.insert(t.as_ref(), labels[rng.below(labels.len())]);
+        }
+    }
+    types.iter().map(|t| chosen.get(t.as_ref()).copied().unwrap_or(0)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +462,50 @@ mod tests {
         let r = linear_probe((&tx, &train_random), (&vx, &shuffled), 2, ProbeOptions::default()).unwrap();
         assert!(r.test_accuracy < 0.7, "{r:?}");
         assert!(linear_probe((&tx, &ty), (&vx, &vy), 1, ProbeOptions::default()).is_err());
+    }
+
+    #[test]
+    fn least_squares_probes_read_a_linear_property_and_not_noise() {
+        let mut rng = Rng::new(7);
+        // Three classes along two directions, plus noise dimensions.
+        let make = |rng: &mut Rng, n: usize| {
+            let x = noise(rng, n, 12);
+            let y: Vec<usize> = x.iter().map(|r| if r[2] > 0.3 { 2 } else if r[5] > 0.0 { 1 } else { 0 }).collect();
+            (x, y)
+        };
+        let (tx, ty) = make(&mut rng, 300);
+        let (vx, vy) = make(&mut rng, 150);
+        let probes = LeastSquaresProbes::new(&tx, 1e-3).unwrap();
+        let r = probes.score(&ty, (&vx, &vy), 3).unwrap();
+        assert!(r.test_accuracy > 0.85, "{r:?}");
+        // The same factorisation, labels unrelated to the vectors: about the majority share.
+        let random: Vec<usize> = (0..300).map(|_| rng.below(3)).collect();
+        let random_test: Vec<usize> = (0..150).map(|_| rng.below(3)).collect();
+        let r = probes.score(&random, (&vx, &random_test), 3).unwrap();
+        assert!(r.test_accuracy < 0.5, "{r:?}");
+        assert!(probes.score(&ty, (&vx, &vy), 1).is_err());
+        assert!(probes.score(&ty[1..], (&vx, &vy), 3).is_err());
+        assert!(LeastSquaresProbes::new(&[], 1e-3).is_err());
+    }
+
+    #[test]
+    fn cholesky_solves_a_known_system() {
+        // a = [[4, 2], [2, 3]]: L = [[2, 0], [1, √2]]; a x = (2, 1) has x = (0.5, 0).
+        let l = cholesky(vec![4.0, 0.0, 2.0, 3.0], 2).unwrap();
+        assert!((l[0] - 2.0).abs() < 1e-12 && (l[2] - 1.0).abs() < 1e-12 && (l[3] - 2f64.sqrt()).abs() < 1e-12);
+        let x = solve_cholesky(&l, 2, &[2.0, 1.0]);
+        assert!((x[0] - 0.5).abs() < 1e-12 && x[1].abs() < 1e-12, "{x:?}");
+        assert!(cholesky(vec![1.0, 0.0, 2.0, 1.0], 2).is_err(), "not positive definite");
+    }
+
+    #[test]
+    fn a_control_task_gives_each_word_one_label_from_the_real_ones() {
+        let types = ["the", "dog", "the", "runs", "dog", "the"];
+        let labels = [0, 1, 0, 2, 1, 0];
+        let control = control_labels(&types, &labels, 3);
+        assert_eq!((control[0], control[0]), (control[2], control[5]));
+        assert_eq!(control[1], control[4]);
+        assert!(control.iter().all(|c| labels.contains(c)));
+        assert_eq!(control, control_labels(&types, &labels, 3), "seeded");
     }
 }

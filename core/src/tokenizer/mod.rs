@@ -1,6 +1,6 @@
 //! Tokenization through the `tokenizers` crate (BERT's WordPiece, RoBERTa's byte-level BPE,
 //! XLM-RoBERTa's and CamemBERT's SentencePiece Unigram: any `tokenizer.json`), and padded batches
-//! for the model.
+//! for the model. [`merges`]: the vocabulary trainer's merges one at a time.
 
 use serde::{Deserialize, Serialize};
 use tokenizers::decoders::wordpiece::WordPiece as WordPieceDecoder;
@@ -15,6 +15,8 @@ use tokenizers::processors::bert::BertProcessing;
 use tokenizers::{EncodeInput, Encoding, PostProcessor, Tokenizer, TruncationParams, TruncationStrategy};
 
 use crate::error::{Error, Result};
+
+pub mod merges;
 
 /// One token of an encoded text, with everything the page shows about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
