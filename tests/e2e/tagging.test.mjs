@@ -121,6 +121,23 @@ test('a broken CoNLL file is refused with its line, and the data loaded before s
   await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('Line 2: the tag “Q-X” is not BIO'), null, { timeout: MINUTE });
 });
 
+test('a file dropped on the tagging card is read as one picked (one data card for every mode)', { timeout: 2 * MINUTE }, async () => {
+  const { page } = chrome;
+  const conll = 'Ann B-PER\nsings O\nin O\nParis B-LOC\n\nBob B-PER\nworks O\nat O\nAcme B-ORG\n';
+  const dropped = await page.evaluateHandle((text) => {
+    const files = new DataTransfer();
+    files.items.add(new File([text], 'dropped.conll', { type: 'text/plain' }));
+    return files;
+  }, conll);
+  await page.dispatchEvent('[data-testid=studio-tag-data] .dropzone', 'drop', { dataTransfer: dropped });
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '2', null, { timeout: MINUTE });
+  assert.match(await page.getByTestId('tag-report').textContent(), /dropped\.conll/);
+  assert.equal(await page.getByTestId('data-error').count(), 0, 'the error of the broken file before is gone');
+  // Back to the example for the tests after this one.
+  await page.getByTestId('use-tag-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
+});
+
 test('full fine-tuning of bert-tiny, every piece labelled, runs to the end with entity scores', { timeout: 6 * MINUTE }, async () => {
   const { page } = chrome;
   await openTagging(page, 'bert-tiny');
