@@ -1,14 +1,11 @@
 //! Studio step 1: a labeled file in, columns mapped, checked before training.
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
 
 use crate::app::AppState;
 use super::data_card::{DataCard, Example};
 use super::{EXAMPLE_CSV, Studio, Task};
-use crate::files::{file_list, read_files};
+use crate::files::on_files;
 
 const PREVIEW_ROWS: usize = 8;
 
@@ -21,22 +18,12 @@ pub fn StudioDataPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
 
-    let take = move |files: web_sys::FileList, validation: bool| {
-        let files = file_list(&files);
-        spawn_local(async move {
-            let mut files = read_files(files).await;
-            if let Some((name, bytes)) = files.pop() {
-                studio.set_file(state, name, bytes, validation);
-            }
-        });
-    };
-    let on_pick = move |ev: web_sys::Event, validation: bool| {
-        let input: HtmlInputElement = ev.target().expect("input").unchecked_into();
-        if let Some(files) = input.files() {
-            take(files, validation);
+    // A separate validation file (the training file comes through the data card).
+    let on_valid = on_files(move |mut files| {
+        if let Some((name, bytes)) = files.pop() {
+            studio.set_file(state, name, bytes, true);
         }
-        input.set_value("");
-    };
+    });
 
     // Re-check whenever the model (tokenizer) arrives or changes.
     Effect::new(move |_| {
@@ -177,7 +164,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                         </label>
                         <label class="filebutton secondary small">"or a separate validation file"
                             <input type="file" accept=TABLE_FILES data-testid="valid-file"
-                                on:change=move |ev| on_pick(ev, true) />
+                                on:change=on_valid />
                         </label>
                         {move || studio.valid_upload.get().map(|v| view! {
                             <span class="small">{format!("validating on {} ({} rows) ", v.name, v.table.rows.len())}
