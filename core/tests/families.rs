@@ -708,3 +708,52 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     bi_checks.run();
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// Prompting's scores (each label word's probability at the blank) are `transformers`'
+/// fill-mask probabilities of those words: the fill-mask cases' top-5 pieces that stand as whole
+/// words, read back through a template holding the case's text. (The test RoBERTa's `<mask>`
+/// does not take the space before it, which stays a token of its own, `Ġ`: a word in its place
+/// changes the tokens around the blank, and is refused so.)
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn prompting_scores_are_transformers_fill_mask_probabilities() {
+    use bertbench_core::analysis::prompting::{self, Prompt};
+    for name in ["bert-mlm", "xlm-roberta"] {
+        let device = Device::flex();
+        let (files, expected) = folder(name);
+        let (model, tokenizer, _) = pretraining::load(files, &device).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut compared = 0;
+        for case in expected["fill_mask"].as_array().unwrap() {
+            let [mask] = case["masks"].as_array().unwrap().as_slice() else { continue };
+            let template = format!("{}{}", case["text"].as_str().unwrap().replace(&tokenizer.mask_token(), prompting::MASK), prompting::TEXT);
+            // The top-5 pieces that are whole words, written as a user types them.
+            let mut words = Vec::new();
+            for (id, p) in ids(&mask["ids"]).into_iter().zip(floats(&mask["probs"])) {
+                let piece = tokenizer.id_to_piece(id).unwrap();
+                let word = piece.trim_start_matches(['Ġ', '▁']).to_string();
+                let alone = Prompt { template: template.clone(), words: vec![word.clone(), word.clone()] };
+                if !piece.starts_with("##") && alone.verbalize(&tokenizer).is_ok_and(|v| v[0].id == id) {
+                    words.push((word, p));
+                }
+            }
+            if words.is_empty() {
+                continue;
+            }
+            if words.len() == 1 {
+                // A prompt has two labels at least: the one word stands for both.
+                words.push(words[0].clone());
+            }
+            let prompt = Prompt { template, words: words.iter().map(|(w, _)| w.clone()).collect() };
+            let got = pollster::block_on(prompting::score(&model.bert, &model.cls.predictions, &tokenizer, &prompt, &[String::new()], &device)).unwrap();
+            let want: Vec<f32> = words.iter().map(|(_, p)| *p).collect();
+            close(&format!("{name}: prompt probabilities of {}", case["text"]), &got.probs[0], &want);
+            compared += words.len();
+        }
+        assert!(compared >= 2, "{name}: no fill-mask case had a whole word among its top 5");
+    }
+    let (files, _) = folder("roberta");
+    let (_, tokenizer, _) = pretraining::load(files, &Device::flex()).unwrap();
+    let prompt = Prompt { template: "{text} It was {mask}.".into(), words: vec!["over".into(), "the".into()] };
+    let refused = prompt.verbalize(&tokenizer).unwrap_err().to_string();
+    assert!(refused.contains("changes the tokens around the blank"), "{refused}");
+}
