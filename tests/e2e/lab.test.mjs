@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { serve, launch, offOriginRequests, screenshot } from './harness.mjs';
+import { tabTo, typeInto, expectRight } from './lesson_helpers.mjs';
 
 const MINUTE = 60_000;
 let server, chrome;
@@ -198,6 +199,43 @@ test("lesson 4's fill-in-the-blank: a sentence encoder cannot play, and one clic
   assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'masking', 'still in the lesson');
   await page.goto(server.origin + '/#lab');
   assert.match(await page.locator('#model-select option:checked').textContent(), /^MLM lab \(bert-tiny\) #\d+ \(made in this tab\)$/);
+});
+
+test("lesson 7's prompting: the lab's model classifies the held-out texts by a template with no training, a word outside its vocabulary is refused by name, and the question follows the prompt's and the trained head's accuracies", { timeout: 8 * MINUTE }, async () => {
+  const { page } = chrome;
+  // The test before made the lab's model the page's model: it kept its MLM head.
+  await page.goto(server.origin + '/#lesson=finetune');
+  await page.getByTestId('lesson-prompt-template').waitFor({ timeout: MINUTE });
+  // The head-only run first: the prompt is scored on the same held-out texts.
+  await tabTo(page, page.getByTestId('lesson-finetune-run'));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=lesson-finetune-runs] td[data-accuracy]').length === 2, null, { timeout: 5 * MINUTE });
+  const head = Number(await page.locator('[data-testid=lesson-finetune-runs] td[data-accuracy]').first().getAttribute('data-accuracy'));
+
+  const words = page.getByTestId('lesson-prompt-word');
+  assert.equal(await words.count(), 2, 'a word per label');
+  await typeInto(page, words.nth(0), 'xylophone');
+  await page.keyboard.press('Tab');
+  await tabTo(page, page.getByTestId('lesson-prompt-score'));
+  await page.keyboard.press('Enter');
+  await page.getByTestId('lesson-prompt-error').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lesson-prompt-error').textContent(), /“xylophone” (is not in this model's vocabulary|is \d+ pieces for this model)/);
+
+  // Two words of the lab's corpus, each one piece of its vocabulary.
+  await typeInto(page, words.nth(0), 'cold');
+  await typeInto(page, words.nth(1), 'hot');
+  await page.keyboard.press('Tab');
+  await tabTo(page, page.getByTestId('lesson-prompt-score'));
+  await page.keyboard.press('Enter');
+  await page.getByTestId('lesson-prompt-accuracy').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('lesson-prompt').textContent(), /cold = cold, hot = hot/);
+  const prompt = Number(await page.getByTestId('lesson-prompt-accuracy').getAttribute('data-accuracy'));
+  assert.ok(prompt >= 0 && prompt <= 1, `prompt accuracy ${prompt}`);
+  await expectRight(page, 'finetune-prompt', { index: prompt > head ? 0 : 1 });
+  assert.match(await page.getByTestId('check-finetune-prompt').getByTestId('check-feedback').textContent(),
+    new RegExp(`Prompt: ${(prompt * 100).toFixed(1)}%, head only: ${(head * 100).toFixed(1)}%`));
+  await screenshot(page, 'lesson-prompting');
+  await page.goto(server.origin + '/#lab');
 });
 
 test('the lab survives a reload: its settings and corpus come back, and its model reopens with its curves and probes and fills the same; then deleted', { timeout: 5 * MINUTE }, async () => {

@@ -3,7 +3,6 @@
 //! run does); after each, every layer of the trained encoder is compared with the pretrained one
 //! (linear CKA), which shows what each recipe changes where.
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use bertbench_core::train::{FineTuneConfig, TrainMode};
@@ -12,6 +11,7 @@ use leptos::prelude::*;
 use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
+use super::prompting::PromptingSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::claim;
@@ -42,6 +42,14 @@ fn config(mode: TrainMode) -> FineTuneConfig {
     }
 }
 
+/// The texts both recipes are scored on, with their label ids and the labels' names.
+fn held_out() -> Result<(Vec<String>, Vec<usize>, Vec<String>), String> {
+    let dataset = builtin_sentiment()?;
+    let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
+    let ids = dataset.label_ids();
+    Ok((split.valid.iter().map(|&i| dataset.examples[i].text.clone()).collect(), split.valid.iter().map(|&i| ids[i]).collect(), dataset.labels.clone()))
+}
+
 /// Trains `mode` in the worker on the built-in examples and measures how its encoder moved.
 async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(String) + Copy) -> Result<Trained, String> {
     let dataset = builtin_sentiment()?;
@@ -67,9 +75,10 @@ async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(St
     }
     say(format!("{}: comparing every layer with the pretrained model…", mode.label()));
     let current = claim(state).await.ok_or("no model is loaded")?;
-    let base = state.base.with_value(|b| b.clone()).unwrap_or_else(|| Rc::clone(&current));
+    // The run started from `engine`, the page's model at launch (not `state.base`, the model the
+    // menu goes back to, which is another model once the lab's model plays on the page).
     let texts: Vec<String> = split.valid.iter().take(TEXTS).map(|&i| dataset.examples[i].text.clone()).collect();
-    let change = layer_change(studio, state, &base, &texts, say).await;
+    let change = layer_change(studio, state, &engine, &texts, say).await;
     drop(current);
     Ok(Trained { mode, summary, change: change? })
 }
@@ -253,9 +262,12 @@ pub fn FinetuneLesson() -> impl IntoView {
                 }
             })
         }}
+        <PromptingSection held_out=Signal::derive(held_out)
+            head=Signal::derive(move || results.with(|r| r.iter().find(|t| t.mode == TrainMode::HeadOnly).map(|t| t.summary.metrics.accuracy))) />
         <TryThis>
             <ul>
                 <li>"Why is the head-only line flat at 1?"</li>
+                <li>"Change the prompt's words or template (“{text} All in all, it was {mask}.”): how far does the prompt's accuracy move without any training?"</li>
                 <li>"Open the studio tab: the runs table compares the two, and “Look inside” opens the fine-tuned encoder in the explorer."</li>
             </ul>
         </TryThis>

@@ -13,6 +13,7 @@ mod masking;
 mod merges;
 mod pairs;
 mod probing;
+mod prompting;
 mod progress;
 mod senses;
 mod sizes;
