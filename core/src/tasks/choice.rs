@@ -19,7 +19,8 @@ use super::classification::{BertClassifier, ClassificationHead, ClassificationHe
 use crate::bert::checkpoint::save_weights;
 use crate::bert::config::BertConfig;
 use crate::bert::family::PoolerActivation;
-use crate::bert::model::rows_by_length;
+use crate::bert::model::{BertModel, BertPooler, rows_by_length};
+use crate::nn::linear::init_linear;
 use crate::bert::pooling::Pooling;
 use crate::error::Error;
 use crate::tasks::metrics::softmax;
@@ -164,6 +165,24 @@ fn parse_swag_csv(bytes: &[u8], file_name: Option<&str>) -> crate::Result<Vec<Ch
 /// Encodes a question's pairs: `[CLS] premise [SEP] choice [SEP]`, one per ending.
 pub fn encode_question(tokenizer: &BertTokenizer, premise: &str, choices: &[String]) -> crate::Result<Vec<Encoded>> {
     choices.iter().map(|c| tokenizer.encode_pair(premise, c)).collect()
+}
+
+/// `bert` with the pooler its family's `*ForMultipleChoice` reads: its own, or, for a checkpoint
+/// saved without one (a RoBERTa encoder, say), a fresh one initialised as `transformers` does
+/// when it builds the class on such a checkpoint. Refuses a family whose class reads no pooler.
+pub fn with_pooler(mut bert: BertModel, config: &BertConfig, device: &Device) -> crate::Result<BertModel> {
+    let family = config.model_type;
+    if !family.has_pooler() {
+        return Err(Error::UnsupportedConfig(format!(
+            "{}'s {} scores each ending with its own head, not the pooler; bertbench trains multiple choice on BERT and the RoBERTa family",
+            family.display_name(),
+            family.base_architecture().replace("Model", "ForMultipleChoice")
+        )));
+    }
+    if bert.pooler.is_none() {
+        bert.pooler = Some(BertPooler::new(init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device)));
+    }
+    Ok(bert)
 }
 
 /// A multiple-choice head on `width` features: dropout, then one score (`classifier`,
@@ -468,5 +487,18 @@ mod tests {
         let (config, model) = model(Family::Bert, spec);
         let err = super::super::classification::export(&config, &model, &meta(spec), &tokenizer, None, None).unwrap_err().to_string();
         assert!(err.contains("BertForMultipleChoice") && err.contains("mean"), "{err}");
+    }
+
+    #[test]
+    fn an_encoder_saved_without_a_pooler_gets_a_fresh_one_and_a_family_without_refuses() {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(64).with_num_hidden_layers(1).with_model_type(Family::Roberta).with_pad_token_id(1);
+        let bare = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        let pooled = with_pooler(bare, &config, &device).unwrap();
+        assert_eq!(pooled.pooler.as_ref().map(|p| (p.dense.weight.dims(), p.activation)), Some(([128, 128], PoolerActivation::Tanh)));
+        let mut distil = config.clone();
+        distil.model_type = Family::DistilBert;
+        let err = with_pooler(BertModelConfig::new(config).init(&device), &distil, &device).unwrap_err().to_string();
+        assert!(err.contains("DistilBertForMultipleChoice"), "{err}");
     }
 }
