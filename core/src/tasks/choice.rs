@@ -348,6 +348,16 @@ mod tests {
     }
 
     #[test]
+    fn the_built_in_example_has_sixty_questions_of_four_endings_with_the_right_one_anywhere() {
+        let items = parse_choices(include_bytes!("../../../public/examples/choices.jsonl"), Some("choices.jsonl")).unwrap();
+        assert_eq!(items.len(), 60);
+        assert!(items.iter().all(|q| q.choices.len() == 4));
+        for position in 0..4 {
+            assert_eq!(items.iter().filter(|q| q.label == position).count(), 15, "right endings at {position}");
+        }
+    }
+
+    #[test]
     fn a_csv_with_only_a_startphrase_reads_it_as_the_premise() {
         let text = "startphrase,ending0,ending1,label\nThe dog hears the doorbell and,barks.,photosynthesises.,0\n";
         let items = parse_choices(text.as_bytes(), Some("s.csv")).unwrap();
