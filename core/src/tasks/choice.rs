@@ -511,4 +511,27 @@ mod tests {
         let err = with_pooler(BertModelConfig::new(config).init(&device), &distil, &device).unwrap_err().to_string();
         assert!(err.contains("DistilBertForMultipleChoice"), "{err}");
     }
+
+    #[test]
+    fn a_head_saved_alone_goes_back_on_its_encoder_as_a_multiple_choice_model() {
+        // A head-only run keeps its encoder: the page saves the head alone.
+        use crate::tasks::classification::{attach_head, export_head};
+        let device = Device::flex();
+        let tokenizer = BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap();
+        let (config, model) = model(Family::Bert, pooler_spec());
+        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None };
+        let files = export_head(&config, &model, &meta).unwrap();
+        let json: Value = serde_json::from_slice(&files[0].1).unwrap();
+        assert_eq!(json["architectures"][0], "BertForMultipleChoice");
+        let weights = save_weights(&model.bert).unwrap();
+        let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
+        let loaded = attach_head(base, &files, &device).unwrap();
+        assert_eq!(loaded.meta, meta);
+        let choices: Vec<String> = ["you make tea .", "it freezes ."].map(String::from).to_vec();
+        let before = pollster::block_on(predict(&model, &tokenizer, "the kettle boils", &choices, &device)).unwrap();
+        let after = pollster::block_on(predict(&loaded.model, &loaded.tokenizer, "the kettle boils", &choices, &device)).unwrap();
+        for (a, b) in before.iter().zip(&after) {
+            assert!((a - b).abs() < 1e-6, "{before:?} vs {after:?}");
+        }
+    }
 }
