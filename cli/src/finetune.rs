@@ -18,6 +18,7 @@ use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTune
 use crate::{Args, Result, device, load_dir, parse, read, read_optional};
 
 mod answer;
+mod choice;
 mod classify;
 mod similarity;
 mod tag;
@@ -34,6 +35,8 @@ enum Task {
     /// A similarity score per pair (`--task similarity`): a cross-encoder (`Level::Score`) or a
     /// bi-encoder (`Level::Embedding`), as `--encoder` says.
     Similarity(Level),
+    /// The right ending of a premise among its endings (`--task choice`).
+    Choice,
 }
 
 impl Task {
@@ -47,7 +50,8 @@ impl Task {
                 "cross" => Task::Similarity(Level::Score),
                 other => return Err(format!("unknown encoder {other}; use bi (each text alone, compared by cosine) or cross (the pair read together)")),
             },
-            other => return Err(format!("unknown task {other}; use classify, tag, qa or similarity")),
+            "choice" => Task::Choice,
+            other => return Err(format!("unknown task {other}; use classify, tag, qa, similarity or choice")),
         };
         // An option of another task would be ignored: said instead.
         let owners = [("encoder", "similarity"), ("loss", "similarity"), ("pieces", "tag"), ("stride", "qa")];
@@ -56,6 +60,7 @@ impl Task {
             Task::Tag => "tag",
             Task::Answer => "qa",
             Task::Similarity(_) => "similarity",
+            Task::Choice => "choice",
         };
         if let Some((option, owner)) = owners.into_iter().find(|&(option, owner)| owner != name && args.get(option).is_some()) {
             return Err(format!("--{option} is for --task {owner}"));
@@ -70,6 +75,7 @@ impl Task {
             Task::Tag => Level::Token,
             Task::Answer => Level::Span,
             Task::Similarity(level) => level,
+            Task::Choice => Level::Choice,
         }
     }
 
@@ -80,6 +86,7 @@ impl Task {
             Task::Tag => ["entity F1", "word accuracy"],
             Task::Answer => ["exact match", "F1"],
             Task::Similarity(_) => ["Spearman", "Pearson"],
+            Task::Choice => ["valid accuracy", "questions"],
         }
     }
 
@@ -89,6 +96,7 @@ impl Task {
             Task::Tag => [r.entities.as_ref().map_or("–".into(), |e| format!("{:.4}", e.f1)), format!("{:.2}%", r.metrics.accuracy * 100.0)],
             Task::Answer => r.answers.as_ref().map_or(["–".into(), "–".into()], |a| [format!("{:.2}", a.all.exact * 100.0), format!("{:.2}", a.all.f1 * 100.0)]),
             Task::Similarity(_) => r.similarity.as_ref().map_or(["–".into(), "–".into()], |s| [format!("{:.4}", s.spearman), format!("{:.4}", s.pearson)]),
+            Task::Choice => [format!("{:.2}%", r.metrics.accuracy * 100.0), r.metrics.count.to_string()],
         }
     }
 
@@ -102,6 +110,7 @@ impl Task {
                 None => "no evaluation".into(),
             },
             Task::Similarity(_) => similarity::best(tuner),
+            Task::Choice => choice::best(tuner),
         }
     }
 }
@@ -139,6 +148,7 @@ fn refused(task: Task, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> S
         Task::Answer => data::parse_qa(bytes, Some(path)).is_ok(),
         Task::Tag => data::parse_tagged(bytes).is_ok(),
         Task::Similarity(_) => table().is_some_and(|t| data::to_pairs(&t, &data::guess_pair_columns(&t)).is_ok()),
+        Task::Choice => bertbench_core::tasks::choice::parse_choices(bytes, Some(path)).is_ok(),
         Task::Classify => table().is_some_and(|t| {
             let map = data::guess_columns(&t);
             map.label.is_some() && data::to_examples(&t, &map).is_ok()
@@ -146,6 +156,8 @@ fn refused(task: Task, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> S
     };
     let others = [
         (Task::Answer, "qa", "questions over passages"),
+        // Before the tables' tasks: a multiple-choice file is also a table with a text column.
+        (Task::Choice, "choice", "multiple-choice questions"),
         (Task::Tag, "tag", "tagged words"),
         (Task::Similarity(Level::Embedding), "similarity", "scored pairs of texts"),
         (Task::Classify, "classify", "labeled texts"),
@@ -188,6 +200,7 @@ fn config(args: &Args, task: Task, max_len: usize) -> Result<FineTuneConfig> {
         Task::Tag => FeatureSpec { layers, ..FeatureSpec::tokens() },
         Task::Answer => FeatureSpec { layers, ..FeatureSpec::spans() },
         Task::Classify | Task::Similarity(_) => FeatureSpec { pooling, layers, ..Default::default() },
+        Task::Choice => choice::features(args)?,
     };
     // A question-answering run's windows share a third of their tokens by default, as the
     // studio's do.
@@ -216,6 +229,7 @@ fn units(task: Task, args: &Args, tokenizer: &BertTokenizer, config: FineTuneCon
         Task::Tag => Ok((config, tag::units(tokenizer, train, valid, args)?)),
         Task::Answer => Ok((config.clone(), answer::units(tokenizer, train, valid, &config.spans)?)),
         Task::Similarity(level) => similarity::units(tokenizer, train, valid, level, config, args),
+        Task::Choice => Ok((config, choice::units(tokenizer, train, valid)?)),
     }
 }
 
@@ -240,7 +254,8 @@ pub fn finetune(args: &[String]) -> Result {
     let (config, Units { labels, train, valid, what }) = units(task, &args, &tokenizer, config)?;
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
-    let mut tuner = FineTuner::new(bert.model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(core_error)?;
+    let model = if task == Task::Choice { choice::model(bert.model, &bert.config, &device)? } else { bert.model };
+    let mut tuner = FineTuner::new(model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(core_error)?;
     let checkpoint_dir = args.get("checkpoint-dir").map(PathBuf::from);
     if parse(&args, "resume", false)? {
         let dir = checkpoint_dir.as_ref().ok_or("--resume needs --checkpoint-dir")?;

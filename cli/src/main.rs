@@ -9,7 +9,7 @@
 //!     the tiny-model comparison of wgpu against the CPU that the page runs
 //! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32] [--max-len 512]
 //!     embedding throughput on the first N sentences of a TSV (first column), as a table
-//! bertbench finetune --model DIR --train FILE [--valid FILE] [--task classify|tag|qa|similarity]
+//! bertbench finetune --model DIR --train FILE [--valid FILE] [--task classify|tag|qa|similarity|choice]
 //!     [--encoder bi|cross] [--loss cosine|contrastive] [--pieces first|all] [--mode head|full|ftu]
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64 (qa: 192)] [--stride max-len/3]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 5e-3] [--head-epochs 20]
@@ -24,10 +24,12 @@
 //!     on SQuAD files (qa; windows of --max-len tokens sharing --stride; exact match and F1);
 //!     scored pairs of texts (similarity; --encoder bi, each text alone, or cross, the pair
 //!     together; --loss contrastive for a bi-encoder on two-valued labels; Spearman and
-//!     Pearson). Without --valid a fifth of the training file is held out (seed 13), as the
+//!     Pearson); multiple choice (choice; JSON Lines with question or context, endings and
+//!     label, or SWAG's CSV; full fine-tuning, batch 16, 3 epochs; accuracy over questions).
+//!     Without --valid a fifth of the training file is held out (seed 13), as the
 //!     studio does. Evaluations and timings as a table, and the model exported with --out
 //!     as the page exports it (the family's own *ForSequenceClassification,
-//!     *ForTokenClassification or *ForQuestionAnswering where it computes the same, else with
+//!     *ForTokenClassification, *ForQuestionAnswering or *ForMultipleChoice where it computes the same, else with
 //!     modelling code; a bi-encoder as a sentence-transformers folder); --max-steps N stops
 //!     after N steps and prints the mean step time (after 2 warm-up steps), for benchmarks;
 //!     --checkpoint-dir writes the run's snapshot there at each epoch's end (at most one per

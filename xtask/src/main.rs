@@ -614,8 +614,8 @@ fn test() -> Result {
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line");
     run("cargo", &cargo_test(&packages, &["--", "--skip", "wgpu_"]))?;
 
-    step("every model family and format against PyTorch (the models made above); every export loaded by transformers; question-answering fine-tuning against transformers' steps");
-    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "qa_training", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
+    step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
+    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

@@ -601,6 +601,7 @@ impl Studio {
                     Level::Span => "a question-answering model",
                     Level::Score => "a similarity cross-encoder",
                     Level::Embedding => "a similarity bi-encoder",
+                    Level::Choice => "a multiple-choice model",
                     Level::Sentence => "a classifier",
                 };
                 if meta.spec.level.similarity() {

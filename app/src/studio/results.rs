@@ -136,7 +136,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 Level::Token => return super::tagging::tag_results(s).into_any(),
                 Level::Span => return super::answering::qa_results(s).into_any(),
                 Level::Score | Level::Embedding => return super::similarity::similarity_results(s, studio).into_any(),
-                Level::Sentence => {}
+                // A multiple-choice model's accuracy is over questions (no studio mode trains one yet).
+                Level::Sentence | Level::Choice => {}
             }
             let m = s.metrics.clone();
             let labels = s.meta.labels.clone();
@@ -276,6 +277,7 @@ fn export_name(level: Option<Level>) -> &'static str {
         Some(Level::Span) => "bertbench-qa",
         Some(Level::Score) => "bertbench-cross-encoder",
         Some(Level::Embedding) => "bertbench-bi-encoder",
+        Some(Level::Choice) => "bertbench-multiple-choice",
         Some(Level::Sentence) | None => "bertbench-classifier",
     }
 }

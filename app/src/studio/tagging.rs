@@ -98,6 +98,8 @@ impl Task {
             Level::Token => Task::Tag,
             Level::Span => Task::Answer,
             Level::Score | Level::Embedding => Task::Similar,
+            // No studio mode trains multiple choice yet: it opens as a classifier.
+            Level::Choice => Task::Classify,
         }
     }
 }

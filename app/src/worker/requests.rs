@@ -61,6 +61,7 @@ impl Handle for ask::Predict {
             Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
             Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
             Level::Score | Level::Embedding => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
+            Level::Choice => return Err("the current model picks the right ending of a premise; the studio cannot ask it yet".into()),
             Level::Sentence => {}
         }
         let probs = predict_texts(&current, &self.texts).await?;
@@ -141,7 +142,7 @@ impl Handle for ask::Import {
         let meta = current.loaded.meta.clone();
         let what = match meta.spec.level {
             Level::Token => "tags",
-            Level::Span | Level::Score | Level::Embedding => "outputs",
+            Level::Span | Level::Score | Level::Embedding | Level::Choice => "outputs",
             Level::Sentence => "labels",
         };
         let what = if meta.labels.len() == 1 { what.trim_end_matches('s') } else { what };

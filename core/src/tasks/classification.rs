@@ -70,12 +70,15 @@ pub enum Level {
     /// A vector for each text of a pair read alone, compared by cosine (a bi-encoder, see
     /// [`super::similarity`]): a sentence-transformers folder.
     Embedding,
+    /// A score for each ending of a question read with its premise, softmaxed over the endings
+    /// (multiple choice, see [`super::choice`]): `*ForMultipleChoice`.
+    Choice,
 }
 
 impl Level {
     /// Whether the head reads one pooled vector per sequence (not its tokens).
     pub fn pooled(self) -> bool {
-        matches!(self, Level::Sentence | Level::Score | Level::Embedding)
+        matches!(self, Level::Sentence | Level::Score | Level::Embedding | Level::Choice)
     }
 
     /// Whether the model scores the similarity of pairs (its one output is a score, not a class).
@@ -161,6 +164,7 @@ impl FeatureSpec {
     pub fn label(&self) -> String {
         match self.level {
             Level::Sentence | Level::Score => format!("{} · {}", self.pooling.label(), self.layers.label()),
+            Level::Choice => format!("each ending with its premise · {} · {}", self.pooling.label(), self.layers.label()),
             Level::Embedding => format!("each text alone · {} · {}", self.pooling.label(), self.layers.label()),
             Level::Token | Level::Span => format!("each token · {}", self.layers.label()),
         }
@@ -300,7 +304,8 @@ impl BertClassifier {
                 let mask = input.attention_mask.clone();
                 Ok(span_rows(self.forward_tokens(input)?, mask))
             }
-            (Level::Sentence | Level::Score, _) => self.forward(input),
+            // A multiple-choice model's units are its rows' scores: [batch, 1].
+            (Level::Sentence | Level::Score | Level::Choice, _) => self.forward(input),
         }
     }
 
@@ -314,7 +319,7 @@ impl BertClassifier {
         match (self.spec.level, positions) {
             (Level::Token | Level::Span, Some(positions)) => Ok(self.head.forward(token_features(&self.bert, input, self.spec, positions)?)),
             (Level::Token | Level::Span, None) => Err(Error::Input("the positions of the tokens are needed".into())),
-            (Level::Sentence | Level::Score | Level::Embedding, _) => self.forward(input),
+            (Level::Sentence | Level::Score | Level::Embedding | Level::Choice, _) => self.forward(input),
         }
     }
 
@@ -449,6 +454,9 @@ impl ClassificationHead {
 pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
     if model.spec.level == Level::Embedding {
         return Err(Error::Input("a bi-encoder gives each text a vector, not a label; compare two texts instead".into()));
+    }
+    if model.spec.level == Level::Choice {
+        return Err(Error::Input("a multiple-choice model scores a question's endings together; give it a premise and its endings".into()));
     }
     let logits = rows_by_length(encoded, pad_id, batch_size, device, |input| model.forward(input)).await?;
     if model.spec.level == Level::Score {

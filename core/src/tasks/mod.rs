@@ -8,11 +8,14 @@
 //!   span, SQuAD's exact match and F1, `BertForQuestionAnswering`
 //! - [`similarity`]: sentence similarity, as a cross-encoder (a pair read together, one score)
 //!   or a bi-encoder (each text's vector, compared by cosine; a sentence-transformers folder)
+//! - [`choice`]: multiple choice (SWAG): each ending read with its premise, one score each,
+//!   a softmax over the endings, `BertForMultipleChoice`
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
 //! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
 //!   softmax and argmax
 
+pub mod choice;
 pub mod classification;
 pub mod masking;
 pub mod metrics;

@@ -47,6 +47,7 @@ pub use report::{EvalReport, Event, Progress, StepPoint};
 use report::score;
 pub use snapshot::{Snapshot, TrainState, copy_to};
 pub use units::{LabeledText, SpanTarget, encode_examples, encode_pairs, encode_questions, encode_tagged};
+pub use task::{choice_labels, encode_choices};
 use task::{batch_inputs, batch_units};
 
 struct EvalState {

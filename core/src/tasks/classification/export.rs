@@ -86,6 +86,9 @@ pub fn export(
         let tokenizer_config = tokenizer_config(family, tokenizer, meta.max_len);
         return crate::tasks::similarity::export_bi_encoder(config, model, meta, tokenizer_config, tokenizer_json, vocab_txt);
     }
+    if level == Level::Choice {
+        return crate::tasks::choice::export(config, model, meta, tokenizer_config(family, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
+    }
     let tokens = !level.pooled();
     let hf_native = hf_native(meta.spec);
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
@@ -184,6 +187,7 @@ fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bo
         Level::Sentence | Level::Score | Level::Embedding => "ForSequenceClassification",
         Level::Token => "ForTokenClassification",
         Level::Span => "ForQuestionAnswering",
+        Level::Choice => "ForMultipleChoice",
     };
     if hf_native {
         obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", task)]));
@@ -369,6 +373,8 @@ impl HeadConfig {
             Level::Span
         } else if crate::bert::checkpoint::token_classifier(config_json) {
             Level::Token
+        } else if raw.pointer("/architectures/0").and_then(serde_json::Value::as_str).is_some_and(|a| a.ends_with("ForMultipleChoice")) {
+            Level::Choice
         } else {
             Level::Sentence
         };

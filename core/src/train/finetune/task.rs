@@ -19,7 +19,10 @@ use crate::tasks::tagging::EntityMetrics;
 use crate::tasks::similarity::SimilarityLoss;
 use crate::tokenizer::Encoded;
 
+pub use choice::{choice_labels, encode_choices};
+
 mod answer;
+mod choice;
 mod classify;
 mod similarity;
 mod tag;
@@ -116,6 +119,7 @@ pub(crate) fn of(level: Level) -> &'static dyn UnitTask {
         Level::Span => &answer::Answer,
         Level::Score => &similarity::CrossEncoder,
         Level::Embedding => &similarity::BiEncoder,
+        Level::Choice => &choice::Choice,
     }
 }
 

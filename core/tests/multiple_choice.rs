@@ -1,0 +1,122 @@
+//! Multiple choice against PyTorch `transformers`: on BERT, RoBERTa and XLM-RoBERTa test models
+//! (`scripts/make_test_models.py`), a dozen fine-tuning steps of the `FineTuner` on a tiny generated
+//! set of questions, then the export, which `AutoModelForMultipleChoice` loads as the family's
+//! own `*ForMultipleChoice` and which gives each ending the probability bertbench gives it, within
+//! 1e-4 (`scripts/check_multiple_choice_with_transformers.py`).
+//!
+//! It needs the models and PyTorch, so it is `#[ignore]`d in a plain `cargo test`; `cargo xtask
+//! test` runs it with `--include-ignored`.
+
+mod common;
+
+use std::path::PathBuf;
+
+use bertbench_core::bert::checkpoint;
+use bertbench_core::bert::folder::from_folder;
+use bertbench_core::bert::pooling::Pooling;
+use bertbench_core::burn::prelude::*;
+use bertbench_core::tasks::choice::{self, ChoiceItem};
+use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, Level};
+use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, choice_labels, encode_choices};
+use serde_json::Value;
+
+fn models_dir() -> PathBuf {
+    std::env::var_os("BERTBENCH_TEST_MODELS").map(PathBuf::from).unwrap_or_else(|| common::repo().join("tests/models"))
+}
+
+fn python() -> String {
+    std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// `n` everyday questions of three endings, made from a few parts so that no two are alike: the
+/// right ending follows from the premise, the two others are absurd.
+fn questions(n: usize, offset: usize) -> Vec<ChoiceItem> {
+    let scenes = [
+        ("Tea is hot", "she waits"),
+        ("It rains", "he gets wet"),
+        ("A phone rings", "she answers"),
+        ("Bread burns", "he bins it"),
+        ("A baby cries", "dad holds her"),
+        ("A door is shut", "she knocks"),
+    ];
+    // The test models' vocabularies are mostly single letters: short texts fit their 64 positions.
+    let absurd = ["a moon eats", "fish drive", "a chair sings", "rivers read"];
+    (0..n)
+        .map(|k| {
+            let i = k + offset;
+            let (premise, right) = scenes[i % scenes.len()];
+            let label = i % 3;
+            let mut wrong = [absurd[i % 4], absurd[(i + 1) % 4]].into_iter();
+            let choices = (0..3).map(|j| if j == label { right.to_string() } else { wrong.next().unwrap().to_string() }).collect();
+            ChoiceItem { line: k + 1, premise: format!("{premise}, so"), choices, label }
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs tests/models and PyTorch + transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
+fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabilities() {
+    let python = python();
+    let ready = std::process::Command::new(&python).args(["-c", "import torch, transformers, safetensors"]).status();
+    assert!(matches!(ready, Ok(s) if s.success()), "{python} cannot import torch, transformers and safetensors: set BERTBENCH_PYTHON to a Python that has them");
+    let _rng = common::device_rng();
+    let out = std::env::temp_dir().join(format!("bertbench-choice-{}", std::process::id()));
+    let mut command = std::process::Command::new(&python);
+    command.arg(common::repo().join("scripts/check_multiple_choice_with_transformers.py")).env("TQDM_DISABLE", "1");
+    let names = ["bert-classifier", "roberta", "xlm-roberta"];
+    for name in names {
+        let dir = models_dir().join(name);
+        assert!(dir.is_dir(), "{} is missing: run `python3 scripts/make_test_models.py {}`", dir.display(), models_dir().display());
+        let files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap() != "expected.json")
+            .map(|p| (format!("{name}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap()))
+            .collect();
+        let files = from_folder(files).unwrap();
+        let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+        let device = Device::flex().autodiff();
+        let loaded = checkpoint::load(files, &device).unwrap();
+        let bert = choice::with_pooler(loaded.model, &loaded.config, &device).unwrap();
+        let max_len = 60;
+        let tokenizer = loaded.tokenizer.clone().with_max_len(max_len);
+        let train = encode_choices(&tokenizer, &questions(120, 0)).unwrap();
+        let valid = encode_choices(&tokenizer, &questions(6, 12)).unwrap();
+        let features = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level: Level::Choice };
+        let config = FineTuneConfig::recipe(Level::Choice).with_mode(TrainMode::Full).with_features(features).with_batch_size(4).with_epochs(1).with_learning_rate(5e-3).with_seed(7);
+        let mut tuner = FineTuner::new(bert, tokenizer.pad_id, max_len, choice_labels(), train, valid, config, &device).unwrap();
+        while !matches!(pollster::block_on(tuner.advance()).unwrap(), Event::Finished) {}
+        // One epoch, one evaluation: the kept weights are the trained ones (a first evaluation that
+        // already scores every question right would be kept over every later one).
+        assert_eq!(tuner.progress().step, 30, "{name}: 120 questions in batches of 4, one epoch");
+        let model = tuner.best_model();
+        let inner = device.clone().inner();
+        let rows: Vec<Value> = questions(4, 20)
+            .iter()
+            .map(|q| {
+                let encoded = choice::encode_question(&tokenizer, &q.premise, &q.choices).unwrap();
+                assert!(encoded.iter().all(|e| e.truncated_from.is_none()), "{name}: {q:?} is cut to {max_len} tokens");
+                let probs = pollster::block_on(choice::predict(&model, &tokenizer, &q.premise, &q.choices, &inner)).unwrap();
+                assert!((probs.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+                let ids: Vec<Vec<u32>> = choice::encode_question(&tokenizer, &q.premise, &q.choices).unwrap().iter().map(|e| e.ids()).collect();
+                serde_json::json!({ "premise": q.premise, "choices": q.choices, "input_ids": ids, "probs": probs })
+            })
+            .collect();
+        let spread = rows.iter().flat_map(|r| r["probs"].as_array().unwrap().iter().map(|p| (p.as_f64().unwrap() - 1.0 / 3.0).abs())).fold(0.0, f64::max);
+        assert!(spread > 1e-2, "{name}: every probability is within {spread} of a third; a wrong read would go unseen");
+        let exported = classification::export(&loaded.config, &model, &tuner.meta(), &tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+        let folder = out.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        for (file, bytes) in exported {
+            std::fs::write(folder.join(file), bytes).unwrap();
+        }
+        std::fs::write(folder.join("rows.json"), serde_json::to_vec(&rows).unwrap()).unwrap();
+        command.arg(&folder).arg(folder.join("rows.json"));
+    }
+    let check = command.output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(check.status.success(), "transformers disagrees:\n{said}");
+    println!("{said}");
+    assert_eq!(said.matches("== ").count(), names.len(), "every export was checked:\n{said}");
+    std::fs::remove_dir_all(&out).ok();
+}
