@@ -109,6 +109,9 @@ impl Prompt {
                     && blank.tokens[at + 1..].iter().rev().zip(filled.tokens.iter().rev()).all(|(a, b)| a.id == b.id);
                 let pieces = &filled.tokens[at..(at as isize + 1 + extra.max(0)) as usize];
                 match (same_around, pieces) {
+                    (true, [one]) if one.id == tokenizer.unk_id => {
+                        Err(Error::Input(format!("“{}” is not in this model's vocabulary (it reads as {})", word.trim(), one.piece)))
+                    }
                     (true, [one]) => Ok(Verbalized { word: word.trim().to_string(), piece: one.piece.clone(), id: one.id }),
                     (true, many) => Err(Error::Input(format!(
                         "“{}” is {} pieces for this model ({}); the blank takes one piece, so choose a word that stays whole",
@@ -239,6 +242,8 @@ mod tests {
         let tok = &loaded.tokenizer;
         let err = prompt("{text} {mask}", &["bank", "banks"]).verbalize(tok).unwrap_err().to_string();
         assert!(err.contains("“banks” is 2 pieces for this model (bank ##s)"), "{err}");
+        let err = prompt("{text} {mask}", &["bank", "cat"]).verbalize(tok).unwrap_err().to_string();
+        assert!(err.contains("“cat” is not in this model's vocabulary (it reads as [UNK])"), "{err}");
         let p = prompt("{text} the {mask} .", &["river", "money"]);
         let long = vec!["the river bank ".repeat(tok.max_len())];
         let head = MlmHeadConfig::new(loaded.config.hidden_size, loaded.config.vocab_size).init(&device);
