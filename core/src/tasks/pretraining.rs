@@ -51,7 +51,8 @@ impl BertForPreTraining {
             bert.pooler = Some(BertPooler::new(init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device)));
         }
         let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
-            .with_hidden_act(config.hidden_act)
+            .with_embedding_size(Some(config.embedding_width()))
+            .with_hidden_act(if config.model_type.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
             .with_layer_norm_eps(config.layer_norm_eps)
             .with_initializer_range(config.initializer_range)
             .init(device);
@@ -98,8 +99,8 @@ pub struct MaskFill {
 /// `model.safetensors` with the encoder under the family's prefix and the heads under their
 /// checkpoint names (the decoder is tied to the word embeddings, so it is not stored), and the
 /// tokenizer files given. `transformers` loads it with `AutoModelForMaskedLM`; the studio loads
-/// the encoder from it as from any checkpoint. Only BERT has a next-sentence head in
-/// `transformers`: another family's pair head is not exported.
+/// the encoder from it as from any checkpoint. Only BERT (next sentence) and ALBERT (sentence
+/// order) have a pair head in `transformers`: another family's pair head is not exported.
 pub fn export(
     model: &BertForPreTraining,
     config: &BertConfig,
@@ -108,8 +109,9 @@ pub fn export(
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
-    let pair = family.facts().next_sentence && model.cls.seq_relationship.is_some();
-    let architecture = if pair { "BertForPreTraining" } else { family.mlm_architecture() };
+    let pair_head = family.facts().pair_head.filter(|_| model.cls.seq_relationship.is_some());
+    let pair = pair_head.is_some();
+    let architecture = pair_head.map_or(family.mlm_architecture(), |p| p.architecture);
     value["architectures"] = serde_json::json!([architecture]);
     value["tie_word_embeddings"] = true.into();
     let heads = PretrainingHeads { predictions: model.cls.predictions.clone(), seq_relationship: model.cls.seq_relationship.clone().filter(|_| pair) };
@@ -164,6 +166,7 @@ pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<Pretra
     let config = &loaded.config;
     let pair = loaded.report.heads.contains(&Head::NextSentence);
     let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
+        .with_embedding_size(Some(config.embedding_width()))
         // RoBERTa's and ELECTRA's heads apply exact GELU whatever the encoder's activation.
         .with_hidden_act(if family.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
         .with_layer_norm_eps(config.layer_norm_eps)
@@ -233,6 +236,9 @@ pub struct MlmHeadConfig {
     pub hidden_size: usize,
     /// Number of WordPiece tokens (the decoder's output width).
     pub vocab_size: usize,
+    /// Width of the word embeddings the decoder is tied to, where narrower than the hidden
+    /// states (ELECTRA-small's generator, ALBERT): the transform projects down to it.
+    pub embedding_size: Option<usize>,
     /// The transform's activation (the encoder's `hidden_act`).
     #[config(default = "HiddenAct::Gelu")]
     pub hidden_act: HiddenAct,
@@ -247,10 +253,11 @@ pub struct MlmHeadConfig {
 impl MlmHeadConfig {
     /// Creates the head with freshly initialised weights (bias zero, as BERT starts).
     pub fn init(&self, device: &Device) -> MlmHead {
+        let width = self.embedding_size.unwrap_or(self.hidden_size);
         MlmHead {
             transform: MlmTransform {
-                dense: init_linear(self.hidden_size, self.hidden_size, self.initializer_range, device),
-                layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
+                dense: init_linear(self.hidden_size, width, self.initializer_range, device),
+                layer_norm: LayerNorm::new(width, self.layer_norm_eps, device),
                 act: self.hidden_act,
             },
             bias: Param::from_tensor(Tensor::zeros([self.vocab_size], device)),
@@ -261,7 +268,7 @@ impl MlmHeadConfig {
 /// `dense → activation → LayerNorm` (`cls.predictions.transform` in the checkpoint).
 #[derive(Module, Debug)]
 pub struct MlmTransform {
-    /// `hidden → hidden`.
+    /// `hidden → embedding` (the same width but in ELECTRA-small's generator and ALBERT).
     pub dense: Linear,
     /// Normalises the transformed vector.
     pub layer_norm: LayerNorm,
@@ -286,7 +293,7 @@ impl MlmHead {
     ///
     /// # Shapes
     /// - `hidden`: `[picked, hidden]` (gathered from `[batch, seq, hidden]`)
-    /// - `word_embeddings`: `[vocab, hidden]` (the encoder's embedding table)
+    /// - `word_embeddings`: `[vocab, embedding]` (the encoder's embedding table)
     /// - output: logits `[picked, vocab]`
     pub fn forward(&self, hidden: Tensor<2>, word_embeddings: Tensor<2>) -> Tensor<2> {
         let x = linear(&self.transform.dense, hidden);

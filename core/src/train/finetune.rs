@@ -203,7 +203,7 @@ impl FineTuner {
             return Err(Error::Training("nothing to train: set at least one epoch".into()));
         }
         device.seed(config.seed);
-        let hidden = bert.embeddings.word_embeddings.weight.dims()[1];
+        let hidden = bert.hidden_size();
         let width = config.features.width(hidden, layers);
         let head = task.head(width, labels.len(), config.dropout, device);
         let per_epoch = steps_per_epoch(train.len(), config.batch_size);
