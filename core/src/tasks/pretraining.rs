@@ -392,6 +392,47 @@ mod tests {
         assert!(diff < 1e-6, "{diff}");
     }
 
+    /// ALBERT (one shared layer, a sentence-order head) and ELECTRA-small (projected embeddings)
+    /// pretrained from scratch: the MLM head is embedding-wide, and the export under the
+    /// family's own names and class loads back with the same logits.
+    #[test]
+    fn narrow_embeddings_and_shared_layers_export_under_their_own_names() {
+        use crate::bert::family::Family;
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b", "c", "d"]);
+        let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
+        let vocab_txt = vocab.join("\n").into_bytes();
+        for (family, pair, architecture, names) in [
+            (Family::Albert, true, "AlbertForPreTraining", ["albert.encoder.embedding_hidden_mapping_in.weight", "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn_output.weight", "predictions.dense.weight", "sop_classifier.classifier.weight"]),
+            (Family::Electra, false, "ElectraForMaskedLM", ["electra.embeddings_project.weight", "electra.encoder.layer.1.output.dense.weight", "generator_predictions.dense.weight", "generator_lm_head.bias"]),
+        ] {
+            let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).with_model_type(family).with_embedding_size(Some(32)).without_dropout();
+            let model = BertForPreTraining::from_scratch(&config, pair, &device);
+            assert_eq!(model.cls.predictions.transform.dense.weight.dims(), [128, 32], "{family:?}");
+            let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+            let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
+            let json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+            assert_eq!((json["architectures"][0].as_str(), json["embedding_size"].as_u64()), (Some(architecture), Some(32)));
+            let weights = get("model.safetensors").unwrap();
+            let saved: Vec<String> = safetensors::SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect();
+            for name in names {
+                assert!(saved.iter().any(|n| n == name), "{name} missing from {saved:?}");
+            }
+            let checkpoint = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+            let (loaded, loaded_tok, _) = load(checkpoint, &device).unwrap();
+            assert_eq!(loaded.cls.seq_relationship.is_some(), pair);
+            assert_eq!(loaded.bert.num_params(), model.bert.num_params());
+            let batch = Batch::from_encoded(&[loaded_tok.encode("a [MASK] c d").unwrap()], loaded_tok.pad_id);
+            let picked = || Tensor::<1, Int>::from_data(TensorData::new(vec![2i64, 3], [2]), &device);
+            let (before, before_pair) = model.forward(BertInput::from_batch(&batch, &device), picked());
+            let (after, after_pair) = loaded.forward(BertInput::from_batch(&batch, &device), picked());
+            assert!((before - after).abs().max().into_scalar::<f32>() < 1e-6, "{family:?}: MLM logits");
+            if pair {
+                assert!((before_pair.unwrap() - after_pair.unwrap()).abs().max().into_scalar::<f32>() < 1e-6, "{family:?}: pair logits");
+            }
+        }
+    }
+
     #[test]
     fn an_exported_pretrained_model_loads_back_with_its_heads() {
         let device = Device::flex();
