@@ -28,8 +28,11 @@
 //! A family is one unit: its module (`family/<name>.rs`) holds all its facts as one
 //! [`FamilyFacts`], and the rest of the crate asks [`Family::facts`] rather than matching on the
 //! family. To add one: a variant of [`Family`], its module, its line in [`Family::facts`] and
-//! [`Family::from_model_type`]; a family whose blocks differ (relative or rotary positions, shared
-//! layers) adds its variant of [`Positions`] and the block that computes it.
+//! [`Family::from_model_type`]. Parts the model already has are switched on by facts: narrower
+//! embeddings projected up ([`EmbeddingProjection`]), one layer shared by every depth
+//! ([`FamilyFacts::shared_layers`]), a sentence-pair head ([`PairHead`]); a family whose blocks
+//! differ otherwise (relative or rotary positions) adds its variant of [`Positions`] and the block
+//! that computes it.
 
 use serde::{Deserialize, Serialize};
 
