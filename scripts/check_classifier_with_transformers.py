@@ -41,7 +41,7 @@ from transformers import (
     AutoTokenizer,
 )
 
-FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert")
+FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert", "Albert")
 
 
 def folder(path):

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Check that a masked-language model bertbench exported (the MLM lab's export) loads in
-PyTorch + transformers with `AutoModelForMaskedLM` and fills the masks as bertbench did:
+PyTorch + transformers with `AutoModelForMaskedLM` (`AutoModelForPreTraining` where it was
+exported with its sentence-pair head, as `BertForPreTraining` or `AlbertForPreTraining`) and fills
+the masks as bertbench did:
 
     python3 scripts/check_mlm_with_transformers.py FOLDER FILLS.json [MORE PROBS.json ...]
 
@@ -14,7 +16,7 @@ import json
 import sys
 
 import torch
-from transformers import AutoModelForMaskedLM, AutoTokenizer
+from transformers import AutoConfig, AutoModelForMaskedLM, AutoModelForPreTraining, AutoTokenizer
 
 from check_classifier_with_transformers import folder
 
@@ -23,7 +25,9 @@ def check(path, fills_path):
     d = folder(path)
     rows = json.load(open(fills_path))
     tok = AutoTokenizer.from_pretrained(d)
-    model, info = AutoModelForMaskedLM.from_pretrained(d, output_loading_info=True)
+    pretraining = AutoConfig.from_pretrained(d).architectures[0].endswith("ForPreTraining")
+    auto = AutoModelForPreTraining if pretraining else AutoModelForMaskedLM
+    model, info = auto.from_pretrained(d, output_loading_info=True)
     model.eval()
     problems = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
     if problems:
@@ -35,7 +39,8 @@ def check(path, fills_path):
         if ids != row["input_ids"]:
             raise SystemExit(f"AutoTokenizer gives {ids} for {row['text']!r}; bertbench gave {row['input_ids']}")
         with torch.no_grad():
-            probs = torch.softmax(model(**enc).logits[0], -1)
+            out = model(**enc)
+            probs = torch.softmax((out.prediction_logits if pretraining else out.logits)[0], -1)
         for fill in row["fills"]:
             k = len(fill["top"])
             p, top = probs[fill["position"]].topk(k)

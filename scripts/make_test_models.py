@@ -2,7 +2,7 @@
 """Small random-weight Hugging Face models of every family and format bertbench reads, and what
 PyTorch `transformers` computes with them, for the tests to check against.
 
-    python3 scripts/make_test_models.py tests/models
+    python3 scripts/make_test_models.py tests/models [GROUP...]
 
 writes one folder per case (what `save_pretrained` writes, or what older `transformers` did) and an
 `expected.json` in each: for every test text, the token ids `AutoTokenizer` gives, the last hidden
@@ -10,6 +10,8 @@ state of the encoder, and where the model has a head, its output (the top predic
 mask, or the class probabilities). No download: `transformers` builds each model from a config,
 seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
 before the tests that read the folders (core/tests/families.rs, the browser's model tests).
+Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`) makes
+only theirs; the index lists every folder there.
 """
 import json
 import os
@@ -21,6 +23,10 @@ import transformers
 from tokenizers import ByteLevelBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer
 from tokenizers.models import Unigram
 from transformers import (
+    AlbertConfig,
+    AlbertForPreTraining,
+    AlbertForSequenceClassification,
+    AlbertTokenizer,
     AutoModel,
     AutoTokenizer,
     BertConfig,
@@ -138,7 +144,9 @@ def fill_mask(model, tok, masked=MASKED):
         text = template.replace("{mask}", tok.mask_token)
         enc = tok(text, return_tensors="pt")
         with torch.no_grad():
-            logits = model(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}).logits[0]
+            out = model(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")})
+            # `*ForPreTraining` names its MLM logits apart from its pair logits.
+            logits = (out.prediction_logits if hasattr(out, "prediction_logits") else out.logits)[0]
         masks = (enc["input_ids"][0] == tok.mask_token_id).nonzero().flatten().tolist()
         predictions = []
         for at in masks:
@@ -348,6 +356,86 @@ def make_electra(out):
     save(folder, model, tok, "electra", "ElectraForSequenceClassification with id2label", classify=classify(model, tok))
 
 
+def make_electra_small(out):
+    """ELECTRA-small's shape: embeddings narrower than the encoder (16 → 32 here, 128 → 256
+    there), projected up by `embeddings_project`; the discriminator, a classifier on it, and the
+    generator whose MLM head is embedding-wide and tied to the word embeddings."""
+    pieces = wordpiece_vocab(cased=False)
+    size = dict(vocab_size=len(pieces), embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                intermediate_size=64, max_position_embeddings=64)
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    cases = (
+        ("electra-small", 18, ElectraForPreTraining, {}, "ElectraForPreTraining (the discriminator), embeddings_project 16 → 32"),
+        ("electra-small-generator", 19, ElectraForMaskedLM, {}, "ElectraForMaskedLM (the generator), embeddings_project 16 → 32"),
+        ("electra-small-classifier", 20, ElectraForSequenceClassification,
+         {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}},
+         "ElectraForSequenceClassification with id2label, embeddings_project 16 → 32"),
+    )
+    for name, seed, model_class, extra, described in cases:
+        folder, tok = uncased_folder(out, name, seed, pieces, ElectraTokenizerFast)
+        model = jitter(model_class(ElectraConfig(**size, **extra)))
+        assert hasattr(model.electra, "embeddings_project")
+        model.save_pretrained(folder)
+        tok.save_pretrained(folder)
+        heads = {}
+        if model_class is ElectraForMaskedLM:
+            heads["fill_mask"] = fill_mask(model, tok)
+        if extra:
+            heads["classify"] = classify(model, tok)
+        save(folder, model, tok, "electra", described, **heads)
+
+
+def make_albert(out):
+    """ALBERT: 16-wide embeddings projected up to 32 (`embedding_hidden_mapping_in`), one layer
+    shared by all three, `gelu_new`; a SentencePiece Unigram tokenizer.json trained here and
+    saved through `AlbertTokenizer` (lowercased, accents stripped, `[CLS]`/`[SEP]`/`<pad>`/
+    `[MASK]`). `AlbertForPreTraining` (MLM and sentence-order heads) and a classifier."""
+    unigram = unigram_tokenizer(["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"])
+    vocab = [tuple(v) for v in json.loads(unigram.to_str())["model"]["vocab"]]
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    cases = (
+        ("albert", 21, AlbertForPreTraining, {}),
+        ("albert-classifier", 22, AlbertForSequenceClassification,
+         {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}}),
+    )
+    for name, seed, model_class, extra in cases:
+        folder = fresh(out, name)
+        # Segment ids as its tokenizer.json's template gives them (B in segment 1, as ALBERT was
+        # pretrained and transformers 4 passed them); transformers 5's AlbertTokenizer leaves
+        # them out unless `model_input_names` asks, which would run every pair as segment 0.
+        AlbertTokenizer(vocab=vocab, model_input_names=["input_ids", "token_type_ids", "attention_mask"]).save_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        assert type(tok).__name__ == "AlbertTokenizer", type(tok)
+        assert "token_type_ids" in tok("a", "b"), tok.model_input_names
+        torch.manual_seed(seed)
+        config = AlbertConfig(vocab_size=len(tok), embedding_size=16, hidden_size=32, num_hidden_layers=3,
+                              num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                              pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id,
+                              **extra)
+        model = jitter(model_class(config))
+        model.save_pretrained(folder)
+        described = f"{model_class.__name__}, one shared layer, embeddings 16 → 32, SentencePiece Unigram tokenizer.json"
+        if extra:
+            save(folder, model, tok, "albert", described + " with id2label", MULTILINGUAL_TEXTS,
+                 classify=classify(model, tok, MULTILINGUAL_TEXTS))
+        else:
+            save(folder, model, tok, "albert", described, MULTILINGUAL_TEXTS,
+                 fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED), sentence_order=sentence_order(model, tok))
+
+
+def sentence_order(model, tok):
+    """`AlbertForPreTraining`'s sentence-order probabilities for each test pair."""
+    rows = []
+    for text, pair in MULTILINGUAL_TEXTS:
+        if pair is None:
+            continue
+        enc = tok(text, pair, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**enc).sop_logits[0]
+        rows.append({"text": text, "pair": pair, "probs": logits.softmax(-1).tolist()})
+    return rows
+
+
 def make_roberta(out):
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1,
@@ -430,11 +518,15 @@ def make_sentencepiece(out):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
+    groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
+              "electra-small": make_electra_small, "albert": make_albert}
+    chosen = sys.argv[2:] or list(groups)
+    unknown = [g for g in chosen if g not in groups]
+    if unknown:
+        sys.exit(f"unknown groups {unknown}; the groups are {', '.join(groups)}")
     os.makedirs(out, exist_ok=True)
-    make_bert_family(out)
-    make_roberta(out)
-    make_electra(out)
-    make_sentencepiece(out)
+    for group in chosen:
+        groups[group](out)
     names = sorted(n for n in os.listdir(out) if os.path.exists(os.path.join(out, n, "expected.json")))
     with open(os.path.join(out, "index.json"), "w") as f:
         json.dump(names, f)

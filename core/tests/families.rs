@@ -1,8 +1,8 @@
 //! Every family and format against PyTorch `transformers`: the small random-weight models that
 //! `scripts/make_test_models.py` writes to `tests/models/` (BERT with an MLM head, a cased BERT
 //! with only `vocab.txt`, sharded safetensors, `pytorch_model.bin`, bf16, a classifier with
-//! `id2label`, DistilBERT, RoBERTa, ELECTRA, XLM-RoBERTa and CamemBERT with SentencePiece
-//! Unigram tokenizers), each read as a user's folder is: token ids and character offsets equal
+//! `id2label`, DistilBERT, RoBERTa, ELECTRA (and ELECTRA-small's projected embeddings),
+//! XLM-RoBERTa, CamemBERT and ALBERT (one shared layer) with SentencePiece Unigram tokenizers), each read as a user's folder is: token ids and character offsets equal
 //! to `AutoTokenizer`'s, hidden states within 1e-4, fill-mask and class probabilities within
 //! 1e-4, and weights saved back under the family's own names.
 //!
@@ -140,6 +140,27 @@ family_tests! {
     electra_discriminator_matches_transformers => "electra";
     electra_generator_fills_masks_as_transformers => "electra-generator", check_fill_mask;
     xlm_roberta_with_a_unigram_tokenizer_matches_transformers => "xlm-roberta", check_fill_mask;
+    electra_small_projects_its_embeddings_as_transformers => "electra-small";
+    electra_small_generator_fills_masks_with_its_narrow_head => "electra-small-generator", check_fill_mask;
+    albert_with_one_shared_layer_matches_transformers => "albert", check_albert_pretraining;
+}
+
+/// `AlbertForPreTraining`: its MLM head fills masks, and its sentence-order head gives each
+/// pair `transformers`' probabilities.
+fn check_albert_pretraining(name: &str) {
+    check_fill_mask(name);
+    let device = Device::flex();
+    let (files, expected) = folder(name);
+    let (model, tokenizer, _) = pretraining::load(files, &device).unwrap();
+    assert!(model.cls.seq_relationship.is_some(), "{name}: the sentence-order head was not read");
+    for case in expected["sentence_order"].as_array().unwrap() {
+        let encoded = tokenizer.encode_text(case["text"].as_str().unwrap(), case["pair"].as_str()).unwrap();
+        let batch = Batch::from_encoded(std::slice::from_ref(&encoded), tokenizer.pad_id);
+        let picked = Tensor::<1, Int>::from_data(bertbench_core::burn::tensor::TensorData::new(vec![0i64], [1]), &device);
+        let (_, pair) = model.forward(BertInput::from_batch(&batch, &device), picked);
+        let logits = pair.unwrap().into_data().try_to_vec::<f32>().unwrap();
+        close(&format!("{name}: sentence order of {}", case["text"]), &bertbench_core::tasks::metrics::softmax(&logits), &floats(&case["probs"]));
+    }
 }
 
 /// A `BertForTokenClassification` (a NER model) is named as one and never read as a text
@@ -237,6 +258,18 @@ fn camembert_sequence_classifier_predicts_as_transformers() {
     check_classifier("camembert-classifier");
 }
 
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn electra_small_sequence_classifier_predicts_as_transformers() {
+    check_classifier("electra-small-classifier");
+}
+
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn albert_sequence_classifier_predicts_as_transformers() {
+    check_classifier("albert-classifier");
+}
+
 /// The Python that has PyTorch and `transformers`: `BERTBENCH_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -310,7 +343,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta"] {
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -347,7 +380,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
     }
     // The Hub's RoBERTa, DistilBERT, ELECTRA and CamemBERT classifiers, read and exported again:
     // their own `*ForSequenceClassification` classes, loaded as they are.
-    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier"] {
+    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = classification::load_classifier(files, None, &device).unwrap();
@@ -392,7 +425,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             })
             .collect()
     };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -457,7 +490,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
     };
     let flat = |rows: &[Value]| rows.iter().flat_map(|r| floats(&r["start_logits"]).into_iter().chain(floats(&r["end_logits"]))).collect::<Vec<f32>>();
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -588,6 +621,8 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         ("distilbert", "DistilBertForMaskedLM"),
         ("electra-generator", "ElectraForMaskedLM"),
         ("xlm-roberta", "XLMRobertaForMaskedLM"),
+        ("electra-small-generator", "ElectraForMaskedLM"),
+        ("albert", "AlbertForPreTraining"),
     ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
@@ -640,7 +675,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
     // Deterministic weights, so each run of the test is the same.
     let weights = |n: usize, scale: f32| -> Vec<f32> { (0..n).map(|k| scale * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect() };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();

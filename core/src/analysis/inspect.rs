@@ -282,14 +282,15 @@ impl LoadedModel {
             read.push(read_f32(t).await?);
         }
         let parts = <[Vec<f32>; 5]>::try_from(read).expect("five parts");
-        InputParts::new(encoded, self.config.hidden_size, parts)
+        // The embeddings' own width, before any projection up to the encoder's.
+        InputParts::new(encoded, self.config.embedding_width(), parts)
     }
 
     /// Static vectors: the mean of each text's WordPiece input embeddings (specials left out),
     /// straight from the embedding table, with no context at all.
     pub async fn static_vectors(&self, encoded: &[Encoded], device: &Device) -> Result<Vec<Vec<f32>>> {
         let table = self.model.embeddings.word_embeddings.weight.val();
-        let width = self.config.hidden_size;
+        let width = self.config.embedding_width();
         let mut out = Vec::with_capacity(encoded.len());
         for e in encoded {
             let ids: Vec<i64> = e.tokens.iter().filter(|t| !t.special).map(|t| t.id as i64).collect();

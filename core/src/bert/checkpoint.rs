@@ -69,7 +69,7 @@ pub struct LoadReport {
 pub enum Head {
     /// A masked-language-model head: fill-mask, continued pretraining.
     MaskedLm,
-    /// BERT's next-sentence head.
+    /// A sentence-pair head: BERT's next-sentence, ALBERT's sentence-order.
     NextSentence,
     /// A classifier over the whole text (`classifier.*`; `id2label` names its classes).
     Classifier,
@@ -87,7 +87,7 @@ impl Head {
     pub fn label(self) -> &'static str {
         match self {
             Head::MaskedLm => "masked-language-model head (fill-mask)",
-            Head::NextSentence => "next-sentence head",
+            Head::NextSentence => "sentence-pair head (next-sentence or sentence-order)",
             Head::Classifier => "classification head",
             Head::TokenClassifier => "token-classification head (tagging)",
             Head::QuestionAnswering => "question-answering head",
@@ -102,7 +102,7 @@ impl Head {
         if skipped.iter().any(|n| n == family.mlm_marker()) {
             heads.push(Head::MaskedLm);
         }
-        if any("cls.seq_relationship.") {
+        if family.facts().pair_head.is_some_and(|pair| any(pair.prefix)) {
             heads.push(Head::NextSentence);
         }
         if any("classifier.") {

@@ -3,7 +3,7 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use crate::bert::family::Family;
+use crate::bert::family::{EmbeddingProjection, Family};
 use crate::error::Error;
 
 /// The activation of the feed-forward block, as `hidden_act` names it in `config.json`.
@@ -70,6 +70,10 @@ pub struct BertConfig {
     /// BERT, RoBERTa and DistilBERT ships it) rather than a matrix of its own.
     #[config(default = true)]
     pub tie_word_embeddings: bool,
+    /// Width of the embeddings when it is not `hidden_size` (ELECTRA-small, ALBERT: narrower
+    /// embeddings projected up to the encoder's width, see
+    /// [`FamilyFacts::embedding_projection`](crate::bert::family::FamilyFacts)).
+    pub embedding_size: Option<usize>,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
@@ -207,6 +211,17 @@ impl BertConfig {
                 self.model_type.position_offset(self.pad_token_id)
             ));
         }
+        if self.embedding_width() != self.hidden_size && self.model_type.facts().embedding_projection == EmbeddingProjection::None {
+            return bad(format!(
+                "embedding_size {} differs from hidden_size {}, and a {} has no projection between them",
+                self.embedding_width(),
+                self.hidden_size,
+                self.model_type.display_name()
+            ));
+        }
+        if self.embedding_width() == 0 {
+            return bad("embedding_size must be > 0".into());
+        }
         if self.pad_token_id >= self.vocab_size {
             return bad(format!(
                 "pad_token_id {} is outside the vocabulary of {}",
@@ -220,6 +235,26 @@ impl BertConfig {
     /// family's offset (512 for BERT-base and RoBERTa-base alike).
     pub fn max_len(&self) -> usize {
         self.max_position_embeddings.saturating_sub(self.model_type.position_offset(self.pad_token_id))
+    }
+
+    /// Width of the embeddings (`embedding_size`, else `hidden_size`).
+    pub fn embedding_width(&self) -> usize {
+        self.embedding_size.unwrap_or(self.hidden_size)
+    }
+
+    /// Whether the embeddings are projected up to the encoder's width (`embeddings_project`).
+    pub fn projects_embeddings(&self) -> bool {
+        match self.model_type.facts().embedding_projection {
+            EmbeddingProjection::None => false,
+            EmbeddingProjection::WhereNarrower => self.embedding_width() != self.hidden_size,
+            EmbeddingProjection::Always => true,
+        }
+    }
+
+    /// Number of distinct encoder layers: `num_hidden_layers`, or one shared by all of them
+    /// (ALBERT, see [`FamilyFacts::shared_layers`](crate::bert::family::FamilyFacts)).
+    pub fn distinct_layers(&self) -> usize {
+        if self.model_type.facts().shared_layers { 1 } else { self.num_hidden_layers }
     }
 
     /// Width of one attention head.
@@ -239,8 +274,10 @@ impl BertConfig {
     /// configuration alone (no weights are allocated). In `u64`: a configuration may describe a
     /// model too big for a 32-bit `usize` (wasm32), which must be refused, not wrapped.
     pub fn num_params(&self, with_pooler: bool) -> u64 {
-        let [h, i, v, p, t, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, self.max_position_embeddings, self.type_vocab_size, self.num_hidden_layers].map(|n| n as u64);
-        let embeddings = (v + p + t) * h + 2 * h;
+        let [h, i, v, p, t, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, self.max_position_embeddings, self.type_vocab_size, self.distinct_layers()].map(|n| n as u64);
+        let e = self.embedding_width() as u64;
+        let projection = if self.projects_embeddings() { e * h + h } else { 0 };
+        let embeddings = (v + p + t) * e + 2 * e + projection;
         let attention = 4 * (h * h + h) + 2 * h;
         let feed_forward = (h * i + i) + (i * h + h) + 2 * h;
         let layers = l * (attention + feed_forward);
@@ -255,6 +292,8 @@ impl BertConfig {
         let serde_json::Value::Object(obj) = serde_json::to_value(self).expect("config serialises") else {
             unreachable!("a config serialises to an object")
         };
+        // Unset optional keys (`embedding_size`) are left out, as transformers writes them.
+        let obj = obj.into_iter().filter(|(_, v)| !v.is_null()).collect();
         let mut obj = family.family_keys(obj);
         obj.insert("architectures".into(), serde_json::json!([family.base_architecture()]));
         serde_json::to_vec_pretty(&obj).expect("config serialises")

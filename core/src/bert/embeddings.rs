@@ -17,7 +17,7 @@ pub struct BertEmbeddingsConfig {
     pub max_position_embeddings: usize,
     /// Number of segments (0: no segment table, as DistilBERT).
     pub type_vocab_size: usize,
-    /// Width of the embeddings.
+    /// Width of the embeddings (`embedding_size` where it is narrower than the encoder).
     pub hidden_size: usize,
     /// LayerNorm epsilon.
     #[config(default = 1e-12)]
@@ -40,7 +40,7 @@ impl BertEmbeddingsConfig {
             config.vocab_size,
             config.max_position_embeddings,
             config.type_vocab_size,
-            config.hidden_size,
+            config.embedding_width(),
         )
         .with_layer_norm_eps(config.layer_norm_eps)
         .with_dropout(config.hidden_dropout_prob)

@@ -1,4 +1,5 @@
-//! The encoder stack: `num_hidden_layers` × (self-attention block, feed-forward block).
+//! The encoder stack: `num_hidden_layers` × (self-attention block, feed-forward block), each
+//! layer its own parameters or (ALBERT) one layer's parameters applied at every depth.
 
 use burn::nn::Linear;
 use burn::prelude::*;
@@ -72,7 +73,7 @@ impl BertEncoderConfig {
     pub fn init(&self, device: &Device) -> BertEncoder {
         let c = &self.model;
         let std = c.initializer_range;
-        let layer = (0..c.num_hidden_layers)
+        let layer = (0..c.distinct_layers())
             .map(|_| BertLayer {
                 attention: BertAttentionConfig::from_model(c).init(device),
                 intermediate: BertIntermediate {
@@ -82,7 +83,7 @@ impl BertEncoderConfig {
                 output: BertSelfOutput::init(c.intermediate_size, c.hidden_size, c, device),
             })
             .collect();
-        BertEncoder { layer }
+        BertEncoder { layer, depth: c.num_hidden_layers }
     }
 }
 
@@ -100,8 +101,12 @@ pub struct EncoderOutput {
 /// The stack of layers (`encoder.layer.N` in the checkpoint).
 #[derive(Module, Debug)]
 pub struct BertEncoder {
-    /// The layers, bottom first.
+    /// The distinct layers, bottom first: one per depth, or one shared by every depth (ALBERT's
+    /// one layer group). Depth `d` of `depth` runs `layer[d * layer.len() / depth]`.
     pub layer: Vec<BertLayer>,
+    /// How many layers the input passes through (`num_hidden_layers`).
+    #[module(skip)]
+    depth: usize,
 }
 
 impl BertEncoder {
@@ -121,7 +126,7 @@ impl BertEncoder {
         let mut hidden_states = Vec::new();
         let mut attentions = Vec::new();
         let mut x = hidden;
-        for layer in &self.layer {
+        for layer in self.layers() {
             if keep_hidden_states {
                 hidden_states.push(x.clone());
             }
@@ -135,5 +140,47 @@ impl BertEncoder {
             hidden_states.push(x.clone());
         }
         EncoderOutput { last_hidden_state: x, hidden_states, attentions }
+    }
+
+    /// How many layers the input passes through (`num_hidden_layers`), shared or not.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The layer at each depth, bottom first: `depth()` of them, the same one repeated where the
+    /// parameters are shared.
+    pub fn layers(&self) -> impl Iterator<Item = &BertLayer> {
+        let (n, depth) = (self.layer.len(), self.depth.max(1));
+        (0..self.depth).map(move |d| &self.layer[d * n / depth])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bert::config::Preset;
+    use crate::bert::family::Family;
+    use burn::tensor::Distribution;
+
+    /// ALBERT's one shared layer is one set of parameters applied at every depth: the stack
+    /// equals that layer run `num_hidden_layers` times, and every depth's attention is returned.
+    #[test]
+    fn a_shared_layer_is_one_set_of_parameters_applied_at_every_depth() {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(50).with_num_hidden_layers(3).with_model_type(Family::Albert).without_dropout();
+        let encoder = BertEncoderConfig::new(config.clone()).init(&device);
+        assert_eq!((encoder.layer.len(), encoder.depth(), encoder.layers().count()), (1, 3, 3));
+        let own = BertEncoderConfig::new(config.with_model_type(Family::Bert)).init(&device);
+        assert_eq!(own.num_params(), 3 * encoder.num_params());
+        let x = Tensor::<3>::random([1, 4, 128], Distribution::Normal(0.0, 1.0), &device);
+        let mask = Tensor::<4>::zeros([1, 1, 4, 4], &device);
+        let out = encoder.forward(x.clone(), mask.clone(), true, true);
+        let mut by_hand = x;
+        for _ in 0..3 {
+            by_hand = encoder.layer[0].forward(by_hand, mask.clone()).0;
+        }
+        let (a, b) = (out.last_hidden_state.into_data().try_to_vec::<f32>().unwrap(), by_hand.into_data().try_to_vec::<f32>().unwrap());
+        assert_eq!(a, b);
+        assert_eq!((out.hidden_states.len(), out.attentions.len()), (4, 3));
     }
 }

@@ -9,15 +9,17 @@
 //! | ELECTRA      | `electra`     | `electra.…`, as BERT (no pooler)      | `0..`            | 2        |
 //! | XLM-RoBERTa  | `xlm-roberta` | as RoBERTa                            | as RoBERTa       | 1 (unused) |
 //! | CamemBERT    | `camembert`   | as RoBERTa                            | as RoBERTa       | 1 (unused) |
+//! | ALBERT       | `albert`      | `albert.…albert_layer_groups.0…`      | `0..`            | 2        |
 //!
 //! XLM-RoBERTa and CamemBERT are RoBERTa's encoder and checkpoint layout under other names (in
 //! `transformers` their classes copy RoBERTa's, `base_model_prefix = "roberta"`), with a
 //! SentencePiece Unigram tokenizer: [`Family::layout`] is RoBERTa for both, and only their
 //! `model_type` and class names are their own, so an export loads as their own classes.
 //!
-//! ELECTRA is read where its embeddings are as wide as its encoder (`embedding_size` =
-//! `hidden_size`: the base and large discriminators); ELECTRA-small projects 128-wide embeddings
-//! up to 256 (`embeddings_project`), which this encoder does not have, and is refused by name.
+//! ELECTRA-small and ALBERT have narrower embeddings projected up to the encoder's width
+//! ([`EmbeddingProjection`]), and ALBERT shares one layer's parameters across every layer
+//! ([`FamilyFacts::shared_layers`]): the model is built from those parts as the facts say, with
+//! no family matched on anywhere else.
 //!
 //! Every family loads into the same [`BertModel`](crate::bert::model::BertModel): a checkpoint's
 //! names are mapped onto BERT's module paths on load and back onto the family's own names on
@@ -26,11 +28,15 @@
 //! A family is one unit: its module (`family/<name>.rs`) holds all its facts as one
 //! [`FamilyFacts`], and the rest of the crate asks [`Family::facts`] rather than matching on the
 //! family. To add one: a variant of [`Family`], its module, its line in [`Family::facts`] and
-//! [`Family::from_model_type`]; a family whose blocks differ (relative or rotary positions, shared
-//! layers) adds its variant of [`Positions`] and the block that computes it.
+//! [`Family::from_model_type`]. Parts the model already has are switched on by facts: narrower
+//! embeddings projected up ([`EmbeddingProjection`]), one layer shared by every depth
+//! ([`FamilyFacts::shared_layers`]), a sentence-pair head ([`PairHead`]); a family whose blocks
+//! differ otherwise (relative or rotary positions) adds its variant of [`Positions`] and the block
+//! that computes it.
 
 use serde::{Deserialize, Serialize};
 
+mod albert;
 mod bert;
 mod camembert;
 mod distilbert;
@@ -62,10 +68,13 @@ pub enum Family {
     XlmRoberta,
     /// CamemBERT (Martin et al. 2020): RoBERTa trained on French, SentencePiece Unigram pieces.
     Camembert,
+    /// ALBERT (Lan et al. 2020): narrow embeddings projected up, one layer shared by all layers,
+    /// a sentence-order head.
+    Albert,
 }
 
 /// The `model_type`s this crate reads, for messages.
-pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert";
+pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert";
 
 
 /// How a family numbers its positions.
@@ -94,6 +103,26 @@ pub enum PoolerActivation {
 pub struct SequenceHead {
     pub dense: &'static str,
     pub out: &'static str,
+}
+
+/// Whether a family's embeddings are projected up to the encoder's width by a linear layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbeddingProjection {
+    /// Never: the embeddings are as wide as the encoder (BERT, RoBERTa...).
+    None,
+    /// Where `embedding_size` differs from `hidden_size` (ELECTRA's `embeddings_project`).
+    WhereNarrower,
+    /// Always, whatever the widths (ALBERT's `encoder.embedding_hidden_mapping_in`).
+    Always,
+}
+
+/// A family's sentence-pair pretraining head: where its checkpoints keep it (the prefix that
+/// marks it, mapped by [`FamilyFacts::mlm_renames`] onto `seq_relationship`) and the
+/// `transformers` class with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairHead {
+    pub prefix: &'static str,
+    pub architecture: &'static str,
 }
 
 /// Everything that tells a family apart, in one place (`family/<name>.rs`).
@@ -135,8 +164,15 @@ pub struct FamilyFacts {
     pub mlm_save_renames: Renames,
     /// Its MLM head applies exact GELU whatever the encoder's activation (RoBERTa, ELECTRA).
     pub mlm_head_gelu: bool,
-    /// It has a next-sentence head (`BertForPreTraining`).
-    pub next_sentence: bool,
+    /// Its sentence-pair head (BERT's next-sentence, ALBERT's sentence-order), where its
+    /// `transformers` pretraining class has one.
+    pub pair_head: Option<PairHead>,
+    /// Its embeddings may be narrower than the encoder (`embedding_size` < `hidden_size`) and are
+    /// then projected up by a linear layer (ELECTRA's `embeddings_project`, ALBERT's
+    /// `encoder.embedding_hidden_mapping_in`), which the model holds as `embeddings_project`.
+    pub embedding_projection: EmbeddingProjection,
+    /// One encoder layer's parameters serve every layer (ALBERT's one layer group).
+    pub shared_layers: bool,
     /// Its `config.json` object in BERT's keys, or why this encoder cannot be built.
     pub read_config: fn(Json) -> Result<Json, String>,
     /// The inverse of `read_config`, for writing a `config.json`.
@@ -160,7 +196,7 @@ fn absolute_positions(mut config: Json) -> Json {
 
 impl Family {
     /// Every family this crate reads.
-    pub const ALL: [Family; 6] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert];
+    pub const ALL: [Family; 7] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert];
 
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
     pub fn from_model_type(model_type: &str) -> Result<Self, String> {
@@ -171,6 +207,7 @@ impl Family {
             "electra" => Ok(Family::Electra),
             "xlm-roberta" => Ok(Family::XlmRoberta),
             "camembert" => Ok(Family::Camembert),
+            "albert" => Ok(Family::Albert),
             "gpt2" | "gpt_neo" | "gptj" | "llama" | "mistral" | "qwen2" | "phi" | "opt" | "bloom" | "falcon" => Err(format!(
                 "model_type \"{model_type}\" is a decoder-only (text generation) model; bertbench runs encoders: {SUPPORTED}"
             )),
@@ -187,6 +224,7 @@ impl Family {
             Family::Electra => &electra::FACTS,
             Family::XlmRoberta => &xlm_roberta::FACTS,
             Family::Camembert => &camembert::FACTS,
+            Family::Albert => &albert::FACTS,
         }
     }
 
@@ -273,7 +311,7 @@ impl Family {
     }
 
     /// Translates a `config.json` object into BERT's keys, or says why this encoder cannot be
-    /// built (as ELECTRA-small's projected embeddings).
+    /// built (as an ALBERT with several layer groups).
     pub fn bert_keys(self, config: Json) -> Result<Json, String> {
         (self.facts().read_config)(config)
     }
@@ -318,10 +356,11 @@ mod tests {
             }
             // The keys written are read back to the same config.
             let config: Json = serde_json::from_value(serde_json::to_value(crate::bert::config::BertConfig::new().with_model_type(family)).unwrap()).unwrap();
+            let config: Json = config.into_iter().filter(|(_, v)| !v.is_null()).collect();
             let mut back = family.bert_keys(family.family_keys(config.clone())).unwrap();
-            back.remove("position_embedding_type");
-            back.remove("sinusoidal_pos_embds");
-            back.remove("embedding_size");
+            for written in ["position_embedding_type", "sinusoidal_pos_embds", "embedding_size", "num_hidden_groups", "inner_group_num"] {
+                back.remove(written);
+            }
             let expected: Json = if family.facts().segments { config } else { family.bert_keys(config).unwrap() };
             assert_eq!(back, expected, "{family:?}");
         }
@@ -376,7 +415,7 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
-        for other in ["albert", "deberta-v2", "mpnet", "modernbert"] {
+        for other in ["deberta-v2", "mpnet", "modernbert"] {
             let err = Family::from_model_type(other).unwrap_err();
             assert!(err.contains(&format!("\"{other}\" is not supported")) && err.contains(SUPPORTED), "{err}");
         }
@@ -408,20 +447,61 @@ mod tests {
     }
 
     #[test]
-    fn electra_is_read_where_its_embeddings_are_as_wide_as_its_encoder() {
+    fn electra_embeddings_are_projected_where_narrower_than_the_encoder() {
         use crate::bert::config::BertConfig;
         let base = br#"{"model_type": "electra", "embedding_size": 768, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}"#;
         let config = BertConfig::from_json_bytes(base).unwrap();
         assert_eq!(config.model_type, Family::Electra);
-        assert!(!Family::Electra.has_pooler());
+        assert!(!Family::Electra.has_pooler() && !config.projects_embeddings());
         // Written back with its embedding width, which ElectraConfig would default to 128.
         let json: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
         assert_eq!(json["embedding_size"], 768);
         assert_eq!(json["architectures"][0], "ElectraModel");
-        // ELECTRA-small projects 128-wide embeddings to 256 (and the defaults say the same).
-        for small in [&br#"{"model_type": "electra", "embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4}"#[..], br#"{"model_type": "electra"}"#] {
-            let err = BertConfig::from_json_bytes(small).unwrap_err().to_string();
-            assert!(err.contains("128-wide embeddings up to its 256-wide encoder"), "{err}");
+        // ELECTRA-small projects 128-wide embeddings to 256; a file without the key takes
+        // ElectraConfig's 128.
+        for small in [&br#"{"model_type": "electra", "embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4}"#[..], br#"{"model_type": "electra", "hidden_size": 256, "num_attention_heads": 4}"#] {
+            let config = BertConfig::from_json_bytes(small).unwrap();
+            assert_eq!((config.embedding_width(), config.hidden_size, config.projects_embeddings()), (128, 256, true));
+            let json: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+            assert_eq!(json["embedding_size"], 128);
+        }
+        // A family without a projection refuses narrower embeddings by name.
+        let err = BertConfig::from_json_bytes(br#"{"model_type": "bert", "embedding_size": 128, "hidden_size": 256, "num_attention_heads": 4}"#).unwrap_err().to_string();
+        assert!(err.contains("embedding_size 128 differs from hidden_size 256"), "{err}");
+    }
+
+    #[test]
+    fn albert_shares_one_layer_and_projects_its_embeddings() {
+        use crate::bert::config::{BertConfig, HiddenAct};
+        // albert-base-v2's config.json (trimmed).
+        let json = br#"{"model_type": "albert", "architectures": ["AlbertForMaskedLM"], "embedding_size": 128, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "hidden_act": "gelu_new", "num_hidden_groups": 1, "inner_group_num": 1, "vocab_size": 30000, "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}"#;
+        let config = BertConfig::from_json_bytes(json).unwrap();
+        assert_eq!((config.model_type, config.hidden_act, config.embedding_width()), (Family::Albert, HiddenAct::GeluApproximate, 128));
+        assert_eq!((config.distinct_layers(), config.num_hidden_layers, config.projects_embeddings()), (1, 12, true));
+        // albert-base-v2 has 11,683,584 parameters (AlbertModel, with pooler).
+        assert_eq!(config.num_params(true), 11_683_584);
+        // Left-out keys take AlbertConfig's defaults, not BERT's.
+        let bare = BertConfig::from_json_bytes(br#"{"model_type": "albert"}"#).unwrap();
+        assert_eq!((bare.vocab_size, bare.hidden_size, bare.embedding_width(), bare.hidden_dropout_prob), (30000, 4096, 128, 0.0));
+        let back: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+        assert_eq!((back["num_hidden_groups"].as_u64(), back["embedding_size"].as_u64(), back["architectures"][0].as_str()), (Some(1), Some(128), Some("AlbertModel")));
+        for path in ["embeddings_project.weight", "encoder.layer.0.attention.self_attn.query.weight", "encoder.layer.0.attention.output.layer_norm.weight", "pooler.dense.bias"] {
+            let name = Family::Albert.to_checkpoint_name(path);
+            let mut back = name.clone();
+            for (from, to) in Family::Albert.load_renames() {
+                back = regex::Regex::new(from).unwrap().replace_all(&back, *to).into_owned();
+            }
+            assert_eq!(back, path, "{name}");
+        }
+        assert_eq!(Family::Albert.to_checkpoint_name("embeddings_project.weight"), "encoder.embedding_hidden_mapping_in.weight");
+        assert_eq!(Family::Albert.to_checkpoint_name("encoder.layer.0.output.layer_norm.gamma"), "encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.weight");
+        assert_eq!(Family::Albert.to_checkpoint_name("encoder.layer.0.attention.output.dense.bias"), "encoder.albert_layer_groups.0.albert_layers.0.attention.dense.bias");
+        assert_eq!(Family::Albert.to_checkpoint_name("pooler.dense.weight"), "pooler.weight");
+        // Several groups, or several layers in a group, are refused by name.
+        for (key, value) in [("num_hidden_groups", 2), ("inner_group_num", 2)] {
+            let json = format!(r#"{{"model_type": "albert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 4, "{key}": {value}}}"#);
+            let err = BertConfig::from_json_bytes(json.as_bytes()).unwrap_err().to_string();
+            assert!(err.contains(&format!("{key} = 2")), "{err}");
         }
     }
 }

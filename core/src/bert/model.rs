@@ -67,6 +67,9 @@ impl BertModelConfig {
         let c = &self.bert;
         BertModel {
             embeddings: BertEmbeddingsConfig::from_model(c).init(device),
+            embeddings_project: c
+                .projects_embeddings()
+                .then(|| init_linear(c.embedding_width(), c.hidden_size, c.initializer_range, device)),
             encoder: BertEncoderConfig::new(c.clone()).init(device),
             pooler: self.with_pooler.then(|| BertPooler::new(init_linear(c.hidden_size, c.hidden_size, c.initializer_range, device))),
             family: c.model_type,
@@ -128,6 +131,9 @@ pub struct BertModelOutput {
 pub struct BertModel {
     /// Token + segment + position embeddings.
     pub embeddings: BertEmbeddings,
+    /// `embedding_size → hidden_size`, where the embeddings are narrower than the encoder
+    /// (ELECTRA's `embeddings_project`, ALBERT's `encoder.embedding_hidden_mapping_in`).
+    pub embeddings_project: Option<Linear>,
     /// The encoder stack.
     pub encoder: BertEncoder,
     /// The NSP-trained pooler, if the checkpoint has one.
@@ -177,7 +183,7 @@ impl BertModel {
     /// - output: see [`BertModelOutput`]
     pub fn forward(&self, input: BertInput, options: ForwardOptions) -> BertModelOutput {
         let mask = additive_mask(input.attention_mask, options.mask);
-        let embedded = self.embeddings.forward(input.input_ids, input.token_type_ids);
+        let embedded = self.embed(input.input_ids, input.token_type_ids);
         let out = self.encoder.forward(embedded, mask, options.hidden_states, options.attentions);
         let pooler_output = self
             .pooler
@@ -191,14 +197,42 @@ impl BertModel {
         }
     }
 
+    /// The encoder's input: the embeddings, projected up to the encoder's width where they are
+    /// narrower (`hidden_states[0]` in `transformers`).
+    ///
+    /// # Shapes
+    /// - `input_ids`, `token_type_ids`: `[batch, seq]`
+    /// - output: `[batch, seq, hidden]`
+    pub fn embed(&self, input_ids: Tensor<2, Int>, token_type_ids: Tensor<2, Int>) -> Tensor<3> {
+        let embedded = self.embeddings.forward(input_ids, token_type_ids);
+        match &self.embeddings_project {
+            Some(project) => linear(project, embedded),
+            None => embedded,
+        }
+    }
+
     /// The family whose checkpoint names the model is saved under.
     pub fn family(&self) -> Family {
         self.family
     }
 
-    /// Number of encoder layers.
+    /// Number of encoder layers the input passes through (ALBERT's one shared layer counts at
+    /// every depth).
     pub fn num_layers(&self) -> usize {
-        self.encoder.layer.len()
+        self.encoder.depth()
+    }
+
+    /// Width of the hidden states (the word embeddings' width, or the projection's output).
+    pub fn hidden_size(&self) -> usize {
+        match &self.embeddings_project {
+            Some(project) => project.weight.dims()[1],
+            None => self.embeddings.word_embeddings.weight.dims()[1],
+        }
+    }
+
+    /// Width of the word embeddings: what a tied masked-language-model decoder reads.
+    pub fn embedding_size(&self) -> usize {
+        self.embeddings.word_embeddings.weight.dims()[1]
     }
 }
 
@@ -215,6 +249,21 @@ mod tests {
         assert_eq!(model.num_params() as u64, config.num_params(true));
         let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
         assert_eq!(model.num_params() as u64, config.num_params(false));
+    }
+
+    /// Narrower embeddings projected up (ELECTRA-small, ALBERT): the projection counts in the
+    /// parameters, the hidden states are the encoder's width.
+    #[test]
+    fn narrower_embeddings_are_projected_to_the_encoder_width() {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(50).with_model_type(Family::Electra).with_embedding_size(Some(32));
+        let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        assert_eq!((model.embedding_size(), model.hidden_size()), (32, 128));
+        assert_eq!(model.num_params() as u64, config.num_params(false));
+        let batch = Batch::from_rows(&[vec![2, 7, 3]], &[vec![0; 3]], 0);
+        let options = ForwardOptions { hidden_states: true, ..Default::default() };
+        let out = model.forward(BertInput::from_batch(&batch, &device), options);
+        assert_eq!((out.last_hidden_state.dims(), out.hidden_states[0].dims()), ([1, 3, 128], [1, 3, 128]));
     }
 
     #[test]

@@ -51,7 +51,8 @@ impl BertForPreTraining {
             bert.pooler = Some(BertPooler::new(init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device)));
         }
         let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
-            .with_hidden_act(config.hidden_act)
+            .with_embedding_size(Some(config.embedding_width()))
+            .with_hidden_act(if config.model_type.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
             .with_layer_norm_eps(config.layer_norm_eps)
             .with_initializer_range(config.initializer_range)
             .init(device);
@@ -98,8 +99,8 @@ pub struct MaskFill {
 /// `model.safetensors` with the encoder under the family's prefix and the heads under their
 /// checkpoint names (the decoder is tied to the word embeddings, so it is not stored), and the
 /// tokenizer files given. `transformers` loads it with `AutoModelForMaskedLM`; the studio loads
-/// the encoder from it as from any checkpoint. Only BERT has a next-sentence head in
-/// `transformers`: another family's pair head is not exported.
+/// the encoder from it as from any checkpoint. Only BERT (next sentence) and ALBERT (sentence
+/// order) have a pair head in `transformers`: another family's pair head is not exported.
 pub fn export(
     model: &BertForPreTraining,
     config: &BertConfig,
@@ -108,8 +109,9 @@ pub fn export(
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
     let mut value: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).map_err(|e| Error::Config(e.to_string()))?;
-    let pair = family.facts().next_sentence && model.cls.seq_relationship.is_some();
-    let architecture = if pair { "BertForPreTraining" } else { family.mlm_architecture() };
+    let pair_head = family.facts().pair_head.filter(|_| model.cls.seq_relationship.is_some());
+    let pair = pair_head.is_some();
+    let architecture = pair_head.map_or(family.mlm_architecture(), |p| p.architecture);
     value["architectures"] = serde_json::json!([architecture]);
     value["tie_word_embeddings"] = true.into();
     let heads = PretrainingHeads { predictions: model.cls.predictions.clone(), seq_relationship: model.cls.seq_relationship.clone().filter(|_| pair) };
@@ -164,6 +166,7 @@ pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<Pretra
     let config = &loaded.config;
     let pair = loaded.report.heads.contains(&Head::NextSentence);
     let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
+        .with_embedding_size(Some(config.embedding_width()))
         // RoBERTa's and ELECTRA's heads apply exact GELU whatever the encoder's activation.
         .with_hidden_act(if family.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
         .with_layer_norm_eps(config.layer_norm_eps)
@@ -233,6 +236,9 @@ pub struct MlmHeadConfig {
     pub hidden_size: usize,
     /// Number of WordPiece tokens (the decoder's output width).
     pub vocab_size: usize,
+    /// Width of the word embeddings the decoder is tied to, where narrower than the hidden
+    /// states (ELECTRA-small's generator, ALBERT): the transform projects down to it.
+    pub embedding_size: Option<usize>,
     /// The transform's activation (the encoder's `hidden_act`).
     #[config(default = "HiddenAct::Gelu")]
     pub hidden_act: HiddenAct,
@@ -247,10 +253,11 @@ pub struct MlmHeadConfig {
 impl MlmHeadConfig {
     /// Creates the head with freshly initialised weights (bias zero, as BERT starts).
     pub fn init(&self, device: &Device) -> MlmHead {
+        let width = self.embedding_size.unwrap_or(self.hidden_size);
         MlmHead {
             transform: MlmTransform {
-                dense: init_linear(self.hidden_size, self.hidden_size, self.initializer_range, device),
-                layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
+                dense: init_linear(self.hidden_size, width, self.initializer_range, device),
+                layer_norm: LayerNorm::new(width, self.layer_norm_eps, device),
                 act: self.hidden_act,
             },
             bias: Param::from_tensor(Tensor::zeros([self.vocab_size], device)),
@@ -261,7 +268,7 @@ impl MlmHeadConfig {
 /// `dense → activation → LayerNorm` (`cls.predictions.transform` in the checkpoint).
 #[derive(Module, Debug)]
 pub struct MlmTransform {
-    /// `hidden → hidden`.
+    /// `hidden → embedding` (the same width but in ELECTRA-small's generator and ALBERT).
     pub dense: Linear,
     /// Normalises the transformed vector.
     pub layer_norm: LayerNorm,
@@ -286,7 +293,7 @@ impl MlmHead {
     ///
     /// # Shapes
     /// - `hidden`: `[picked, hidden]` (gathered from `[batch, seq, hidden]`)
-    /// - `word_embeddings`: `[vocab, hidden]` (the encoder's embedding table)
+    /// - `word_embeddings`: `[vocab, embedding]` (the encoder's embedding table)
     /// - output: logits `[picked, vocab]`
     pub fn forward(&self, hidden: Tensor<2>, word_embeddings: Tensor<2>) -> Tensor<2> {
         let x = linear(&self.transform.dense, hidden);
@@ -383,6 +390,47 @@ mod tests {
         let after = bert.model.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default()).last_hidden_state;
         let diff = (before - after).abs().max().into_scalar::<f32>();
         assert!(diff < 1e-6, "{diff}");
+    }
+
+    /// ALBERT (one shared layer, a sentence-order head) and ELECTRA-small (projected embeddings)
+    /// pretrained from scratch: the MLM head is embedding-wide, and the export under the
+    /// family's own names and class loads back with the same logits.
+    #[test]
+    fn narrow_embeddings_and_shared_layers_export_under_their_own_names() {
+        use crate::bert::family::Family;
+        let device = Device::flex();
+        let tok = tokenizer(&["a", "b", "c", "d"]);
+        let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
+        let vocab_txt = vocab.join("\n").into_bytes();
+        for (family, pair, architecture, names) in [
+            (Family::Albert, true, "AlbertForPreTraining", ["albert.encoder.embedding_hidden_mapping_in.weight", "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn_output.weight", "predictions.dense.weight", "sop_classifier.classifier.weight"]),
+            (Family::Electra, false, "ElectraForMaskedLM", ["electra.embeddings_project.weight", "electra.encoder.layer.1.output.dense.weight", "generator_predictions.dense.weight", "generator_lm_head.bias"]),
+        ] {
+            let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).with_model_type(family).with_embedding_size(Some(32)).without_dropout();
+            let model = BertForPreTraining::from_scratch(&config, pair, &device);
+            assert_eq!(model.cls.predictions.transform.dense.weight.dims(), [128, 32], "{family:?}");
+            let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+            let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
+            let json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+            assert_eq!((json["architectures"][0].as_str(), json["embedding_size"].as_u64()), (Some(architecture), Some(32)));
+            let weights = get("model.safetensors").unwrap();
+            let saved: Vec<String> = safetensors::SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect();
+            for name in names {
+                assert!(saved.iter().any(|n| n == name), "{name} missing from {saved:?}");
+            }
+            let checkpoint = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+            let (loaded, loaded_tok, _) = load(checkpoint, &device).unwrap();
+            assert_eq!(loaded.cls.seq_relationship.is_some(), pair);
+            assert_eq!(loaded.bert.num_params(), model.bert.num_params());
+            let batch = Batch::from_encoded(&[loaded_tok.encode("a [MASK] c d").unwrap()], loaded_tok.pad_id);
+            let picked = || Tensor::<1, Int>::from_data(TensorData::new(vec![2i64, 3], [2]), &device);
+            let (before, before_pair) = model.forward(BertInput::from_batch(&batch, &device), picked());
+            let (after, after_pair) = loaded.forward(BertInput::from_batch(&batch, &device), picked());
+            assert!((before - after).abs().max().into_scalar::<f32>() < 1e-6, "{family:?}: MLM logits");
+            if pair {
+                assert!((before_pair.unwrap() - after_pair.unwrap()).abs().max().into_scalar::<f32>() < 1e-6, "{family:?}: pair logits");
+            }
+        }
     }
 
     #[test]

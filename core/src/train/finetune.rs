@@ -204,7 +204,7 @@ impl FineTuner {
             return Err(Error::Training("nothing to train: set at least one epoch".into()));
         }
         device.seed(config.seed);
-        let hidden = bert.embeddings.word_embeddings.weight.dims()[1];
+        let hidden = bert.hidden_size();
         let width = config.features.width(hidden, layers);
         let head = task.head(width, labels.len(), config.dropout, device);
         let per_epoch = steps_per_epoch(train.len(), config.batch_size);
@@ -863,6 +863,23 @@ mod tests {
         };
         let after = tuner.best_model().bert.encoder.layer[0].attention.self_attn.query.weight.val().into_data();
         assert_eq!(before, after);
+    }
+
+    /// Full fine-tuning of an ALBERT (one layer shared by every depth, embeddings narrower than
+    /// the encoder): the head reads the encoder's width, and the one shared layer learns.
+    #[test]
+    fn full_fine_tuning_trains_a_shared_layer_and_a_projected_embedding() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let config = tiny_config(64).with_model_type(crate::bert::family::Family::Albert).with_embedding_size(Some(32));
+        let bert = BertModelConfig::new(config).init(&device);
+        assert_eq!((bert.encoder.layer.len(), bert.num_layers(), bert.hidden_size()), (1, 2, 128));
+        let before = bert.encoder.layer[0].attention.self_attn.query.weight.val().inner().into_data();
+        let cfg = FineTuneConfig::new().with_mode(TrainMode::Full).with_epochs(1).with_batch_size(16);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 5), toy(8, 6), cfg, &device).unwrap();
+        while !matches!(pollster::block_on(tuner.advance()).unwrap(), Event::Finished) {}
+        let after = tuner.best_model().bert.encoder.layer[0].attention.self_attn.query.weight.val().into_data();
+        assert_ne!(before, after);
     }
 
     #[test]

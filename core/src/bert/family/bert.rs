@@ -23,7 +23,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_renames: &[(r"^cls\.", ""), (r"\.LayerNorm\.", ".layer_norm.")],
     mlm_save_renames: &[(r"^", "cls."), (r"\.layer_norm\.", ".LayerNorm.")],
     mlm_head_gelu: false,
-    next_sentence: true,
+    pair_head: Some(PairHead { prefix: "cls.seq_relationship.", architecture: "BertForPreTraining" }),
+    embedding_projection: EmbeddingProjection::None,
+    shared_layers: false,
     read_config: bert_keys,
     write_config: absolute_positions,
 };

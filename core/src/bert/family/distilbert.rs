@@ -54,7 +54,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
         (r"^predictions\.bias$", "vocab_projector.bias"),
     ],
     mlm_head_gelu: false,
-    next_sentence: false,
+    pair_head: None,
+    embedding_projection: EmbeddingProjection::None,
+    shared_layers: false,
     read_config,
     write_config,
 };

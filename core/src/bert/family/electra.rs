@@ -1,7 +1,7 @@
 //! ELECTRA (Clark et al. 2020): BERT's encoder trained as a discriminator of replaced tokens; no
-//! pooler. Read where its embeddings are as wide as its encoder (`embedding_size` =
-//! `hidden_size`: the base and large discriminators); ELECTRA-small projects 128-wide embeddings
-//! up to 256 (`embeddings_project`), which this encoder does not have, and is refused by name.
+//! pooler. The base and large models' embeddings are as wide as the encoder; ELECTRA-small's
+//! (and every generator's) are narrower and projected up by `embeddings_project` (128 → 256),
+//! which the model holds as its embedding projection.
 
 use super::*;
 
@@ -34,20 +34,19 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
         (r"^predictions\.bias$", "generator_lm_head.bias"),
     ],
     mlm_head_gelu: true,
-    next_sentence: false,
+    pair_head: None,
+    embedding_projection: EmbeddingProjection::WhereNarrower,
+    shared_layers: false,
     read_config,
     write_config,
 };
 
-/// BERT's keys already; refused where the embeddings are projected up to the encoder's width.
-fn read_config(config: Json) -> Result<Json, String> {
-    let width = |key: &str| config.get(key).and_then(serde_json::Value::as_u64);
-    // transformers' ElectraConfig defaults: embedding_size 128, hidden_size 256.
-    let (embedding, hidden) = (width("embedding_size").unwrap_or(128), width("hidden_size").unwrap_or(256));
-    if embedding != hidden {
-        return Err(format!(
-            "this ELECTRA projects {embedding}-wide embeddings up to its {hidden}-wide encoder (embeddings_project, as ELECTRA-small does); bertbench reads ELECTRA models whose embeddings are as wide as the encoder (the base and large discriminators)"
-        ));
+/// BERT's keys, with the embedding width transformers' `ElectraConfig` defaults to (128)
+/// written out where the file leaves it: narrower than `hidden_size`, it is projected up by
+/// `embeddings_project` (ELECTRA-small: 128 → 256).
+fn read_config(mut config: Json) -> Result<Json, String> {
+    if config.get("embedding_size").is_none_or(serde_json::Value::is_null) {
+        config.insert("embedding_size".into(), 128.into());
     }
     Ok(config)
 }
@@ -55,7 +54,9 @@ fn read_config(config: Json) -> Result<Json, String> {
 /// With its embedding width written out: `ElectraConfig` would default it to 128.
 fn write_config(config: Json) -> Json {
     let mut config = absolute_positions(config);
-    let width = config.get("hidden_size").cloned().unwrap_or_default();
-    config.insert("embedding_size".into(), width);
+    if !config.contains_key("embedding_size") {
+        let width = config.get("hidden_size").cloned().unwrap_or_default();
+        config.insert("embedding_size".into(), width);
+    }
     config
 }

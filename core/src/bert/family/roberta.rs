@@ -31,7 +31,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
         (r"^predictions\.bias$", "lm_head.bias"),
     ],
     mlm_head_gelu: true,
-    next_sentence: false,
+    pair_head: None,
+    embedding_projection: EmbeddingProjection::None,
+    shared_layers: false,
     read_config: bert_keys,
     write_config: absolute_positions,
 };

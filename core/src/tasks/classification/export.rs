@@ -13,7 +13,7 @@ use safetensors::{Dtype, SafeTensors};
 use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
 use crate::bert::checkpoint::{CheckpointFiles, LoadedModel, save_weights};
 use crate::bert::config::BertConfig;
-use crate::bert::family::{Family, SequenceHead};
+use crate::bert::family::SequenceHead;
 use crate::bert::model::BertPooler;
 use crate::bert::pooling::Pooling;
 use crate::data::ScoreScale;
@@ -83,7 +83,7 @@ pub fn export(
     let family = config.model_type;
     let level = meta.spec.level;
     if level == Level::Embedding {
-        let tokenizer_config = tokenizer_config(family, tokenizer, meta.max_len);
+        let tokenizer_config = tokenizer_config(config, tokenizer, meta.max_len);
         return crate::tasks::similarity::export_bi_encoder(config, model, meta, tokenizer_config, tokenizer_json, vocab_txt);
     }
     if level == Level::Choice {
@@ -131,7 +131,7 @@ pub fn export(
     if !hf_native {
         files.push((MODELING_FILE.into(), modeling_code(config).into_bytes()));
     }
-    files.push(("tokenizer_config.json".into(), tokenizer_config(family, tokenizer, meta.max_len)));
+    files.push(("tokenizer_config.json".into(), tokenizer_config(config, tokenizer, meta.max_len)));
     if let Some(bytes) = tokenizer_json {
         files.push(("tokenizer.json".into(), bytes.to_vec()));
     }
@@ -257,11 +257,15 @@ fn modeling_code(config: &BertConfig) -> String {
 }
 
 /// `tokenizer_config.json`: the tokenizer class `transformers` builds, the longest input the
-/// classifier was trained with, casing, and the special tokens by role.
-pub(crate) fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
+/// classifier was trained with, casing, the special tokens by role, and where the model has
+/// segments, that the segment ids are model inputs: `transformers` 5's `AlbertTokenizer` leaves
+/// them out unless told, and would run a pair's second text as segment 0, not as the model (and
+/// this page) reads it.
+pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
+    let family = config.model_type;
     let piece = |id: u32| tokenizer.id_to_piece(id).unwrap_or_default();
     let class = family.base_architecture().replace("Model", "Tokenizer");
-    serde_json::to_vec_pretty(&serde_json::json!({
+    let mut value = serde_json::json!({
         "tokenizer_class": class,
         "model_max_length": max_len,
         "do_lower_case": !tokenizer.is_cased(),
@@ -270,8 +274,11 @@ pub(crate) fn tokenizer_config(family: Family, tokenizer: &BertTokenizer, max_le
         "pad_token": piece(tokenizer.pad_id),
         "mask_token": tokenizer.mask_token(),
         "unk_token": piece(tokenizer.unk_id),
-    }))
-    .expect("tokenizer config serialises")
+    });
+    if family.facts().segments && config.type_vocab_size > 1 {
+        value["model_input_names"] = serde_json::json!(["input_ids", "token_type_ids", "attention_mask"]);
+    }
+    serde_json::to_vec_pretty(&value).expect("tokenizer config serialises")
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
