@@ -63,7 +63,7 @@ fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabil
     let out = std::env::temp_dir().join(format!("bertbench-choice-{}", std::process::id()));
     let mut command = std::process::Command::new(&python);
     command.arg(common::repo().join("scripts/check_multiple_choice_with_transformers.py")).env("TQDM_DISABLE", "1");
-    let names = ["bert-classifier", "roberta", "xlm-roberta"];
+    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier"];
     for name in names {
         let dir = models_dir().join(name);
         assert!(dir.is_dir(), "{} is missing: run `python3 scripts/make_test_models.py {}`", dir.display(), models_dir().display());

@@ -87,7 +87,7 @@ pub fn export(
         return crate::tasks::similarity::export_bi_encoder(config, model, meta, tokenizer_config, tokenizer_json, vocab_txt);
     }
     if level == Level::Choice {
-        return crate::tasks::choice::export(config, model, meta, tokenizer_config(family, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
+        return crate::tasks::choice::export(config, model, meta, tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
     }
     let tokens = !level.pooled();
     let hf_native = hf_native(meta.spec);
