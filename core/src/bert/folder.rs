@@ -63,15 +63,75 @@ pub fn from_folder(files: Vec<(String, Vec<u8>)>) -> Result<CheckpointFiles> {
     // A `vocab.txt` model's casing and options live in `tokenizer_config.json`: the tokenizer
     // they describe is written out as `tokenizer.json`, so every later step (the worker, saved
     // items, exports) carries them without knowing about them.
+    let tokenizer_config = here.remove("tokenizer_config.json");
     let tokenizer_json = match (tokenizer_json, &vocab_txt) {
         (Some(json), _) => Some(json),
-        (None, Some(vocab)) => {
-            let config = here.remove("tokenizer_config.json");
-            Some(BertTokenizer::from_vocab_files(vocab, config.as_deref(), usize::MAX)?.to_tokenizer_json()?)
-        }
+        (None, Some(vocab)) => Some(BertTokenizer::from_vocab_files(vocab, tokenizer_config.as_deref(), usize::MAX)?.to_tokenizer_json()?),
         (None, None) => None,
     };
+    let tokenizer_json = match (tokenizer_json, tokenizer_config) {
+        (Some(json), Some(config)) if passes_no_segments(&config) => Some(one_segment(&json)?),
+        (json, _) => json,
+    };
     Ok(CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt })
+}
+
+/// Tokenizer classes whose `model_input_names` leave segment ids out by default in
+/// `transformers` (of the families read here, the ones with a segment table of two rows).
+const NO_SEGMENT_CLASSES: [&str; 2] = ["AlbertTokenizer", "AlbertTokenizerFast"];
+
+/// Whether `transformers` gives the model no `token_type_ids` for this `tokenizer_config.json`:
+/// its `model_input_names` leaves them out, or names none and its tokenizer class leaves them
+/// out by default. The model then reads every token, a pair's second text too, as segment 0.
+fn passes_no_segments(tokenizer_config: &[u8]) -> bool {
+    let Ok(config) = serde_json::from_slice::<serde_json::Value>(tokenizer_config) else { return false };
+    match config.get("model_input_names").and_then(|v| v.as_array()) {
+        Some(names) => !names.iter().any(|n| n == "token_type_ids"),
+        None => config.get("tokenizer_class").and_then(|c| c.as_str()).is_some_and(|c| NO_SEGMENT_CLASSES.contains(&c)),
+    }
+}
+
+/// `tokenizer.json` with every segment id its post-processor writes set to 0, so a pair reads as
+/// `transformers` passes it when it gives no `token_type_ids`; every later step (the worker,
+/// saved items, exports) then carries that without knowing about it.
+fn one_segment(tokenizer_json: &[u8]) -> Result<Vec<u8>> {
+    fn zero(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map.iter_mut() {
+                    if key == "type_id" {
+                        *value = serde_json::Value::from(0);
+                    } else {
+                        zero(value);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(zero),
+            _ => {}
+        }
+    }
+    let bad = |e: serde_json::Error| Error::Tokenizer(format!("tokenizer.json: {e}"));
+    let mut json: serde_json::Value = serde_json::from_slice(tokenizer_json).map_err(bad)?;
+    if let Some(p) = json.get_mut("post_processor") {
+        // BertProcessing always writes the second text as segment 1: the same template, spelt
+        // out, with segment ids of its own.
+        if p.get("type").and_then(|t| t.as_str()) == Some("BertProcessing") {
+            let (cls, sep) = (p["cls"].clone(), p["sep"].clone());
+            let special = |t: &serde_json::Value| serde_json::json!({"SpecialToken": {"id": t[0], "type_id": 0}});
+            let seq = |id: &str| serde_json::json!({"Sequence": {"id": id, "type_id": 0}});
+            *p = serde_json::json!({
+                "type": "TemplateProcessing",
+                "single": [special(&cls), seq("A"), special(&sep)],
+                "pair": [special(&cls), seq("A"), special(&sep), seq("B"), special(&sep)],
+                "special_tokens": {
+                    cls[0].as_str().unwrap_or("[CLS]"): {"id": cls[0], "ids": [cls[1]], "tokens": [cls[0]]},
+                    sep[0].as_str().unwrap_or("[SEP]"): {"id": sep[0], "ids": [sep[1]], "tokens": [sep[0]]},
+                },
+            });
+        }
+        zero(p);
+    }
+    serde_json::to_vec(&json).map_err(bad)
 }
 
 /// The files of a zipped model folder, as [`from_folder`] takes them (paths inside the zip;
@@ -230,6 +290,27 @@ mod tests {
         let pieces: Vec<String> = tokenizer.encode("[MASK]").unwrap().tokens.iter().map(|t| t.piece.clone()).collect();
         assert_eq!(pieces, ["[CLS]", "[MASK]", "[SEP]"]);
         assert!(got.vocab_txt.is_some());
+    }
+
+    #[test]
+    fn a_tokenizer_that_passes_no_segment_ids_reads_pairs_as_segment_0_as_transformers_does() {
+        let vocab = b"[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n";
+        let pair_types = |tokenizer_config: &[u8]| {
+            let files = vec![
+                file("m/config.json", b"{\"model_type\": \"bert\"}"),
+                file("m/model.safetensors", &weights()),
+                file("m/vocab.txt", vocab),
+                file("m/tokenizer_config.json", tokenizer_config),
+            ];
+            let got = from_folder(files).unwrap();
+            let tokenizer = BertTokenizer::from_tokenizer_json(got.tokenizer_json.as_deref().unwrap(), 16).unwrap();
+            tokenizer.encode_pair("hello", "world").unwrap().tokens.iter().map(|t| t.type_id).collect::<Vec<_>>()
+        };
+        assert_eq!(pair_types(b"{}"), [0, 0, 0, 1, 1]);
+        assert_eq!(pair_types(b"{\"model_input_names\": [\"input_ids\", \"token_type_ids\", \"attention_mask\"]}"), [0, 0, 0, 1, 1]);
+        assert_eq!(pair_types(b"{\"model_input_names\": [\"input_ids\", \"attention_mask\"]}"), [0; 5]);
+        assert_eq!(pair_types(b"{\"tokenizer_class\": \"AlbertTokenizer\"}"), [0; 5]);
+        assert_eq!(pair_types(b"{\"tokenizer_class\": \"AlbertTokenizer\", \"model_input_names\": [\"token_type_ids\"]}"), [0, 0, 0, 1, 1]);
     }
 
     #[test]
