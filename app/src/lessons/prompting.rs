@@ -40,7 +40,7 @@ pub fn prompt_or_head(prompt: f32, head: f32, count: usize) -> (Vec<usize>, Stri
         format!("The prompt was {:.1} points better with no training at all: what the MLM head learned in pretraining already separates these texts.", -points)
     };
     let one = 100.0 / count.max(1) as f32;
-    let close = if points.abs() > 1e-3 && points.abs() <= 2.0 * one { format!(" That is {} text(s) of {count}: too few to call either better.", (points.abs() / one).round()) } else { String::new() };
+    let close = if points.abs() > 1e-3 && points.abs() <= 2.0 * one + 1e-3 { format!(" That is {} text(s) of {count}: too few to call either better.", (points.abs() / one).round()) } else { String::new() };
     (right, format!("{verdict}{close}"))
 }
 
