@@ -18,7 +18,7 @@ use leptos::prelude::*;
 use crate::app::AppState;
 use crate::engine::{Engine, ModelSource};
 use crate::runs::Backend;
-use crate::protocol::Inspect;
+use crate::protocol::Inspecting;
 use crate::worker_client::WorkerClient;
 use crate::fetch::{after_paint, yield_to_browser};
 
@@ -139,7 +139,7 @@ pub async fn each_states<T>(
             return Err("cancelled".into());
         }
         let offloaded = match worker {
-            Some(w) => w.states(chunk).await.ok(),
+            Some(w) => w.states(&engine.model_id, chunk).await.ok(),
             None => None,
         };
         // The worker failed (it says so in the page's notices): the page computes from here on.
@@ -172,14 +172,14 @@ pub const LONG_INPUT: usize = 64;
 
 /// `what`'s arrays from the worker, and where they were computed, when `tokens` tokens are
 /// worth sending there and it answers; `None` means the page computes.
-async fn in_worker(engine: &Engine, tokens: usize, what: impl FnOnce() -> Inspect) -> Option<(Vec<Vec<f32>>, String)> {
+async fn in_worker(engine: &Engine, tokens: usize, what: impl FnOnce() -> Inspecting) -> Option<(Vec<Vec<f32>>, String)> {
     // Checked first: `offload` hands the worker the model, which a short input does not need.
     if tokens < LONG_INPUT {
         return None;
     }
     let worker = offload(engine)?;
     // A failure is shown in the page's notices by the client; the page computes instead.
-    let arrays = worker.inspect(what()).await.ok()?;
+    let arrays = worker.inspect(&engine.model_id, what()).await.ok()?;
     Some((arrays, where_computed(engine, Some(worker))))
 }
 
@@ -187,7 +187,7 @@ async fn in_worker(engine: &Engine, tokens: usize, what: impl FnOnce() -> Inspec
 pub async fn attention_map(engine: &Engine, encoded: &Encoded, mask: AttentionMask) -> Result<(AttentionMap, String), String> {
     let heads = engine.bert.config.num_attention_heads;
     let causal = mask == AttentionMask::Causal;
-    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspect::Attention { encoded: encoded.clone(), causal }).await {
+    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspecting::Attention { encoded: encoded.clone(), causal }).await {
         if let Some(Ok(map)) = arrays.into_iter().next().map(|w| AttentionMap::new(encoded, heads, w)) {
             return Ok((map, on));
         }
@@ -199,7 +199,7 @@ pub async fn attention_map(engine: &Engine, encoded: &Encoded, mask: AttentionMa
 /// The input representation of `encoded`, part by part, and where it was computed.
 pub async fn input_parts(engine: &Engine, encoded: &Encoded) -> Result<(InputParts, String), String> {
     let width = engine.bert.config.hidden_size;
-    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspect::InputParts { encoded: encoded.clone() }).await {
+    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspecting::InputParts { encoded: encoded.clone() }).await {
         if let Some(Ok(parts)) = <[Vec<f32>; 5]>::try_from(arrays).ok().map(|a| InputParts::new(encoded, width, a)) {
             return Ok((parts, on));
         }
@@ -212,7 +212,7 @@ pub async fn input_parts(engine: &Engine, encoded: &Encoded) -> Result<(InputPar
 pub async fn embed(engine: &Engine, texts: &[String], options: EmbedOptions) -> Result<(Vec<Vec<f32>>, String), String> {
     let encoded = encode_all(engine, texts)?;
     let tokens = encoded.iter().map(|e| e.tokens.len()).sum();
-    let what = || Inspect::Embed { texts: texts.to_vec(), pooling: options.pooling, normalize: options.normalize };
+    let what = || Inspecting::Embed { texts: texts.to_vec(), pooling: options.pooling, normalize: options.normalize };
     if let Some((vectors, on)) = in_worker(engine, tokens, what).await {
         let width = engine.bert.config.hidden_size;
         if vectors.len() == texts.len() && vectors.iter().all(|v| v.len() == width && v.iter().all(|x| x.is_finite())) {

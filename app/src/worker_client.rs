@@ -34,7 +34,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::engine::{Engine, ModelSource};
-use crate::protocol::{self as ask, Ask, FromWorker, Inspect, Request, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
+use crate::protocol::{self as ask, Ask, FromWorker, Inspect, Inspecting, Request, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
 use crate::runs::Backend;
 
 /// An answer (as JSON) with its byte attachments, or why there is none.
@@ -358,8 +358,9 @@ impl WorkerClient {
 
     /// Every layer's vectors of `encoded` from the worker's base model, which must be the model
     /// they were encoded for ([`send_base`](Self::send_base) first).
-    pub async fn states(self, encoded: &[Encoded]) -> Result<Vec<TextStates>, String> {
-        let (ask::StatesShape { hidden, layers }, bytes) = self.request(ask::States { encoded: encoded.to_vec() }, &[]).await?;
+    pub async fn states(self, model_id: &str, encoded: &[Encoded]) -> Result<Vec<TextStates>, String> {
+        let request = ask::States { model_id: model_id.to_string(), encoded: encoded.to_vec() };
+        let (ask::StatesShape { hidden, layers }, bytes) = self.request(request, &[]).await?;
         if bytes.len() != encoded.len() {
             return Err("the worker's vectors came back for another number of texts".into());
         }
@@ -379,8 +380,8 @@ impl WorkerClient {
 
     /// The arrays of one of the explorer's computations, from the worker's base model (which
     /// must be the page's: [`send_base`](Self::send_base) first).
-    pub async fn inspect(self, what: Inspect) -> Result<Vec<Vec<f32>>, String> {
-        let ((), bytes) = self.request(what, &[]).await?;
+    pub async fn inspect(self, model_id: &str, what: Inspecting) -> Result<Vec<Vec<f32>>, String> {
+        let ((), bytes) = self.request(Inspect { model_id: model_id.to_string(), what }, &[]).await?;
         bytes.iter().map(|b| bytes_f32(b).ok_or_else(|| "the worker's numbers came back cut".to_string())).collect()
     }
 

@@ -199,8 +199,13 @@ pub struct OpenLab;
 
 /// Every layer's vectors of these texts from the base model (which is the page's model: the page
 /// sends it first), computed on the worker's threads.
+///
+/// `model_id` names the model the texts were encoded for: the worker refuses when its base is
+/// another by then (a run started meanwhile sent its own), rather than look up tokens of one
+/// vocabulary in another's table.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct States {
+    pub model_id: String,
     pub encoded: Vec<Encoded>,
 }
 
@@ -212,10 +217,18 @@ pub struct StatesShape {
     pub layers: usize,
 }
 
-/// The explorer's computations on one input (or a few texts) that the worker can do for the
-/// page (`compute.rs` rebuilds their results from the attached arrays, little-endian f32).
+/// One of the explorer's computations on one input (or a few texts), which the worker does for
+/// the page on its base model, refused when that is no longer `model_id` (as [`States`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Inspect {
+pub struct Inspect {
+    pub model_id: String,
+    pub what: Inspecting,
+}
+
+/// The computations [`Inspect`] asks for (`compute.rs` rebuilds their results from the attached
+/// arrays, little-endian f32).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Inspecting {
     /// Every layer's and head's attention (`[layer][head][query][key]`), bidirectional or causal.
     Attention { encoded: Encoded, causal: bool },
     /// The token, segment and position embeddings, their sum and the normalised sum:

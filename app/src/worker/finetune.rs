@@ -332,6 +332,18 @@ impl Job {
                 encode_examples(&tokenizer, &self.request.valid, labels).map_err(|e| e.to_string())?,
             ),
         };
+        // A token the model has no row for would stop the worker with a panic deep in the
+        // embedding look-up: refuse the run by name instead (the tokenizer and the weights are
+        // then not the same model's).
+        let rows = config.vocab_size;
+        let encodings = |t: &LabeledText| std::iter::once(&t.encoded).chain(&t.second).chain(&t.choices).flat_map(|e| e.tokens.iter().map(|k| k.id)).collect::<Vec<_>>();
+        if let Some(id) = train.iter().chain(&valid).flat_map(encodings).find(|&id| id as usize >= rows) {
+            return Err(format!(
+                "the worker's model {} has {rows} token rows but its tokenizer ({} pieces) gave token {id}: the tokenizer and the weights are not the same model's",
+                self.base_id.borrow(),
+                tokenizer.vocab_size()
+            ));
+        }
         let mut kept: Option<FineTuner> = None;
         // The best finished restart, as checkpoint files (written once, saved with every
         // checkpoint), in Blobs: out of wasm memory.

@@ -199,7 +199,7 @@ impl Handle for ask::TimeWork {
 
 impl Handle for ask::States {
     async fn handle(self, _: Vec<Vec<u8>>) -> Result<(ask::StatesShape, Vec<Vec<u8>>), String> {
-        inspect::states(self.encoded).await
+        inspect::states(&self.model_id, self.encoded).await
     }
 }
 
