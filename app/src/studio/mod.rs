@@ -519,6 +519,7 @@ impl Studio {
             tagged: None,
             questions: None,
             pairs: None,
+            choices: None,
             base_kept: match engine.source {
                 ModelSource::Server => true,
                 ModelSource::Disk => self.saved.items.with_untracked(|items| items.iter().any(|i| i.id == format!("model:{}", engine.model_id))),
