@@ -634,6 +634,8 @@ impl Studio {
                 let tagger = meta.spec.level == Level::Token;
                 self.notice.set(Some(Ok(if meta.spec.level == Level::Score {
                     format!("{model} scores pairs of texts read together (one output, transformers' regression): compare two texts here, or search a list.")
+                } else if meta.spec.level == Level::Choice {
+                    format!("{model} picks the right ending of a premise (a multiple-choice head): give it a question and its endings here, or train on your questions for a new head on its encoder.")
                 } else if meta.spec.level == Level::Span {
                     format!("{model} answers questions (a start/end head): give it a passage and a question here. Export it, or train on your questions for a new head on its encoder.")
                 } else if tagger {

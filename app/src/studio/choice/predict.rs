@@ -19,20 +19,26 @@ pub fn ChoicePredict() -> impl IntoView {
     let endings = RwSignal::new("She pours it down the sink and buys a fresh carton.\nShe adds it to her coffee with a smile.\nShe gives it to the baby for breakfast.\nShe puts it back in the fridge for next week.".to_string());
     let result = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>), String>>);
     let busy = RwSignal::new(false);
+    // Answers so far: a new answer is told from an old one with the same numbers.
+    let answers = RwSignal::new(0u32);
+    let show = move |r| {
+        answers.update(|n| *n += 1);
+        result.set(Some(r));
+    };
     let score = move |_| {
         let (q, list) = (question.get_untracked(), endings_of(&endings.get_untracked()));
         // Said on the page, with what was typed left as it is.
         if q.trim().is_empty() {
-            return result.set(Some(Err("Type a question (the premise) first.".into())));
+            return show(Err("Type a question (the premise) first.".into()));
         }
         if list.len() < 2 {
-            return result.set(Some(Err(format!("{} ending typed: give at least two, one a line.", list.len()))));
+            return show(Err(format!("{} ending typed: give at least two, one a line.", list.len())));
         }
         busy.set(true);
         spawn_in_view(async move {
             let r = studio.client.choose(q, list.clone()).await;
             busy.set(false);
-            result.set(Some(r.map(|p| (list, p))));
+            show(r.map(|p| (list, p)));
         });
     };
     view! {
@@ -45,6 +51,7 @@ pub fn ChoicePredict() -> impl IntoView {
         <div class="row">
             <button data-testid="choice-button" on:click=score prop:disabled=move || busy.get()>"Score the endings"</button>
         </div>
+        <div data-testid="choice-result" data-answer=move || answers.get()>
         {move || result.get().map(|r| match r {
             Ok((list, probs)) => {
                 let best = bertbench_core::tasks::metrics::argmax(&probs);
@@ -63,6 +70,7 @@ pub fn ChoicePredict() -> impl IntoView {
             }
             Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
         })}
+        </div>
     }
 }
 
