@@ -208,7 +208,7 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
                                 <ol class="small">
                                     {q.choices.iter().enumerate().map(|(i, c)| {
                                         let right = i == q.label;
-                                        view! { <li class:ok=right>{clip(c, 160)}{right.then_some(" ✓ right")}</li> }
+                                        view! { <li style:font-weight=right.then_some("600")>{clip(c, 160)}{right.then_some(" ✓ right")}</li> }
                                     }).collect_view()}
                                 </ol>
                             </div>

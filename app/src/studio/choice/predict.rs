@@ -58,8 +58,9 @@ pub fn ChoicePredict() -> impl IntoView {
                 view! {
                     <div class="bars" data-testid="choice-prediction">
                         {list.into_iter().zip(probs).enumerate().map(|(i, (ending, p))| view! {
-                            <div class="bar-row" class:best=i == best>
-                                <span class="bar-label">{format!("{}. {ending}{}", i + 1, if i == best { " ✓" } else { "" })}</span>
+                            // Endings are sentences: a wider label column than a class name's.
+                            <div class="bar-row" style="grid-template-columns: minmax(14rem, 2fr) 1fr 5rem">
+                                <span class="bar-label" style:font-weight=(i == best).then_some("600")>{format!("{}. {ending}{}", i + 1, if i == best { " ✓" } else { "" })}</span>
                                 <span class="bar"><span style:width=format!("{:.1}%", p * 100.0)></span></span>
                                 <span class="bar-value" data-testid="choice-prob" data-value=p.to_string()>{format!("{p:.4}")}</span>
                             </div>
