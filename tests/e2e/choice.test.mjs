@@ -4,7 +4,7 @@
 // wrong listed, a typed question's endings get probabilities that sum to 1, the export is the
 // folder AutoModelForMultipleChoice loads (BertForMultipleChoice, classifier.weight [1, hidden])
 // and imported back it scores the same; a malformed file is refused by its line with the data
-// kept.
+// kept, and a validation file whose questions have another number of endings when the run starts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -138,7 +138,7 @@ test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
 });
 
-test('a malformed multiple-choice file is refused by its line, and the questions loaded before stay', { timeout: 3 * MINUTE }, async () => {
+test('a malformed multiple-choice file is refused by its line, and the questions loaded before stay; a validation file of another number of endings is refused at the start', { timeout: 3 * MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('task-choice').check();
   await page.getByTestId('use-choice-example').click();
@@ -157,4 +157,15 @@ test('a malformed multiple-choice file is refused by its line, and the questions
   await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('line 3, column ending0: empty'), null, { timeout: MINUTE });
   await screenshot(page, 'choice-bad-file');
   assert.equal(await page.getByTestId('choice-questions').textContent(), '60');
+  // A validation file is read by the same reader; one with another number of endings than the
+  // training file's is refused when the run starts, saying both.
+  const valid = [good, { ...good, label: 1 }].map((o) => JSON.stringify(o)).join('\n');
+  await page.getByTestId('choice-valid-file').setInputFiles({ name: 'two.jsonl', mimeType: 'application/json', buffer: Buffer.from(valid) });
+  await page.getByTestId('choice-valid-name').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('choice-valid-name').textContent(), /^validating on two\.jsonl \(2 questions\)/);
+  await page.getByTestId('train-start').click();
+  await page.getByTestId('train-start-error').waitFor({ timeout: MINUTE });
+  assert.match(await page.getByTestId('train-start-error').textContent(), /two\.jsonl has 2 endings per question and choices\.jsonl \(built-in example\) has 4/);
+  await page.getByTestId('choice-valid-name').getByRole('button').click();
+  assert.equal(await page.getByTestId('choice-valid-name').count(), 0);
 });

@@ -183,8 +183,8 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
                         <div><b>{format!("{:.0}%", 100.0 / endings.max(1) as f32)}</b>"chance (a guess among the endings)"</div>
                     </div>
                     <p class="small muted">{format!("{} · every question's premise is read with each of its endings, and the model scores each pair", u.name)}</p>
-                    <table class="plain small" data-testid="choice-balance">
-                        <caption class="small muted">"How often each ending is the right one"</caption>
+                    <p class="small muted" id="choice-balance-title">"How often each ending is the right one:"</p>
+                    <table class="plain small" data-testid="choice-balance" aria-labelledby="choice-balance-title">
                         <tr><th>"right ending"</th>{(0..endings).map(|i| view! { <th>{format!("{}", i + 1)}</th> }).collect_view()}</tr>
                         <tr><td>"questions"</td>{balance.iter().map(|&n| view! { <td data-testid="choice-balance-count">{n}</td> }).collect_view()}</tr>
                     </table>
