@@ -113,6 +113,14 @@ test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes
   assert.ok(Math.abs(probs.reduce((a, b) => a + b, 0) - 1) < 1e-3, `probabilities sum to 1: ${probs}`);
   for (const p of probs) assert.ok(Number.isFinite(p) && p >= 0 && p <= 1, `${probs}`);
   await screenshot(page, 'choice-predict');
+  // The mode's card, results and predict box, all drawn, pass axe-core's audit (as every tab does
+  // in accessibility.test.mjs).
+  await page.evaluate(await readFile(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8'));
+  const violations = await page.evaluate(async () => (await globalThis.axe.run(
+    { include: [['[data-testid=studio-choice-data]'], ['[data-testid=studio-train]'], ['[data-testid=studio-results]']] },
+    { resultTypes: ['violations'] },
+  )).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(' | ')}`));
+  assert.deepEqual(violations, []);
 
   // The export: the folder AutoModelForMultipleChoice loads.
   const zipPath = await exportZip(page, 'choice-minilm.zip');
