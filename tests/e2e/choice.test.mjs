@@ -3,13 +3,13 @@
 // (all-MiniLM-L6-v2) is scored by accuracy over the held-out questions with the questions it got
 // wrong listed, a typed question's endings get probabilities that sum to 1, the export is the
 // folder AutoModelForMultipleChoice loads (BertForMultipleChoice, classifier.weight [1, hidden])
-// and imported back it scores the same; a malformed file is refused by its line with the data
+// with the page's probabilities in transformers, and imported back it scores the same; a malformed file is refused by its line with the data
 // kept, and a validation file whose questions have another number of endings when the run starts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
-import { MINUTE, recipe, train, exportZip, importZip } from './studio_helpers.mjs';
+import { MINUTE, recipe, train, exportZip, importZip, checkWithTransformers } from './studio_helpers.mjs';
 
 let server, chrome;
 
@@ -67,7 +67,7 @@ async function score(page, question, endings) {
   return result.getByTestId('choice-prob').evaluateAll((els) => els.map((e) => Number(e.dataset.value)));
 }
 
-test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes agree, endings get probabilities, the export is BertForMultipleChoice and re-imported scores the same', { timeout: 15 * MINUTE }, async () => {
+test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes agree, endings get probabilities, the export is BertForMultipleChoice, transformers and re-import score the same', { timeout: 15 * MINUTE }, async (t) => {
   const { page } = chrome;
   await page.goto(server.origin + '/#studio');
   await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('MiniLM'), null, { timeout: 5 * MINUTE });
@@ -131,6 +131,8 @@ test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes
   assert.deepEqual(header['classifier.weight']?.shape, [1, config.hidden_size], JSON.stringify(header['classifier.weight']));
   assert.deepEqual(header['classifier.bias']?.shape, [1]);
   assert.ok(Object.keys(header).some((k) => k.endsWith('pooler.dense.weight')), 'the pooler the class reads');
+  // In PyTorch, AutoModelForMultipleChoice gives the page's probabilities (skipped without torch).
+  await checkWithTransformers(t, zipPath, [{ premise: QUESTION, endings: ENDINGS, probs }]);
 
   // Imported back, it is a multiple-choice model again and scores the same.
   assert.match(await importZip(page, zipPath), /^Imported a multiple-choice model/);
