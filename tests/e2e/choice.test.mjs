@@ -141,6 +141,17 @@ test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes
   assert.equal(await page.getByTestId('task-choice').isChecked(), true);
   const again = await score(page, QUESTION, ENDINGS);
   again.forEach((p, i) => assert.ok(Math.abs(p - probs[i]) < 1e-5, `ending ${i}: ${p} vs ${probs[i]}`));
+  // The run as saved in this browser opens with its results and scores the same: a head-only
+  // run is its head alone, put back on the page's model (a full run reopens as the zip imported
+  // above).
+  if (!full) {
+    await page.getByTestId('open-saved').first().click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=studio-notice]')?.textContent.startsWith('Opened the saved run')
+      && document.querySelector('[data-testid=classifier-info]')?.textContent.includes('saved run'), null, { timeout: 2 * MINUTE });
+    assert.equal(await page.getByTestId('choice-accuracy').textContent(), accuracy);
+    const reopened = await score(page, QUESTION, ENDINGS);
+    reopened.forEach((p, i) => assert.ok(Math.abs(p - probs[i]) < 1e-5, `saved run, ending ${i}: ${p} vs ${probs[i]}`));
+  }
   // One ending is refused on the page, and what was typed stays.
   await page.getByTestId('choice-endings-input').fill('Only this one.');
   await page.getByTestId('choice-button').click();

@@ -1,7 +1,7 @@
-//! Where a tagging, question-answering, similarity or multiple-choice run is scored: a held-out share of the
-//! training file, or a separate validation file (an official dev or test split) read by the
-//! task's own reader and scored with the task's metric. One control for these modes; the
-//! classification mode's column-mapped file has its own in `data.rs`.
+//! Where a tagging, question-answering, similarity or multiple-choice run is scored: a held-out
+//! share of the training file, or a separate validation file (an official dev or test split)
+//! read by the task's own reader and scored with the task's metric. One control for these modes;
+//! the classification mode's column-mapped file has its own in `data.rs`.
 
 use std::sync::Arc;
 
