@@ -64,7 +64,7 @@ impl Task {
     pub fn recipe_note(self) -> &'static str {
         match self {
             Task::Answer => "the question-answering default: full fine-tuning, batch 16, lr 1.5e-4, 10 epochs (on the built-in example, MiniLM: F1 100 % in about 4 minutes on 2 CPU threads)",
-            Task::Choice => "the multiple-choice default (transformers' run_swag.py): full fine-tuning, batch 16, lr 5e-5, 3 epochs (on the built-in example, MiniLM: 5 of 12 held-out questions right, 41.7 % against 25 % by chance, in about 20 seconds on 2 CPU threads)",
+            Task::Choice => "the multiple-choice default (transformers' run_swag.py): full fine-tuning, batch 16, lr 5e-5, 3 epochs (on the built-in example, MiniLM: 5 of 12 held-out questions right, 41.7 % against 25 % by chance, in about half a minute on 2 CPU threads)",
             Task::Tag => "the tagging default: head only, 20 epochs (on the built-in example, MiniLM: entity F1 0.95 in seconds)",
             Task::Classify | Task::Similar => "the default: head only on the frozen encoder's features, 20 epochs (seconds)",
         }
