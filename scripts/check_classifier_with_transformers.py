@@ -15,10 +15,13 @@ output, compared as transformers computes it (no softmax). For a question-answer
 and "end_logits" hold one logit per token instead of "probs"; or, as the page shows a passage
 that fits one window, "passage_probs" holds each passage token's [start, end] probabilities
 (softmax over the window) and "answer" the best span's text (start + end logit, end not before
-start, at most 30 tokens), searched here by brute force.
+start, at most 30 tokens), searched here by brute force. For a multiple-choice model
+(`*ForMultipleChoice`), a row is `{"premise": ..., "endings": [...], "probs": [...]}`: each
+ending's probability, the premise read with each ending and softmaxed over them.
 
 The folder is loaded with `AutoTokenizer` and `AutoModelForSequenceClassification` (or
-`AutoModelForTokenClassification`, when config.json names a `*ForTokenClassification`): as it is
+`AutoModelForTokenClassification`, `AutoModelForMultipleChoice`, when config.json names that
+kind of class): as it is
 when it is the family's own class (`[CLS]` + pooler features; a token classifier's last layer), with
 `trust_remote_code=True` when its `config.json` has an `auto_map` (its own modelling code, for
 every other feature and family). Loading must report no missing or unexpected weights. A folder
@@ -35,6 +38,7 @@ import zipfile
 
 import torch
 from transformers import (
+    AutoModelForMultipleChoice,
     AutoModelForQuestionAnswering,
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
@@ -64,11 +68,17 @@ def check(path, probs_path):
     remote = "auto_map" in config
     tokens = config["architectures"][0].endswith("ForTokenClassification")
     spans = config["architectures"][0].endswith("ForQuestionAnswering")
-    task = "ForQuestionAnswering" if spans else "ForTokenClassification" if tokens else "ForSequenceClassification"
+    choice = config["architectures"][0].endswith("ForMultipleChoice")
+    task = "ForQuestionAnswering" if spans else "ForTokenClassification" if tokens else "ForMultipleChoice" if choice else "ForSequenceClassification"
     native = config["architectures"][0] in [f + task for f in FAMILIES]
     if not (remote or native):
         raise SystemExit(f"{d}: neither a transformers *{task} nor an auto_map: transformers would load a random head")
-    auto = AutoModelForQuestionAnswering if spans else AutoModelForTokenClassification if tokens else AutoModelForSequenceClassification
+    auto = (
+        AutoModelForQuestionAnswering if spans
+        else AutoModelForTokenClassification if tokens
+        else AutoModelForMultipleChoice if choice
+        else AutoModelForSequenceClassification
+    )
     if remote:
         refuse_without_remote_code(auto, d)
     model, info = auto.from_pretrained(d, trust_remote_code=remote, output_loading_info=True)
@@ -79,6 +89,9 @@ def check(path, probs_path):
     print(f"loaded {type(model).__name__} ({'trust_remote_code' if remote else 'as it is'}), spec {spec}")
     worst = 0.0
     for row in rows:
+        if choice:
+            worst = max(worst, check_choice(model, tok, row, max_len))
+            continue
         enc = tok(row["text"], row.get("pair"), truncation=True, max_length=max_len, return_tensors="pt")
         if "input_ids" in row and enc["input_ids"][0].tolist() != row["input_ids"]:
             raise SystemExit(f"AutoTokenizer gives {enc['input_ids'][0].tolist()} for {row['text']!r}; bertbench gave {row['input_ids']}")
@@ -162,6 +175,23 @@ def check_answer(tok, row, enc, out):
     if answer != row["answer"]:
         raise SystemExit(f"transformers' best span is {answer!r}; bertbench answered {row['answer']!r}")
     print(f"{err:.2e}  passage probabilities; best span {answer!r} in both, for {row['text'][:40]!r}")
+    return err
+
+
+def check_choice(model, tok, row, max_len):
+    """A question's ending probabilities as the page showed them: the premise read with each
+    ending (one padded batch of `[1, endings, tokens]`), softmaxed over the endings; returns the
+    largest error."""
+    n = len(row["endings"])
+    enc = tok([row["premise"]] * n, row["endings"], truncation=True, max_length=max_len, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**{k: v.unsqueeze(0) for k, v in enc.items()})
+    ref = torch.softmax(out.logits[0], -1)
+    ours = torch.tensor(row["probs"])
+    if ref.shape != ours.shape:
+        raise SystemExit(f"transformers gives {ref.shape[0]} ending probabilities, bertbench {ours.shape[0]}")
+    err = (ref - ours).abs().max().item()
+    print(f"{err:.2e}  {ref.tolist()}  {row['premise'][:60]!r}")
     return err
 
 

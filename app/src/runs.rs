@@ -8,6 +8,7 @@
 //! the page gave it when the run started.
 
 use bertbench_core::data::{Example, QaItem, ScoredPair, TaggedSentence};
+use bertbench_core::tasks::choice::ChoiceItem;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::metrics::Metrics;
 use bertbench_core::tasks::pretraining::MaskFill;
@@ -74,6 +75,10 @@ pub struct TrainRequest {
     /// `score`, and the configuration's features say cross- or bi-encoder).
     #[serde(default)]
     pub pairs: Option<PairRequest>,
+    /// A multiple-choice run's questions (then `train` and `valid` are empty, `labels` is
+    /// `score`, and the features are `[CLS]` + pooler of the last layer, at `Level::Choice`).
+    #[serde(default)]
+    pub choices: Option<ChoiceRequest>,
     /// The base model can be opened again in this browser (one of the page's own, or the
     /// user's own kept here): a head-only run is then saved as its head alone.
     #[serde(default)]
@@ -98,6 +103,30 @@ pub struct PairRequest {
     pub train: Vec<ScoredPair>,
     /// Validation pairs.
     pub valid: Vec<ScoredPair>,
+}
+
+/// The questions of a multiple-choice run (every one with the same number of endings).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChoiceRequest {
+    /// Training questions.
+    pub train: Vec<ChoiceItem>,
+    /// Validation questions.
+    pub valid: Vec<ChoiceItem>,
+}
+
+/// A validation question whose best-scored ending is not the right one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChoiceMistake {
+    /// Line in the uploaded file.
+    pub line: usize,
+    /// The premise.
+    pub premise: String,
+    /// The ending the model chose, and its probability.
+    pub chosen: String,
+    pub chosen_prob: f32,
+    /// The right ending, and the probability the model gave it.
+    pub right: String,
+    pub right_prob: f32,
 }
 
 /// A search of a list of texts with a query, and what it cost.
@@ -246,6 +275,9 @@ pub struct RunSummary {
     /// Every validation pair with its prediction, furthest off first.
     #[serde(default)]
     pub pair_mistakes: Vec<PairMistake>,
+    /// A multiple-choice model's validation questions answered wrong, most confident first.
+    #[serde(default)]
+    pub choice_mistakes: Vec<ChoiceMistake>,
 }
 
 /// One ended fine-tuning run, as the comparison table shows it.
@@ -559,6 +591,7 @@ mod tests {
             tagged: None,
             questions: None,
             pairs: None,
+            choices: None,
         }
     }
 
@@ -635,6 +668,7 @@ mod tests {
             answer_mistakes: Vec::new(),
             similarity: None,
             pair_mistakes: Vec::new(),
+            choice_mistakes: Vec::new(),
         }
     }
 

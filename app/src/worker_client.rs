@@ -325,7 +325,7 @@ impl WorkerClient {
         };
         let slot = self.routes.with_value(|r| match &ask {
             Ask::TimeWork(_) => probe_slot.unwrap_or(CPU),
-            Ask::Predict(_) | Ask::Tag(_) | Ask::TagLayers(_) | Ask::Similar(_) | Ask::Search(_) | Ask::AnswerQuestion(_) | Ask::Export(_) | Ask::Encoder(_) => {
+            Ask::Predict(_) | Ask::Tag(_) | Ask::TagLayers(_) | Ask::Similar(_) | Ask::Search(_) | Ask::AnswerQuestion(_) | Ask::Choose(_) | Ask::Export(_) | Ask::Encoder(_) => {
                 r.classifier_at
             }
             Ask::FillMask(_) | Ask::LabFiles(_) => r.lab_at,
@@ -482,6 +482,11 @@ impl WorkerClient {
     /// The current question-answering model's answer to `question` over `context`.
     pub async fn answer(self, question: String, context: String, allow_null: bool) -> Result<bertbench_core::tasks::qa::Answered, String> {
         Ok(self.request(ask::AnswerQuestion { question, context, allow_null }, &[]).await?.0)
+    }
+
+    /// Each ending's probability as the end of `premise`, by the current multiple-choice model.
+    pub async fn choose(self, premise: String, endings: Vec<String>) -> Result<Vec<f32>, String> {
+        Ok(self.request(ask::Choose { premise, endings }, &[]).await?.0)
     }
 
     /// The current similarity model's score of each pair (0..1).

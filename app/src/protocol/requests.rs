@@ -58,6 +58,8 @@ requests! {
     Search => SearchResult;
     /// The current question-answering model's answer.
     AnswerQuestion => Answered;
+    /// Each ending's probability for a question, by the current multiple-choice model.
+    Choose => Vec<f32>;
     /// The current classifier as a zip (one attachment); the answer is the zip's file name.
     Export => String;
     /// A classifier from files (attachments) made the current one.
@@ -140,6 +142,14 @@ pub struct AnswerQuestion {
     pub question: String,
     pub context: String,
     pub allow_null: bool,
+}
+
+/// The probability of each of `endings` (two or more) as the end of `premise`, by the current
+/// multiple-choice model (one per ending, in order, summing to 1).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Choose {
+    pub premise: String,
+    pub endings: Vec<String>,
 }
 
 /// The current classifier as a zip of a Hugging Face folder named `name`.

@@ -1,10 +1,11 @@
-//! Where a tagging, question-answering or similarity run is scored: a held-out share of the
-//! training file, or a separate validation file (an official dev or test split) read by the
-//! task's own reader and scored with the task's metric. One control for the three modes; the
-//! classification mode's column-mapped file has its own in `data.rs`.
+//! Where a tagging, question-answering, similarity or multiple-choice run is scored: a held-out
+//! share of the training file, or a separate validation file (an official dev or test split)
+//! read by the task's own reader and scored with the task's metric. One control for these modes;
+//! the classification mode's column-mapped file has its own in `data.rs`.
 
 use std::sync::Arc;
 
+use bertbench_core::tasks::choice::{ChoiceItem, parse_choices};
 use bertbench_core::data::{PairData, QaData, TaggedData, guess_pair_columns, parse_qa, parse_table, parse_tagged, to_pairs};
 use leptos::prelude::*;
 
@@ -26,6 +27,7 @@ pub enum HeldOutData {
     Tagged(Arc<TaggedData>),
     Questions(Arc<QaData>),
     Pairs(Arc<PairData>),
+    Choices(Arc<Vec<ChoiceItem>>),
 }
 
 impl HeldOut {
@@ -35,6 +37,7 @@ impl HeldOut {
             HeldOutData::Tagged(d) => format!("{} sentences", d.sentences.len()),
             HeldOutData::Questions(d) => format!("{} questions", d.items.len()),
             HeldOutData::Pairs(d) => format!("{} pairs", d.pairs.len()),
+            HeldOutData::Choices(d) => format!("{} questions", d.len()),
         }
     }
 
@@ -44,6 +47,7 @@ impl HeldOut {
             HeldOutData::Tagged(_) => Task::Tag,
             HeldOutData::Questions(_) => Task::Answer,
             HeldOutData::Pairs(_) => Task::Similar,
+            HeldOutData::Choices(_) => Task::Choice,
         }
     }
 }
@@ -59,6 +63,7 @@ pub fn read_held_out(task: Task, name: &str, bytes: &[u8], train: Option<&PairDa
             let train = train.ok_or("load the training file first")?;
             HeldOutData::Pairs(Arc::new(pairs.on_scale_of(train).map_err(|e| e.to_string())?))
         }
+        Task::Choice => HeldOutData::Choices(Arc::new(parse_choices(bytes, Some(name)).map_err(|e| e.to_string())?)),
         Task::Classify => return Err("the classification mode takes its validation file in its own card".into()),
     };
     Ok(data)
@@ -91,9 +96,9 @@ impl Studio {
     }
 }
 
-/// The validation choice of `task`'s card (tagging, question answering or similarity): a
-/// held-out share (`unit` says of what) or a separate file; `prefix` names its test ids
-/// (`{prefix}-valid-…`).
+/// The validation choice of `task`'s card (tagging, question answering, similarity or multiple
+/// choice): a held-out share (`unit` says of what) or a separate file; `prefix` names its test
+/// ids (`{prefix}-valid-…`).
 #[component]
 pub fn HeldOutChoice(task: Task, prefix: &'static str, unit: &'static str, accept: &'static str) -> impl IntoView {
     let studio = expect_context::<Studio>();

@@ -31,6 +31,7 @@ mod data;
 mod data_card;
 mod held_out;
 mod answering;
+mod choice;
 mod inside;
 mod results;
 mod resume;
@@ -40,6 +41,7 @@ mod tagging;
 mod train;
 
 pub use answering::StudioQaDataPanel;
+pub use choice::StudioChoiceDataPanel;
 pub use data::StudioDataPanel;
 pub use inside::StudioInsidePanel;
 pub(crate) use inside::{Change, layer_change};
@@ -181,6 +183,8 @@ pub struct Studio {
     pub window_len: RwSignal<usize>,
     /// Whether the question-answering model may answer "no answer" (SQuAD 2.0).
     pub allow_null: RwSignal<bool>,
+    /// The questions with endings (multiple-choice mode).
+    pub choices: RwSignal<Option<choice::ChoiceUpload>>,
     /// The scored pairs (similarity mode).
     pub pairs: RwSignal<Option<similarity::PairUpload>>,
     /// Which kind of similarity model trains: a cross-encoder (`Score`) or a bi-encoder (`Embedding`).
@@ -241,6 +245,7 @@ impl Studio {
             questions: RwSignal::new(None),
             window_len: RwSignal::new(192),
             allow_null: RwSignal::new(false),
+            choices: RwSignal::new(None),
             pairs: RwSignal::new(None),
             pair_level: RwSignal::new(Level::Embedding),
             costs: RwSignal::new(Vec::new()),
@@ -440,6 +445,7 @@ impl Studio {
             Task::Tag => return self.start_tagging(state),
             Task::Answer => return self.start_answering(state),
             Task::Similar => return self.start_similarity(state),
+            Task::Choice => return self.start_choice(state),
             Task::Classify => {}
         }
         let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
@@ -519,6 +525,7 @@ impl Studio {
             tagged: None,
             questions: None,
             pairs: None,
+            choices: None,
             base_kept: match engine.source {
                 ModelSource::Server => true,
                 ModelSource::Disk => self.saved.items.with_untracked(|items| items.iter().any(|i| i.id == format!("model:{}", engine.model_id))),
@@ -560,6 +567,8 @@ impl Studio {
             self.training_pairs()
         } else if self.task.get_untracked() == Task::Answer {
             self.training_windows()
+        } else if self.task.get_untracked() == Task::Choice {
+            self.training_questions()
         } else if self.task.get_untracked() == Task::Tag {
             let Some(t) = self.tagged.get_untracked() else { return 0 };
             held_out(t.data.sentences.len())
@@ -625,6 +634,8 @@ impl Studio {
                 let tagger = meta.spec.level == Level::Token;
                 self.notice.set(Some(Ok(if meta.spec.level == Level::Score {
                     format!("{model} scores pairs of texts read together (one output, transformers' regression): compare two texts here, or search a list.")
+                } else if meta.spec.level == Level::Choice {
+                    format!("{model} picks the right ending of a premise (a multiple-choice head): give it a question and its endings here, or train on your questions for a new head on its encoder.")
                 } else if meta.spec.level == Level::Span {
                     format!("{model} answers questions (a start/end head): give it a passage and a question here. Export it, or train on your questions for a new head on its encoder.")
                 } else if tagger {

@@ -130,14 +130,15 @@ pub fn StudioResultsPanel() -> impl IntoView {
     let is_tagger = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Token));
     let is_qa = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Span));
     let is_similarity = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level.similarity()));
+    let is_choice = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Choice));
     let metrics = move || {
         studio.summary.get().map(|s| {
             match s.meta.spec.level {
                 Level::Token => return super::tagging::tag_results(s).into_any(),
                 Level::Span => return super::answering::qa_results(s).into_any(),
                 Level::Score | Level::Embedding => return super::similarity::similarity_results(s, studio).into_any(),
-                // A multiple-choice model's accuracy is over questions (no studio mode trains one yet).
-                Level::Sentence | Level::Choice => {}
+                Level::Choice => return super::choice::choice_results(s).into_any(),
+                Level::Sentence => {}
             }
             let m = s.metrics.clone();
             let labels = s.meta.labels.clone();
@@ -222,7 +223,10 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <Show when=is_similarity>
                 <super::similarity::SimilarityPredict />
             </Show>
-            <div class:hidden=move || is_tagger() || is_qa() || is_similarity()>
+            <Show when=is_choice>
+                <super::choice::ChoicePredict />
+            </Show>
+            <div class:hidden=move || is_tagger() || is_qa() || is_similarity() || is_choice()>
             <div class="grid2">
                 <input type="text" data-testid="predict-text" aria-label="Text to classify" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev)) />
                 <input type="text" data-testid="predict-pair" aria-label="Second text of a pair" placeholder="second text (only for a pair classifier)" prop:value=move || pair.get() on:input=move |ev| pair.set(event_target_value(&ev)) />
@@ -251,7 +255,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
                 "rather than compute something else). A tagger loads with "
                 "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification), a question-answering "
                 "model with AutoModelForQuestionAnswering (*ForQuestionAnswering), a similarity cross-encoder with AutoModelForSequenceClassification "
-                "(one output, regression), a bi-encoder with sentence-transformers' SentenceTransformer(folder)."</p>
+                "(one output, regression), a bi-encoder with sentence-transformers' SentenceTransformer(folder), a multiple-choice model with "
+                "AutoModelForMultipleChoice (*ForMultipleChoice: classifier.weight of shape [1, hidden])."</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
                     on:click=move |_| studio.export(export_name(studio.classifier.get_untracked().map(|(m, _)| m.spec.level)).into())>"Export (zip)"</button>

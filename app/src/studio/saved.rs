@@ -292,6 +292,7 @@ impl Studio {
         let what = match task {
             super::Task::Tag => format!("tagging · {}", recipe(&meta.request.config)),
             super::Task::Answer => format!("question answering · {}", recipe(&meta.request.config)),
+            super::Task::Choice => format!("multiple choice · {}", recipe(&meta.request.config)),
             super::Task::Similar => format!("{} · {}", super::similarity::kind(meta.request.config.features.level), recipe(&meta.request.config)),
             super::Task::Classify => recipe(&meta.request.config),
         };

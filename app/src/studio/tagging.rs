@@ -42,6 +42,8 @@ pub enum Task {
     Answer,
     /// A similarity score per pair of texts.
     Similar,
+    /// The right ending of a premise among several (multiple choice, SWAG).
+    Choice,
 }
 
 impl Task {
@@ -54,6 +56,7 @@ impl Task {
             Task::Tag => Level::Token,
             Task::Answer => Level::Span,
             Task::Similar => Level::Score,
+            Task::Choice => Level::Choice,
         })
     }
 
@@ -61,6 +64,7 @@ impl Task {
     pub fn recipe_note(self) -> &'static str {
         match self {
             Task::Answer => "the question-answering default: full fine-tuning, batch 16, lr 1.5e-4, 10 epochs (on the built-in example, MiniLM: F1 100 % in about 4 minutes on 2 CPU threads)",
+            Task::Choice => "the multiple-choice default (transformers' run_swag.py): full fine-tuning, batch 16, lr 5e-5, 3 epochs (on the built-in example, MiniLM: 5 of 12 held-out questions right, 41.7 % against 25 % by chance, in about half a minute on 2 CPU threads)",
             Task::Tag => "the tagging default: head only, 20 epochs (on the built-in example, MiniLM: entity F1 0.95 in seconds)",
             Task::Classify | Task::Similar => "the default: head only on the frozen encoder's features, 20 epochs (seconds)",
         }
@@ -98,8 +102,7 @@ impl Task {
             Level::Token => Task::Tag,
             Level::Span => Task::Answer,
             Level::Score | Level::Embedding => Task::Similar,
-            // No studio mode trains multiple choice yet: it opens as a classifier.
-            Level::Choice => Task::Classify,
+            Level::Choice => Task::Choice,
         }
     }
 }
@@ -184,7 +187,8 @@ impl Studio {
     }
 }
 
-/// The task the studio trains: classification, tagging, question answering or similarity.
+/// The task the studio trains: classification, tagging, question answering, similarity or
+/// multiple choice.
 #[component]
 pub fn StudioTaskSwitch() -> impl IntoView {
     let studio = expect_context::<Studio>();
@@ -206,6 +210,7 @@ pub fn StudioTaskSwitch() -> impl IntoView {
                 {choice(Task::Tag, " a tag per word (named entities, BIO)", "task-tag")}
                 {choice(Task::Answer, " answers found in a passage (question answering, SQuAD)", "task-answer")}
                 {choice(Task::Similar, " how alike two texts are (sentence similarity, STS)", "task-similar")}
+                {choice(Task::Choice, " the right ending among several (multiple choice, SWAG)", "task-choice")}
             </div>
         </section>
     }

@@ -64,6 +64,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
         Task::Tag => studio.tagged.with(Option::is_some),
         Task::Answer => studio.questions.with(Option::is_some),
         Task::Similar => studio.pairs.with(|u| u.as_ref().is_some_and(|u| u.data.is_some())),
+        Task::Choice => studio.choices.with(Option::is_some),
     };
     let mode = move || studio.config.with(|c| c.mode);
     let set_mode = move |ev| {
@@ -220,7 +221,9 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
                     </select>
                 </label>
-                <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features: each token's vector from the"</span>
+                <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar | Task::Choice)>"Features: each token's vector from the"</span>
+                // Multiple choice reads what BertForMultipleChoice reads, so it exports as that class.
+                <span class="small" data-testid="choice-features" class:hidden=move || studio.task.get() != Task::Choice>"Features: each ending read with its premise, [CLS] + pooler of the last layer (as BertForMultipleChoice)"</span>
                 <label class="small" class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
@@ -229,7 +232,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                             selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>"[CLS] + pooler (exports as BertForSequenceClassification)"</option>
                     </select>
                 </label>
-                <label class="small" class:hidden=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding>
+                <label class="small" class:hidden=move || studio.task.get() == Task::Choice || (studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding)>
                     <span class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"of "</span>
                     <select data-testid="feature-layers" on:change=set_layers
                         prop:disabled=move || running() || (studio.task.get() == Task::Classify && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>

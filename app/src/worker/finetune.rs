@@ -312,6 +312,13 @@ impl Job {
         let spans = self.request.config.spans.with_max_len(max_len);
         let level = self.request.config.features.level;
         let (train, valid) = match (&self.request.tagged, &self.request.questions) {
+            _ if self.request.choices.is_some() => {
+                let c = self.request.choices.as_ref().expect("checked");
+                (
+                    encode_choices(&tokenizer, &c.train).map_err(|e| e.to_string())?,
+                    encode_choices(&tokenizer, &c.valid).map_err(|e| format!("the validation questions: {e}"))?,
+                )
+            }
             _ if self.request.pairs.is_some() => {
                 let p = self.request.pairs.as_ref().expect("checked");
                 (
@@ -362,6 +369,9 @@ impl Job {
             } else {
                 base_weights.borrow().clone().ok_or("the base model's weights were already used")?
             };
+            // Multiple choice scores each ending from the pooler (`*ForMultipleChoice`): an
+            // encoder saved without one gets a fresh one, as transformers builds the class.
+            let start = if level == Level::Choice { choice::with_pooler(start, &config, &ad).map_err(|e| e.to_string())? } else { start };
             FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
                 .map_err(|e| e.to_string())
         };
@@ -420,6 +430,10 @@ impl Job {
             Some(p) => pair_mistakes(&p.valid, probs),
             None => Vec::new(),
         };
+        let choice_mistakes = match &self.request.choices {
+            Some(c) => choice_mistakes(&c.valid, probs),
+            None => Vec::new(),
+        };
         let mut mistakes: Vec<Mistake> = self
             .request
             .valid
@@ -458,6 +472,7 @@ impl Job {
             answer_mistakes,
             similarity: tuner.best_similarity().cloned(),
             pair_mistakes,
+            choice_mistakes,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
@@ -531,6 +546,29 @@ fn answer_mistakes(questions: &[QaItem], predicted: &[String]) -> Vec<AnswerMist
         })
         .collect();
     out.sort_by(|a, b| a.f1.total_cmp(&b.f1));
+    out.truncate(500);
+    out
+}
+
+/// The validation questions whose best-scored ending is not the right one, the model's surest
+/// first (at most 500): `probs` holds each question's ending probabilities in order.
+fn choice_mistakes(questions: &[ChoiceItem], probs: &[Vec<f32>]) -> Vec<ChoiceMistake> {
+    let mut out: Vec<ChoiceMistake> = questions
+        .iter()
+        .zip(probs)
+        .filter_map(|(q, p)| {
+            let chosen = argmax(p);
+            (chosen != q.label).then(|| ChoiceMistake {
+                line: q.line,
+                premise: q.premise.clone(),
+                chosen: q.choices.get(chosen).cloned().unwrap_or_default(),
+                chosen_prob: p[chosen],
+                right: q.choices[q.label].clone(),
+                right_prob: p.get(q.label).copied().unwrap_or_default(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.chosen_prob.total_cmp(&a.chosen_prob));
     out.truncate(500);
     out
 }

@@ -14,6 +14,7 @@ use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 use bertbench_core::tasks::classification::{self, HEAD_FILE, Level, LoadedClassifier};
 use bertbench_core::tasks::tagging::{self, TaggedWord};
 use bertbench_core::tasks::similarity;
+use bertbench_core::tasks::choice::{self, ChoiceItem};
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
@@ -25,7 +26,7 @@ use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
 use bertbench_core::data::{QaItem, ScoredPair, TaggedSentence};
 use bertbench_core::tasks::qa::{self, AnswerMetrics, SpanConfig};
-use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_examples, encode_pairs, encode_questions, encode_tagged};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_choices, encode_examples, encode_pairs, encode_questions, encode_tagged};
 use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -35,7 +36,7 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    AnswerMistake, Backend, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, PairMistake, RunSummary, SavedLab, SavedRun, TagMistake,
+    AnswerMistake, Backend, ChoiceMistake, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, PairMistake, RunSummary, SavedLab, SavedRun, TagMistake,
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};

@@ -24,6 +24,7 @@ pub(super) async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(serde_json:
         Ask::Similar(r) => json(r, bytes).await,
         Ask::Search(r) => json(r, bytes).await,
         Ask::AnswerQuestion(r) => json(r, bytes).await,
+        Ask::Choose(r) => json(r, bytes).await,
         Ask::Export(r) => json(r, bytes).await,
         Ask::Import(r) => json(r, bytes).await,
         Ask::AttachHead(r) => json(r, bytes).await,
@@ -61,7 +62,7 @@ impl Handle for ask::Predict {
             Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
             Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
             Level::Score | Level::Embedding => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
-            Level::Choice => return Err("the current model picks the right ending of a premise; the studio cannot ask it yet".into()),
+            Level::Choice => return Err("the current model picks the right ending of a premise; give it a question and its endings".into()),
             Level::Sentence => {}
         }
         let probs = predict_texts(&current, &self.texts).await?;
@@ -108,6 +109,18 @@ impl Handle for ask::AnswerQuestion {
         let spans = SpanConfig::new().with_max_len(c.meta.max_len).with_stride(c.meta.max_len / 3);
         let answered = qa::answer(&c.model, &c.tokenizer, &self.question, &self.context, &spans, self.allow_null).await.map_err(|e| e.to_string())?;
         Ok((answered, Vec::new()))
+    }
+}
+
+impl Handle for ask::Choose {
+    async fn handle(self, _: Vec<Vec<u8>>) -> Result<(Vec<f32>, Vec<Vec<u8>>), String> {
+        let current = current().ok_or("there is no multiple-choice model yet: train or import one first")?;
+        let c = &current.loaded;
+        if c.meta.spec.level != Level::Choice {
+            return Err("the current model does not score endings (it is not a multiple-choice model); train one on questions with endings first".into());
+        }
+        let probs = choice::predict(&c.model, &c.tokenizer, &self.premise, &self.endings, &current.device).await.map_err(|e| e.to_string())?;
+        Ok((probs, Vec::new()))
     }
 }
 

@@ -13,6 +13,7 @@
 
 use burn::prelude::*;
 use safetensors::{Dtype, SafeTensors};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, Level};
@@ -30,8 +31,9 @@ use crate::tokenizer::{BertTokenizer, Encoded};
 /// score.
 pub const SCORE_LABEL: &str = "score";
 
-/// One multiple-choice question as a file gives it.
-#[derive(Debug, Clone, PartialEq)]
+/// One multiple-choice question as a file gives it (serialisable: the page sends questions to
+/// its training worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChoiceItem {
     /// 1-based line of the file where it starts.
     pub line: usize,
