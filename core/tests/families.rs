@@ -26,19 +26,13 @@ use serde_json::Value;
 const TOLERANCE: f32 = 1e-4;
 
 fn models_dir() -> PathBuf {
-    std::env::var_os("BERTBENCH_TEST_MODELS").map(PathBuf::from).unwrap_or_else(|| common::repo().join("tests/models"))
+    common::test_models_dir()
 }
 
 /// The folder's files as a user's drop gives them: paths under the folder's name.
 fn folder(name: &str) -> (CheckpointFiles, Value) {
     let dir = models_dir().join(name);
-    assert!(dir.is_dir(), "{} is missing: run `python3 scripts/make_test_models.py {}`", dir.display(), models_dir().display());
-    let files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap() != "expected.json")
-        .map(|p| (format!("{name}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap()))
-        .collect();
+    let files = common::test_model_drop(name);
     let expected = serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
     (from_folder(files).unwrap_or_else(|e| panic!("{name}: {e}")), expected)
 }

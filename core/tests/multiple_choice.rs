@@ -9,8 +9,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use bertbench_core::bert::checkpoint;
 use bertbench_core::bert::folder::from_folder;
 use bertbench_core::bert::pooling::Pooling;
@@ -19,10 +17,6 @@ use bertbench_core::tasks::choice::{self, ChoiceItem};
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, Level};
 use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, choice_labels, encode_choices};
 use serde_json::Value;
-
-fn models_dir() -> PathBuf {
-    std::env::var_os("BERTBENCH_TEST_MODELS").map(PathBuf::from).unwrap_or_else(|| common::repo().join("tests/models"))
-}
 
 fn python() -> String {
     std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -65,15 +59,7 @@ fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabil
     command.arg(common::repo().join("scripts/check_multiple_choice_with_transformers.py")).env("TQDM_DISABLE", "1");
     let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier"];
     for name in names {
-        let dir = models_dir().join(name);
-        assert!(dir.is_dir(), "{} is missing: run `python3 scripts/make_test_models.py {}`", dir.display(), models_dir().display());
-        let files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().unwrap() != "expected.json")
-            .map(|p| (format!("{name}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap()))
-            .collect();
-        let files = from_folder(files).unwrap();
+        let files = from_folder(common::test_model_drop(name)).unwrap();
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let device = Device::flex().autodiff();
         let loaded = checkpoint::load(files, &device).unwrap();

@@ -12,6 +12,25 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// Where `scripts/make_test_models.py` wrote the family and format test models
+/// (`BERTBENCH_TEST_MODELS`, else `tests/models/`).
+pub fn test_models_dir() -> PathBuf {
+    std::env::var_os("BERTBENCH_TEST_MODELS").map(PathBuf::from).unwrap_or_else(|| repo().join("tests/models"))
+}
+
+/// Test model `name`'s files as a user's drop gives them (paths under the folder's name), its
+/// `expected.json` left out.
+pub fn test_model_drop(name: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = test_models_dir().join(name);
+    assert!(dir.is_dir(), "{} is missing: run `python3 scripts/make_test_models.py {}`", dir.display(), test_models_dir().display());
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "expected.json")
+        .map(|p| (format!("{name}/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read(&p).unwrap()))
+        .collect()
+}
+
 /// all-MiniLM-L6-v2 as `cargo xtask setup` leaves it in `public/models/`.
 pub fn minilm_files() -> CheckpointFiles {
     model_files("all-MiniLM-L6-v2")
