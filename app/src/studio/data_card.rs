@@ -78,3 +78,20 @@ pub fn DataCard(
         </section>
     }
 }
+
+/// How many tokens each of `inputs` is as `encode` reads it whole (before any cut; 0 for one it
+/// refuses), encoded one by one and yielding to the browser every 40 ms, so a large file never
+/// freezes the page while its report is counted.
+pub(super) async fn token_counts<I>(inputs: impl IntoIterator<Item = I>, mut encode: impl FnMut(I) -> bertbench_core::Result<bertbench_core::tokenizer::Encoded>) -> Vec<usize> {
+    let mut counts = Vec::new();
+    let mut last = crate::widgets::now_ms();
+    for input in inputs {
+        counts.push(encode(input).map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0));
+        if crate::widgets::now_ms() - last > 40.0 {
+            crate::fetch::yield_to_browser().await;
+            last = crate::widgets::now_ms();
+        }
+    }
+    counts
+}
+

@@ -20,7 +20,6 @@ use leptos::task::spawn_local;
 use crate::app::AppState;
 use crate::backend_choice::BackendChoice;
 use crate::engine::{Engine, ModelSource};
-use crate::fetch::yield_to_browser;
 use crate::files::download;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
 use crate::runs::{Backend, CheckpointMeta, RunRecord, RunSummary, TrainEvent, TrainRequest};
@@ -421,19 +420,7 @@ impl Studio {
                 return;
             };
             let tok = &engine.bert.tokenizer;
-            let mut lengths = Vec::with_capacity(dataset.examples.len());
-            let mut last = now_ms();
-            for ex in &dataset.examples {
-                let enc = match &ex.text_pair {
-                    Some(b) => tok.encode_pair(&ex.text, b),
-                    None => tok.encode(&ex.text),
-                };
-                lengths.push(enc.map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0));
-                if now_ms() - last > 40.0 {
-                    yield_to_browser().await;
-                    last = now_ms();
-                }
-            }
+            let lengths = data_card::token_counts(&dataset.examples, |ex| tok.encode_text(&ex.text, ex.text_pair.as_deref())).await;
             let report = validate(&dataset, &lengths, max_len, 2);
             self.prepared.set(Some(Prepared { dataset, report, valid_file }));
         });

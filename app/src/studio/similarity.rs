@@ -19,10 +19,9 @@ use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
-use crate::fetch::yield_to_browser;
 use crate::files::on_files;
 use crate::runs::{PairRequest, RunSummary, SearchResult};
-use crate::widgets::{duration, now_ms};
+use crate::widgets::duration;
 
 /// The example for similarity, written for this project (`scripts/make_similarity_example.py`).
 pub const EXAMPLE_PAIRS: &[u8] = crate::examples::SIMILARITY_CSV;
@@ -106,16 +105,8 @@ impl Studio {
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
-            let mut over = 0;
-            let mut last = now_ms();
-            for p in &data.pairs {
-                let n = tok.encode_pair(&p.text, &p.text_pair).map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0);
-                over += usize::from(n > max_len);
-                if now_ms() - last > 40.0 {
-                    yield_to_browser().await;
-                    last = now_ms();
-                }
-            }
+            let counts = super::data_card::token_counts(&data.pairs, |p| tok.encode_pair(&p.text, &p.text_pair)).await;
+            let over = counts.iter().filter(|&&n| n > max_len).count();
             self.pairs.update(|u| {
                 if let Some(u) = u.as_mut().filter(|u| u.data.as_ref().is_some_and(|d| Arc::ptr_eq(d, &data))) {
                     u.over_max_len = Some(over);

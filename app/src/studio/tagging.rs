@@ -19,10 +19,9 @@ use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, recipe};
 use crate::app::AppState;
-use crate::fetch::yield_to_browser;
 use crate::files::{download, file_list, read_files};
 use crate::runs::{RunSummary, TaggedRequest};
-use crate::widgets::{confusion_matrix, now_ms, scores_table};
+use crate::widgets::{confusion_matrix, scores_table};
 
 /// The example for tagging, written for this project (`scripts/make_entities_example.py`).
 pub const EXAMPLE_CONLL: &[u8] = crate::examples::ENTITIES_CONLL;
@@ -140,17 +139,8 @@ impl Studio {
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
-            let (mut longest, mut over) = (0, 0);
-            let mut last = now_ms();
-            for s in &upload.data.sentences {
-                let n = tok.encode(&s.words.join(" ")).map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0);
-                longest = longest.max(n);
-                over += usize::from(n > max_len);
-                if now_ms() - last > 40.0 {
-                    yield_to_browser().await;
-                    last = now_ms();
-                }
-            }
+            let counts = super::data_card::token_counts(&upload.data.sentences, |s| tok.encode(&s.words.join(" "))).await;
+            let (longest, over) = (counts.iter().copied().max().unwrap_or(0), counts.iter().filter(|&&n| n > max_len).count());
             self.tagged.update(|t| {
                 if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
                     t.longest = Some(longest);

@@ -21,9 +21,7 @@ use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
-use crate::fetch::yield_to_browser;
 use crate::runs::{ChoiceRequest, RunSummary};
-use crate::widgets::now_ms;
 
 mod predict;
 
@@ -100,19 +98,9 @@ impl Studio {
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
-            let (mut longest, mut over) = (0, 0);
-            let mut last = now_ms();
-            for q in upload.items.iter() {
-                for ending in &q.choices {
-                    let n = tok.encode_pair(&q.premise, ending).map(|e| e.truncated_from.unwrap_or(e.tokens.len())).unwrap_or(0);
-                    longest = longest.max(n);
-                    over += usize::from(n > max_len);
-                }
-                if now_ms() - last > 40.0 {
-                    yield_to_browser().await;
-                    last = now_ms();
-                }
-            }
+            let pairs = upload.items.iter().flat_map(|q| q.choices.iter().map(move |ending| (q, ending)));
+            let counts = super::data_card::token_counts(pairs, |(q, ending)| tok.encode_pair(&q.premise, ending)).await;
+            let (longest, over) = (counts.iter().copied().max().unwrap_or(0), counts.iter().filter(|&&n| n > max_len).count());
             self.choices.update(|u| {
                 if let Some(u) = u.as_mut().filter(|u| Arc::ptr_eq(&u.items, &upload.items)) {
                     u.longest = Some(longest);
