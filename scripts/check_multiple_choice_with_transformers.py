@@ -24,7 +24,7 @@ import torch
 from transformers import AutoModelForMultipleChoice, AutoTokenizer
 
 TOLERANCE = 1e-4
-FAMILIES = ("Bert", "Roberta", "XLMRoberta", "Camembert", "Albert")
+FAMILIES = ("Bert", "Roberta", "XLMRoberta", "Camembert", "Albert", "MPNet")
 
 
 def check(d, rows_path):

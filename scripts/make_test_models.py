@@ -10,7 +10,7 @@ state of the encoder, and where the model has a head, its output (the top predic
 mask, or the class probabilities). No download: `transformers` builds each model from a config,
 seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
 before the tests that read the folders (core/tests/families.rs, the browser's model tests).
-Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`) makes
+Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`, `mpnet`) makes
 only theirs; the index lists every folder there.
 """
 import json
@@ -48,6 +48,10 @@ from transformers import (
     ElectraForPreTraining,
     ElectraForSequenceClassification,
     ElectraTokenizerFast,
+    MPNetConfig,
+    MPNetForMaskedLM,
+    MPNetForSequenceClassification,
+    MPNetTokenizer,
     RobertaConfig,
     RobertaForMaskedLM,
     RobertaForSequenceClassification,
@@ -436,6 +440,45 @@ def sentence_order(model, tok):
     return rows
 
 
+def make_mpnet(out):
+    """MPNet: BERT's blocks under its own names with a relative position bias in attention (32
+    buckets), RoBERTa's positions and specials (`<s> A </s></s> B </s>`) around WordPiece pieces,
+    no segments. `MPNetForMaskedLM` and a classifier (RoBERTa's head: dense → tanh → out_proj).
+    The MLM model's expected.json also holds `transformers`' bucket of every distance up to 600,
+    so the bucketing is checked far beyond the test texts' lengths."""
+    from transformers.models.mpnet.modeling_mpnet import MPNetEncoder
+
+    pieces = wordpiece_vocab(cased=False)
+    pieces = ["<s>", "<pad>", "</s>", "<unk>"] + [p for p in pieces if p not in ("[PAD]", "[CLS]", "[SEP]", "[MASK]")] + ["<mask>"]
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    cases = (
+        ("mpnet", 23, MPNetForMaskedLM, {}),
+        ("mpnet-classifier", 24, MPNetForSequenceClassification,
+         {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}}),
+    )
+    for name, seed, model_class, extra in cases:
+        folder = fresh(out, name)
+        MPNetTokenizer(vocab={p: i for i, p in enumerate(pieces)}, unk_token="[UNK]").save_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        assert type(tok).__name__ == "MPNetTokenizer" and tok.pad_token_id == 1, (type(tok), tok.pad_token_id)
+        torch.manual_seed(seed)
+        # max_position_embeddings 514 as all-mpnet-base-v2's: the bias's far buckets are reached.
+        config = MPNetConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                             intermediate_size=64, max_position_embeddings=514, **extra)
+        model = jitter(model_class(config))
+        model.save_pretrained(folder)
+        described = f"{model_class.__name__}, relative position bias, WordPiece with <s>/</s> specials"
+        if extra:
+            save(folder, model, tok, "mpnet", described + " with id2label", classify=classify(model, tok))
+        else:
+            distances = torch.arange(-600, 601)
+            buckets = {"from": -600, "buckets": MPNetEncoder.relative_position_bucket(distances).tolist()}
+            # A text long enough that the far buckets show in the hidden states.
+            long = (" ".join(CORPUS) + " ") * 4
+            save(folder, model, tok, "mpnet", described, TEXTS + [(long, None)], fill_mask=fill_mask(model, tok),
+                 relative_buckets=buckets)
+
+
 def make_roberta(out):
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1,
@@ -519,7 +562,7 @@ def make_sentencepiece(out):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
-              "electra-small": make_electra_small, "albert": make_albert}
+              "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet}
     chosen = sys.argv[2:] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:

@@ -137,6 +137,21 @@ family_tests! {
     electra_small_projects_its_embeddings_as_transformers => "electra-small";
     electra_small_generator_fills_masks_with_its_narrow_head => "electra-small-generator", check_fill_mask;
     albert_with_one_shared_layer_matches_transformers => "albert", check_albert_pretraining;
+    mpnet_with_its_relative_position_bias_matches_transformers => "mpnet", check_mpnet;
+}
+
+/// `MPNetForMaskedLM` fills masks as `transformers`, and every distance up to 600 falls in the
+/// bucket `MPNetEncoder.relative_position_bucket` gives it (the test texts reach 330 tokens).
+fn check_mpnet(name: &str) {
+    use bertbench_core::bert::relative_bias::RelativeBuckets;
+    check_fill_mask(name);
+    let (_, expected) = folder(name);
+    let from = expected["relative_buckets"]["from"].as_i64().unwrap();
+    let want: Vec<usize> = expected["relative_buckets"]["buckets"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as usize).collect();
+    let got: Vec<usize> = (0..want.len() as i64).map(|i| RelativeBuckets::MPNET.bucket(from + i)).collect();
+    assert_eq!(got, want, "{name}: relative position buckets");
+    let longest = expected["texts"].as_array().unwrap().iter().map(|t| t["input_ids"].as_array().unwrap().len()).max().unwrap();
+    assert!(longest > 129, "{name}: the test texts reach only {longest} tokens, short of the far buckets");
 }
 
 /// `AlbertForPreTraining`: its MLM head fills masks, and its sentence-order head gives each
@@ -264,6 +279,12 @@ fn albert_sequence_classifier_predicts_as_transformers() {
     check_classifier("albert-classifier");
 }
 
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn mpnet_sequence_classifier_predicts_as_transformers() {
+    check_classifier("mpnet-classifier");
+}
+
 /// The Python that has PyTorch and `transformers`: `BERTBENCH_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("BERTBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -337,7 +358,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert"] {
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -374,7 +395,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
     }
     // The Hub's RoBERTa, DistilBERT, ELECTRA and CamemBERT classifiers, read and exported again:
     // their own `*ForSequenceClassification` classes, loaded as they are.
-    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier"] {
+    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier", "mpnet-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = classification::load_classifier(files, None, &device).unwrap();
@@ -419,7 +440,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             })
             .collect()
     };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -484,7 +505,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
     };
     let flat = |rows: &[Value]| rows.iter().flat_map(|r| floats(&r["start_logits"]).into_iter().chain(floats(&r["end_logits"]))).collect::<Vec<f32>>();
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -617,6 +638,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         ("xlm-roberta", "XLMRobertaForMaskedLM"),
         ("electra-small-generator", "ElectraForMaskedLM"),
         ("albert", "AlbertForPreTraining"),
+        ("mpnet", "MPNetForMaskedLM"),
     ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
@@ -669,7 +691,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
     // Deterministic weights, so each run of the test is the same.
     let weights = |n: usize, scale: f32| -> Vec<f32> { (0..n).map(|k| scale * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect() };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();

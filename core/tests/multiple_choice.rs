@@ -57,7 +57,7 @@ fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabil
     let out = std::env::temp_dir().join(format!("bertbench-choice-{}", std::process::id()));
     let mut command = std::process::Command::new(&python);
     command.arg(common::repo().join("scripts/check_multiple_choice_with_transformers.py")).env("TQDM_DISABLE", "1");
-    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier"];
+    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier", "mpnet-classifier"];
     for name in names {
         let files = from_folder(common::test_model_drop(name)).unwrap();
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());

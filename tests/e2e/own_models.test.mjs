@@ -15,7 +15,9 @@ import { predict } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 const MODELS = join(ROOT, 'tests', 'models');
-const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA', 'xlm-roberta': 'XLM-RoBERTa', camembert: 'CamemBERT', albert: 'ALBERT' };
+const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA', 'xlm-roberta': 'XLM-RoBERTa', camembert: 'CamemBERT', albert: 'ALBERT', mpnet: 'MPNet' };
+// What the panel says sets each family's architecture apart, where something does.
+const APART = { albert: /projected up to 32; one layer's parameters shared by all 3 layers/, mpnet: /learned bias in every attention for the distance between words \(32 buckets/, distilbert: /no sentence A\/B segment embeddings; no pooler/ };
 let server, profile;
 const contexts = [];
 const requested = [];
@@ -133,6 +135,8 @@ test('every family and format opens from a folder, tokenizes as transformers and
       return o?.textContent === n && o.parentElement.label === 'Yours, kept in this browser';
     }, name, { timeout: MINUTE }).catch(async () => assert.fail(`${name}: the model menu shows ${await page.locator('#model-select option:checked').textContent()}`));
     assert.match(await page.getByTestId('model-family').innerText(), new RegExp(FAMILY[expected.family]), `${name}: family`);
+    const architecture = await page.getByTestId('model-architecture').innerText();
+    assert.match(architecture, APART[expected.family] ?? /BERT's own architecture|no sentence A\/B|no pooler/, `${name}: what sets it apart`);
     if (expected.fill_mask) {
       assert.match(await page.getByTestId('model-heads').innerText(), /masked-language-model head/, `${name}: heads`);
     }

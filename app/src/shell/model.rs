@@ -31,6 +31,7 @@ pub fn ModelPanel() -> impl IntoView {
                     <div><b>{human_count(e.bert.tokenizer.vocab_size())}</b>"vocabulary"</div>
                     <div><b>{c.max_len()}</b>"max tokens"</div>
                 </div>
+                <p class="small muted" data-testid="model-architecture">{architecture_note(c, e.bert.tokenizer.piece_kind())}</p>
                 <p class="small muted" data-testid="model-precision">{precision_note(&e.model_id, &r.stored)}</p>
                 <p class="small muted" data-testid="model-heads">{if r.heads.is_empty() {
                     "Encoder only: no task heads in the checkpoint.".to_string()
@@ -97,5 +98,16 @@ fn precision_note(model_id: &str, stored: &str) -> String {
              For exactly PyTorch's numbers choose the f32 weights in the model menu."
         ),
         None => format!("Weights stored {how}, read as f32."),
+    }
+}
+
+/// What sets the model's architecture apart, and its kind of vocabulary.
+fn architecture_note(config: &bertbench_core::bert::config::BertConfig, pieces: &str) -> String {
+    let family = config.model_type.display_name();
+    let apart = config.distinctions();
+    if apart.is_empty() {
+        format!("{family}: BERT's own architecture; {pieces} pieces.")
+    } else {
+        format!("{family}: {}; {pieces} pieces.", apart.join("; "))
     }
 }

@@ -106,9 +106,11 @@ impl BertSelfAttention {
     /// # Shapes
     /// - `hidden`: `[batch, seq, hidden]`
     /// - `mask`: `[batch, 1, seq, seq]` additive (see [`additive_mask`])
+    /// - `bias`: `[1, heads, seq, seq]`, added to the scaled scores (a relative position bias,
+    ///   see [`relative_bias`](crate::bert::relative_bias)); unlike the mask, it learns
     /// - output: context `[batch, seq, hidden]` and probabilities `[batch, heads, seq, seq]`
     ///   (each row sums to 1)
-    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>) -> (Tensor<3>, Tensor<4>) {
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, bias: Option<Tensor<4>>) -> (Tensor<3>, Tensor<4>) {
         let [batch, seq, width] = hidden.dims();
         let split = |x: Tensor<3>| {
             x.reshape([batch, seq, self.num_heads, self.head_dim]).swap_dims(1, 2)
@@ -117,8 +119,15 @@ impl BertSelfAttention {
         let k = split(linear(&self.key, hidden.clone()));
         let v = split(linear(&self.value, hidden));
 
-        let scores = matmul(q, k.swap_dims(2, 3));
-        let probs = scaled_masked_softmax(scores, mask, 1.0 / (self.head_dim as f64).sqrt());
+        let mut scores = matmul(q, k.swap_dims(2, 3));
+        let scale = 1.0 / (self.head_dim as f64).sqrt();
+        if let Some(bias) = bias {
+            // Added before the scale as `bias / scale`, so that it adds `bias` after it; the
+            // softmax's mask takes no gradient, the scores do.
+            let [_, heads, _, _] = bias.dims();
+            scores = scores + bias.div_scalar(scale).expand([batch, heads, seq, seq]);
+        }
+        let probs = scaled_masked_softmax(scores, mask, scale);
         let context = matmul(dropout::forward(&self.dropout, probs.clone()), v);
         let context = context.swap_dims(1, 2).reshape([batch, seq, width]);
         (context, probs)
@@ -207,10 +216,11 @@ pub struct BertAttention {
 
 impl BertAttention {
     /// # Shapes
-    /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]`
+    /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]`; `bias`: `[1, heads,
+    ///   seq, seq]` (see [`BertSelfAttention::forward`])
     /// - output: `[batch, seq, hidden]` and probabilities `[batch, heads, seq, seq]`
-    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>) -> (Tensor<3>, Tensor<4>) {
-        let (context, probs) = self.self_attn.forward(hidden.clone(), mask);
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, bias: Option<Tensor<4>>) -> (Tensor<3>, Tensor<4>) {
+        let (context, probs) = self.self_attn.forward(hidden.clone(), mask, bias);
         (self.output.forward(context, hidden), probs)
     }
 }
@@ -232,7 +242,7 @@ mod tests {
         let attn = BertSelfAttentionConfig::new(8, 2).with_dropout(0.0).init(&device);
         let x = Tensor::<3>::random([2, 4, 8], Distribution::Normal(0.0, 1.0), &device);
         let m = additive_mask(mask(&[&[1, 1, 1, 1], &[1, 1, 0, 0]], &device), AttentionMask::Bidirectional);
-        let (ctx, probs) = attn.forward(x, m);
+        let (ctx, probs) = attn.forward(x, m, None);
         assert_eq!(ctx.dims(), [2, 4, 8]);
         assert_eq!(probs.dims(), [2, 2, 4, 4]);
         let p = probs.into_data().try_to_vec::<f32>().unwrap();
@@ -256,7 +266,7 @@ mod tests {
         let attn = BertSelfAttentionConfig::new(8, 2).with_dropout(0.0).init(&device);
         let x = Tensor::<3>::random([1, 5, 8], Distribution::Normal(0.0, 1.0), &device);
         let m = additive_mask(mask(&[&[1; 5]], &device), AttentionMask::Causal);
-        let (_, probs) = attn.forward(x, m);
+        let (_, probs) = attn.forward(x, m, None);
         let p = probs.into_data().try_to_vec::<f32>().unwrap();
         for head in 0..2 {
             for q in 0..5 {
@@ -291,7 +301,7 @@ mod tests {
         let xs = [[1.0f32, 0.0], [0.0, 2.0]];
         let x = Tensor::<3>::from_data(TensorData::new(xs.concat(), [1, 2, 2]), &device);
         let m = additive_mask(mask(&[&[1, 1]], &device), AttentionMask::Bidirectional);
-        let (ctx, probs) = attn.forward(x, m);
+        let (ctx, probs) = attn.forward(x, m, None);
         let s = 2f32.sqrt();
         let row = |a: f32, b: f32| {
             let (ea, eb) = (a.exp(), b.exp());

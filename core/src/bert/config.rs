@@ -74,6 +74,9 @@ pub struct BertConfig {
     /// embeddings projected up to the encoder's width, see
     /// [`FamilyFacts::embedding_projection`](crate::bert::family::FamilyFacts)).
     pub embedding_size: Option<usize>,
+    /// Rows of the relative position bias table (MPNet's `relative_attention_num_buckets`), for
+    /// a family that has one (see [`FamilyFacts::relative_attention`](crate::bert::family::FamilyFacts)).
+    pub relative_attention_num_buckets: Option<usize>,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
@@ -222,6 +225,16 @@ impl BertConfig {
         if self.embedding_width() == 0 {
             return bad("embedding_size must be > 0".into());
         }
+        if let Some(buckets) = self.model_type.facts().relative_attention {
+            if self.relative_attention_buckets() < buckets.num_buckets {
+                return bad(format!(
+                    "relative_attention_num_buckets {} is fewer than the {} buckets a {} encoder reads",
+                    self.relative_attention_buckets(),
+                    buckets.num_buckets,
+                    self.model_type.display_name()
+                ));
+            }
+        }
         if self.pad_token_id >= self.vocab_size {
             return bad(format!(
                 "pad_token_id {} is outside the vocabulary of {}",
@@ -257,6 +270,40 @@ impl BertConfig {
         if self.model_type.facts().shared_layers { 1 } else { self.num_hidden_layers }
     }
 
+    /// Rows of the relative position bias table: `relative_attention_num_buckets`, else the
+    /// family's bucket count.
+    pub fn relative_attention_buckets(&self) -> usize {
+        let buckets = self.model_type.facts().relative_attention.map_or(0, |b| b.num_buckets);
+        self.relative_attention_num_buckets.unwrap_or(buckets)
+    }
+
+    /// What sets this encoder's architecture apart from BERT's, one short phrase each, for the
+    /// page to show when a model opens (empty for BERT's own).
+    pub fn distinctions(&self) -> Vec<String> {
+        let facts = self.model_type.facts();
+        let mut out = Vec::new();
+        if self.projects_embeddings() {
+            out.push(format!("embeddings {} wide, projected up to {}", self.embedding_width(), self.hidden_size));
+        }
+        if facts.shared_layers && self.num_hidden_layers > 1 {
+            out.push(format!("one layer's parameters shared by all {} layers", self.num_hidden_layers));
+        }
+        if let Some(buckets) = facts.relative_attention {
+            out.push(format!(
+                "a learned bias in every attention for the distance between words ({} buckets: each distance under {} its own, farther ones grouped in growing ranges), besides absolute positions",
+                buckets.num_buckets,
+                buckets.num_buckets / 4
+            ));
+        }
+        if !facts.segments || self.type_vocab_size < 2 {
+            out.push("no sentence A/B segment embeddings".into());
+        }
+        if !facts.pooler {
+            out.push("no pooler".into());
+        }
+        out
+    }
+
     /// Width of one attention head.
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads
@@ -282,7 +329,8 @@ impl BertConfig {
         let feed_forward = (h * i + i) + (i * h + h) + 2 * h;
         let layers = l * (attention + feed_forward);
         let pooler = if with_pooler { h * h + h } else { 0 };
-        embeddings + layers + pooler
+        let relative_bias = if self.model_type.facts().relative_attention.is_some() { (self.relative_attention_buckets() * self.num_attention_heads) as u64 } else { 0 };
+        embeddings + layers + pooler + relative_bias
     }
 
     /// The configuration as Hugging Face `config.json` bytes, so `transformers` can load what

@@ -1,7 +1,8 @@
 //! The encoder stack: `num_hidden_layers` × (self-attention block, feed-forward block), each
-//! layer its own parameters or (ALBERT) one layer's parameters applied at every depth.
+//! layer its own parameters or (ALBERT) one layer's parameters applied at every depth, with
+//! (MPNet) a relative position bias shared by every layer's attention.
 
-use burn::nn::Linear;
+use burn::nn::{Embedding, Linear};
 use burn::prelude::*;
 use burn::tensor::activation::{gelu_approximate, relu};
 
@@ -11,6 +12,7 @@ use crate::bert::attention::{BertAttention, BertAttentionConfig, BertSelfOutput}
 use crate::nn::linear::init_linear;
 use crate::nn::linear::linear;
 use crate::bert::config::{BertConfig, HiddenAct};
+use crate::bert::relative_bias::{self, RelativeBuckets};
 
 /// Feed-forward expansion (`intermediate` in the checkpoint).
 #[derive(Module, Debug)]
@@ -52,10 +54,11 @@ pub struct BertLayer {
 
 impl BertLayer {
     /// # Shapes
-    /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]` additive
+    /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]` additive; `bias`:
+    ///   `[1, heads, seq, seq]` added to the attention scores
     /// - output: `[batch, seq, hidden]` and attention probabilities `[batch, heads, seq, seq]`
-    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>) -> (Tensor<3>, Tensor<4>) {
-        let (attended, probs) = self.attention.forward(hidden, mask);
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, bias: Option<Tensor<4>>) -> (Tensor<3>, Tensor<4>) {
+        let (attended, probs) = self.attention.forward(hidden, mask, bias);
         let expanded = self.intermediate.forward(attended.clone());
         (self.output.forward(expanded, attended), probs)
     }
@@ -83,7 +86,13 @@ impl BertEncoderConfig {
                 output: BertSelfOutput::init(c.intermediate_size, c.hidden_size, c, device),
             })
             .collect();
-        BertEncoder { layer, depth: c.num_hidden_layers }
+        let buckets = c.model_type.facts().relative_attention;
+        BertEncoder {
+            layer,
+            relative_attention_bias: buckets.map(|_| relative_bias::init_table(c.relative_attention_buckets(), c.num_attention_heads, std, device)),
+            depth: c.num_hidden_layers,
+            buckets,
+        }
     }
 }
 
@@ -104,9 +113,15 @@ pub struct BertEncoder {
     /// The distinct layers, bottom first: one per depth, or one shared by every depth (ALBERT's
     /// one layer group). Depth `d` of `depth` runs `layer[d * layer.len() / depth]`.
     pub layer: Vec<BertLayer>,
+    /// One learned score per bucket of query–key distance and per head, `[buckets, heads]`,
+    /// added to every layer's attention (MPNet's `encoder.relative_attention_bias`).
+    pub relative_attention_bias: Option<Embedding>,
     /// How many layers the input passes through (`num_hidden_layers`).
     #[module(skip)]
     depth: usize,
+    /// How the relative bias buckets distances, where there is one.
+    #[module(skip)]
+    buckets: Option<RelativeBuckets>,
 }
 
 impl BertEncoder {
@@ -125,12 +140,14 @@ impl BertEncoder {
     ) -> EncoderOutput {
         let mut hidden_states = Vec::new();
         let mut attentions = Vec::new();
+        let seq = hidden.dims()[1];
+        let bias = self.relative_attention_bias.as_ref().zip(self.buckets).map(|(table, buckets)| relative_bias::position_bias(table, buckets, seq));
         let mut x = hidden;
         for layer in self.layers() {
             if keep_hidden_states {
                 hidden_states.push(x.clone());
             }
-            let (next, probs) = layer.forward(x, mask.clone());
+            let (next, probs) = layer.forward(x, mask.clone(), bias.clone());
             if keep_attentions {
                 attentions.push(probs);
             }
@@ -177,7 +194,7 @@ mod tests {
         let out = encoder.forward(x.clone(), mask.clone(), true, true);
         let mut by_hand = x;
         for _ in 0..3 {
-            by_hand = encoder.layer[0].forward(by_hand, mask.clone()).0;
+            by_hand = encoder.layer[0].forward(by_hand, mask.clone(), None).0;
         }
         let (a, b) = (out.last_hidden_state.into_data().try_to_vec::<f32>().unwrap(), by_hand.into_data().try_to_vec::<f32>().unwrap());
         assert_eq!(a, b);

@@ -10,6 +10,7 @@
 //! | XLM-RoBERTa  | `xlm-roberta` | as RoBERTa                            | as RoBERTa       | 1 (unused) |
 //! | CamemBERT    | `camembert`   | as RoBERTa                            | as RoBERTa       | 1 (unused) |
 //! | ALBERT       | `albert`      | `albert.…albert_layer_groups.0…`      | `0..`            | 2        |
+//! | MPNet        | `mpnet`       | `mpnet.…attention.attn.q…`            | as RoBERTa, + relative bias | none |
 //!
 //! XLM-RoBERTa and CamemBERT are RoBERTa's encoder and checkpoint layout under other names (in
 //! `transformers` their classes copy RoBERTa's, `base_model_prefix = "roberta"`), with a
@@ -31,16 +32,20 @@
 //! [`Family::from_model_type`]. Parts the model already has are switched on by facts: narrower
 //! embeddings projected up ([`EmbeddingProjection`]), one layer shared by every depth
 //! ([`FamilyFacts::shared_layers`]), a sentence-pair head ([`PairHead`]); a family whose blocks
-//! differ otherwise (relative or rotary positions) adds its variant of [`Positions`] and the block
-//! that computes it.
+//! differ otherwise adds the block that computes it and the fact that switches it on: MPNet's
+//! relative position bias ([`FamilyFacts::relative_attention`]) is such a block; rotary
+//! positions would be a variant of [`Positions`].
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::bert::relative_bias::RelativeBuckets;
 
 mod albert;
 mod bert;
 mod camembert;
 mod distilbert;
 mod electra;
+mod mpnet;
 mod roberta;
 mod xlm_roberta;
 
@@ -71,10 +76,14 @@ pub enum Family {
     /// ALBERT (Lan et al. 2020): narrow embeddings projected up, one layer shared by all layers,
     /// a sentence-order head.
     Albert,
+    /// MPNet (Song et al. 2020): BERT's encoder with a relative position bias in attention
+    /// besides absolute positions, WordPiece pieces, no segments; `all-mpnet-base-v2`.
+    #[serde(rename = "mpnet")]
+    MpNet,
 }
 
 /// The `model_type`s this crate reads, for messages.
-pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert";
+pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert, mpnet";
 
 
 /// How a family numbers its positions.
@@ -173,6 +182,9 @@ pub struct FamilyFacts {
     pub embedding_projection: EmbeddingProjection,
     /// One encoder layer's parameters serve every layer (ALBERT's one layer group).
     pub shared_layers: bool,
+    /// A learned bias per bucket of query–key distance, added to every layer's attention
+    /// (MPNet's `encoder.relative_attention_bias`), besides the absolute positions.
+    pub relative_attention: Option<RelativeBuckets>,
     /// Its `config.json` object in BERT's keys, or why this encoder cannot be built.
     pub read_config: fn(Json) -> Result<Json, String>,
     /// The inverse of `read_config`, for writing a `config.json`.
@@ -196,7 +208,7 @@ fn absolute_positions(mut config: Json) -> Json {
 
 impl Family {
     /// Every family this crate reads.
-    pub const ALL: [Family; 7] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert];
+    pub const ALL: [Family; 8] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert, Family::MpNet];
 
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
     pub fn from_model_type(model_type: &str) -> Result<Self, String> {
@@ -208,6 +220,7 @@ impl Family {
             "xlm-roberta" => Ok(Family::XlmRoberta),
             "camembert" => Ok(Family::Camembert),
             "albert" => Ok(Family::Albert),
+            "mpnet" => Ok(Family::MpNet),
             "gpt2" | "gpt_neo" | "gptj" | "llama" | "mistral" | "qwen2" | "phi" | "opt" | "bloom" | "falcon" => Err(format!(
                 "model_type \"{model_type}\" is a decoder-only (text generation) model; bertbench runs encoders: {SUPPORTED}"
             )),
@@ -225,6 +238,7 @@ impl Family {
             Family::XlmRoberta => &xlm_roberta::FACTS,
             Family::Camembert => &camembert::FACTS,
             Family::Albert => &albert::FACTS,
+            Family::MpNet => &mpnet::FACTS,
         }
     }
 
@@ -355,7 +369,7 @@ mod tests {
                 assert_eq!(load(family, &family.to_checkpoint_name(path)), plain, "{family:?}: {path}");
             }
             // The keys written are read back to the same config.
-            let config: Json = serde_json::from_value(serde_json::to_value(crate::bert::config::BertConfig::new().with_model_type(family)).unwrap()).unwrap();
+            let config: Json = serde_json::from_value(serde_json::to_value(crate::bert::config::BertConfig::new().with_model_type(family).with_pad_token_id(1)).unwrap()).unwrap();
             let config: Json = config.into_iter().filter(|(_, v)| !v.is_null()).collect();
             let mut back = family.bert_keys(family.family_keys(config.clone())).unwrap();
             for written in ["position_embedding_type", "sinusoidal_pos_embds", "embedding_size", "num_hidden_groups", "inner_group_num"] {
@@ -415,7 +429,7 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
-        for other in ["deberta-v2", "mpnet", "modernbert"] {
+        for other in ["deberta-v2", "modernbert"] {
             let err = Family::from_model_type(other).unwrap_err();
             assert!(err.contains(&format!("\"{other}\" is not supported")) && err.contains(SUPPORTED), "{err}");
         }
@@ -503,5 +517,38 @@ mod tests {
             let err = BertConfig::from_json_bytes(json.as_bytes()).unwrap_err().to_string();
             assert!(err.contains(&format!("{key} = 2")), "{err}");
         }
+    }
+
+    #[test]
+    fn mpnet_reads_its_own_names_and_keys_and_refuses_another_padding_id() {
+        use crate::bert::config::BertConfig;
+        // all-mpnet-base-v2's config.json (trimmed): no segments, positions after padding id 1.
+        let json = br#"{"model_type": "mpnet", "architectures": ["MPNetForMaskedLM"], "vocab_size": 30527, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 514, "relative_attention_num_buckets": 32, "layer_norm_eps": 1e-05, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2}"#;
+        let config = BertConfig::from_json_bytes(json).unwrap();
+        assert_eq!((config.model_type, config.type_vocab_size, config.max_len(), config.relative_attention_buckets()), (Family::MpNet, 0, 512, 32));
+        // MPNetModel of all-mpnet-base-v2: 109,486,464 parameters, the bias table's 32 × 12 included.
+        assert_eq!(config.num_params(true), 109_486_464);
+        let back: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+        assert_eq!((back["architectures"][0].as_str(), back["relative_attention_num_buckets"].as_u64()), (Some("MPNetModel"), Some(32)));
+        assert!(back.get("type_vocab_size").is_none() && back.get("position_embedding_type").is_none());
+        // What the page shows as setting it apart, beside ALBERT's and BERT's (nothing).
+        let apart = config.distinctions();
+        assert!(apart.len() == 2 && apart[0].contains("32 buckets: each distance under 8 its own") && apart[1].contains("no sentence A/B segment"), "{apart:?}");
+        let albert = BertConfig::from_json_bytes(br#"{"model_type": "albert", "embedding_size": 128, "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12}"#).unwrap();
+        assert_eq!(albert.distinctions(), ["embeddings 128 wide, projected up to 768", "one layer's parameters shared by all 12 layers"]);
+        assert!(BertConfig::new().distinctions().is_empty());
+        for (hf, ours) in [
+            ("encoder.layer.3.attention.attn.q.weight", "encoder.layer.3.attention.self_attn.query.weight"),
+            ("encoder.layer.3.attention.attn.o.bias", "encoder.layer.3.attention.output.dense.bias"),
+            ("encoder.layer.3.attention.LayerNorm.weight", "encoder.layer.3.attention.output.layer_norm.weight"),
+            ("encoder.layer.3.output.LayerNorm.bias", "encoder.layer.3.output.layer_norm.bias"),
+            ("encoder.relative_attention_bias.weight", "encoder.relative_attention_bias.weight"),
+        ] {
+            assert_eq!(Family::MpNet.to_checkpoint_name(ours), hf);
+        }
+        let err = BertConfig::from_json_bytes(br#"{"model_type": "mpnet", "pad_token_id": 0}"#).unwrap_err().to_string();
+        assert!(err.contains("pad_token_id 0") && err.contains("padding id 1"), "{err}");
+        let err = BertConfig::from_json_bytes(br#"{"model_type": "mpnet", "relative_attention_num_buckets": 16}"#).unwrap_err().to_string();
+        assert!(err.contains("relative_attention_num_buckets 16"), "{err}");
     }
 }

@@ -1,6 +1,6 @@
 //! BERT itself, one file per module of a Hugging Face checkpoint: configuration, the families
-//! that share its architecture (RoBERTa, DistilBERT), embeddings,
-//! self-attention, the encoder stack, the model with its pooler, pooling, and loading and saving
+//! that share its architecture (RoBERTa, DistilBERT, ALBERT, MPNet...), embeddings,
+//! self-attention, relative position bias, the encoder stack, the model with its pooler, pooling, and loading and saving
 //! checkpoints. Built from [`crate::nn`]; knows nothing of tasks or training.
 
 pub mod attention;
@@ -13,3 +13,4 @@ pub mod family;
 pub mod model;
 pub mod pooling;
 pub mod quantized;
+pub mod relative_bias;

@@ -317,6 +317,18 @@ impl BertTokenizer {
         ids("Apple The") != ids("apple the")
     }
 
+    /// What kind of vocabulary cuts the words: `"WordPiece"` (BERT, DistilBERT, ELECTRA,
+    /// MPNet), `"BPE"` (RoBERTa's byte-level pieces), `"SentencePiece Unigram"` (XLM-RoBERTa,
+    /// CamemBERT, ALBERT), or `"whole words"`.
+    pub fn piece_kind(&self) -> &'static str {
+        match self.inner.get_model() {
+            tokenizers::ModelWrapper::WordPiece(_) => "WordPiece",
+            tokenizers::ModelWrapper::BPE(_) => "BPE",
+            tokenizers::ModelWrapper::Unigram(_) => "SentencePiece Unigram",
+            tokenizers::ModelWrapper::WordLevel(_) => "whole words",
+        }
+    }
+
     /// The mask token as it is written in a text (`[MASK]`, RoBERTa's `<mask>`).
     pub fn mask_token(&self) -> String {
         self.id_to_piece(self.mask_id).unwrap_or_else(|| "[MASK]".into())

@@ -64,6 +64,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     pair_head: Some(PairHead { prefix: "sop_classifier.classifier.", architecture: "AlbertForPreTraining" }),
     embedding_projection: EmbeddingProjection::Always,
     shared_layers: true,
+    relative_attention: None,
     read_config,
     write_config,
 };

@@ -26,6 +26,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     pair_head: Some(PairHead { prefix: "cls.seq_relationship.", architecture: "BertForPreTraining" }),
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
+    relative_attention: None,
     read_config: bert_keys,
     write_config: absolute_positions,
 };

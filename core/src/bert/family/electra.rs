@@ -37,6 +37,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     pair_head: None,
     embedding_projection: EmbeddingProjection::WhereNarrower,
     shared_layers: false,
+    relative_attention: None,
     read_config,
     write_config,
 };

@@ -34,6 +34,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     pair_head: None,
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
+    relative_attention: None,
     read_config: bert_keys,
     write_config: absolute_positions,
 };
