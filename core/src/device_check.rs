@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::bert::checkpoint::{load_model, save_weights};
 use crate::nn::activation::{gelu, tanh};
 use crate::bert::config::{BertConfig, Preset};
+use crate::bert::family::Family;
 use crate::error::{Error, Result};
 use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig};
 use crate::nn::read_f32;
@@ -67,6 +68,16 @@ struct Outputs {
 /// The tiny model the check uses: BERT-tiny with a 512-piece vocabulary and no dropout.
 pub fn check_config() -> BertConfig {
     Preset::Tiny.config(512).with_max_position_embeddings(64).without_dropout()
+}
+
+/// Tiny models of the families whose blocks BERT-tiny does not exercise, for a check of a
+/// device's kernels on them: ALBERT (narrow embeddings projected up, one layer shared by every
+/// depth) and MPNet (a relative position bias in every attention, no segments).
+pub fn family_check_configs() -> Vec<BertConfig> {
+    vec![
+        check_config().with_model_type(Family::Albert).with_embedding_size(Some(32)).with_num_hidden_layers(3),
+        check_config().with_model_type(Family::MpNet).with_type_vocab_size(0).with_pad_token_id(1).with_max_position_embeddings(66),
+    ]
 }
 
 /// A fixed batch: four rows of different lengths (so padding is exercised) and two labels.
@@ -161,13 +172,21 @@ const LARGE_ARGUMENTS: [f32; 15] = [-300.0, -100.0, -89.0, -20.0, -13.0, -3.0, -
 async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &burn::tensor::Gradients) -> Result<Vec<(String, Vec<f32>)>> {
     let first = &model.encoder.layer[0];
     let last = model.encoder.layer.last().expect("layers");
-    Ok(vec![
+    let mut own = Vec::new();
+    if let Some(bias) = &model.encoder.relative_attention_bias {
+        own.push(grad_of("encoder.relative_attention_bias.weight", &bias.weight, grads).await?);
+    }
+    if let Some(project) = &model.embeddings_project {
+        own.push(grad_of("embeddings_project.weight", &project.weight, grads).await?);
+    }
+    let spread = vec![
         grad_of("classifier.weight", &head.classifier.weight, grads).await?,
         grad_of("encoder.layer.last.output.dense.weight", &last.output.dense.weight, grads).await?,
         grad_of("encoder.layer.0.attention.self.query.weight", &first.attention.self_attn.query.weight, grads).await?,
         grad_of("embeddings.LayerNorm.weight", &model.embeddings.layer_norm.gamma, grads).await?,
         grad_of("embeddings.word_embeddings.weight", &model.embeddings.word_embeddings.weight, grads).await?,
-    ])
+    ];
+    Ok(spread.into_iter().chain(own).collect())
 }
 
 fn compare(name: &str, reference: &[f32], candidate: &[f32]) -> Comparison {
@@ -184,7 +203,11 @@ fn compare(name: &str, reference: &[f32], candidate: &[f32]) -> Comparison {
 /// Runs the tiny model on `reference` (normally `Device::flex()`) and on `candidate`, from the
 /// same weights and inputs, and compares everything.
 pub async fn compare_devices(reference: &Device, candidate: &Device, seed: u64) -> Result<DeviceCheckReport> {
-    let config = check_config();
+    compare_devices_on(reference, candidate, seed, check_config()).await
+}
+
+/// [`compare_devices`] with another tiny model (see [`family_check_configs`]).
+pub async fn compare_devices_on(reference: &Device, candidate: &Device, seed: u64, config: BertConfig) -> Result<DeviceCheckReport> {
     let host = Device::flex();
     host.seed(seed);
     let weights = save_weights(&BertModelConfig::new(config.clone()).init(&host))?;
@@ -217,6 +240,21 @@ mod tests {
         assert!((report.loss_reference - 2f32.ln()).abs() < 0.1, "{}", report.loss_reference);
         for g in &report.gradients {
             assert!(g.max_abs_reference > 0.0, "{} has an all-zero gradient", g.name);
+        }
+    }
+
+    /// ALBERT's and MPNet's own blocks are checked too, and get gradients: the shared layer, the
+    /// embedding projection, the relative position bias.
+    #[test]
+    fn the_families_own_blocks_agree_and_learn() {
+        let device = Device::flex();
+        for config in family_check_configs() {
+            let family = config.model_type;
+            let report = pollster::block_on(compare_devices_on(&device, &device, 7, config)).unwrap();
+            assert!(report.passed, "{family:?}: {report:#?}");
+            let own = if family == Family::MpNet { "encoder.relative_attention_bias.weight" } else { "embeddings_project.weight" };
+            let g = report.gradients.iter().find(|g| g.name == own).unwrap_or_else(|| panic!("{family:?}: no {own} gradient"));
+            assert!(g.max_abs_reference > 0.0, "{family:?}: {own} has an all-zero gradient");
         }
     }
 

@@ -6,7 +6,7 @@ mod common;
 use std::sync::OnceLock;
 
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::device_check::compare_devices;
+use bertbench_core::device_check::{compare_devices, compare_devices_on, family_check_configs};
 use common::*;
 
 fn gpu() -> Device {
@@ -24,6 +24,17 @@ fn wgpu_tiny_model_forward_and_training_step_match_cpu() {
     let report = pollster::block_on(compare_devices(&Device::flex(), &gpu(), 42)).unwrap();
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
     assert!(report.passed, "{report:#?}");
+}
+
+/// ALBERT's shared layer and projected embeddings, MPNet's relative position bias: forward and
+/// gradients on wgpu as on the CPU.
+#[test]
+fn wgpu_families_own_blocks_match_cpu() {
+    for config in family_check_configs() {
+        let family = config.model_type;
+        let report = pollster::block_on(compare_devices_on(&Device::flex(), &gpu(), 42, config)).unwrap();
+        assert!(report.passed, "{family:?}: {report:#?}");
+    }
 }
 
 #[test]

@@ -52,6 +52,18 @@ pub(crate) fn token_view(i: usize, t: Token, unk_id: u32, state: Option<AppState
     .into_any()
 }
 
+/// How the open model cuts text and marks its inputs, from its own tokenizer and config.
+fn pieces_hint(family: &str, kind: &str, cls: &str, sep: &str, segments: bool) -> String {
+    let cut = match kind {
+        "WordPiece" => "WordPiece pieces: common words stay whole, rare ones split into pieces marked ##",
+        "BPE" => "byte-level BPE pieces: common words stay whole, rare ones split; Ġ marks a piece that starts after a space",
+        "SentencePiece Unigram" => "SentencePiece Unigram pieces: common words stay whole, rare ones split; ▁ marks a piece that starts a word",
+        _ => "whole words",
+    };
+    let pair = if segments { "a second sentence gets segment 1" } else { "this model has no segments: the separator alone tells the two sentences apart" };
+    format!("{family} reads {cut}. {cls} starts every input and {sep} ends each sentence; {pair}.")
+}
+
 /// Sentence inputs and their tokens.
 #[component]
 pub fn TokensPanel() -> impl IntoView {
@@ -67,8 +79,14 @@ pub fn TokensPanel() -> impl IntoView {
     view! {
         <section class="card" data-testid="tokens-panel">
             <h2>"1 · Tokens"</h2>
-            <p class="hint">"BERT reads WordPiece pieces: common words stay whole, rare ones split into pieces marked ##. "
-                "[CLS] starts every input and [SEP] ends each sentence; a second sentence gets segment 1."</p>
+            <p class="hint" data-testid="tokens-hint">{move || {
+                state.generation.get();
+                state.engine().map(|e| {
+                    let tok = &e.bert.tokenizer;
+                    let piece = |id| tok.id_to_piece(id).unwrap_or_default();
+                    pieces_hint(e.bert.config.model_type.display_name(), tok.piece_kind(), &piece(tok.cls_id), &piece(tok.sep_id), e.bert.config.type_vocab_size > 1)
+                })
+            }}</p>
             <div class="grid2">
                 <div>
                     <label class="field" for="sentence-a">"Sentence A"</label>
@@ -137,5 +155,19 @@ pub fn TokensPanel() -> impl IntoView {
                 }
             }}
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pieces_hint;
+
+    #[test]
+    fn the_hint_follows_the_models_pieces_and_segments() {
+        let bert = pieces_hint("BERT", "WordPiece", "[CLS]", "[SEP]", true);
+        assert!(bert.starts_with("BERT reads WordPiece") && bert.contains("##") && bert.contains("[CLS] starts") && bert.contains("segment 1"), "{bert}");
+        let xlmr = pieces_hint("XLM-RoBERTa", "SentencePiece Unigram", "<s>", "</s>", false);
+        assert!(xlmr.contains("▁ marks") && !xlmr.contains("##") && xlmr.contains("<s> starts") && xlmr.contains("no segments"), "{xlmr}");
+        assert!(pieces_hint("RoBERTa", "BPE", "<s>", "</s>", false).contains("Ġ marks"));
     }
 }
