@@ -505,6 +505,20 @@ def make_roberta(out):
             save(folder, model, tok, "roberta", "RobertaForMaskedLM, byte-level BPE tokenizer.json", fill_mask=fill_mask(model, tok))
         else:
             save(folder, model, tok, "roberta", "RobertaForSequenceClassification with id2label", classify=classify(model, tok))
+    # A RoBERTa as older `transformers` saved it: vocab.json and merges.txt, no tokenizer.json.
+    # The reference is what `AutoTokenizer` builds from those two files.
+    folder = fresh(out, "roberta-vocab-merges")
+    bpe.save_model(folder)
+    tok = RobertaTokenizerFast(os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"))
+    torch.manual_seed(25)
+    config = RobertaConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=64, max_position_embeddings=66, type_vocab_size=1,
+                           pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = jitter(RobertaForMaskedLM(config))
+    model.save_pretrained(folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    assert sorted(os.listdir(folder)) == ["config.json", "merges.txt", "model.safetensors", "vocab.json"], os.listdir(folder)
+    save(folder, model, tok, "roberta", "RobertaForMaskedLM, vocab.json + merges.txt only (no tokenizer.json)", fill_mask=fill_mask(model, tok))
 
 
 def unigram_tokenizer(specials):

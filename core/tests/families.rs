@@ -129,6 +129,7 @@ family_tests! {
     bf16_weights_load => "bert-bf16";
     distilbert_matches_transformers => "distilbert", check_fill_mask;
     roberta_matches_transformers => "roberta", check_fill_mask;
+    an_older_roberta_with_only_vocab_json_and_merges_txt_reads_as_transformers => "roberta-vocab-merges", check_fill_mask;
     a_token_classifier_opens_as_a_tagger_with_transformers_probabilities => "bert-ner", check_token_classifier;
     a_question_answering_model_opens_with_transformers_start_and_end_logits => "bert-qa", check_question_answering;
     electra_discriminator_matches_transformers => "electra";

@@ -40,6 +40,10 @@ pub fn from_folder(files: Vec<(String, Vec<u8>)>) -> Result<CheckpointFiles> {
         .min_by_key(|dir| (dir.matches('/').count(), dir.len()))
         .map(str::to_string)
         .ok_or_else(|| Error::Input(missing("config.json", &files)))?;
+    let onnx: Vec<String> = files
+        .iter()
+        .filter_map(|(path, _)| path.strip_prefix(&root).filter(|p| p.starts_with("onnx/") && p.ends_with(".onnx")).map(str::to_string))
+        .collect();
     let mut here: BTreeMap<String, Vec<u8>> = files
         .into_iter()
         .filter_map(|(path, bytes)| {
@@ -49,25 +53,36 @@ pub fn from_folder(files: Vec<(String, Vec<u8>)>) -> Result<CheckpointFiles> {
         .collect();
     let names: Vec<String> = here.keys().cloned().collect();
     let config_json = here.remove("config.json").expect("the root holds config.json");
-    let weights = weights(&mut here, &names)?;
+    let weights = weights(&mut here, &names).map_err(|e| match onnx.first() {
+        // transformers.js's downloads: config, tokenizer and `onnx/model*.onnx`, no weights here.
+        Some(file) => Error::Weights(format!(
+            "this is a transformers.js (ONNX) download: its weights are {file}, which bertbench does not read; open the model it was converted from, a folder with model.safetensors or pytorch_model.bin (its Hub repository without the onnx/ folder)"
+        )),
+        None => e,
+    })?;
     let tokenizer_json = here.remove("tokenizer.json");
     let vocab_txt = here.remove("vocab.txt");
-    if tokenizer_json.is_none() && vocab_txt.is_none() {
-        let hint = if here.contains_key("vocab.json") && here.contains_key("merges.txt") {
-            " (it has vocab.json and merges.txt: save it with a recent `transformers`, which adds tokenizer.json)"
-        } else {
-            ""
-        };
-        return Err(Error::Tokenizer(format!("the folder has no tokenizer.json or vocab.txt{hint}; it has {}", names.join(", "))));
-    }
-    // A `vocab.txt` model's casing and options live in `tokenizer_config.json`: the tokenizer
-    // they describe is written out as `tokenizer.json`, so every later step (the worker, saved
-    // items, exports) carries them without knowing about them.
     let tokenizer_config = here.remove("tokenizer_config.json");
+    if tokenizer_json.is_none() && vocab_txt.is_none() && !(here.contains_key("vocab.json") && here.contains_key("merges.txt")) {
+        let hint = match names.iter().find(|n| n.ends_with(".model")) {
+            Some(sp) => format!(
+                " (it has {sp}, SentencePiece's own format, which bertbench does not read: `AutoTokenizer.from_pretrained(folder).save_pretrained(folder)` in Python adds tokenizer.json)"
+            ),
+            None => String::new(),
+        };
+        return Err(Error::Tokenizer(format!("the folder has no tokenizer.json, vocab.txt, or vocab.json with merges.txt{hint}; it has {}", names.join(", "))));
+    }
+    // A `vocab.txt` model's casing and options live in `tokenizer_config.json`, and an older
+    // RoBERTa's tokenizer is `vocab.json` + `merges.txt`: the tokenizer they describe is written
+    // out as `tokenizer.json`, so every later step (the worker, saved items, exports) carries it
+    // without knowing about them.
     let tokenizer_json = match (tokenizer_json, &vocab_txt) {
         (Some(json), _) => Some(json),
         (None, Some(vocab)) => Some(BertTokenizer::from_vocab_files(vocab, tokenizer_config.as_deref(), usize::MAX)?.to_tokenizer_json()?),
-        (None, None) => None,
+        (None, None) => match (here.get("vocab.json"), here.get("merges.txt")) {
+            (Some(vocab), Some(merges)) => Some(crate::tokenizer::bpe_files::tokenizer_json(vocab, merges, tokenizer_config.as_deref())?),
+            _ => None,
+        },
     };
     let tokenizer_json = match (tokenizer_json, tokenizer_config) {
         (Some(json), Some(config)) if passes_no_segments(&config) => Some(one_segment(&json)?),
@@ -367,10 +382,22 @@ mod tests {
         assert!(err.contains("TensorFlow") && err.contains("pytorch_model.bin"), "{err}");
         let err = from_folder(vec![file("model.safetensors", b"x")]).unwrap_err().to_string();
         assert!(err.contains("config.json") && err.contains("model.safetensors"), "{err}");
+        // vocab.json + merges.txt are read (RoBERTa's tokenizer built from them): a vocabulary
+        // without RoBERTa's specials is refused naming the one missing.
         let err = from_folder(vec![file("config.json", b"{}"), file("model.safetensors", b"x"), file("vocab.json", b"{}"), file("merges.txt", b"")])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("no tokenizer.json or vocab.txt") && err.contains("merges.txt"), "{err}");
+        assert!(err.contains("vocab.json has no <s>"), "{err}");
+        // A SentencePiece model file alone is named, with how to add tokenizer.json.
+        let err = from_folder(vec![file("config.json", b"{}"), file("model.safetensors", b"x"), file("sentencepiece.bpe.model", b"x")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no tokenizer.json, vocab.txt") && err.contains("sentencepiece.bpe.model, SentencePiece's own format") && err.contains("save_pretrained"), "{err}");
+        // A transformers.js download: ONNX weights under onnx/, named as what it is.
+        let err = from_folder(vec![file("m/config.json", b"{}"), file("m/tokenizer.json", b"{}"), file("m/onnx/model_quantized.onnx", b"x"), file("m/onnx/model.onnx", b"x")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("transformers.js (ONNX) download") && err.contains("onnx/model_quantized.onnx") && err.contains("model.safetensors"), "{err}");
         let err = from_folder(vec![file("config.json", b"{}"), file("pytorch_model.bin", b"not a pickle"), file("vocab.txt", b"x")])
             .unwrap_err()
             .to_string();

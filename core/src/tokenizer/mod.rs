@@ -16,6 +16,7 @@ use tokenizers::{EncodeInput, Encoding, PostProcessor, Tokenizer, TruncationPara
 
 use crate::error::{Error, Result};
 
+pub mod bpe_files;
 pub mod merges;
 
 /// One token of an encoded text, with everything the page shows about it.
