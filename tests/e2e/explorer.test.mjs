@@ -131,6 +131,42 @@ test('word senses: “bank” splits by meaning in context, not in the input emb
   assert.equal(await page.getByTestId('map-point').count(), 16);
 });
 
+test('translations: where each sentence's nearest neighbour lies is counted from the map's own vectors', { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.selectOption('[data-testid=map-source]', 'translations');
+  await page.selectOption('[data-testid=map-kind]', 'mean');
+  await page.getByTestId('map-button').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=map-point]').length === 40 && document.querySelector('[data-testid=map-translations]'), null, { timeout: 3 * MINUTE });
+  for (const layer of ['6', '0']) {
+    await page.getByTestId('map-layer').fill(layer);
+    await page.waitForFunction((l) => document.querySelector('[data-testid=map-translations]')?.textContent.startsWith(`At layer ${l},`), layer, { timeout: MINUTE });
+    const note = await page.getByTestId('map-translations').textContent();
+    const [translation, same, other] = note.match(/for (\d+) of 40 sentences.*; for (\d+) it is.*; for (\d+) neither/).slice(1).map(Number);
+    // The same counts from the exported vectors (sentence i says meaning i / 4 in language i % 4).
+    const downloads = [];
+    const listen = (d) => downloads.push(d);
+    page.on('download', listen);
+    await page.getByTestId('map-export').click();
+    for (let i = 0; i < 50 && downloads.length < 2; i++) await page.waitForTimeout(100);
+    page.off('download', listen);
+    const tsv = await readFile(await downloads.find((d) => d.suggestedFilename().startsWith('vectors')).path(), 'utf8');
+    const vectors = tsv.trimEnd().split('\n').map((l) => l.split('\t').map(Number));
+    assert.equal(vectors.length, 40);
+    const cos = (a, b) => sum(a.map((x, k) => x * b[k])) / Math.sqrt(sum(a.map((x) => x * x)) * sum(b.map((x) => x * x)));
+    const counts = [0, 0, 0];
+    vectors.forEach((v, i) => {
+      let best = -1, bestCos = -Infinity;
+      vectors.forEach((w, j) => { if (j !== i && cos(v, w) > bestCos) { bestCos = cos(v, w); best = j; } });
+      counts[Math.floor(i / 4) === Math.floor(best / 4) ? 0 : i % 4 === best % 4 ? 1 : 2] += 1;
+    });
+    assert.deepEqual([translation, same, other], counts, `layer ${layer}: ${note}`);
+    // The conclusion follows the counts: what to open is named only where language wins.
+    assert.equal(/XLM-RoBERTa/.test(note), translation <= same, note);
+  }
+  await page.getByTestId('map-panel').screenshot({ path: join(ARTIFACTS, 'map-translations.png') });
+  await page.selectOption('[data-testid=map-source]', 'typed');
+});
+
 test('a linear probe reads sentiment from the later layers', { timeout: 8 * MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('probe-button').click();

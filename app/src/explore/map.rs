@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use bertbench_core::analysis::samples::{SENSES, TOPIC_SENTENCES, balanced_sample, labeled_lines};
+use bertbench_core::analysis::translations::{self, Neighbours};
 use bertbench_core::analysis::projection::{Method, TsneOptions, project, projector_tsv};
 use leptos::prelude::*;
 
@@ -45,10 +46,14 @@ pub fn MapPanel() -> impl IntoView {
     let pick_source = move |v: String| {
         let s = match v.as_str() {
             "dataset" => Source::Dataset,
+            "translations" => Source::Translations,
             v if v.starts_with("sense-") => Source::Sense(v[6..].parse().unwrap_or(0)),
             _ => Source::Typed,
         };
         source.set(s);
+        if s == Source::Translations {
+            by_label.set(true);
+        }
         match s {
             Source::Sense(i) => {
                 focus_word.set(SENSES[i].word.to_string());
@@ -73,6 +78,7 @@ pub fn MapPanel() -> impl IntoView {
             let (texts, labels): (Vec<String>, Vec<Option<String>>) = match source.get_untracked() {
                 Source::Typed => labeled_lines(&typed.get_untracked()).into_iter().map(|(l, t)| (t, l)).unzip(),
                 Source::Sense(i) => SENSES[i].sentences.iter().map(|(l, t)| (t.to_string(), Some(l.to_string()))).unzip(),
+                Source::Translations => translations::sentences().into_iter().map(|(meaning, t)| (t.to_string(), Some(meaning.to_string()))).unzip(),
                 Source::Dataset => match studio.labeled_data().await {
                     Ok((d, _)) => balanced_sample(&d, MAX_TEXTS)
                         .into_iter()
@@ -403,6 +409,18 @@ pub fn MapPanel() -> impl IntoView {
         Some(view! { <p class="small muted" data-testid="map-note" data-computed-on=e.computed_on.clone()>{parts.join(" ")}</p> })
     };
 
+    // For the translations: where each sentence's nearest neighbour lies at the drawn layer, and
+    // what that says (sentence vectors only; a token map has other points).
+    let translations_note = move || {
+        let (e, Some(Ok(d))) = (embedded.get()?, drawn.get()) else { return None };
+        let sentences: Vec<&str> = translations::sentences().into_iter().map(|(_, t)| t).collect();
+        if !matches!(e.kind, Kind::Mean | Kind::Cls) || e.texts.iter().map(String::as_str).ne(sentences.iter().copied()) {
+            return None;
+        }
+        let summary = Neighbours::count(&e.vectors(d.layer, d.z)).summary(d.layer);
+        Some(view! { <p class="small" data-testid="map-translations">{summary}</p> })
+    };
+
     let num_layers = move || {
         state.generation.get();
         state.engine().map(|e| e.bert.config.num_hidden_layers).unwrap_or(0)
@@ -418,6 +436,7 @@ pub fn MapPanel() -> impl IntoView {
                 <select id="map-source" data-testid="map-source" on:change=move |ev| pick_source(event_target_value(&ev))>
                     <option value="typed" selected=move || source.get() == Source::Typed>"the sentences below"</option>
                     {SENSES.iter().enumerate().map(|(i, s)| view! { <option value=format!("sense-{i}") selected=move || source.get() == Source::Sense(i)>{format!("word senses: “{}”", s.word)}</option> }).collect_view()}
+                    <option value="translations" selected=move || source.get() == Source::Translations>"translations (English, French, German, Spanish)"</option>
                     <option value="dataset" selected=move || source.get() == Source::Dataset>{move || if studio.prepared.get().is_some() { "the studio's dataset" } else { "the built-in sentiment examples" }}</option>
                 </select>
                 <label class="small muted" for="map-kind">"Points"</label>
@@ -460,6 +479,7 @@ pub fn MapPanel() -> impl IntoView {
             </div>
             {move || error.get().map(|e| view! { <p class="banner warn small" data-testid="map-message">{e}</p> })}
             {note}
+            {translations_note}
             {scatter}
             {hover_box}
             {neighbour_list}

@@ -10,4 +10,5 @@ pub mod prompting;
 pub mod projection;
 pub mod samples;
 pub mod similarity;
+pub mod translations;
 pub mod word_probe;
