@@ -28,7 +28,7 @@ pub(super) enum Source {
     Sense(usize),
     /// The studio's dataset, or the built-in sentiment examples.
     Dataset,
-    /// Ten sentences, each in English, French, German and Spanish, coloured by meaning (see
+    /// Nine sentences, each in English, French, German and Spanish, coloured by meaning (see
     /// [`translations`](bertbench_core::analysis::translations)).
     Translations,
 }
