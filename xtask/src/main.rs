@@ -615,7 +615,7 @@ fn test() -> Result {
     run("cargo", &cargo_test(&packages, &["--", "--skip", "wgpu_"]))?;
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
-    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
+    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

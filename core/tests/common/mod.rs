@@ -72,6 +72,22 @@ pub fn floats(v: &Value) -> Vec<f32> {
     }
 }
 
+/// A test model's folder (`tests/models/<name>`) read as a user's drop is, and its
+/// `expected.json` (what PyTorch computed).
+pub fn family_folder(name: &str) -> (CheckpointFiles, Value) {
+    let files = test_model_drop(name);
+    let expected = serde_json::from_slice(&std::fs::read(test_models_dir().join(name).join("expected.json")).unwrap()).unwrap();
+    (bertbench_core::bert::folder::from_folder(files).unwrap_or_else(|e| panic!("{name}: {e}")), expected)
+}
+
+/// Asserts `got` is within 1e-4 of `want` everywhere (and as long).
+pub fn close(what: &str, got: &[f32], want: &[f32]) {
+    const TOLERANCE: f32 = 1e-4;
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    let worst = got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(worst <= TOLERANCE, "{what}: max error {worst} > {TOLERANCE}");
+}
+
 pub fn ints(v: &Value) -> Vec<u32> {
     v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
 }
