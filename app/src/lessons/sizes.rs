@@ -1,5 +1,6 @@
-//! Lesson 9: model sizes and variants, tiny to large, DistilBERT and RoBERTa, with their
-//! parameter counts computed from their configurations, next to the loaded model's.
+//! Lesson 9: model sizes and variants, tiny to large, DistilBERT, RoBERTa, XLM-RoBERTa, ALBERT,
+//! ELECTRA-small and MPNet, with their parameter counts computed from their configurations (the
+//! released models' `config.json` values), next to the loaded model's and what sets it apart.
 
 use bertbench_core::BertConfig;
 use bertbench_core::bert::config::Preset;
@@ -15,6 +16,10 @@ pub const CHECKS: [&str; 2] = ["sizes-loaded", "sizes-large"];
 /// BERT's uncased vocabulary; RoBERTa's byte-level BPE.
 const BERT_VOCAB: usize = 30_522;
 const ROBERTA_VOCAB: usize = 50_265;
+/// XLM-RoBERTa's SentencePiece pieces; ALBERT's; MPNet's WordPiece with its specials.
+const XLMR_VOCAB: usize = 250_002;
+const ALBERT_VOCAB: usize = 30_000;
+const MPNET_VOCAB: usize = 30_527;
 
 struct Row {
     name: String,
@@ -40,6 +45,30 @@ fn rows() -> Vec<Row> {
         name: "RoBERTa-base".into(),
         note: "BERT-base trained longer on more text, without next-sentence prediction; a larger vocabulary",
         config: Preset::Base.config(ROBERTA_VOCAB).with_max_position_embeddings(514).with_type_vocab_size(1).with_model_type(Family::Roberta),
+        pooler: true,
+    });
+    rows.push(Row {
+        name: "XLM-RoBERTa-base".into(),
+        note: "RoBERTa trained on 100 languages: most of its parameters are its 250,002-piece vocabulary",
+        config: Preset::Base.config(XLMR_VOCAB).with_max_position_embeddings(514).with_type_vocab_size(1).with_pad_token_id(1).with_model_type(Family::XlmRoberta),
+        pooler: true,
+    });
+    rows.push(Row {
+        name: "ALBERT-base".into(),
+        note: "one layer's parameters shared by all 12 layers, and 128-wide embeddings projected up: as deep as BERT-base, a tenth of its size (the compute is BERT-base's)",
+        config: Preset::Base.config(ALBERT_VOCAB).with_embedding_size(Some(128)).with_model_type(Family::Albert),
+        pooler: true,
+    });
+    rows.push(Row {
+        name: "ELECTRA-small".into(),
+        note: "trained to spot replaced tokens; 128-wide embeddings projected up to 256",
+        config: Preset::Base.config(BERT_VOCAB).with_hidden_size(256).with_num_attention_heads(4).with_intermediate_size(1024).with_embedding_size(Some(128)).with_model_type(Family::Electra),
+        pooler: false,
+    });
+    rows.push(Row {
+        name: "MPNet-base".into(),
+        note: "BERT-base's size with a learned bias for word distances in attention; all-mpnet-base-v2 is this size",
+        config: Preset::Base.config(MPNET_VOCAB).with_max_position_embeddings(514).with_type_vocab_size(0).with_pad_token_id(1).with_model_type(Family::MpNet),
         pooler: true,
     });
     rows
@@ -74,7 +103,7 @@ pub fn SizesLesson() -> impl IntoView {
         }))
     });
     let row = |name: String, note: String, c: &BertConfig, params: u64, testid: &'static str| {
-        let embeddings = (c.vocab_size + c.max_position_embeddings + c.type_vocab_size) as u64 * c.hidden_size as u64;
+        let embeddings = (c.vocab_size + c.max_position_embeddings + c.type_vocab_size) as u64 * c.embedding_width() as u64;
         view! {
             <tr data-testid=testid>
                 <th scope="row">{name}</th>
@@ -95,6 +124,7 @@ pub fn SizesLesson() -> impl IntoView {
         <Maths>
             <p>"With hidden size h, feed-forward width i (4h), vocabulary v, p positions, t segment types and L layers:"</p>
             <p class="formula">"embeddings (v + p + t)·h + 2h; per layer 4(h² + h) + 2h + (h·i + i) + (i·h + h) + 2h; pooler h² + h"</p>
+            <p>"ALBERT and ELECTRA-small embed in a narrower width e and project up: (v + p + t)·e + 2e + (e·h + h). ALBERT counts one layer whatever L is."</p>
             <p>"The time of a forward pass grows with the layers' parameters times the tokens, plus attention's n²·h per layer for n tokens."</p>
         </Maths>
         <p class="small muted scroll-cue" aria-hidden="true">"The table is wider than the screen: scroll it sideways →"</p>
@@ -103,11 +133,16 @@ pub fn SizesLesson() -> impl IntoView {
             <tr><th scope="col">"model"</th><th scope="col">"layers"</th><th scope="col">"hidden"</th><th scope="col">"heads"</th>
                 <th scope="col">"vocabulary"</th><th scope="col">"parameters"</th><th scope="col">"in the embeddings"</th><th scope="col">""</th></tr>
             {rows().into_iter().map(|r| { let n = r.config.num_params(r.pooler); row(r.name, r.note.to_string(), &r.config, n, "lesson-size") }).collect_view()}
-            {move || loaded.get().map(|(name, c, n, _)| row(format!("{name} (loaded)"), "the page's model, counted from its weights".into(), &c, n as u64, "lesson-size-loaded"))}
+            {move || loaded.get().map(|(name, c, n, _)| {
+                let apart = c.distinctions();
+                let note = if apart.is_empty() { "the page's model, counted from its weights: BERT's own architecture".to_string() } else { format!("the page's model, counted from its weights: {}", apart.join("; ")) };
+                row(format!("{name} (loaded, {})", c.model_type.display_name()), note, &c, n as u64, "lesson-size-loaded")
+            })}
         </table>
         <TryThis>
             <ul>
                 <li>"Which model spends the largest share of its parameters on the embedding table, and why?"</li>
+                <li>"ALBERT-base and BERT-base both run 12 layers of width 768 on every token: which is smaller to store, and which is faster to run?"</li>
                 <li>"Open a model of your own (“Your own model: pick a folder” in the model panel) and find it in the table."</li>
             </ul>
         </TryThis>
