@@ -57,9 +57,12 @@ function meanPooled(hidden) {
   return Array.from({ length: width }, (_, k) => hidden.reduce((s, row) => s + row[k], 0) / hidden.length);
 }
 
-/** Vocabulary id → piece, from the folder's tokenizer.json, else its vocab.txt. */
+/** Vocabulary id → piece, from the folder's tokenizer.json, else its vocab.json (an older
+ * RoBERTa's, {piece: id}), else its vocab.txt. */
 async function pieces(name) {
   const dir = join(MODELS, name);
+  const bpe = await readFile(join(dir, 'vocab.json'), 'utf8').catch(() => null);
+  if (bpe) return Object.fromEntries(Object.entries(JSON.parse(bpe)).map(([p, id]) => [id, p]));
   try {
     const vocab = JSON.parse(await readFile(join(dir, 'tokenizer.json'), 'utf8')).model.vocab;
     // WordPiece and BPE: {piece: id}; Unigram (SentencePiece): [[piece, score], …] by id.
