@@ -14,12 +14,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     prefix: "mpnet.",
     base_architecture: "MPNetModel",
     mlm_architecture: "MPNetForMaskedLM",
-    positions: Positions::Absolute { after_padding: true },
     segments: false,
-    pooler: true,
-    // `MPNetClassificationHead`: out_proj(tanh(dense(<s>))), as RoBERTa's.
-    sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj." },
-    sequence_activation: PoolerActivation::Tanh,
     load_renames: &[
         (r"\.attention\.attn\.q\.", ".attention.self_attn.query."),
         (r"\.attention\.attn\.k\.", ".attention.self_attn.key."),
@@ -36,25 +31,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
         (r"\.attention\.output\.layer_norm\.", ".attention.LayerNorm."),
         (r"\.layer_norm\.", ".LayerNorm."),
     ],
-    head_prefixes: &["lm_head.", "classifier.", "qa_outputs."],
-    mlm_marker: "lm_head.bias",
-    mlm_renames: &[
-        (r"^lm_head\.dense\.", "predictions.transform.dense."),
-        (r"^lm_head\.layer_norm\.", "predictions.transform.layer_norm."),
-        (r"^lm_head\.bias$", "predictions.bias"),
-    ],
-    mlm_save_renames: &[
-        (r"^predictions\.transform\.dense\.", "lm_head.dense."),
-        (r"^predictions\.transform\.layer_norm\.", "lm_head.layer_norm."),
-        (r"^predictions\.bias$", "lm_head.bias"),
-    ],
-    mlm_head_gelu: true,
-    pair_head: None,
-    embedding_projection: EmbeddingProjection::None,
-    shared_layers: false,
     relative_attention: Some(RelativeBuckets::MPNET),
     read_config,
     write_config,
+    // Positions after the padding id, the pooler, `MPNetClassificationHead` (out_proj(tanh(
+    // dense(<s>)))), the MLM head `lm_head` with exact GELU, no sentence-pair head: RoBERTa's.
+    ..super::roberta::FACTS
 };
 
 /// `MPNetConfig`'s defaults where they differ from BERT's, for the keys a `config.json` leaves
