@@ -703,7 +703,7 @@ mod tests {
     }
 
     fn step(step: usize, mlm_loss: f32) -> PretrainStep {
-        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40 }
+        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40, picked: 6 }
     }
 
     /// The worker saves a lab run from the events it sent: the saved run shows what the page
