@@ -23,7 +23,7 @@ pub(super) async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(S
 impl LabModel {
     /// The model as a Hugging Face folder's files.
     pub(super) fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
-        pretraining::export(&self.model, &self.config, self.tokenizer_json.as_deref(), self.vocab_txt.as_deref()).map_err(|e| e.to_string())
+        pretraining::export(&self.model, &self.config, &self.tokenizer, self.tokenizer_json.as_deref(), self.vocab_txt.as_deref()).map_err(|e| e.to_string())
     }
 }
 
