@@ -51,6 +51,8 @@ pub struct Lab {
     pub preset: RwSignal<String>,
     /// Continue pretraining the page's model instead of starting from scratch.
     pub continue_pretrained: RwSignal<bool>,
+    /// From scratch, one layer's weights shared by every layer (ALBERT).
+    pub share_layers: RwSignal<bool>,
     /// Hyper-parameters.
     pub config: RwSignal<PretrainConfig>,
     /// Probe sentences, one per line, each with `[MASK]`.
@@ -88,11 +90,17 @@ pub struct Lab {
 
 /// Training work per corpus token: about 6 operations (forward, backward, weight gradients) per
 /// weight of the matrices every token passes through, plus the vocabulary logits at the 15%
-/// picked positions. Embedding look-ups cost next to nothing.
+/// picked positions. Embedding look-ups cost next to nothing. A layer shared by every depth
+/// (ALBERT) is passed through at every depth: it costs what the unshared model costs.
 pub fn work_per_token(config: &BertConfig) -> f64 {
+    let unshared = if config.distinct_layers() < config.num_hidden_layers {
+        config.clone().with_model_type(bertbench_core::bert::family::Family::Bert).with_embedding_size(None)
+    } else {
+        config.clone()
+    };
     let h = config.hidden_size as f64;
     let embeddings = ((config.vocab_size + config.max_position_embeddings + config.type_vocab_size) as f64) * h;
-    let matrices = config.num_params(false) as f64 - embeddings + h * h;
+    let matrices = unshared.num_params(false) as f64 - embeddings + h * h;
     6.0 * (matrices + 0.15 * config.vocab_size as f64 * h)
 }
 
@@ -125,6 +133,7 @@ impl Lab {
             vocab: RwSignal::new(LabVocab::Train(2000)),
             preset: RwSignal::new("bert-tiny".into()),
             continue_pretrained: RwSignal::new(false),
+            share_layers: RwSignal::new(false),
             config: RwSignal::new(PretrainConfig::new().with_epochs(5).with_masking(MaskingConfig::new())),
             probes: RwSignal::new(DEFAULT_PROBES.into()),
             probe_every: RwSignal::new(25),
@@ -170,10 +179,10 @@ impl Lab {
         let current = state.engine().ok_or("no model is loaded")?;
         // Unique per run: the worker keeps the base it has when the name is the same.
         let number = self.runs.get_value();
-        let name = if self.continue_pretrained.get_untracked() {
-            format!("{} + MLM on {} #{number}", current.model_id, self.corpus_name.get_untracked())
-        } else {
-            format!("MLM lab ({}) #{number}", self.preset.get_untracked())
+        let name = match (self.continue_pretrained.get_untracked(), self.share_layers.get_untracked()) {
+            (true, _) => format!("{} + MLM on {} #{number}", current.model_id, self.corpus_name.get_untracked()),
+            (false, true) => format!("MLM lab ({}, one shared layer) #{number}", self.preset.get_untracked()),
+            (false, false) => format!("MLM lab ({}) #{number}", self.preset.get_untracked()),
         };
         let engine = Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend)?;
         if state.base.with_value(Option::is_none) {
@@ -201,6 +210,12 @@ impl Lab {
             }
         }
         let settings = untrack(|| self.settings());
+        let shared = settings.share_layers && !settings.continue_pretrained;
+        if shared && config.pair_task == Some(bertbench_core::tasks::masking::PairTask::Nsp) {
+            return Err("a model with one shared layer is an ALBERT, whose pretraining head predicts sentence order (AlbertForPreTraining has no \
+                        next-sentence head, so the model could not be saved as one): pick “MLM + sentence-order prediction” or “MLM only”"
+                .into());
+        }
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
         // The loaded model's vocabulary masks with its own token (RoBERTa's `<mask>`).
         let mask = match state.engine().filter(|_| needs_base) {
@@ -212,6 +227,13 @@ impl Lab {
         }
         if needs_base {
             let engine = state.engine().ok_or("the model is still loading")?;
+            if shared && !engine.bert.tokenizer.is_wordpiece() {
+                return Err(format!(
+                    "{}'s vocabulary is not WordPiece, and a shared-layer (ALBERT) model is saved for BertTokenizer, which reads only WordPiece: \
+                     train a vocabulary for it instead",
+                    engine.model_id
+                ));
+            }
             if self.continue_pretrained.get_untracked() {
                 use bertbench_core::train::memory;
                 memory::check_memory(engine.bert.report.num_params as u64, true, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
@@ -294,6 +316,7 @@ impl Lab {
             vocab: self.vocab.get(),
             preset: self.preset.get(),
             continue_pretrained: self.continue_pretrained.get(),
+            share_layers: self.share_layers.get(),
             config: self.config.get(),
             probes: self.probes.get(),
             probe_every: self.probe_every.get(),
@@ -313,6 +336,7 @@ impl Lab {
         self.vocab.set(s.vocab);
         self.preset.set(s.preset);
         self.continue_pretrained.set(s.continue_pretrained);
+        self.share_layers.set(s.share_layers);
         self.config.set(s.config);
         self.probes.set(s.probes);
         self.probe_every.set(s.probe_every);
@@ -364,6 +388,15 @@ mod tests {
     fn the_token_estimate_counts_words_and_two_specials_per_line() {
         assert_eq!(estimate_tokens("the cow eats\n\n  \ngrass\n"), 3.0 * 1.3 + 2.0 + 1.3 + 2.0);
         assert_eq!(estimate_tokens(""), 0.0);
+    }
+
+    /// A shared layer saves parameters, not work: every depth still runs it.
+    #[test]
+    fn a_shared_layer_costs_the_same_work_per_token() {
+        let own = crate::runs::scratch_config("bert-mini", false, 64, 2000).unwrap();
+        let shared = crate::runs::scratch_config("bert-mini", true, 64, 2000).unwrap();
+        assert!(shared.num_params(false) < own.num_params(false));
+        assert_eq!(work_per_token(&shared), work_per_token(&own));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::{Lab, LabRun};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
 use crate::files::{download, file_list, read_files};
-use crate::runs::{Backend, LabVocab};
+use crate::runs::{Backend, LabVocab, scratch_config};
 use crate::store::{Item, Kind};
 use crate::widgets::{LineChart, ProgressBar, Series, ago, duration, human_count, size};
 
@@ -172,14 +172,16 @@ pub fn LabPanel() -> impl IntoView {
         (false, LabVocab::Train(n)) => n,
         _ => state.engine().map(|e| e.bert.tokenizer.vocab_size()).unwrap_or(30522),
     };
+    // The encoder a run from scratch builds (as the worker builds it), with layers shared or not.
+    let scratch = move |preset: &str, shared: bool| scratch_config(preset, shared, lab.config.with(|c| c.max_len), vocab_size()).ok();
     let size_options = move || {
-        let v = vocab_size();
+        let shared = lab.share_layers.get();
         Preset::ALL
             .into_iter()
             .take(4)
             .map(|p| {
                 let name = p.name();
-                let params = p.config(v).num_params(false) as usize;
+                let params = scratch(name, shared).map_or(0, |c| c.num_params(false) as usize);
                 view! { <option value=name selected=move || lab.preset.get() == name>{format!("{name} from scratch ({} parameters)", human_count(params))}</option> }
             })
             .collect_view()
@@ -190,8 +192,19 @@ pub fn LabPanel() -> impl IntoView {
         if lab.continue_pretrained.get() {
             return state.engine().map(|e| e.bert.config.clone());
         }
-        let v = vocab_size();
-        Preset::ALL.into_iter().find(|p| p.name() == lab.preset.get()).map(|p| p.config(v))
+        scratch(&lab.preset.get(), lab.share_layers.get())
+    };
+    // Each choice with the parameters it gives at the chosen size: the same depth either way.
+    let sharing_options = move || {
+        let preset = lab.preset.get();
+        let [own, shared] = [false, true].map(|s| scratch(&preset, s));
+        let (Some(own), Some(shared)) = (own, shared) else { return None };
+        let layers = own.num_hidden_layers;
+        let count = |c: &BertConfig| human_count(c.num_params(false) as usize);
+        Some(view! {
+            <option value="own" selected=move || !lab.share_layers.get()>{format!("each of the {layers} layers its own weights (BERT): {} parameters", count(&own))}</option>
+            <option value="shared" selected=move || lab.share_layers.get()>{format!("share one layer across all {layers} layers (ALBERT): {} parameters", count(&shared))}</option>
+        })
     };
     let gpu_ok = move || {
         let BackendStatus { adapter, .. } = state.backend.get();
@@ -358,6 +371,9 @@ pub fn LabPanel() -> impl IntoView {
                     }}</option>
                 </select>
                 <Show when=move || !lab.continue_pretrained.get()>
+                    <select data-testid="lab-sharing" aria-label="Layers: each its own, or one shared by all" on:change=move |ev| lab.share_layers.set(event_target_value(&ev) == "shared")>
+                        {sharing_options}
+                    </select>
                     <select data-testid="lab-vocab-choice" aria-label="Vocabulary" on:change=move |ev| lab.vocab.set(match event_target_value(&ev).as_str() {
                         "pretrained" => LabVocab::Pretrained,
                         v => LabVocab::Train(v.parse().unwrap_or(2000)),
