@@ -1,6 +1,7 @@
 //! The MLM lab: its state on the page, and its panel (`view.rs`). Training runs in the training
 //! worker (one run at a time, shared with the studio), reached through the page's worker client;
-//! this holds what the page shows and sends the requests. `saved.rs`: what the lab saves.
+//! this holds what the page shows and sends the requests. `saved.rs`: what the lab saves;
+//! `compare.rs`: the runs of this tab side by side.
 
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::bert::config::BertConfig;
@@ -16,6 +17,7 @@ use crate::runs::{Backend, LabEvent, LabRequest, LabSettings, LabVocab, SavedLab
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
+mod compare;
 mod saved;
 mod view;
 
@@ -80,6 +82,14 @@ pub struct Lab {
     /// Training speed in work units per second ([`work_per_token`] × tokens), CPU then WebGPU:
     /// measured defaults until a run here measures this machine.
     pub rates: RwSignal<[(f64, bool); 2]>,
+    /// The runs of this tab that finished or were stopped, oldest first, to compare (kept in
+    /// the page's memory only).
+    pub compared: RwSignal<Vec<compare::KeptRun>>,
+    /// The run in progress as it will be kept when it ends (its steps and time then filled in).
+    started: StoredValue<Option<compare::KeptRun>>,
+    /// The settings of the run whose model the lab holds (as it ran, whatever the page shows
+    /// since), which name the model on the page.
+    model_settings: StoredValue<Option<LabSettings>>,
     /// Work the run in progress plans to do, and where.
     planned: StoredValue<Option<(Backend, f64)>>,
     /// The worker's id of the lab's run (or of the run a saved model was opened from: none).
@@ -147,6 +157,9 @@ impl Lab {
             has_model: RwSignal::new(false),
             storage_note: RwSignal::new(None),
             rates: RwSignal::new(DEFAULT_RATES),
+            compared: RwSignal::new(Vec::new()),
+            started: StoredValue::new(None),
+            model_settings: StoredValue::new(None),
             planned: StoredValue::new(None),
             run_id: StoredValue::new(0),
             runs: StoredValue::new(0),
@@ -179,10 +192,11 @@ impl Lab {
         let current = state.engine().ok_or("no model is loaded")?;
         // Unique per run: the worker keeps the base it has when the name is the same.
         let number = self.runs.get_value();
-        let name = match (self.continue_pretrained.get_untracked(), self.share_layers.get_untracked()) {
-            (true, _) => format!("{} + MLM on {} #{number}", current.model_id, self.corpus_name.get_untracked()),
-            (false, true) => format!("MLM lab ({}, one shared layer) #{number}", self.preset.get_untracked()),
-            (false, false) => format!("MLM lab ({}) #{number}", self.preset.get_untracked()),
+        let settings = self.model_settings.get_value().unwrap_or_else(|| untrack(|| self.settings()));
+        let name = match (settings.continue_pretrained, settings.share_layers) {
+            (true, _) => format!("{} + MLM on {} #{number}", current.model_id, settings.corpus_name),
+            (false, true) => format!("MLM lab ({}, one shared layer) #{number}", settings.preset),
+            (false, false) => format!("MLM lab ({}) #{number}", settings.preset),
         };
         let engine = Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend)?;
         if state.base.with_value(Option::is_none) {
@@ -241,6 +255,22 @@ impl Lab {
             self.client.send_base(&engine, settings.backend)?;
         }
         self.runs.update_value(|n| *n += 1);
+        let model = match state.engine().filter(|_| settings.continue_pretrained) {
+            Some(engine) => format!("{} (continued)", engine.model_id),
+            None => settings.preset.clone(),
+        };
+        let layers = model_config.as_ref().map_or(0, |c| c.num_hidden_layers);
+        self.started.set_value(Some(compare::KeptRun {
+            number: self.runs.get_value(),
+            settings: settings.clone(),
+            model,
+            layers,
+            shared: model_config.as_ref().is_some_and(|c| c.distinct_layers() < c.num_hidden_layers),
+            params: 0,
+            steps: Vec::new(),
+            seconds: 0.0,
+            cancelled: false,
+        }));
         self.steps.set(Vec::new());
         self.probe_results.set(Vec::new());
         self.preview.set(Vec::new());
@@ -288,9 +318,22 @@ impl Lab {
         }
     }
 
-    /// The run ended: the model is kept in the worker, and the run's speed measures this machine.
+    /// The run ended: the model is kept in the worker, the run is kept to compare (unless it
+    /// took no step), and its speed measures this machine.
     fn on_finished(self, cancelled: bool, steps: usize, seconds: f64) {
         self.has_model.set(true);
+        let started = self.started.get_value();
+        if let Some(run) = &started {
+            self.model_settings.set_value(Some(run.settings.clone()));
+        }
+        if let Some(mut kept) = started.filter(|_| steps > 0) {
+            kept.params = self.ready.get_untracked().map_or(0, |(p, _)| p);
+            kept.steps = self.steps.get_untracked();
+            kept.seconds = seconds;
+            kept.cancelled = cancelled;
+            self.compared.update(|runs| runs.push(kept));
+        }
+        self.started.set_value(None);
         let total = self.ready.get_untracked().map(|(_, t)| t).unwrap_or(0);
         if let Some((backend, work)) = self.planned.get_value() {
             if total > 0 && steps > 0 && seconds > 2.0 {
@@ -357,6 +400,8 @@ impl Lab {
         self.run_id.set_value(0);
         self.runs.update_value(|n| *n += 1);
         self.planned.set_value(None);
+        self.started.set_value(None);
+        self.model_settings.set_value(Some(saved.settings.clone()));
         self.has_model.set(false);
         self.apply_settings(saved.settings, Some(corpus));
         self.vocab_info.set(saved.vocab_info);

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::train::PretrainStep;
 use bertbench_core::tasks::masking::{MaskCase, MaskingConfig, PairTask};
 use bertbench_core::tasks::pretraining::MaskFill;
 use leptos::prelude::*;
@@ -12,6 +13,7 @@ use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
+use super::compare::{self, RunsCompared};
 use super::{Lab, LabRun};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
@@ -248,26 +250,21 @@ pub fn LabPanel() -> impl IntoView {
 
     let charts = move || {
         let steps = lab.steps.get();
-        if steps.is_empty() {
+        let kept = lab.compared.get();
+        if steps.is_empty() && kept.is_empty() {
             return None;
         }
-        let smooth = |f: &dyn Fn(&bertbench_core::train::PretrainStep) -> Option<f32>| -> Vec<(f64, f64)> {
-            let w = 10usize;
-            steps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    let lo = i.saturating_sub(w - 1);
-                    let vals: Vec<f32> = steps[lo..=i].iter().filter_map(f).collect();
-                    (!vals.is_empty()).then(|| (s.step as f64, vals.iter().sum::<f32>() as f64 / vals.len() as f64))
-                })
-                .collect()
-        };
-        let mut losses = vec![Series { name: "MLM loss".into(), color: "#4e79a7", points: smooth(&|s| Some(s.mlm_loss)), dots: false }];
+        // The current run's curves first, then those of the runs kept to compare (but its own).
+        let current = lab.runs.get_value();
+        let mlm = |s: &PretrainStep| Some(s.mlm_loss);
+        let right = |s: &PretrainStep| Some(s.mlm_accuracy);
+        let mut losses = vec![Series { name: "MLM loss".into(), color: "#4e79a7", points: compare::smooth(&steps, &mlm), dots: false }];
         if steps.iter().any(|s| s.pair_loss.is_some()) {
-            losses.push(Series { name: "NSP/SOP loss".into(), color: "#f28e2b", points: smooth(&|s| s.pair_loss), dots: false });
+            losses.push(Series { name: "NSP/SOP loss".into(), color: "#f28e2b", points: compare::smooth(&steps, &|s| s.pair_loss), dots: false });
         }
-        let accuracy = vec![Series { name: "picked tokens guessed right".into(), color: "#59a14f", points: smooth(&|s| Some(s.mlm_accuracy)), dots: false }];
+        losses.extend(compare::overlay(&kept, current, "MLM loss", &mlm));
+        let mut accuracy = vec![Series { name: "picked tokens guessed right".into(), color: "#59a14f", points: compare::smooth(&steps, &right), dots: false }];
+        accuracy.extend(compare::overlay(&kept, current, "accuracy", &right));
         Some(view! {
             <div class="grid2">
                 <LineChart series=Signal::derive(move || losses.clone()) x_label="step" y_label="loss (mean of 10 steps)" testid="lab-loss" />
@@ -472,6 +469,7 @@ pub fn LabPanel() -> impl IntoView {
             {vocab_info}
             {progress}
             {charts}
+            <RunsCompared />
             {preview}
             {probes}
             <Show when=move || lab.has_model.get()>
