@@ -243,7 +243,7 @@ pub fn LabPanel() -> impl IntoView {
             )
         });
         Some(view! {
-            <ProgressBar fraction=Signal::derive(move || Some(done as f64 / total.max(1) as f64)) />
+            <ProgressBar fraction=Signal::derive(move || Some(done as f64 / total.max(1) as f64)) label="Pretraining progress" />
             <p class="small muted" data-testid="lab-progress">{note}</p>
         })
     };
@@ -475,7 +475,7 @@ pub fn LabPanel() -> impl IntoView {
             <Show when=move || lab.has_model.get()>
                 <h3>"4 · Use the model"</h3>
                 <div class="row">
-                    <input type="text" data-testid="lab-fill-input" prop:value=move || fill_text.get() on:input=move |ev| fill_text.set(event_target_value(&ev)) />
+                    <input type="text" data-testid="lab-fill-input" aria-label="A sentence with [MASK] for the lab's model to fill in" prop:value=move || fill_text.get() on:input=move |ev| fill_text.set(event_target_value(&ev)) />
                     <button data-testid="lab-fill" on:click=fill>"Fill in [MASK]"</button>
                 </div>
                 {move || fill_result.get().map(|r| match r {
