@@ -81,13 +81,16 @@ impl KeptRun {
 
     /// Its numbers at step `step` (at most its last): the MLM loss and accuracy averaged over
     /// the [`WINDOW`] steps up to it, as the charts draw them, and the tokens it predicted per
-    /// step up to it.
+    /// step up to it. `differ`: the settings the runs compared differ in.
     pub fn at_step(&self, step: usize, differ: &[&str]) -> AtStep {
         let upto: Vec<&PretrainStep> = self.steps.iter().filter(|s| s.step <= step).collect();
         let recent = &upto[upto.len().saturating_sub(WINDOW)..];
         let mean = |f: &dyn Fn(&PretrainStep) -> f64, of: &[&PretrainStep]| of.iter().map(|s| f(s)).sum::<f64>() / of.len().max(1) as f64;
+        let but = |left_out: &str| self.facets().into_iter().filter(|(n, _)| *n != left_out).map(|(_, v)| v).collect::<Vec<_>>().join("|");
         AtStep {
-            name: self.label(differ),
+            number: self.number,
+            // The one setting that differs names the runs well; several make a long name.
+            name: if differ.len() == 1 { self.label(differ) } else { self.name() },
             rate: self.settings.config.masking.pick_prob,
             layers: self.layers,
             shared: self.shared,
@@ -95,6 +98,8 @@ impl KeptRun {
             picked: mean(&|s| s.picked as f64, &upto),
             loss: mean(&|s| s.mlm_loss as f64, recent),
             accuracy: mean(&|s| s.mlm_accuracy as f64, recent),
+            but_rate: but("masked"),
+            but_layers: but("layers"),
         }
     }
 
@@ -120,7 +125,9 @@ pub fn differing(runs: &[KeptRun]) -> Vec<&'static str> {
 /// What the comparison sentence reads of one run, at the step every run reached.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AtStep {
-    /// How the sentence names it (`#2 (masked 40%)`).
+    /// The run's number (`#2`).
+    pub number: u32,
+    /// How the sentence's opening names it (`#2 (masked 40%)`).
     pub name: String,
     /// Share of tokens picked for prediction.
     pub rate: f64,
@@ -136,6 +143,17 @@ pub struct AtStep {
     pub loss: f64,
     /// Share of the predicted tokens guessed right, mean of the last [`WINDOW`] steps.
     pub accuracy: f64,
+    /// Its other settings than the masking rate: two runs alike here differ in the rate alone.
+    pub but_rate: String,
+    /// Its other settings than the layers: two runs alike here differ in the sharing alone.
+    pub but_layers: String,
+}
+
+impl AtStep {
+    /// `#2`.
+    fn short(&self) -> String {
+        format!("#{}", self.number)
+    }
 }
 
 /// A loss as the table and the sentence write it.
@@ -148,20 +166,40 @@ pub fn accuracy_text(accuracy: f64) -> String {
     format!("{:.1}%", accuracy * 100.0)
 }
 
-/// What `runs`' numbers at step `step` show, in a sentence or three; `None` for fewer than two
-/// runs. `differ` names the settings the runs differ in. The lowest MLM loss and the highest
-/// masked-token accuracy are named; where the masking rates differ, it says that their losses
-/// are not like for like, gives the predictions per step, and names the cost of too little or
-/// too much masking only where the accuracies show it; where the parameter counts differ, by
-/// how much, and with what loss.
+/// Two of `runs`, `(a, b)` with `lower(a, b)`, to compare in one setting: of the pairs alike in
+/// every other setting (`alike`), the one `gap` finds widest, with `true`; else the lowest and
+/// the highest of all by `key`, with `false` (they differ in more than that setting).
+fn pair<'a>(runs: &'a [AtStep], key: fn(&AtStep) -> f64, alike: fn(&AtStep, &AtStep) -> bool) -> Option<(&'a AtStep, &'a AtStep, bool)> {
+    let clean = runs
+        .iter()
+        .flat_map(|a| runs.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| key(b) - key(a) > 1e-9 && alike(a, b))
+        .fold(None::<(&AtStep, &AtStep)>, |best, (a, b)| match best {
+            Some((x, y)) if key(y) / key(x).max(1e-12) >= key(b) / key(a).max(1e-12) => best,
+            _ => Some((a, b)),
+        });
+    if let Some((a, b)) = clean {
+        return Some((a, b, true));
+    }
+    let lo = runs.iter().min_by(|a, b| key(a).total_cmp(&key(b)))?;
+    let hi = runs.iter().max_by(|a, b| key(a).total_cmp(&key(b)))?;
+    (key(hi) - key(lo) > 1e-9).then_some((lo, hi, false))
+}
+
+/// What `runs`' numbers at step `step` show, in a few sentences; `None` for fewer than two runs.
+/// `differ` names the settings the runs differ in. It names the lowest MLM loss and the highest
+/// masked-token accuracy. Where masking rates differ, it takes two runs that differ in the rate
+/// alone if there are such: their losses are not like for like; their predictions per step; and
+/// the cost of too little or too much masking only where their accuracies show it. Where the
+/// parameter counts differ, two runs that differ in the sharing of layers alone if there are
+/// such: by how much, and with what loss and accuracy.
 pub fn sentence(step: usize, runs: &[AtStep], differ: &[&str]) -> Option<String> {
     if runs.len() < 2 {
         return None;
     }
-    let by = |f: fn(&AtStep) -> f64| move |a: &&AtStep, b: &&AtStep| f(a).total_cmp(&f(b));
-    let lowest_loss = runs.iter().min_by(by(|r| r.loss))?;
-    let best = runs.iter().max_by(by(|r| r.accuracy))?;
-    let mut out = if lowest_loss.name == best.name {
+    let lowest_loss = runs.iter().min_by(|a, b| a.loss.total_cmp(&b.loss))?;
+    let best = runs.iter().max_by(|a, b| a.accuracy.total_cmp(&b.accuracy))?;
+    let mut out = if lowest_loss.number == best.number {
         format!(
             "At step {step}, {} had both the lowest MLM loss ({}) and the highest masked-token accuracy ({}).",
             best.name,
@@ -177,57 +215,62 @@ pub fn sentence(step: usize, runs: &[AtStep], differ: &[&str]) -> Option<String>
             accuracy_text(best.accuracy)
         )
     };
-    let lo = runs.iter().min_by(by(|r| r.rate))?;
-    let hi = runs.iter().max_by(by(|r| r.rate))?;
-    if hi.rate - lo.rate > 1e-9 {
+    let mut all_clean = true;
+    if let Some((lo, hi, clean)) = pair(runs, |r| r.rate, |a, b| a.but_rate == b.but_rate) {
+        all_clean &= clean;
         let pct = |r: &AtStep| format!("{:.0}%", r.rate * 100.0);
+        let (a, b) = (accuracy_text(lo.accuracy), accuracy_text(hi.accuracy));
         out += &format!(
-            " The losses are not like for like: with {} of the tokens masked, more are hidden and each guess has less context, so read them with the \
-             accuracy. {} predicted {:.0} tokens per step, {} {:.0}",
+            " {} and {} differ in the masking rate{} ({} and {}): their losses are not like for like, as at {} more tokens are hidden and each \
+             guess has less context, so read them with the accuracy. {} predicted {:.0} tokens per step, {} {:.0}",
+            lo.short(),
+            hi.short(),
+            if clean { " alone" } else { " and in other settings" },
+            pct(lo),
             pct(hi),
-            lo.name,
+            pct(hi),
+            lo.short(),
             lo.picked,
-            hi.name,
+            hi.short(),
             hi.picked
         );
-        out += &if best.name == lo.name {
-            "; yet the lowest rate reached the highest accuracy, so these runs do not show a cost of too little masking.".to_string()
-        } else if lo.accuracy < best.accuracy && lo.picked < best.picked {
-            ": fewer predictions to learn from and a lower accuracy by this step, which fits the point that too little masking is expensive.".to_string()
+        out += &if lo.accuracy < hi.accuracy && lo.picked < hi.picked {
+            format!(": fewer predictions to learn from and a lower accuracy by this step ({a} against {b}), which fits the point that too little masking is expensive.")
+        } else if hi.accuracy < lo.accuracy {
+            format!(
+                "; {} guessed fewer of them right ({b} against {a}), which fits the other end of that point: with {} hidden, less context is left to \
+                 predict from (and these runs do not show a cost of too little masking).",
+                hi.short(),
+                pct(hi)
+            )
         } else {
             ".".to_string()
         };
-        if hi.name != best.name && hi.accuracy < best.accuracy && hi.rate > best.rate {
-            out += &format!(
-                " {} guessed fewer of its hidden tokens right than {}, which fits the other end of that point: with {} hidden, less context is left to predict from.",
-                hi.name,
-                best.name,
-                pct(hi)
-            );
-        }
     }
-    let small = runs.iter().min_by_key(|r| r.params)?;
-    let big = runs.iter().max_by_key(|r| r.params)?;
-    if small.params < big.params {
+    if let Some((small, big, clean)) = pair(runs, |r| r.params as f64, |a, b| a.but_layers == b.but_layers) {
+        all_clean &= clean;
         let ratio = big.params as f64 / small.params.max(1) as f64;
-        let how = if small.layers == big.layers && small.shared && !big.shared {
-            format!("shares one layer across its {} layers: {ratio:.1}× fewer parameters than {} at the same depth", small.layers, big.name)
+        let how = if clean && small.layers == big.layers && small.shared && !big.shared {
+            format!("shares one layer across its {} layers: {ratio:.1}× fewer parameters than {} at the same depth", small.layers, big.short())
         } else {
-            format!("has {ratio:.1}× fewer parameters than {}", big.name)
+            format!("has {ratio:.1}× fewer parameters than {}", big.short())
         };
         out += &format!(
-            " {} {how} ({} against {}), for an MLM loss of {} against {}.",
-            small.name,
+            " {} {how} ({} against {}), for an MLM loss of {} against {} and an accuracy of {} against {}.",
+            small.short(),
             human_count(small.params),
             human_count(big.params),
             loss_text(small.loss),
-            loss_text(big.loss)
+            loss_text(big.loss),
+            accuracy_text(small.accuracy),
+            accuracy_text(big.accuracy)
         );
     }
-    if differ.len() > 1 {
-        out += &format!(" The runs differ in more than one setting ({}), so no one of them alone explains the difference.", differ.join(", "));
-    } else if differ.is_empty() {
-        out += " The runs have the same settings.";
+    match differ.len() {
+        0 => out += " The runs have the same settings.",
+        1 => {}
+        n if all_clean => out += &format!(" The runs differ in {n} settings ({}); each comparison above is between two runs that differ in one of them alone.", differ.join(", ")),
+        _ => out += &format!(" The runs differ in more than one setting ({}), so no one of them alone explains the difference.", differ.join(", ")),
     }
     Some(out)
 }
@@ -328,13 +371,25 @@ pub fn RunsCompared() -> impl IntoView {
 mod tests {
     use super::*;
 
-    fn run(name: &str, rate: f64, params: usize, picked: f64, loss: f64, accuracy: f64) -> AtStep {
-        AtStep { name: name.into(), rate, layers: 2, shared: false, params, picked, loss, accuracy }
+    fn run(number: u32, rate: f64, params: usize, picked: f64, loss: f64, accuracy: f64) -> AtStep {
+        AtStep {
+            number,
+            name: format!("#{number} (masked {:.0}%)", rate * 100.0),
+            rate,
+            layers: 2,
+            shared: false,
+            params,
+            picked,
+            loss,
+            accuracy,
+            but_rate: "bert-tiny".into(),
+            but_layers: format!("bert-tiny {rate}"),
+        }
     }
 
     #[test]
     fn one_run_has_nothing_to_compare_with() {
-        assert_eq!(sentence(100, &[run("#1", 0.15, 1000, 40.0, 3.0, 0.4)], &[]), None);
+        assert_eq!(sentence(100, &[run(1, 0.15, 1000, 40.0, 3.0, 0.4)], &[]), None);
     }
 
     /// The sentence follows the numbers it is given: which run is named for the lowest loss and
@@ -343,44 +398,63 @@ mod tests {
     fn the_sentence_follows_the_numbers() {
         let differ = ["masked"];
         // 5% and 40%: the 40% run has the higher loss (harder guesses) but the higher accuracy.
-        let a = [run("#1 (masked 5%)", 0.05, 1000, 30.0, 2.5, 0.30), run("#2 (masked 40%)", 0.4, 1000, 180.0, 3.1, 0.42)];
+        let a = [run(1, 0.05, 1000, 30.0, 2.5, 0.30), run(2, 0.4, 1000, 180.0, 3.1, 0.42)];
         let said = sentence(120, &a, &differ).unwrap();
         assert!(said.starts_with("At step 120, #1 (masked 5%) had the lowest MLM loss (2.500), but #2 (masked 40%) the highest masked-token accuracy (42.0%)."), "{said}");
-        assert!(said.contains("with 40% of the tokens masked, more are hidden"), "{said}");
-        assert!(said.contains("#1 (masked 5%) predicted 30 tokens per step, #2 (masked 40%) 180"), "{said}");
-        assert!(said.contains("180: fewer predictions to learn from and a lower accuracy by this step, which fits the point that too little masking is expensive."), "{said}");
+        assert!(said.contains(" #1 and #2 differ in the masking rate alone (5% and 40%): their losses are not like for like, as at 40% more tokens are hidden"), "{said}");
+        assert!(
+            said.contains("#1 predicted 30 tokens per step, #2 180: fewer predictions to learn from and a lower accuracy by this step (30.0% against 42.0%), which fits the point that too little masking is expensive."),
+            "{said}"
+        );
         assert!(!said.contains("less context is left"), "{said}");
 
         // Other numbers: now the low rate has both the lower loss and the higher accuracy.
-        let b = [run("#1 (masked 5%)", 0.05, 1000, 30.0, 2.5, 0.50), run("#2 (masked 40%)", 0.4, 1000, 180.0, 3.1, 0.35)];
+        let b = [run(1, 0.05, 1000, 30.0, 2.5, 0.50), run(2, 0.4, 1000, 180.0, 3.1, 0.35)];
         let said_b = sentence(120, &b, &differ).unwrap();
         assert_ne!(said, said_b);
         assert!(said_b.starts_with("At step 120, #1 (masked 5%) had both the lowest MLM loss (2.500) and the highest masked-token accuracy (50.0%)."), "{said_b}");
-        assert!(said_b.contains("do not show a cost of too little masking"), "{said_b}");
-        assert!(said_b.contains("#2 (masked 40%) guessed fewer of its hidden tokens right than #1 (masked 5%), which fits the other end of that point: with 40% hidden, less context is left"), "{said_b}");
+        assert!(said_b.contains("#2 guessed fewer of them right (35.0% against 50.0%), which fits the other end of that point: with 40% hidden, less context is left"), "{said_b}");
         assert!(!said_b.contains("too little masking is expensive"), "{said_b}");
 
         // The same rates: nothing about masking, and the loss decides the lead.
-        let c = [run("#1", 0.15, 1000, 60.0, 2.9, 0.40), run("#2", 0.15, 1000, 60.0, 2.7, 0.41)];
+        let c = [run(1, 0.15, 1000, 60.0, 2.9, 0.40), run(2, 0.15, 1000, 60.0, 2.7, 0.41)];
         let said_c = sentence(80, &c, &["learning rate"]).unwrap();
-        assert!(said_c.starts_with("At step 80, #2 had both the lowest MLM loss (2.700)"), "{said_c}");
-        assert!(!said_c.contains("masking") && !said_c.contains("more than one setting"), "{said_c}");
+        assert!(said_c.starts_with("At step 80, #2 (masked 15%) had both the lowest MLM loss (2.700)"), "{said_c}");
+        assert!(!said_c.contains("masking") && !said_c.contains("setting"), "{said_c}");
+
+        // Rates that differ along with another setting are compared as such.
+        let d = [run(1, 0.05, 1000, 30.0, 2.5, 0.30), AtStep { but_rate: "bert-mini".into(), ..run(2, 0.4, 1000, 180.0, 3.1, 0.42) }];
+        let said_d = sentence(120, &d, &["model", "masked"]).unwrap();
+        assert!(said_d.contains("#1 and #2 differ in the masking rate and in other settings (5% and 40%)"), "{said_d}");
+        assert!(said_d.ends_with("The runs differ in more than one setting (model, masked), so no one of them alone explains the difference."), "{said_d}");
     }
 
     #[test]
     fn a_shared_layer_is_compared_by_its_parameters_at_the_same_depth() {
-        let own = AtStep { name: "#1".into(), rate: 0.15, layers: 4, shared: false, params: 4_500_000, picked: 60.0, loss: 3.2, accuracy: 0.35 };
-        let shared = AtStep { name: "#2 (layers 4, one shared (ALBERT))".into(), shared: true, params: 1_500_000, loss: 3.5, accuracy: 0.31, ..own.clone() };
+        let own = AtStep { layers: 4, but_layers: "same".into(), ..run(1, 0.15, 4_500_000, 60.0, 3.2, 0.35) };
+        let shared = AtStep { number: 2, name: "#2".into(), shared: true, params: 1_500_000, loss: 3.5, accuracy: 0.31, ..own.clone() };
         let said = sentence(50, &[own.clone(), shared.clone()], &["layers"]).unwrap();
         assert!(
-            said.contains("#2 (layers 4, one shared (ALBERT)) shares one layer across its 4 layers: 3.0× fewer parameters than #1 at the same depth (1.5 M against 4.5 M), for an MLM loss of 3.500 against 3.200."),
+            said.contains(" #2 shares one layer across its 4 layers: 3.0× fewer parameters than #1 at the same depth (1.5 M against 4.5 M), for an MLM loss of 3.500 against 3.200 and an accuracy of 31.0% against 35.0%."),
             "{said}"
         );
-        // A smaller model of another depth is not "the same depth".
-        let shallow = AtStep { layers: 2, shared: false, ..shared };
-        let said = sentence(50, &[own, shallow], &["model", "layers"]).unwrap();
-        assert!(said.contains("has 3.0× fewer parameters than #1 (1.5 M against 4.5 M)"), "{said}");
+        // A smaller model of another size is not "the same depth".
+        let smaller = AtStep { layers: 2, shared: false, but_layers: "bert-tiny".into(), ..shared };
+        let said = sentence(50, &[own, smaller], &["model", "layers"]).unwrap();
+        assert!(said.contains(" #2 has 3.0× fewer parameters than #1 (1.5 M against 4.5 M)"), "{said}");
         assert!(said.contains("differ in more than one setting (model, layers)"), "{said}");
+    }
+
+    /// With three runs, each comparison takes the two that differ in its setting alone.
+    #[test]
+    fn each_comparison_takes_the_runs_that_differ_in_its_setting_alone() {
+        let low = AtStep { but_layers: "5%".into(), ..run(1, 0.05, 4000, 40.0, 2.0, 0.80) };
+        let high = AtStep { but_layers: "40%".into(), ..run(2, 0.4, 4000, 190.0, 1.9, 0.88) };
+        let shared = AtStep { shared: true, but_rate: "shared".into(), ..AtStep { number: 3, params: 2500, loss: 1.8, accuracy: 0.87, ..high.clone() } };
+        let said = sentence(24, &[low, high, shared], &["layers", "masked"]).unwrap();
+        assert!(said.contains(" #1 and #2 differ in the masking rate alone (5% and 40%)"), "{said}");
+        assert!(said.contains(" #3 shares one layer across its 2 layers: 1.6× fewer parameters than #2 at the same depth"), "{said}");
+        assert!(said.ends_with(" The runs differ in 2 settings (layers, masked); each comparison above is between two runs that differ in one of them alone."), "{said}");
     }
 
     fn step(step: usize, loss: f32, accuracy: f32, picked: usize) -> PretrainStep {
@@ -414,6 +488,9 @@ mod tests {
         assert_eq!(differ, ["masked"]);
         let at = runs[0].at_step(20, &differ);
         assert_eq!(at.name, "#1 (masked 15%)");
+        // Alike but for the rate; not alike but for the layers.
+        let other = runs[1].at_step(20, &differ);
+        assert!(at.but_rate == other.but_rate && at.but_layers != other.but_layers);
         // Steps 11..=20: losses 3.9 … 3.0, accuracies 0.11 … 0.20.
         assert!((at.loss - 3.45).abs() < 1e-5 && (at.accuracy - 0.155).abs() < 1e-6, "{at:?}");
         assert_eq!(at.picked, 15.0);
