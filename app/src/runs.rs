@@ -7,6 +7,8 @@
 //! [`LabEvent`], saved as a [`SavedLab`]). The worker saves a finished run itself, from the record
 //! the page gave it when the run started.
 
+use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::bert::family::Family;
 use bertbench_core::data::{Example, QaItem, ScoredPair, TaggedSentence};
 use bertbench_core::tasks::choice::ChoiceItem;
 use bertbench_core::tasks::classification::ClassifierMeta;
@@ -414,6 +416,10 @@ pub struct LabSettings {
     pub preset: String,
     /// Continue pretraining the page's model instead of starting from scratch.
     pub continue_pretrained: bool,
+    /// From scratch: one layer's weights shared by every layer (ALBERT), see
+    /// [`scratch_config`]. Absent (false) in settings saved before it was offered.
+    #[serde(default)]
+    pub share_layers: bool,
     /// Hyper-parameters, masking and pair task.
     pub config: PretrainConfig,
     /// Probe sentences, one per line, each with `[MASK]`.
@@ -428,6 +434,28 @@ impl LabSettings {
     pub fn probe_lines(&self) -> Vec<String> {
         self.probes.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect()
     }
+
+    /// The model a run from scratch builds over `vocab_size` pieces ([`scratch_config`]).
+    pub fn scratch_config(&self, vocab_size: usize) -> Result<BertConfig, String> {
+        scratch_config(&self.preset, self.share_layers, self.config.max_len, vocab_size)
+    }
+}
+
+/// The model the lab builds from scratch: preset `preset`'s size over `vocab_size` pieces, with
+/// a position for each of the `max_len` tokens it trains on (16 at least). With `share_layers`,
+/// an ALBERT of the same depth: one layer's weights serve every layer. Its embeddings are as
+/// wide as its layers, not ALBERT's narrower factorised ones, so that it differs from the BERT
+/// of the same size in the sharing alone (ALBERT still projects the embeddings into the encoder:
+/// one hidden × hidden matrix more).
+pub fn scratch_config(preset: &str, share_layers: bool, max_len: usize, vocab_size: usize) -> Result<BertConfig, String> {
+    let preset = Preset::ALL.into_iter().find(|p| p.name() == preset).ok_or_else(|| format!("unknown model size {preset}"))?;
+    let config = preset.config(vocab_size).with_max_position_embeddings(max_len.max(16));
+    Ok(if share_layers {
+        let width = config.hidden_size;
+        config.with_model_type(Family::Albert).with_embedding_size(Some(width))
+    } else {
+        config
+    })
 }
 
 /// An MLM-lab run to start.
@@ -505,7 +533,11 @@ impl SavedLab {
     pub fn item(mut self, cancelled: bool, done: usize, seconds: f64, saved_ms: f64) -> Item {
         self.steps = thin(std::mem::take(&mut self.steps));
         let s = &self.settings;
-        let model = if s.continue_pretrained { "continued pretraining".to_string() } else { s.preset.clone() };
+        let model = match (s.continue_pretrained, s.share_layers) {
+            (true, _) => "continued pretraining".to_string(),
+            (false, true) => format!("{} (one shared layer)", s.preset),
+            (false, false) => s.preset.clone(),
+        };
         let loss = self.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
         let name = format!("{model} · {} · {done} steps{loss}", s.corpus_name);
         let saved = Self { cancelled, done, seconds, ..self };
@@ -695,6 +727,7 @@ mod tests {
             vocab: LabVocab::Train(500),
             preset: "bert-tiny".into(),
             continue_pretrained: false,
+            share_layers: false,
             config: PretrainConfig::new(),
             probes: " the cow [MASK].\n\n the sun [MASK]. \n".into(),
             probe_every: 10,
@@ -703,7 +736,7 @@ mod tests {
     }
 
     fn step(step: usize, mlm_loss: f32) -> PretrainStep {
-        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40 }
+        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40, picked: 6 }
     }
 
     /// The worker saves a lab run from the events it sent: the saved run shows what the page
@@ -727,6 +760,30 @@ mod tests {
         assert_eq!(back.steps.iter().map(|s| s.step).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(back.probe_results.len(), 1);
         assert_eq!((back.cancelled, back.done, back.settings.corpus_name.as_str()), (true, 2, "farm.txt"));
+        let shared = LabSettings { share_layers: true, ..settings() };
+        assert_eq!(SavedLab::starting(shared).item(false, 2, 3.5, 99.0).name, "bert-tiny (one shared layer) · farm.txt · 2 steps");
+    }
+
+    /// The shared-layer model is an ALBERT of the same depth and width whose one layer serves
+    /// all: fewer parameters, by the layers it does not repeat.
+    #[test]
+    fn sharing_the_layers_keeps_the_depth_and_drops_the_repeated_layers() {
+        for preset in ["bert-tiny", "bert-mini"] {
+            let own = scratch_config(preset, false, 64, 1000).unwrap();
+            let shared = scratch_config(preset, true, 64, 1000).unwrap();
+            assert_eq!((own.model_type, shared.model_type), (Family::Bert, Family::Albert));
+            assert_eq!(shared.num_hidden_layers, own.num_hidden_layers);
+            assert_eq!((shared.distinct_layers(), shared.embedding_width()), (1, own.hidden_size));
+            assert_eq!(own.max_position_embeddings, 64);
+            shared.validate().unwrap();
+            // One layer: attention (four h × h matrices with biases, a LayerNorm) and the
+            // feed-forward block (h × 4h and back, a LayerNorm). ALBERT adds its h × h projection.
+            let (h, i) = (own.hidden_size as u64, own.intermediate_size as u64);
+            let layer = 4 * (h * h + h) + 2 * h + (h * i + i) + (i * h + h) + 2 * h;
+            let repeated = (own.num_hidden_layers as u64 - 1) * layer;
+            assert_eq!(own.num_params(false) - shared.num_params(false), repeated - (h * h + h), "{preset}");
+        }
+        assert!(scratch_config("bert-huge", false, 64, 1000).is_err());
     }
 }
 

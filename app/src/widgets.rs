@@ -38,11 +38,14 @@ pub fn focus_if_lost(selector: &'static str) {
     });
 }
 
-/// A determinate bar when `fraction` is known, an indeterminate one otherwise.
+/// A determinate bar when `fraction` is known, an indeterminate one otherwise. `label` names it
+/// for a screen reader ("Progress" unless given), which also hears the percentage when known.
 #[component]
-pub fn ProgressBar(#[prop(into)] fraction: Signal<Option<f64>>) -> impl IntoView {
+pub fn ProgressBar(#[prop(into)] fraction: Signal<Option<f64>>, #[prop(into, optional)] label: Option<String>) -> impl IntoView {
+    let percent = move || fraction.get().map(|f| format!("{:.0}", (f * 100.0).clamp(0.0, 100.0)));
     view! {
-        <div class="progress" class:indeterminate=move || fraction.get().is_none() role="progressbar">
+        <div class="progress" class:indeterminate=move || fraction.get().is_none() role="progressbar"
+            aria-label=label.unwrap_or_else(|| "Progress".into()) aria-valuemin="0" aria-valuemax="100" aria-valuenow=percent>
             <div style:width=move || fraction.get().map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_default()></div>
         </div>
     }

@@ -373,7 +373,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let (model, tokenizer, config) = pretraining::load(files, &device).unwrap();
-        let exported = pretraining::export(&model, &config, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+        let exported = pretraining::export(&model, &config, &tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
         let config_json: Value = serde_json::from_slice(&exported.iter().find(|(f, _)| f == "config.json").unwrap().1).unwrap();
         assert_eq!(config_json["architectures"][0], architecture, "{name}");
         let rows: Vec<Value> = expected["fill_mask"]
@@ -387,6 +387,34 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
             })
             .collect();
         checks.add(&out.join(name), exported, &rows, name.to_string());
+    }
+    // The MLM lab's own models from scratch: a WordPiece vocabulary trained on a corpus (its
+    // `vocab.txt` alone) under BERT with a layer of its own per depth and under ALBERT with one
+    // layer shared by all (so `tokenizer_config.json` must name `BertTokenizer`, or
+    // `AutoTokenizer` reads every word as ALBERT's `<unk>`), with and without ALBERT's
+    // sentence-order head.
+    let lines: Vec<String> = (0..40).map(|i| format!("the {} eats grass in the {} field.", ["cow", "sheep", "goat", "horse"][i % 4], ["green", "wide"][i % 2])).collect();
+    let (tokenizer, vocab_txt) = bertbench_core::tokenizer::BertTokenizer::train_wordpiece(&lines, 120, true, 32).unwrap();
+    for (family, pair, architecture) in [
+        (bertbench_core::bert::family::Family::Bert, false, "BertForMaskedLM"),
+        (bertbench_core::bert::family::Family::Albert, false, "AlbertForMaskedLM"),
+        (bertbench_core::bert::family::Family::Albert, true, "AlbertForPreTraining"),
+    ] {
+        let width = 128;
+        let config = bertbench_core::bert::config::Preset::Tiny.config(tokenizer.vocab_size()).with_max_position_embeddings(32).with_model_type(family).with_embedding_size(Some(width)).without_dropout();
+        let model = pretraining::BertForPreTraining::from_scratch(&config, pair, &device);
+        let exported = pretraining::export(&model, &config, &tokenizer, None, Some(&vocab_txt)).unwrap();
+        let config_json: Value = serde_json::from_slice(&exported.iter().find(|(f, _)| f == "config.json").unwrap().1).unwrap();
+        assert_eq!(config_json["architectures"][0], architecture);
+        let rows: Vec<Value> = ["the cow [MASK] grass in the green field.", "the [MASK] eats grass."]
+            .iter()
+            .map(|text| {
+                let fills = pollster::block_on(pretraining::fill_mask(&model, &tokenizer, text, 5, &device)).unwrap();
+                serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills })
+            })
+            .collect();
+        let name = format!("lab-{architecture}");
+        checks.add(&out.join(&name), exported, &rows, name.clone());
     }
     checks.run();
     std::fs::remove_dir_all(&out).ok();

@@ -150,9 +150,11 @@ test('continued pretraining of the loaded model with sentence-order prediction o
   assert.match(await page.getByTestId('lab-vocab').textContent(), /Pretrained vocabulary/);
   const progress = await page.getByTestId('lab-progress').textContent();
   assert.match(progress, /pair loss [\d.]+/);
-  // Both curves are drawn: MLM and the sentence-order task.
-  assert.equal(await page.locator('[data-testid=lab-loss] polyline').count(), 2);
-  assert.match(await page.locator('[data-testid=lab-loss]').textContent(), /NSP\/SOP loss/);
+  // Both curves are drawn: MLM and the sentence-order task, beside the first test's run, kept to
+  // compare (both runs are rows of "Runs compared").
+  assert.equal(await page.getByTestId('lab-compare-row').count(), 2);
+  assert.equal(await page.locator('[data-testid=lab-loss] polyline').count(), 3);
+  assert.match(await page.locator('[data-testid=lab-loss] figcaption').textContent(), /^MLM lossNSP\/SOP loss#1 \(.*\) MLM loss$/);
   await page.getByTestId('lab-explore').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('+ MLM on trains.txt #2'), null, { timeout: MINUTE });
 });

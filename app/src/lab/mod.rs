@@ -1,6 +1,7 @@
 //! The MLM lab: its state on the page, and its panel (`view.rs`). Training runs in the training
 //! worker (one run at a time, shared with the studio), reached through the page's worker client;
-//! this holds what the page shows and sends the requests. `saved.rs`: what the lab saves.
+//! this holds what the page shows and sends the requests. `saved.rs`: what the lab saves;
+//! `compare.rs`: the runs of this tab side by side.
 
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::bert::config::BertConfig;
@@ -16,6 +17,7 @@ use crate::runs::{Backend, LabEvent, LabRequest, LabSettings, LabVocab, SavedLab
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
+mod compare;
 mod saved;
 mod view;
 
@@ -51,6 +53,8 @@ pub struct Lab {
     pub preset: RwSignal<String>,
     /// Continue pretraining the page's model instead of starting from scratch.
     pub continue_pretrained: RwSignal<bool>,
+    /// From scratch, one layer's weights shared by every layer (ALBERT).
+    pub share_layers: RwSignal<bool>,
     /// Hyper-parameters.
     pub config: RwSignal<PretrainConfig>,
     /// Probe sentences, one per line, each with `[MASK]`.
@@ -78,6 +82,14 @@ pub struct Lab {
     /// Training speed in work units per second ([`work_per_token`] × tokens), CPU then WebGPU:
     /// measured defaults until a run here measures this machine.
     pub rates: RwSignal<[(f64, bool); 2]>,
+    /// The runs of this tab that finished or were stopped, oldest first, to compare (kept in
+    /// the page's memory only).
+    pub compared: RwSignal<Vec<compare::KeptRun>>,
+    /// The run in progress as it will be kept when it ends (its steps and time then filled in).
+    started: StoredValue<Option<compare::KeptRun>>,
+    /// The settings of the run whose model the lab holds (as it ran, whatever the page shows
+    /// since), which name the model on the page.
+    model_settings: StoredValue<Option<LabSettings>>,
     /// Work the run in progress plans to do, and where.
     planned: StoredValue<Option<(Backend, f64)>>,
     /// The worker's id of the lab's run (or of the run a saved model was opened from: none).
@@ -88,11 +100,17 @@ pub struct Lab {
 
 /// Training work per corpus token: about 6 operations (forward, backward, weight gradients) per
 /// weight of the matrices every token passes through, plus the vocabulary logits at the 15%
-/// picked positions. Embedding look-ups cost next to nothing.
+/// picked positions. Embedding look-ups cost next to nothing. A layer shared by every depth
+/// (ALBERT) is passed through at every depth: it costs what the unshared model costs.
 pub fn work_per_token(config: &BertConfig) -> f64 {
+    let unshared = if config.distinct_layers() < config.num_hidden_layers {
+        config.clone().with_model_type(bertbench_core::bert::family::Family::Bert).with_embedding_size(None)
+    } else {
+        config.clone()
+    };
     let h = config.hidden_size as f64;
     let embeddings = ((config.vocab_size + config.max_position_embeddings + config.type_vocab_size) as f64) * h;
-    let matrices = config.num_params(false) as f64 - embeddings + h * h;
+    let matrices = unshared.num_params(false) as f64 - embeddings + h * h;
     6.0 * (matrices + 0.15 * config.vocab_size as f64 * h)
 }
 
@@ -125,6 +143,7 @@ impl Lab {
             vocab: RwSignal::new(LabVocab::Train(2000)),
             preset: RwSignal::new("bert-tiny".into()),
             continue_pretrained: RwSignal::new(false),
+            share_layers: RwSignal::new(false),
             config: RwSignal::new(PretrainConfig::new().with_epochs(5).with_masking(MaskingConfig::new())),
             probes: RwSignal::new(DEFAULT_PROBES.into()),
             probe_every: RwSignal::new(25),
@@ -138,6 +157,9 @@ impl Lab {
             has_model: RwSignal::new(false),
             storage_note: RwSignal::new(None),
             rates: RwSignal::new(DEFAULT_RATES),
+            compared: RwSignal::new(Vec::new()),
+            started: StoredValue::new(None),
+            model_settings: StoredValue::new(None),
             planned: StoredValue::new(None),
             run_id: StoredValue::new(0),
             runs: StoredValue::new(0),
@@ -170,10 +192,11 @@ impl Lab {
         let current = state.engine().ok_or("no model is loaded")?;
         // Unique per run: the worker keeps the base it has when the name is the same.
         let number = self.runs.get_value();
-        let name = if self.continue_pretrained.get_untracked() {
-            format!("{} + MLM on {} #{number}", current.model_id, self.corpus_name.get_untracked())
-        } else {
-            format!("MLM lab ({}) #{number}", self.preset.get_untracked())
+        let settings = self.model_settings.get_value().unwrap_or_else(|| untrack(|| self.settings()));
+        let name = match (settings.continue_pretrained, settings.share_layers) {
+            (true, _) => format!("{} + MLM on {} #{number}", current.model_id, settings.corpus_name),
+            (false, true) => format!("MLM lab ({}, one shared layer) #{number}", settings.preset),
+            (false, false) => format!("MLM lab ({}) #{number}", settings.preset),
         };
         let engine = Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend)?;
         if state.base.with_value(Option::is_none) {
@@ -201,6 +224,12 @@ impl Lab {
             }
         }
         let settings = untrack(|| self.settings());
+        let shared = settings.share_layers && !settings.continue_pretrained;
+        if shared && config.pair_task == Some(bertbench_core::tasks::masking::PairTask::Nsp) {
+            return Err("a model with one shared layer is an ALBERT, whose pretraining head predicts sentence order (AlbertForPreTraining has no \
+                        next-sentence head, so the model could not be saved as one): pick “MLM + sentence-order prediction” or “MLM only”"
+                .into());
+        }
         let needs_base = self.continue_pretrained.get_untracked() || self.vocab.get_untracked() == LabVocab::Pretrained;
         // The loaded model's vocabulary masks with its own token (RoBERTa's `<mask>`).
         let mask = match state.engine().filter(|_| needs_base) {
@@ -212,6 +241,13 @@ impl Lab {
         }
         if needs_base {
             let engine = state.engine().ok_or("the model is still loading")?;
+            if shared && !engine.bert.tokenizer.is_wordpiece() {
+                return Err(format!(
+                    "{}'s vocabulary is not WordPiece, and a shared-layer (ALBERT) model is saved for BertTokenizer, which reads only WordPiece: \
+                     train a vocabulary for it instead",
+                    engine.model_id
+                ));
+            }
             if self.continue_pretrained.get_untracked() {
                 use bertbench_core::train::memory;
                 memory::check_memory(engine.bert.report.num_params as u64, true, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
@@ -219,6 +255,22 @@ impl Lab {
             self.client.send_base(&engine, settings.backend)?;
         }
         self.runs.update_value(|n| *n += 1);
+        let model = match state.engine().filter(|_| settings.continue_pretrained) {
+            Some(engine) => format!("{} (continued)", engine.model_id),
+            None => settings.preset.clone(),
+        };
+        let layers = model_config.as_ref().map_or(0, |c| c.num_hidden_layers);
+        self.started.set_value(Some(compare::KeptRun {
+            number: self.runs.get_value(),
+            settings: settings.clone(),
+            model,
+            layers,
+            shared: model_config.as_ref().is_some_and(|c| c.distinct_layers() < c.num_hidden_layers),
+            params: 0,
+            steps: Vec::new(),
+            seconds: 0.0,
+            cancelled: false,
+        }));
         self.steps.set(Vec::new());
         self.probe_results.set(Vec::new());
         self.preview.set(Vec::new());
@@ -266,9 +318,22 @@ impl Lab {
         }
     }
 
-    /// The run ended: the model is kept in the worker, and the run's speed measures this machine.
+    /// The run ended: the model is kept in the worker, the run is kept to compare (unless it
+    /// took no step), and its speed measures this machine.
     fn on_finished(self, cancelled: bool, steps: usize, seconds: f64) {
         self.has_model.set(true);
+        let started = self.started.get_value();
+        if let Some(run) = &started {
+            self.model_settings.set_value(Some(run.settings.clone()));
+        }
+        if let Some(mut kept) = started.filter(|_| steps > 0) {
+            kept.params = self.ready.get_untracked().map_or(0, |(p, _)| p);
+            kept.steps = self.steps.get_untracked();
+            kept.seconds = seconds;
+            kept.cancelled = cancelled;
+            self.compared.update(|runs| runs.push(kept));
+        }
+        self.started.set_value(None);
         let total = self.ready.get_untracked().map(|(_, t)| t).unwrap_or(0);
         if let Some((backend, work)) = self.planned.get_value() {
             if total > 0 && steps > 0 && seconds > 2.0 {
@@ -294,6 +359,7 @@ impl Lab {
             vocab: self.vocab.get(),
             preset: self.preset.get(),
             continue_pretrained: self.continue_pretrained.get(),
+            share_layers: self.share_layers.get(),
             config: self.config.get(),
             probes: self.probes.get(),
             probe_every: self.probe_every.get(),
@@ -313,6 +379,7 @@ impl Lab {
         self.vocab.set(s.vocab);
         self.preset.set(s.preset);
         self.continue_pretrained.set(s.continue_pretrained);
+        self.share_layers.set(s.share_layers);
         self.config.set(s.config);
         self.probes.set(s.probes);
         self.probe_every.set(s.probe_every);
@@ -333,6 +400,8 @@ impl Lab {
         self.run_id.set_value(0);
         self.runs.update_value(|n| *n += 1);
         self.planned.set_value(None);
+        self.started.set_value(None);
+        self.model_settings.set_value(Some(saved.settings.clone()));
         self.has_model.set(false);
         self.apply_settings(saved.settings, Some(corpus));
         self.vocab_info.set(saved.vocab_info);
@@ -364,6 +433,15 @@ mod tests {
     fn the_token_estimate_counts_words_and_two_specials_per_line() {
         assert_eq!(estimate_tokens("the cow eats\n\n  \ngrass\n"), 3.0 * 1.3 + 2.0 + 1.3 + 2.0);
         assert_eq!(estimate_tokens(""), 0.0);
+    }
+
+    /// A shared layer saves parameters, not work: every depth still runs it.
+    #[test]
+    fn a_shared_layer_costs_the_same_work_per_token() {
+        let own = crate::runs::scratch_config("bert-mini", false, 64, 2000).unwrap();
+        let shared = crate::runs::scratch_config("bert-mini", true, 64, 2000).unwrap();
+        assert!(shared.num_params(false) < own.num_params(false));
+        assert_eq!(work_per_token(&shared), work_per_token(&own));
     }
 
     #[test]

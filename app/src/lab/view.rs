@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::train::PretrainStep;
 use bertbench_core::tasks::masking::{MaskCase, MaskingConfig, PairTask};
 use bertbench_core::tasks::pretraining::MaskFill;
 use leptos::prelude::*;
@@ -12,11 +13,12 @@ use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
+use super::compare::{self, RunsCompared};
 use super::{Lab, LabRun};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
 use crate::files::{download, file_list, read_files};
-use crate::runs::{Backend, LabVocab};
+use crate::runs::{Backend, LabVocab, scratch_config};
 use crate::store::{Item, Kind};
 use crate::widgets::{LineChart, ProgressBar, Series, ago, duration, human_count, size};
 
@@ -172,14 +174,16 @@ pub fn LabPanel() -> impl IntoView {
         (false, LabVocab::Train(n)) => n,
         _ => state.engine().map(|e| e.bert.tokenizer.vocab_size()).unwrap_or(30522),
     };
+    // The encoder a run from scratch builds (as the worker builds it), with layers shared or not.
+    let scratch = move |preset: &str, shared: bool| scratch_config(preset, shared, lab.config.with(|c| c.max_len), vocab_size()).ok();
     let size_options = move || {
-        let v = vocab_size();
+        let shared = lab.share_layers.get();
         Preset::ALL
             .into_iter()
             .take(4)
             .map(|p| {
                 let name = p.name();
-                let params = p.config(v).num_params(false) as usize;
+                let params = scratch(name, shared).map_or(0, |c| c.num_params(false) as usize);
                 view! { <option value=name selected=move || lab.preset.get() == name>{format!("{name} from scratch ({} parameters)", human_count(params))}</option> }
             })
             .collect_view()
@@ -190,8 +194,19 @@ pub fn LabPanel() -> impl IntoView {
         if lab.continue_pretrained.get() {
             return state.engine().map(|e| e.bert.config.clone());
         }
-        let v = vocab_size();
-        Preset::ALL.into_iter().find(|p| p.name() == lab.preset.get()).map(|p| p.config(v))
+        scratch(&lab.preset.get(), lab.share_layers.get())
+    };
+    // Each choice with the parameters it gives at the chosen size: the same depth either way.
+    let sharing_options = move || {
+        let preset = lab.preset.get();
+        let [own, shared] = [false, true].map(|s| scratch(&preset, s));
+        let (Some(own), Some(shared)) = (own, shared) else { return None };
+        let layers = own.num_hidden_layers;
+        let count = |c: &BertConfig| human_count(c.num_params(false) as usize);
+        Some(view! {
+            <option value="own" selected=move || !lab.share_layers.get()>{format!("each of the {layers} layers its own weights (BERT): {} parameters", count(&own))}</option>
+            <option value="shared" selected=move || lab.share_layers.get()>{format!("share one layer across all {layers} layers (ALBERT): {} parameters", count(&shared))}</option>
+        })
     };
     let gpu_ok = move || {
         let BackendStatus { adapter, .. } = state.backend.get();
@@ -228,33 +243,28 @@ pub fn LabPanel() -> impl IntoView {
             )
         });
         Some(view! {
-            <ProgressBar fraction=Signal::derive(move || Some(done as f64 / total.max(1) as f64)) />
+            <ProgressBar fraction=Signal::derive(move || Some(done as f64 / total.max(1) as f64)) label="Pretraining progress" />
             <p class="small muted" data-testid="lab-progress">{note}</p>
         })
     };
 
     let charts = move || {
         let steps = lab.steps.get();
-        if steps.is_empty() {
+        let kept = lab.compared.get();
+        if steps.is_empty() && kept.is_empty() {
             return None;
         }
-        let smooth = |f: &dyn Fn(&bertbench_core::train::PretrainStep) -> Option<f32>| -> Vec<(f64, f64)> {
-            let w = 10usize;
-            steps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    let lo = i.saturating_sub(w - 1);
-                    let vals: Vec<f32> = steps[lo..=i].iter().filter_map(f).collect();
-                    (!vals.is_empty()).then(|| (s.step as f64, vals.iter().sum::<f32>() as f64 / vals.len() as f64))
-                })
-                .collect()
-        };
-        let mut losses = vec![Series { name: "MLM loss".into(), color: "#4e79a7", points: smooth(&|s| Some(s.mlm_loss)), dots: false }];
+        // The current run's curves first, then those of the runs kept to compare (but its own).
+        let current = lab.runs.get_value();
+        let mlm = |s: &PretrainStep| Some(s.mlm_loss);
+        let right = |s: &PretrainStep| Some(s.mlm_accuracy);
+        let mut losses = vec![Series { name: "MLM loss".into(), color: "#4e79a7", points: compare::smooth(&steps, &mlm), dots: false }];
         if steps.iter().any(|s| s.pair_loss.is_some()) {
-            losses.push(Series { name: "NSP/SOP loss".into(), color: "#f28e2b", points: smooth(&|s| s.pair_loss), dots: false });
+            losses.push(Series { name: "NSP/SOP loss".into(), color: "#f28e2b", points: compare::smooth(&steps, &|s| s.pair_loss), dots: false });
         }
-        let accuracy = vec![Series { name: "picked tokens guessed right".into(), color: "#59a14f", points: smooth(&|s| Some(s.mlm_accuracy)), dots: false }];
+        losses.extend(compare::overlay(&kept, current, "MLM loss", &mlm));
+        let mut accuracy = vec![Series { name: "picked tokens guessed right".into(), color: "#59a14f", points: compare::smooth(&steps, &right), dots: false }];
+        accuracy.extend(compare::overlay(&kept, current, "accuracy", &right));
         Some(view! {
             <div class="grid2">
                 <LineChart series=Signal::derive(move || losses.clone()) x_label="step" y_label="loss (mean of 10 steps)" testid="lab-loss" />
@@ -358,6 +368,9 @@ pub fn LabPanel() -> impl IntoView {
                     }}</option>
                 </select>
                 <Show when=move || !lab.continue_pretrained.get()>
+                    <select data-testid="lab-sharing" aria-label="Layers: each its own, or one shared by all" on:change=move |ev| lab.share_layers.set(event_target_value(&ev) == "shared")>
+                        {sharing_options}
+                    </select>
                     <select data-testid="lab-vocab-choice" aria-label="Vocabulary" on:change=move |ev| lab.vocab.set(match event_target_value(&ev).as_str() {
                         "pretrained" => LabVocab::Pretrained,
                         v => LabVocab::Train(v.parse().unwrap_or(2000)),
@@ -456,12 +469,13 @@ pub fn LabPanel() -> impl IntoView {
             {vocab_info}
             {progress}
             {charts}
+            <RunsCompared />
             {preview}
             {probes}
             <Show when=move || lab.has_model.get()>
                 <h3>"4 · Use the model"</h3>
                 <div class="row">
-                    <input type="text" data-testid="lab-fill-input" prop:value=move || fill_text.get() on:input=move |ev| fill_text.set(event_target_value(&ev)) />
+                    <input type="text" data-testid="lab-fill-input" aria-label="A sentence with [MASK] for the lab's model to fill in" prop:value=move || fill_text.get() on:input=move |ev| fill_text.set(event_target_value(&ev)) />
                     <button data-testid="lab-fill" on:click=fill>"Fill in [MASK]"</button>
                 </div>
                 {move || fill_result.get().map(|r| match r {

@@ -23,7 +23,7 @@ pub(super) async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(S
 impl LabModel {
     /// The model as a Hugging Face folder's files.
     pub(super) fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
-        pretraining::export(&self.model, &self.config, self.tokenizer_json.as_deref(), self.vocab_txt.as_deref()).map_err(|e| e.to_string())
+        pretraining::export(&self.model, &self.config, &self.tokenizer, self.tokenizer_json.as_deref(), self.vocab_txt.as_deref()).map_err(|e| e.to_string())
     }
 }
 
@@ -99,8 +99,8 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
             }
         };
         send(LabEvent::Vocab { size: tokenizer.vocab_size(), trained: matches!(settings.vocab, LabVocab::Train(_)), sample: vocab_sample(&tokenizer, 40) });
-        let preset = Preset::ALL.into_iter().find(|p| p.name() == settings.preset).ok_or_else(|| format!("unknown model size {}", settings.preset))?;
-        let config = preset.config(tokenizer.vocab_size()).with_max_position_embeddings(max_len.max(16));
+        // BERT of the preset's size, or with one layer shared by all (ALBERT), as the page said.
+        let config = settings.scratch_config(tokenizer.vocab_size())?;
         let model = BertForPreTraining::from_scratch(&config, pair, &ad);
         (model, tokenizer, config, tokenizer_json, vocab_txt)
     };

@@ -18,7 +18,7 @@ use bertbench_core::tasks::choice::{self, ChoiceItem};
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
-use bertbench_core::bert::config::{BertConfig, Preset};
+use bertbench_core::bert::config::BertConfig;
 use bertbench_core::tasks::pretraining::{self, BertForPreTraining};
 use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;

@@ -26,6 +26,7 @@ use crate::tokenizer::{BertTokenizer, Encoded};
 
 mod export;
 pub use export::{ENCODER_KEY, HEAD_FILE, MODELING_FILE, REMOTE_MODEL_TYPE, attach_head, export, export_head, load_classifier};
+pub(crate) use export::tokenizer_config;
 
 /// Which hidden layers a sentence feature comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -97,13 +97,16 @@ pub struct MaskFill {
 /// The pretrained model as a Hugging Face folder under its family's names: `config.json`
 /// (`BertForPreTraining` for a BERT with a pair head, else the family's `*ForMaskedLM`),
 /// `model.safetensors` with the encoder under the family's prefix and the heads under their
-/// checkpoint names (the decoder is tied to the word embeddings, so it is not stored), and the
-/// tokenizer files given. `transformers` loads it with `AutoModelForMaskedLM`; the studio loads
-/// the encoder from it as from any checkpoint. Only BERT (next sentence) and ALBERT (sentence
-/// order) have a pair head in `transformers`: another family's pair head is not exported.
+/// checkpoint names (the decoder is tied to the word embeddings, so it is not stored),
+/// `tokenizer_config.json` naming the class that reads `tokenizer`'s vocabulary (`BertTokenizer`
+/// for a WordPiece one on an ALBERT), and the tokenizer files given. `transformers` loads it with
+/// `AutoModelForMaskedLM` and `AutoTokenizer`; the studio loads the encoder from it as from any
+/// checkpoint. Only BERT (next sentence) and ALBERT (sentence order) have a pair head in
+/// `transformers`: another family's pair head is not exported.
 pub fn export(
     model: &BertForPreTraining,
     config: &BertConfig,
+    tokenizer: &BertTokenizer,
     tokenizer_json: Option<&[u8]>,
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
@@ -125,6 +128,7 @@ pub fn export(
     let mut files = vec![
         ("config.json".to_string(), serde_json::to_vec_pretty(&value).map_err(|e| Error::Config(e.to_string()))?),
         ("model.safetensors".to_string(), weights),
+        ("tokenizer_config.json".to_string(), crate::tasks::classification::tokenizer_config(config, tokenizer, config.max_len())),
     ];
     if let Some(b) = tokenizer_json {
         files.push(("tokenizer.json".into(), b.to_vec()));
@@ -374,7 +378,7 @@ mod tests {
         let vocab_txt = vocab.join("\n").into_bytes();
         let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
         let model = BertForPreTraining::from_scratch(&config, true, &device);
-        let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+        let files = export(&model, &config, &tok, None, Some(&vocab_txt)).unwrap();
         let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
         let weights = get("model.safetensors").unwrap();
         let st = safetensors::SafeTensors::deserialize(&weights).unwrap();
@@ -402,17 +406,21 @@ mod tests {
         let tok = tokenizer(&["a", "b", "c", "d"]);
         let vocab: Vec<String> = (0..tok.vocab_size() as u32).map(|i| tok.id_to_piece(i).unwrap()).collect();
         let vocab_txt = vocab.join("\n").into_bytes();
-        for (family, pair, architecture, names) in [
-            (Family::Albert, true, "AlbertForPreTraining", ["albert.encoder.embedding_hidden_mapping_in.weight", "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn_output.weight", "predictions.dense.weight", "sop_classifier.classifier.weight"]),
-            (Family::Electra, false, "ElectraForMaskedLM", ["electra.embeddings_project.weight", "electra.encoder.layer.1.output.dense.weight", "generator_predictions.dense.weight", "generator_lm_head.bias"]),
+        // The tokenizer class: ALBERT's own reads SentencePiece, so a WordPiece vocabulary (the
+        // lab's) is named as BERT's; ELECTRA's own class reads WordPiece.
+        for (family, pair, architecture, tokenizer_class, names) in [
+            (Family::Albert, true, "AlbertForPreTraining", "BertTokenizer", ["albert.encoder.embedding_hidden_mapping_in.weight", "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn_output.weight", "predictions.dense.weight", "sop_classifier.classifier.weight"]),
+            (Family::Electra, false, "ElectraForMaskedLM", "ElectraTokenizer", ["electra.embeddings_project.weight", "electra.encoder.layer.1.output.dense.weight", "generator_predictions.dense.weight", "generator_lm_head.bias"]),
         ] {
             let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).with_model_type(family).with_embedding_size(Some(32)).without_dropout();
             let model = BertForPreTraining::from_scratch(&config, pair, &device);
             assert_eq!(model.cls.predictions.transform.dense.weight.dims(), [128, 32], "{family:?}");
-            let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+            let files = export(&model, &config, &tok, None, Some(&vocab_txt)).unwrap();
             let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
             let json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
             assert_eq!((json["architectures"][0].as_str(), json["embedding_size"].as_u64()), (Some(architecture), Some(32)));
+            let tokenizer_config: serde_json::Value = serde_json::from_slice(&get("tokenizer_config.json").unwrap()).unwrap();
+            assert_eq!(tokenizer_config["tokenizer_class"], tokenizer_class, "{family:?}");
             let weights = get("model.safetensors").unwrap();
             let saved: Vec<String> = safetensors::SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect();
             for name in names {
@@ -444,7 +452,7 @@ mod tests {
             let mut model = BertForPreTraining::from_scratch(&config, pair, &device);
             // A non-zero output bias, so the test sees whether the head's own weights came back.
             model.cls.predictions.bias = Param::from_tensor(Tensor::random([tok.vocab_size()], burn::tensor::Distribution::Normal(0.0, 1.0), &device));
-            let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+            let files = export(&model, &config, &tok, None, Some(&vocab_txt)).unwrap();
             let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
             let checkpoint = CheckpointFiles { config_json: get("config.json").unwrap(), weights: get("model.safetensors").unwrap(), tokenizer_json: None, vocab_txt: get("vocab.txt") };
             let (loaded, loaded_tok, loaded_config) = load(checkpoint, &device).unwrap();
@@ -473,7 +481,7 @@ mod tests {
         let config = Preset::Tiny.config(tok.vocab_size()).with_max_position_embeddings(16).without_dropout();
         let mut model = BertForPreTraining::from_scratch(&config, true, &device);
         model.cls.predictions.bias = Param::from_tensor(Tensor::random([tok.vocab_size()], burn::tensor::Distribution::Normal(0.0, 1.0), &device));
-        let files = export(&model, &config, None, Some(&vocab_txt)).unwrap();
+        let files = export(&model, &config, &tok, None, Some(&vocab_txt)).unwrap();
         let get = |n: &str| files.iter().find(|(f, _)| f == n).map(|(_, b)| b.clone());
         let checkpoint = |weights| CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
         let whole = pollster::block_on(fill_mask(&model, &tok, "a [MASK] c", 4, &device)).unwrap();

@@ -330,6 +330,12 @@ impl BertTokenizer {
         }
     }
 
+    /// Whether the vocabulary is WordPiece (BERT's `vocab.txt`, the lab's trained one), rather
+    /// than byte-level BPE or a SentencePiece Unigram.
+    pub fn is_wordpiece(&self) -> bool {
+        self.piece_kind() == "WordPiece"
+    }
+
     /// The mask token as it is written in a text (`[MASK]`, RoBERTa's `<mask>`).
     pub fn mask_token(&self) -> String {
         self.id_to_piece(self.mask_id).unwrap_or_else(|| "[MASK]".into())

@@ -75,6 +75,11 @@ pub struct PretrainStep {
     pub lr: f64,
     /// Tokens (real, not padding) in the step's batch.
     pub tokens: usize,
+    /// Tokens picked for prediction in the step's batch: what the MLM loss averages over (at
+    /// least one per sequence, so a low masking rate on short lines picks more than its rate).
+    /// 0 in runs saved before it was recorded.
+    #[serde(default)]
+    pub picked: usize,
 }
 
 /// One training example before masking.
@@ -296,6 +301,7 @@ impl Pretrainer {
             pair_loss: pair_loss.map(|_| values.extra[1]),
             lr,
             tokens: batch.attention_mask.iter().filter(|&&m| m == 1).count(),
+            picked: n,
         }))
     }
 }
@@ -305,5 +311,34 @@ impl Pretrainer {
     pub async fn fill_mask(&self, text: &str, k: usize) -> crate::Result<Vec<MaskFill>> {
         let model = self.model.valid();
         fill_mask(&model, &self.tokenizer, text, k, &self.device.clone().inner()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::{device_rng, tiny_config};
+
+    /// A step reports how many tokens it picked: at least one per line, more at a higher
+    /// masking rate, never a special token or padding.
+    #[test]
+    fn a_step_counts_the_tokens_it_picked() {
+        let _rng = device_rng();
+        let words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cow", "eats", "grass", "in", "a", "field"];
+        let tokenizer = BertTokenizer::from_vocab_txt(words.join("\n").as_bytes(), true, 16).unwrap();
+        let lines: Vec<String> = (0..8).map(|i| ["the cow eats grass in a field", "a cow", "the field"][i % 3].to_string()).collect();
+        let device = Device::flex().autodiff();
+        let picked = |rate: f64| {
+            let model = BertForPreTraining::from_scratch(&tiny_config(words.len()), false, &device);
+            let run = PretrainConfig::new().with_epochs(1).with_batch_size(8).with_masking(MaskingConfig::new().with_pick_prob(rate));
+            let mut trainer = Pretrainer::new(model, &tokenizer, lines.clone(), run, &device).unwrap();
+            let step = pollster::block_on(trainer.step()).unwrap().unwrap();
+            (step.picked, step.tokens)
+        };
+        let (low, tokens) = picked(0.05);
+        let (high, _) = picked(0.9);
+        // 8 lines, each `[CLS] … [SEP]`: the specials are never picked.
+        assert!(low >= 8, "at least one pick per line: {low}");
+        assert!(high > low && high <= tokens - 16, "{low} at 5%, {high} at 90% of {tokens} tokens");
     }
 }

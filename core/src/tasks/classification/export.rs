@@ -264,7 +264,7 @@ fn modeling_code(config: &BertConfig) -> String {
 pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, max_len: usize) -> Vec<u8> {
     let family = config.model_type;
     let piece = |id: u32| tokenizer.id_to_piece(id).unwrap_or_default();
-    let class = family.base_architecture().replace("Model", "Tokenizer");
+    let class = tokenizer_class(config, tokenizer);
     let mut value = serde_json::json!({
         "tokenizer_class": class,
         "model_max_length": max_len,
@@ -279,6 +279,19 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
         value["model_input_names"] = serde_json::json!(["input_ids", "token_type_ids", "attention_mask"]);
     }
     serde_json::to_vec_pretty(&value).expect("tokenizer config serialises")
+}
+
+/// `transformers`' tokenizer classes that read a WordPiece vocabulary (BERT's, and those built
+/// on it).
+const WORDPIECE_CLASSES: [&str; 3] = ["BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer"];
+
+/// The tokenizer class `transformers` is to build: the family's own, except for a WordPiece
+/// vocabulary on a family whose own class reads another kind (the MLM lab's shared-layer ALBERT
+/// with its trained `vocab.txt`): `BertTokenizer` then, as `AlbertTokenizer` would read every
+/// word of it as `<unk>`, and fail on a WordPiece `tokenizer.json`.
+fn tokenizer_class(config: &BertConfig, tokenizer: &BertTokenizer) -> String {
+    let own = config.model_type.base_architecture().replace("Model", "Tokenizer");
+    if tokenizer.is_wordpiece() && !WORDPIECE_CLASSES.contains(&own.as_str()) { "BertTokenizer".into() } else { own }
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
