@@ -281,9 +281,9 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
     serde_json::to_vec_pretty(&value).expect("tokenizer config serialises")
 }
 
-/// `transformers`' tokenizer classes that read a WordPiece vocabulary (BERT's, and those built
-/// on it).
-const WORDPIECE_CLASSES: [&str; 3] = ["BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer"];
+/// `transformers`' tokenizer classes that read a WordPiece vocabulary (BERT's, those built on
+/// it, and MPNet's, WordPiece with RoBERTa's specials and pair template).
+const WORDPIECE_CLASSES: [&str; 4] = ["BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer", "MPNetTokenizer"];
 
 /// The tokenizer class `transformers` is to build: the family's own, except for a WordPiece
 /// vocabulary on a family whose own class reads another kind (the MLM lab's shared-layer ALBERT
