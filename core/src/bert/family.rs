@@ -185,6 +185,9 @@ pub struct FamilyFacts {
     /// A learned bias per bucket of query–key distance, added to every layer's attention
     /// (MPNet's `encoder.relative_attention_bias`), besides the absolute positions.
     pub relative_attention: Option<RelativeBuckets>,
+    /// Its own `transformers` tokenizer class reads a WordPiece vocabulary (BERT's, DistilBERT's,
+    /// ELECTRA's, MPNet's), so an export with a WordPiece vocabulary may name it.
+    pub wordpiece_tokenizer: bool,
     /// Its `config.json` object in BERT's keys, or why this encoder cannot be built.
     pub read_config: fn(Json) -> Result<Json, String>,
     /// The inverse of `read_config`, for writing a `config.json`.

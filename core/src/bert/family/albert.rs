@@ -65,6 +65,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::Always,
     shared_layers: true,
     relative_attention: None,
+    wordpiece_tokenizer: false,
     read_config,
     write_config,
 };

@@ -27,6 +27,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
     relative_attention: None,
+    wordpiece_tokenizer: true,
     read_config: bert_keys,
     write_config: absolute_positions,
 };

@@ -58,6 +58,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
     relative_attention: None,
+    wordpiece_tokenizer: true,
     read_config,
     write_config,
 };

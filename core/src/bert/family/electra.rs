@@ -38,6 +38,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::WhereNarrower,
     shared_layers: false,
     relative_attention: None,
+    wordpiece_tokenizer: true,
     read_config,
     write_config,
 };

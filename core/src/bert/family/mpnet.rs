@@ -32,6 +32,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
         (r"\.layer_norm\.", ".LayerNorm."),
     ],
     relative_attention: Some(RelativeBuckets::MPNET),
+    wordpiece_tokenizer: true,
     read_config,
     write_config,
     // Positions after the padding id, the pooler, `MPNetClassificationHead` (out_proj(tanh(

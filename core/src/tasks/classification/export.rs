@@ -281,17 +281,13 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
     serde_json::to_vec_pretty(&value).expect("tokenizer config serialises")
 }
 
-/// `transformers`' tokenizer classes that read a WordPiece vocabulary (BERT's, those built on
-/// it, and MPNet's, WordPiece with RoBERTa's specials and pair template).
-const WORDPIECE_CLASSES: [&str; 4] = ["BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer", "MPNetTokenizer"];
-
 /// The tokenizer class `transformers` is to build: the family's own, except for a WordPiece
 /// vocabulary on a family whose own class reads another kind (the MLM lab's shared-layer ALBERT
 /// with its trained `vocab.txt`): `BertTokenizer` then, as `AlbertTokenizer` would read every
 /// word of it as `<unk>`, and fail on a WordPiece `tokenizer.json`.
 fn tokenizer_class(config: &BertConfig, tokenizer: &BertTokenizer) -> String {
     let own = config.model_type.base_architecture().replace("Model", "Tokenizer");
-    if tokenizer.is_wordpiece() && !WORDPIECE_CLASSES.contains(&own.as_str()) { "BertTokenizer".into() } else { own }
+    if tokenizer.is_wordpiece() && !config.model_type.facts().wordpiece_tokenizer { "BertTokenizer".into() } else { own }
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
