@@ -1,9 +1,9 @@
 // Where a fine-tuning step spends its time in the browser: Chromium's sampling profiler (CDP
 // `Profiler`) around full fine-tuning steps of all-MiniLM-L6-v2 on the CPU fallback (batch 16,
-// length 64: `fullLengthTexts`, so every batch is [16, 64]), in the real page through `BenchModel`. Prints self time per wasm
+// length 64 or `--len`: `fullLengthTexts`, so every batch is [16, length]), in the real page through `BenchModel`. Prints self time per wasm
 // function (the wasm keeps its name section), heaviest first.
 //
-//   cargo xtask dist && node bench/profile.mjs [--steps 2] [--top 40] [--backend cpu|webgpu]
+//   cargo xtask dist && node bench/profile.mjs [--steps 2] [--top 40] [--len 64] [--backend cpu|webgpu]
 //
 // Needs what `cargo xtask bench` sets up: bench/node_modules (playwright-core) and the model in
 // public/models/all-MiniLM-L6-v2 (`cargo xtask setup`).
@@ -17,7 +17,7 @@ import { fullLengthTexts } from './texts.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
-const { values: opts } = parseArgs({ options: { steps: { type: 'string', default: '2' }, top: { type: 'string', default: '40' }, backend: { type: 'string', default: 'cpu' } } });
+const { values: opts } = parseArgs({ options: { steps: { type: 'string', default: '2' }, top: { type: 'string', default: '40' }, len: { type: 'string', default: '64' }, backend: { type: 'string', default: 'cpu' } } });
 const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css' };
 
 const server = createServer(async (req, res) => {
@@ -33,7 +33,8 @@ const server = createServer(async (req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-const rows = fullLengthTexts();
+const LEN = Number(opts.len);
+const rows = fullLengthTexts(96, LEN);
 const webgpu = opts.backend === 'webgpu';
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -44,9 +45,9 @@ const page = await browser.newPage();
 page.setDefaultTimeout(30 * 60_000);
 await page.goto(`${origin}/?backend=${opts.backend}#explore`);
 await page.getByTestId('embedding').waitFor();
-await page.evaluate(async ({ backend }) => {
-  window.benchModel = await window.wasmBindings.BenchModel.load('all-MiniLM-L6-v2', backend, 64);
-}, { backend: opts.backend });
+await page.evaluate(async ({ backend, len }) => {
+  window.benchModel = await window.wasmBindings.BenchModel.load('all-MiniLM-L6-v2', backend, len);
+}, { backend: opts.backend, len: LEN });
 const run = (steps) => page.evaluate(async ({ texts, labels, steps }) => Array.from(await window.benchModel.train_steps(texts, labels, 16, steps)), { texts: rows.map((r) => r[0]), labels: rows.map((r) => r[1]), steps });
 await run(1); // warm-up
 

@@ -18,8 +18,8 @@
 //              mean-pooled vectors against ours, which must exceed 0.9999 in the fp32 rows (else
 //              the harness exits non-zero); the q8 rows only report it (8-bit weights move it to
 //              about 0.95).
-//   finetune   full fine-tuning step time, batch 16, length 64 (texts of joined sentences that
-//              fill all 64 tokens, so every batch is [16, 64] on every side): browser CPU (and
+//   finetune   full fine-tuning step time, batch 16, length 64 or --train-len (texts of joined sentences that
+//              fill all of its tokens, so every batch is [16, length] on every side): browser CPU (and
 //              WebGPU with --webgpu-train), native `bertbench finetune`, PyTorch on 2 threads.
 //   startup    navigation to "model ready", cold and from the service worker's cache; wasm size.
 //   memory     peak renderer memory (VmHWM) of a tab fine-tuning MiniLM at batch 16.
@@ -47,6 +47,8 @@ const N_WEBGPU = Number(opt('webgpu-sentences', 32));
 const BATCH = 32;
 const MAX_LEN = 64;
 const TRAIN_BATCH = 16;
+// Fine-tuning's sequence length (`--train-len`, 64 by default; QA's window is 192).
+const TRAIN_LEN = Number(opt('train-len', 64));
 const SKIP = new Set(opt('skip', '').split(',').filter(Boolean));
 const MODEL = 'all-MiniLM-L6-v2';
 const MODEL_DIR = join(ROOT, 'public', 'models', MODEL);
@@ -56,7 +58,7 @@ const MINUTE = 60_000;
 
 const dev = tsv('sst2_dev.tsv');
 const sentences = dev.slice(0, N).map((r) => r[0]);
-const train = fullLengthTexts();
+const train = fullLengthTexts(96, TRAIN_LEN);
 // Data files for the native CLI and PyTorch, in a folder removed when the harness exits.
 const tempDir = mkdtempSync(join(tmpdir(), 'bertbench-bench-'));
 process.on('exit', () => rmSync(tempDir, { recursive: true, force: true }));
@@ -64,13 +66,15 @@ const writeTsv = (name, rows) => {
   writeFileSync(join(tempDir, name), ['sentence\tlabel', ...rows.map((r) => r.join('\t'))].join('\n') + '\n');
   return join(tempDir, name);
 };
-const trainFile = writeTsv('train_64.tsv', train);
+const trainFile = writeTsv(`train_${TRAIN_LEN}.tsv`, train);
 
 // ---------------------------------------------------------------------------------------------
 // The ONNX file for transformers.js: exported from the page's own safetensors. Beside it its 8-bit quantization (model_quantized.onnx), which transformers.js loads by default
 // in wasm (dtype 'q8'), made as transformers.js's conversion script makes it.
 
-if (!existsSync(join(ONNX_DIR, MODEL, 'onnx', 'model.onnx'))) {
+if (SKIP.has('inference')) {
+  // Only the inference rows read it.
+} else if (!existsSync(join(ONNX_DIR, MODEL, 'onnx', 'model.onnx'))) {
   console.error(`exporting ${MODEL} to ONNX with PyTorch and quantizing it (scripts/export_onnx.py)…`);
   execFileSync('python3', [join(ROOT, 'scripts', 'export_onnx.py'), MODEL_DIR, join(ONNX_DIR, MODEL)], { stdio: 'inherit' });
 } else if (!existsSync(join(ONNX_DIR, MODEL, 'onnx', 'model_quantized.onnx'))) {
@@ -306,7 +310,7 @@ async function browserSteps(webgpu, steps) {
     const m = await window.wasmBindings.BenchModel.load(model, backend, maxLen);
     const times = Array.from(await m.train_steps(texts, labels, batch, steps));
     return { times, wasmBytes: window.wasmBindings.wasm_memory_bytes() };
-  }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: MAX_LEN, backend: webgpu ? 'webgpu' : 'cpu', model: MODEL, steps });
+  }, { texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: TRAIN_LEN, backend: webgpu ? 'webgpu' : 'cpu', model: MODEL, steps });
   const peak = peakRendererKb();
   await b.close();
   return { times, peak, wasmBytes };
@@ -350,21 +354,21 @@ async function inThreadedWorker(data) {
 
 /** Fine-tuning steps in the threaded worker. */
 async function threadedSteps(steps) {
-  const r = await inThreadedWorker({ op: 'train', texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, steps });
+  const r = await inThreadedWorker({ op: 'train', texts: train.map((r) => r[0]), labels: train.map((r) => r[1]), batch: TRAIN_BATCH, maxLen: TRAIN_LEN, steps });
   return { times: r.times, threads: r.threads, relaxed: r.relaxed, peak: r.peak, wasmBytes: r.wasmBytes };
 }
 
-/** The product itself: the studio fine-tunes MiniLM (full, batch 16, length 64, random batches,
+/** The product itself: the studio fine-tunes MiniLM (full, batch 16, length TRAIN_LEN, random batches,
  * one epoch of the full-length texts with 20% held out) in its own training worker, as a user
  * would start it. The peak memory of the tab while it does: the issue's memory target. */
 async function studioRun() {
   const { b, page } = await oursPage(false);
   await page.getByTestId('tab-studio').click();
-  await page.getByTestId('data-file').setInputFiles({ name: 'train_64.tsv', mimeType: 'text/tab-separated-values', buffer: readFileSync(trainFile) });
+  await page.getByTestId('data-file').setInputFiles({ name: `train_${TRAIN_LEN}.tsv`, mimeType: 'text/tab-separated-values', buffer: readFileSync(trainFile) });
   await page.getByTestId('validation-report').waitFor();
   await page.locator('details:has([data-testid=train-backend]) > summary').click();
   await page.selectOption('[data-testid=train-mode]', 'full');
-  for (const [id, value] of [['batch-size', String(TRAIN_BATCH)], ['epochs', '1'], ['max-len', String(MAX_LEN)]]) {
+  for (const [id, value] of [['batch-size', String(TRAIN_BATCH)], ['epochs', '1'], ['max-len', String(TRAIN_LEN)]]) {
     await page.getByTestId(id).fill(value);
     await page.getByTestId(id).dispatchEvent('change');
   }
@@ -400,7 +404,7 @@ if (!SKIP.has('finetune')) {
   const cpu = await browserSteps(false, 5);
   const browserCpu = mean(cpu.times.slice(2)) / 1000;
   const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
-  add('memory', ['browser CPU, full fine-tuning MiniLM, batch 16, length 64 (page, 1 thread)', mb(cpu.peak * 1024), mb(cpu.wasmBytes)]);
+  add('memory', [`browser CPU, full fine-tuning MiniLM, batch 16, length ${TRAIN_LEN} (page, 1 thread)`, mb(cpu.peak * 1024), mb(cpu.wasmBytes)]);
   const threaded = await threadedSteps(5);
   const browserThreaded = mean(threaded.times.slice(2)) / 1000;
   add('memory', [`browser CPU, the same in a worker (${threaded.threads} threads)`, mb(threaded.peak * 1024), mb(threaded.wasmBytes)]);
@@ -411,9 +415,9 @@ if (!SKIP.has('finetune')) {
     const gpu = await browserSteps(true, 3);
     browserGpu = mean(gpu.times.slice(1)) / 1000;
   }
-  const native = SKIP.has('native') ? null : execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'finetune', '--model', MODEL_DIR, '--train', trainFile, '--valid', join(DATA, 'sst2_dev.tsv'), '--mode', 'full', '--batch', String(TRAIN_BATCH), '--max-len', String(MAX_LEN), '--group-by-length', 'false', '--max-steps', '5'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const native = SKIP.has('native') ? null : execFileSync('cargo', ['run', '--locked', '--quiet', '--package', 'bertbench-cli', '--', 'finetune', '--model', MODEL_DIR, '--train', trainFile, '--valid', join(DATA, 'sst2_dev.tsv'), '--mode', 'full', '--batch', String(TRAIN_BATCH), '--max-len', String(TRAIN_LEN), '--group-by-length', 'false', '--max-steps', '5'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const nativeStep = native && Number(/mean step time ([\d.]+) s/.exec(native)[1]);
-  const torch = execFileSync('python3', [join(ROOT, 'scripts', 'bench_pytorch_finetune.py'), MODEL_DIR, trainFile, join(DATA, 'sst2_dev.tsv'), '--steps', '3'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const torch = execFileSync('python3', [join(ROOT, 'scripts', 'bench_pytorch_finetune.py'), MODEL_DIR, trainFile, join(DATA, 'sst2_dev.tsv'), '--steps', '3', '--max-len', String(TRAIN_LEN)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const torchStep = Number(/([\d.]+) s mean/.exec(torch)[1]);
   const ratio = (s) => `${(s / torchStep).toFixed(1)}×`;
   add('finetune', ['browser CPU (wasm, 1 thread, page)', browserCpu.toFixed(2), ratio(browserCpu)]);
@@ -502,7 +506,7 @@ const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?
 const table = (head, body) => body.length ? [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n') + '\n' : '';
 console.log(`Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${spawnSync('nproc').stdout.toString().trim()} cores), ${spawnSync('/usr/bin/chromium', ['--version']).stdout?.toString().match(/Chromium [\d.]+/)?.[0] ?? 'Chromium (version unknown)'}, \`node bench/run.mjs ${argv.join(' ')}\`\n`);
 console.log(table(['inference (MiniLM, batch 32, length ≤ 64)', 'sentences', 'ours sentences/s', 'transformers.js sentences/s', 'ours / transformers.js', 'min cosine', 'load ours / transformers.js'], rows.inference));
-console.log(table(['fine-tune step (MiniLM, batch 16, length 64)', 'seconds/step', 'vs PyTorch'], rows.finetune));
+console.log(table([`fine-tune step (MiniLM, batch 16, length ${TRAIN_LEN})`, 'seconds/step', 'vs PyTorch'], rows.finetune));
 console.log(table(['start-up', ''], rows.startup));
 console.log(table(['memory', 'peak renderer memory (VmHWM)', "training instance's wasm memory"], rows.memory));
 console.log(table(['batching', 'random batches', 'grouped by length', 'speed-up'], rows.batching));

@@ -2,10 +2,10 @@
 """The PyTorch reference for the fine-tuning benchmark: the same recipe as
 `bertbench finetune`, on the same machine, so the two can be compared in one sitting.
 
-    python3 scripts/bench_pytorch_finetune.py MODEL_DIR TRAIN.tsv DEV.tsv [--steps N] [--full] [--device cuda]
+    python3 scripts/bench_pytorch_finetune.py MODEL_DIR TRAIN.tsv DEV.tsv [--steps N] [--full] [--max-len 64] [--device cuda]
 
 Full fine-tuning of all-MiniLM-L6-v2 with mean pooling + a linear head, AdamW (lr 5e-5, weight
-decay 0.01 except biases/LayerNorm), batch 16, max length 64, linear decay, clip at norm 1, on
+decay 0.01 except biases/LayerNorm), batch 16, max length 64 (`--max-len`), linear decay, clip at norm 1, on
 2 CPU threads. Prints the mean step time over `--steps` steps after 2 warm-up steps; with
 `--full`, trains 2 epochs and prints the dev accuracy too. `--device cuda` runs the same recipe on
 the GPU instead (fp32, TF32 off; each timed step ends with torch.cuda.synchronize(); bench/gpu.sh
@@ -34,6 +34,7 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--max-len", type=int, default=64)
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     device = torch.device(args.device)
@@ -53,7 +54,7 @@ def main():
     train, dev = read(args.train), read(args.dev)
 
     def logits(texts):
-        b = tok(texts, padding=True, truncation=True, max_length=64, return_tensors="pt")
+        b = tok(texts, padding=True, truncation=True, max_length=args.max_len, return_tensors="pt")
         if device.type != "cpu":
             b = b.to(device)
         h = enc(**b).last_hidden_state
@@ -102,7 +103,7 @@ def main():
             break
     timed = times[2:]
     where = "2 threads" if device.type == "cpu" else torch.cuda.get_device_name(device) if device.type == "cuda" else str(device)
-    print(f"PyTorch {torch.__version__}, {where}: full fine-tune step (batch {args.batch}, length 64) "
+    print(f"PyTorch {torch.__version__}, {where}: full fine-tune step (batch {args.batch}, length {args.max_len}) "
           f"{sum(timed) / len(timed):.3f} s mean over {len(timed)} steps")
     if args.full:
         enc.eval()
