@@ -671,6 +671,30 @@ mod tests {
         assert_eq!(back.record, RunRecord::default());
     }
 
+    /// The checkpoint of a run in progress, as an earlier build saved it in IndexedDB
+    /// (`record_saved_items.mjs --checkpoint`: full fine-tuning of bert-tiny, interrupted after
+    /// its first checkpoint), reads with today's types: the item, what it says about its run, and
+    /// the run's state that resuming reads first. Its weights are safetensors files.
+    #[test]
+    fn a_checkpoint_saved_by_an_earlier_build_still_reads() {
+        let fixture: serde_json::Value = serde_json::from_str(include_str!("../../tests/fixtures/saved-items/checkpoint.json")).unwrap();
+        let item: Item = serde_json::from_str(fixture["item"].as_str().unwrap()).unwrap();
+        assert_eq!((item.id.as_str(), item.kind), (CHECKPOINT_ID, Kind::Checkpoint));
+        let meta: CheckpointMeta = serde_json::from_str(&item.json).unwrap();
+        assert_eq!(meta.base_model, "bert-tiny");
+        assert_eq!((meta.step, meta.total_steps, meta.phase), (3, 120, Phase::Full));
+        assert_eq!(meta.request.config.mode, bertbench_core::train::TrainMode::Full);
+        assert_eq!(meta.request.labels, ["negative", "positive"]);
+        assert_eq!(meta.files, ["state.json", "model.safetensors", "optimizer.safetensors"]);
+        let state: bertbench_core::train::TrainState = serde_json::from_str(fixture["state"].as_str().unwrap()).unwrap();
+        assert_eq!((state.step, state.total_steps), (meta.step, meta.total_steps));
+        assert_eq!(state.examples, (meta.request.train.len(), meta.request.valid.len()));
+        assert!(state.with_optimizer && meta.with_optimizer);
+        let (best, probs) = state.best.expect("the first epoch's evaluation is the best so far");
+        assert_eq!(probs.len(), meta.request.valid.len());
+        assert_eq!(best.count, meta.request.valid.len());
+    }
+
     #[test]
     fn short_curves_are_kept_whole_and_long_ones_thinned_to_the_bound_with_their_end() {
         let short: Vec<usize> = (0..MAX_SAVED_STEPS).collect();
