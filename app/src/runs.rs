@@ -17,7 +17,7 @@ use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::qa::AnswerMetrics;
 use bertbench_core::tasks::similarity::SimilarityMetrics;
 use bertbench_core::tasks::tagging::{EntityMetrics, LabelPieces};
-use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint};
+use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint, TaskScores};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{Item, Kind};
@@ -242,15 +242,66 @@ pub struct Mistake {
     pub probs: Vec<f32>,
 }
 
+/// The validation items a finished run got wrong, as its task shows them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Mistakes {
+    /// Texts (or pairs of texts) classified wrong, most confident first.
+    Labels(Vec<Mistake>),
+    /// A tagger's sentences with a wrong tag, most wrong tags first.
+    Tags(Vec<TagMistake>),
+    /// A question-answering model's wrong answers, lowest F1 first.
+    Answers(Vec<AnswerMistake>),
+    /// A similarity model's every pair with its prediction, furthest off first.
+    Pairs(Vec<PairMistake>),
+    /// A multiple-choice model's questions answered wrong, most confident first.
+    Choices(Vec<ChoiceMistake>),
+}
+
+impl Default for Mistakes {
+    fn default() -> Self {
+        Mistakes::Labels(Vec::new())
+    }
+}
+
+impl Mistakes {
+    /// Texts classified wrong (none for another task).
+    pub fn labels(&self) -> &[Mistake] {
+        if let Mistakes::Labels(m) = self { m } else { &[] }
+    }
+
+    /// A tagger's sentences with a wrong tag.
+    pub fn tags(&self) -> &[TagMistake] {
+        if let Mistakes::Tags(m) = self { m } else { &[] }
+    }
+
+    /// A question-answering model's wrong answers.
+    pub fn answers(&self) -> &[AnswerMistake] {
+        if let Mistakes::Answers(m) = self { m } else { &[] }
+    }
+
+    /// A similarity model's pairs.
+    pub fn pairs(&self) -> &[PairMistake] {
+        if let Mistakes::Pairs(m) = self { m } else { &[] }
+    }
+
+    /// A multiple-choice model's questions answered wrong.
+    pub fn choices(&self) -> &[ChoiceMistake] {
+        if let Mistakes::Choices(m) = self { m } else { &[] }
+    }
+}
+
 /// What a finished (or cancelled) fine-tuning run leaves.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "SavedRunSummary")]
 pub struct RunSummary {
     /// Labels, features, length.
     pub meta: ClassifierMeta,
     /// Validation metrics of the kept weights.
     pub metrics: Metrics,
-    /// Misclassified validation examples, most confident mistakes first.
-    pub mistakes: Vec<Mistake>,
+    /// The task's own scores of the kept weights (entity F1, exact match and F1, correlations).
+    pub scores: TaskScores,
+    /// The validation items it got wrong.
+    pub mistakes: Mistakes,
     /// Whether the run was cancelled before its end.
     pub cancelled: bool,
     /// Wall-clock seconds.
@@ -259,31 +310,89 @@ pub struct RunSummary {
     pub steps: usize,
     /// Where it trained ("CPU" or "WebGPU · adapter").
     pub device: String,
-    /// A tagger's entity-level metrics (BIO tags).
+}
+
+/// A [`RunSummary`] as saved with a run: today's, or an earlier build's, which kept each task's
+/// scores and mistakes in optional fields of their own.
+#[derive(Deserialize)]
+struct SavedRunSummary {
+    meta: ClassifierMeta,
+    metrics: Metrics,
     #[serde(default)]
-    pub entities: Option<EntityMetrics>,
-    /// A tagger's validation sentences with a wrong tag, most wrong tags first.
+    scores: Option<TaskScores>,
+    mistakes: SavedMistakes,
+    cancelled: bool,
+    seconds: f64,
+    steps: usize,
+    device: String,
     #[serde(default)]
-    pub tag_mistakes: Vec<TagMistake>,
-    /// A question-answering model's exact match and F1 (SQuAD's).
+    entities: Option<EntityMetrics>,
     #[serde(default)]
-    pub answers: Option<AnswerMetrics>,
-    /// Its wrong answers, lowest F1 first.
+    tag_mistakes: Vec<TagMistake>,
     #[serde(default)]
-    pub answer_mistakes: Vec<AnswerMistake>,
-    /// A similarity model's correlations with the gold scores.
+    answers: Option<AnswerMetrics>,
     #[serde(default)]
-    pub similarity: Option<SimilarityMetrics>,
-    /// Every validation pair with its prediction, furthest off first.
+    answer_mistakes: Vec<AnswerMistake>,
     #[serde(default)]
-    pub pair_mistakes: Vec<PairMistake>,
-    /// A multiple-choice model's validation questions answered wrong, most confident first.
+    similarity: Option<SimilarityMetrics>,
     #[serde(default)]
-    pub choice_mistakes: Vec<ChoiceMistake>,
+    pair_mistakes: Vec<PairMistake>,
+    #[serde(default)]
+    choice_mistakes: Vec<ChoiceMistake>,
+}
+
+/// Today's mistakes, or an earlier build's list of texts classified wrong.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SavedMistakes {
+    Today(Mistakes),
+    Labels(Vec<Mistake>),
+}
+
+impl From<SavedRunSummary> for RunSummary {
+    fn from(s: SavedRunSummary) -> Self {
+        let scores = s.scores.unwrap_or_else(|| TaskScores::from_fields(s.entities, s.answers, s.similarity));
+        let mistakes = match s.mistakes {
+            SavedMistakes::Today(m) => m,
+            SavedMistakes::Labels(m) if !m.is_empty() => Mistakes::Labels(m),
+            SavedMistakes::Labels(_) if !s.tag_mistakes.is_empty() => Mistakes::Tags(s.tag_mistakes),
+            SavedMistakes::Labels(_) if !s.answer_mistakes.is_empty() => Mistakes::Answers(s.answer_mistakes),
+            SavedMistakes::Labels(_) if !s.pair_mistakes.is_empty() => Mistakes::Pairs(s.pair_mistakes),
+            SavedMistakes::Labels(_) if !s.choice_mistakes.is_empty() => Mistakes::Choices(s.choice_mistakes),
+            SavedMistakes::Labels(m) => Mistakes::Labels(m),
+        };
+        RunSummary { meta: s.meta, metrics: s.metrics, scores, mistakes, cancelled: s.cancelled, seconds: s.seconds, steps: s.steps, device: s.device }
+    }
+}
+
+/// The score a run is known by in the runs table, beyond its accuracy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub enum KnownBy {
+    /// Its accuracy: a classifier's, a multiple-choice model's, a tagger's without BIO tags.
+    #[default]
+    Accuracy,
+    /// A BIO tagger's entity F1 (micro).
+    EntityF1(f32),
+    /// A question-answering model's exact match and F1.
+    Answers { exact: f32, f1: f32 },
+    /// A similarity model's Pearson and Spearman correlations.
+    Correlations { pearson: f32, spearman: f32 },
+}
+
+impl KnownBy {
+    fn of(scores: &TaskScores) -> Self {
+        match scores {
+            TaskScores::Classes => KnownBy::Accuracy,
+            TaskScores::Entities(e) => KnownBy::EntityF1(e.f1),
+            TaskScores::Answers(a) => KnownBy::Answers { exact: a.all.exact, f1: a.all.f1 },
+            TaskScores::Similarity(m) => KnownBy::Correlations { pearson: m.pearson, spearman: m.spearman },
+        }
+    }
 }
 
 /// One ended fine-tuning run, as the comparison table shows it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SavedRunRecord")]
 pub struct RunRecord {
     /// The page's model when the run started.
     pub model: String,
@@ -304,17 +413,58 @@ pub struct RunRecord {
     /// Whether it was cancelled before its end.
     pub cancelled: bool,
     /// Its key in the browser's saved work, once saved.
-    #[serde(default)]
     pub saved_id: Option<String>,
-    /// A tagger's entity F1 (micro) of the kept weights.
+    /// The task's own score of the kept weights.
+    pub known_by: KnownBy,
+}
+
+/// A [`RunRecord`] as saved: today's, or an earlier build's (one optional field per task's score;
+/// no `saved_id` before runs were saved).
+#[derive(Deserialize)]
+struct SavedRunRecord {
+    model: String,
+    from_scratch: bool,
+    recipe: String,
+    accuracy: f32,
+    macro_f1: f32,
+    steps: usize,
+    seconds: f64,
+    device: String,
+    cancelled: bool,
     #[serde(default)]
-    pub entity_f1: Option<f32>,
-    /// A question-answering model's exact match and F1 of the kept weights.
+    saved_id: Option<String>,
     #[serde(default)]
-    pub answer_scores: Option<(f32, f32)>,
-    /// A similarity model's Pearson and Spearman correlations of the kept weights.
+    known_by: Option<KnownBy>,
     #[serde(default)]
-    pub correlations: Option<(f32, f32)>,
+    entity_f1: Option<f32>,
+    #[serde(default)]
+    answer_scores: Option<(f32, f32)>,
+    #[serde(default)]
+    correlations: Option<(f32, f32)>,
+}
+
+impl From<SavedRunRecord> for RunRecord {
+    fn from(s: SavedRunRecord) -> Self {
+        let known_by = s.known_by.unwrap_or(match (s.correlations, s.answer_scores, s.entity_f1) {
+            (Some((pearson, spearman)), _, _) => KnownBy::Correlations { pearson, spearman },
+            (None, Some((exact, f1)), _) => KnownBy::Answers { exact, f1 },
+            (None, None, Some(f1)) => KnownBy::EntityF1(f1),
+            (None, None, None) => KnownBy::Accuracy,
+        });
+        RunRecord {
+            model: s.model,
+            from_scratch: s.from_scratch,
+            recipe: s.recipe,
+            accuracy: s.accuracy,
+            macro_f1: s.macro_f1,
+            steps: s.steps,
+            seconds: s.seconds,
+            device: s.device,
+            cancelled: s.cancelled,
+            saved_id: s.saved_id,
+            known_by,
+        }
+    }
 }
 
 impl RunRecord {
@@ -326,11 +476,11 @@ impl RunRecord {
     /// The score it is known by: a similarity model's Spearman correlation, a question-answering
     /// model's F1, a tagger's entity F1, or a classifier's accuracy.
     pub fn score(&self) -> String {
-        match (self.correlations, self.answer_scores, self.entity_f1) {
-            (Some((_, rho)), _, _) => format!("Spearman {rho:.3}"),
-            (None, Some((_, f1)), _) => format!("F1 {:.1}%", f1 * 100.0),
-            (None, None, Some(f1)) => format!("entity F1 {f1:.3}"),
-            (None, None, None) => format!("{:.1}%", self.accuracy * 100.0),
+        match self.known_by {
+            KnownBy::Correlations { spearman, .. } => format!("Spearman {spearman:.3}"),
+            KnownBy::Answers { f1, .. } => format!("F1 {:.1}%", f1 * 100.0),
+            KnownBy::EntityF1(f1) => format!("entity F1 {f1:.3}"),
+            KnownBy::Accuracy => format!("{:.1}%", self.accuracy * 100.0),
         }
     }
 
@@ -343,9 +493,7 @@ impl RunRecord {
             seconds: summary.seconds,
             device: summary.device.clone(),
             cancelled: summary.cancelled,
-            entity_f1: summary.entities.as_ref().map(|e| e.f1),
-            answer_scores: summary.answers.as_ref().map(|a| (a.all.exact, a.all.f1)),
-            correlations: summary.similarity.as_ref().map(|m| (m.pearson, m.spearman)),
+            known_by: KnownBy::of(&summary.scores),
             ..self
         }
     }
@@ -639,10 +787,11 @@ mod tests {
         let request = TrainRequest { questions: Some(QaRequest { train: data.items.clone(), valid: data.items.clone() }), ..request() };
         let back: TrainRequest = serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
         assert_eq!(back.questions.unwrap().valid, data.items);
-        let record = RunRecord { accuracy: 0.9, answer_scores: Some((0.5, 0.625)), ..RunRecord::default() };
+        let record = RunRecord { accuracy: 0.9, known_by: KnownBy::Answers { exact: 0.5, f1: 0.625 }, ..RunRecord::default() };
         assert_eq!(record.score(), "F1 62.5%");
         assert_eq!(RunRecord { accuracy: 0.9, ..RunRecord::default() }.score(), "90.0%");
-        assert_eq!(RunRecord { accuracy: 0.9, correlations: Some((0.8, 0.8512)), ..RunRecord::default() }.score(), "Spearman 0.851");
+        let known_by = KnownBy::Correlations { pearson: 0.8, spearman: 0.8512 };
+        assert_eq!(RunRecord { accuracy: 0.9, known_by, ..RunRecord::default() }.score(), "Spearman 0.851");
     }
 
     /// Requests cross `postMessage` as JSON, and checkpoints keep them as JSON: every field
@@ -690,6 +839,7 @@ mod tests {
         assert_eq!((state.step, state.total_steps), (meta.step, meta.total_steps));
         assert_eq!(state.examples, (meta.request.train.len(), meta.request.valid.len()));
         assert!(state.with_optimizer && meta.with_optimizer);
+        assert_eq!(state.best_task.best_scores, bertbench_core::train::TaskScores::Classes, "a classifier's, saved as one field per task");
         let (best, probs) = state.best.expect("the first epoch's evaluation is the best so far");
         assert_eq!(probs.len(), meta.request.valid.len());
         assert_eq!(best.count, meta.request.valid.len());
@@ -713,19 +863,50 @@ mod tests {
         RunSummary {
             meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64, scale: None },
             metrics,
-            mistakes: Vec::new(),
+            scores: TaskScores::Classes,
+            mistakes: Mistakes::default(),
             cancelled: true,
             seconds: 12.5,
             steps: 40,
             device: "CPU".into(),
-            entities: None,
-            tag_mistakes: Vec::new(),
-            answers: None,
-            answer_mistakes: Vec::new(),
-            similarity: None,
-            pair_mistakes: Vec::new(),
-            choice_mistakes: Vec::new(),
         }
+    }
+
+    /// A run's record and summary as an earlier build saved them, each task's score and
+    /// mistakes in optional fields of their own, read as today's per-task variants; today's
+    /// go and come back unchanged.
+    #[test]
+    fn a_run_saved_with_one_field_per_task_reads_as_its_task() {
+        let mut record = serde_json::to_value(RunRecord { model: "m".into(), ..RunRecord::default() }).unwrap();
+        let fields = record.as_object_mut().unwrap();
+        fields.remove("known_by").expect("saved today");
+        fields.remove("saved_id");
+        fields.insert("answer_scores".into(), serde_json::json!([0.5, 0.625]));
+        fields.insert("entity_f1".into(), serde_json::Value::Null);
+        let old: RunRecord = serde_json::from_value(record.clone()).unwrap();
+        assert_eq!(old.known_by, KnownBy::Answers { exact: 0.5, f1: 0.625 });
+        record.as_object_mut().unwrap().insert("correlations".into(), serde_json::json!([0.8, 0.85]));
+        let old: RunRecord = serde_json::from_value(record).unwrap();
+        assert_eq!(old.known_by, KnownBy::Correlations { pearson: 0.8, spearman: 0.85 }, "a similarity run's correlations came first");
+
+        let mut summary_json = serde_json::to_value(summary(0.5)).unwrap();
+        let fields = summary_json.as_object_mut().unwrap();
+        fields.remove("scores").expect("saved today");
+        fields.insert("mistakes".into(), serde_json::json!([]));
+        let tag = TagMistake { line: 4, words: vec!["Paris".into()], gold: vec!["B-LOC".into()], predicted: vec!["O".into()] };
+        fields.insert("tag_mistakes".into(), serde_json::to_value(vec![tag.clone()]).unwrap());
+        let entities = EntityMetrics::new(&[vec!["B-LOC".to_string()]], &[vec!["O".to_string()]]);
+        fields.insert("entities".into(), serde_json::to_value(&entities).unwrap());
+        fields.insert("answers".into(), serde_json::Value::Null);
+        let old: RunSummary = serde_json::from_value(summary_json).unwrap();
+        assert_eq!(old.scores, TaskScores::Entities(entities));
+        assert_eq!(old.mistakes.tags().len(), 1);
+        assert_eq!(old.mistakes.tags()[0].line, 4);
+        assert!(old.mistakes.labels().is_empty());
+
+        let today = RunSummary { mistakes: Mistakes::Tags(vec![tag]), ..old };
+        let back: RunSummary = serde_json::from_str(&serde_json::to_string(&today).unwrap()).unwrap();
+        assert_eq!((back.scores, back.mistakes.tags().len()), (today.scores, 1));
     }
 
     /// A finished run saved by the worker comes back as the page showed it: the record's

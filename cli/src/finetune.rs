@@ -13,7 +13,7 @@ use bertbench_core::data;
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, Level};
 use bertbench_core::tasks::qa::SpanConfig;
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TrainMode};
+use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TaskScores, TrainMode};
 
 use crate::{Args, Result, device, load_dir, parse, read, read_optional};
 
@@ -93,9 +93,9 @@ impl Task {
     fn cells(self, r: &EvalReport) -> [String; 2] {
         match self {
             Task::Classify => [format!("{:.2}%", r.metrics.accuracy * 100.0), format!("{:.4}", r.metrics.macro_f1)],
-            Task::Tag => [r.entities.as_ref().map_or("–".into(), |e| format!("{:.4}", e.f1)), format!("{:.2}%", r.metrics.accuracy * 100.0)],
-            Task::Answer => r.answers.as_ref().map_or(["–".into(), "–".into()], |a| [format!("{:.2}", a.all.exact * 100.0), format!("{:.2}", a.all.f1 * 100.0)]),
-            Task::Similarity(_) => r.similarity.as_ref().map_or(["–".into(), "–".into()], |s| [format!("{:.4}", s.spearman), format!("{:.4}", s.pearson)]),
+            Task::Tag => [r.scores.entities().map_or("–".into(), |e| format!("{:.4}", e.f1)), format!("{:.2}%", r.metrics.accuracy * 100.0)],
+            Task::Answer => r.scores.answers().map_or(["–".into(), "–".into()], |a| [format!("{:.2}", a.all.exact * 100.0), format!("{:.2}", a.all.f1 * 100.0)]),
+            Task::Similarity(_) => r.scores.similarity().map_or(["–".into(), "–".into()], |s| [format!("{:.4}", s.spearman), format!("{:.4}", s.pearson)]),
             Task::Choice => [format!("{:.2}%", r.metrics.accuracy * 100.0), r.metrics.count.to_string()],
         }
     }
@@ -105,8 +105,8 @@ impl Task {
         match self {
             Task::Classify => format!("best validation accuracy {:.2}%", tuner.best_accuracy().unwrap_or(0.0) * 100.0),
             Task::Tag => tag::best(tuner),
-            Task::Answer => match tuner.best_answers() {
-                Some((a, _)) => format!("best validation exact match {:.2}, F1 {:.2}", a.all.exact * 100.0, a.all.f1 * 100.0),
+            Task::Answer => match tuner.best_scores().and_then(TaskScores::answers) {
+                Some(a) => format!("best validation exact match {:.2}, F1 {:.2}", a.all.exact * 100.0, a.all.f1 * 100.0),
                 None => "no evaluation".into(),
             },
             Task::Similarity(_) => similarity::best(tuner),

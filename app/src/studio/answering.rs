@@ -222,7 +222,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
 /// A question-answering model's validation results: exact match and F1, answered and unanswered
 /// questions apart, the questions it got wrong.
 pub fn qa_results(s: Arc<RunSummary>) -> impl IntoView {
-    let a = s.answers.clone().unwrap_or_else(|| AnswerMetrics::new::<String, String>(&[], &[]));
+    let a = s.scores.answers().cloned().unwrap_or_else(|| AnswerMetrics::new::<String, String>(&[], &[]));
     view! {
         <div data-testid="qa-results">
             <div class="facts">
@@ -240,10 +240,10 @@ pub fn qa_results(s: Arc<RunSummary>) -> impl IntoView {
             </table>
             <p class="hint">"SQuAD's scores: answers compared after lower-casing and dropping punctuation and a/an/the; F1 counts the words the answer shares with the best gold answer."</p>
             <details data-testid="qa-mistakes">
-                <summary>{format!("Validation questions answered wrong ({}), furthest off first", s.answer_mistakes.len())}</summary>
+                <summary>{format!("Validation questions answered wrong ({}), furthest off first", s.mistakes.answers().len())}</summary>
                 <table class="plain">
                     <tr><th>"line"</th><th>"question"</th><th>"true answer"</th><th>"model's answer"</th><th>"F1"</th></tr>
-                    {s.answer_mistakes.iter().take(200).map(|x| view! {
+                    {s.mistakes.answers().iter().take(200).map(|x| view! {
                         <tr title=x.context.clone()>
                             <td>{x.line}</td><td>{x.question.clone()}</td>
                             <td>{if x.gold.is_empty() { "(none)".to_string() } else { x.gold.join(" | ") }}</td>

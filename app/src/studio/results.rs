@@ -11,6 +11,7 @@ use web_sys::HtmlInputElement;
 use super::data::clip;
 use crate::widgets::{confusion_matrix, scores_table};
 use super::Studio;
+use crate::runs::KnownBy;
 use crate::files::{download, file_list, read_files};
 
 /// CSV text with a header, quoting every field (RFC 4180).
@@ -142,7 +143,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
             }
             let m = s.metrics.clone();
             let labels = s.meta.labels.clone();
-            let mistakes = s.mistakes.clone();
+            let mistakes = s.mistakes.labels().to_vec();
             view! {
                 <div>
                     <div class="facts">
@@ -189,12 +190,15 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
                         // A question-answering run has no accuracy (its score is the next column's).
-                        <td data-testid="run-accuracy">{if r.answer_scores.is_some() || r.correlations.is_some() { "—".to_string() } else { format!("{:.1}%", r.accuracy * 100.0) }}</td>
-                        <td>{match (r.answer_scores, r.entity_f1) {
-                            _ if r.correlations.is_some() => r.correlations.map(|(p, s)| format!("Spearman {s:.3} · Pearson {p:.3}")).unwrap_or_default(),
-                            (Some((exact, f1)), _) => format!("EM {:.1}% · F1 {:.1}%", exact * 100.0, f1 * 100.0),
-                            (None, Some(f)) => format!("entity F1 {f:.3}"),
-                            (None, None) => format!("{:.3}", r.macro_f1),
+                        <td data-testid="run-accuracy">{match r.known_by {
+                            KnownBy::Answers { .. } | KnownBy::Correlations { .. } => "—".to_string(),
+                            _ => format!("{:.1}%", r.accuracy * 100.0),
+                        }}</td>
+                        <td>{match r.known_by {
+                            KnownBy::Correlations { pearson, spearman } => format!("Spearman {spearman:.3} · Pearson {pearson:.3}"),
+                            KnownBy::Answers { exact, f1 } => format!("EM {:.1}% · F1 {:.1}%", exact * 100.0, f1 * 100.0),
+                            KnownBy::EntityF1(f) => format!("entity F1 {f:.3}"),
+                            KnownBy::Accuracy => format!("{:.3}", r.macro_f1),
                         }}</td>
                         <td>{r.steps}</td>
                         <td>{format!("{:.0} s", r.seconds)}</td>

@@ -20,7 +20,7 @@ use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::files::on_files;
-use crate::runs::{PairRequest, RunSummary, SearchResult};
+use crate::runs::{KnownBy, PairRequest, RunSummary, SearchResult};
 use crate::widgets::duration;
 
 /// The example for similarity, written for this project (`scripts/make_similarity_example.py`).
@@ -322,9 +322,9 @@ fn scatter(points: &[(f32, f32)], metrics: &SimilarityMetrics) -> impl IntoView 
 /// A similarity model's validation results: the correlations, predicted against gold, the
 /// pairs furthest off, and the two kinds of model compared.
 pub fn similarity_results(s: Arc<RunSummary>, studio: Studio) -> impl IntoView {
-    let m = s.similarity.clone().unwrap_or_else(|| SimilarityMetrics::new(&[], &[], false));
+    let m = s.scores.similarity().cloned().unwrap_or_else(|| SimilarityMetrics::new(&[], &[], false));
     let scale = s.meta.scale.unwrap_or(bertbench_core::data::ScoreScale::UNIT);
-    let points: Vec<(f32, f32)> = s.pair_mistakes.iter().map(|x| (x.gold, x.predicted)).collect();
+    let points: Vec<(f32, f32)> = s.mistakes.pairs().iter().map(|x| (x.gold, x.predicted)).collect();
     let level = s.meta.spec.level;
     view! {
         <div data-testid="similarity-results">
@@ -343,10 +343,10 @@ pub fn similarity_results(s: Arc<RunSummary>, studio: Studio) -> impl IntoView {
                     "gold score; a cross-encoder's is its head's output."</p>
             </div>
             <details data-testid="pair-mistakes">
-                <summary>{format!("Validation pairs furthest off ({} shown)", s.pair_mistakes.len().min(200))}</summary>
+                <summary>{format!("Validation pairs furthest off ({} shown)", s.mistakes.pairs().len().min(200))}</summary>
                 <table class="plain">
                     <tr><th>"line"</th><th>"text"</th><th>"second text"</th><th>{format!("gold ({})", scale.label())}</th><th>"predicted"</th></tr>
-                    {s.pair_mistakes.iter().take(200).map(|x| view! {
+                    {s.mistakes.pairs().iter().take(200).map(|x| view! {
                         <tr>
                             <td>{x.line}</td><td>{clip(&x.text, 90)}</td><td>{clip(&x.text_pair, 90)}</td>
                             <td>{format!("{:.2}", scale.denormalise(x.gold))}</td><td>{format!("{:.2}", scale.denormalise(x.predicted))}</td>
@@ -364,7 +364,7 @@ pub fn similarity_results(s: Arc<RunSummary>, studio: Studio) -> impl IntoView {
 fn comparison(studio: Studio) -> impl IntoView {
     let row = move |level: Level| {
         let best = studio.history.with(|h| {
-            h.iter().filter(|r| r.recipe.starts_with(kind(level))).filter_map(|r| r.correlations.map(|c| c.1)).fold(None, |b: Option<f32>, x| Some(b.map_or(x, |b| b.max(x))))
+            h.iter().filter(|r| r.recipe.starts_with(kind(level))).filter_map(|r| match r.known_by { KnownBy::Correlations { spearman, .. } => Some(spearman), _ => None }).fold(None, |b: Option<f32>, x| Some(b.map_or(x, |b| b.max(x))))
         });
         let cost = studio.costs.with(|c| c.iter().rev().find(|c| c.level == level).cloned());
         view! {

@@ -300,7 +300,7 @@ fn spans(words: &[String], tags: &[String]) -> Vec<AnyView> {
 /// sentences it got wrong.
 pub fn tag_results(s: Arc<RunSummary>) -> impl IntoView {
     let m = s.metrics.clone();
-    let e = s.entities.clone();
+    let e = s.scores.entities().cloned();
     let tags = s.meta.labels.clone();
     view! {
         <div data-testid="tag-results">
@@ -321,10 +321,10 @@ pub fn tag_results(s: Arc<RunSummary>) -> impl IntoView {
                 </div>
             </details>
             <details data-testid="tag-mistakes">
-                <summary>{format!("Validation sentences with a wrong tag ({}), most wrong tags first", s.tag_mistakes.len())}</summary>
+                <summary>{format!("Validation sentences with a wrong tag ({}), most wrong tags first", s.mistakes.tags().len())}</summary>
                 <table class="plain">
                     <tr><th>"line"</th><th>"true entities"</th><th>"predicted entities"</th></tr>
-                    {s.tag_mistakes.iter().take(200).map(|x| {
+                    {s.mistakes.tags().iter().take(200).map(|x| {
                         let predicted: Vec<String> = x.predicted.iter().map(|t| if t.is_empty() { "O".to_string() } else { t.clone() }).collect();
                         view! { <tr><td>{x.line}</td><td>{spans(&x.words, &x.gold)}</td><td>{spans(&x.words, &predicted)}</td></tr> }
                     }).collect_view()}

@@ -2,7 +2,7 @@
 
 use bertbench_core::tasks::classification::{FeatureLayers, Level};
 use bertbench_core::bert::pooling::Pooling;
-use bertbench_core::train::{FineTuneConfig, Phase, TrainMode};
+use bertbench_core::train::{FineTuneConfig, Phase, TaskScores, TrainMode};
 use leptos::prelude::*;
 
 use crate::app::{AppState, BackendStatus, CheckState};
@@ -139,9 +139,9 @@ pub fn StudioTrainPanel() -> impl IntoView {
     let accuracy = Signal::derive(move || {
         let evals = studio.evals.get();
         // A similarity model is scored by correlations with the gold scores.
-        if evals.iter().any(|e| e.similarity.is_some()) {
+        if evals.iter().any(|e| e.scores.similarity().is_some()) {
             let corr = |f: fn(&bertbench_core::tasks::similarity::SimilarityMetrics) -> f32| {
-                evals.iter().filter_map(|e| Some((e.step as f64, f(e.similarity.as_ref()?) as f64))).collect()
+                evals.iter().filter_map(|e| Some((e.step as f64, f(e.scores.similarity()?) as f64))).collect()
             };
             return vec![
                 Series { name: "training: pairs on the right side of 0.5".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
@@ -150,9 +150,9 @@ pub fn StudioTrainPanel() -> impl IntoView {
             ];
         }
         // A question-answering model is scored by its answers: exact match and F1.
-        if evals.iter().any(|e| e.answers.is_some()) {
+        if evals.iter().any(|e| e.scores.answers().is_some()) {
             let answers = |f: fn(&bertbench_core::tasks::qa::AnswerMetrics) -> f32| {
-                evals.iter().filter_map(|e| Some((e.step as f64, f(e.answers.as_ref()?) as f64))).collect()
+                evals.iter().filter_map(|e| Some((e.step as f64, f(e.scores.answers()?) as f64))).collect()
             };
             return vec![
                 Series { name: "training: start and end tokens right".into(), color: "#2f6fde", points: evals.iter().map(|e| (e.step as f64, e.train_accuracy as f64)).collect(), dots: true },
@@ -166,10 +166,10 @@ pub fn StudioTrainPanel() -> impl IntoView {
         ]
         .into_iter()
         // A tagger is also scored by whole entities.
-        .chain(evals.iter().any(|e| e.entities.is_some()).then(|| Series {
+        .chain(evals.iter().any(|e| e.scores.entities().is_some()).then(|| Series {
             name: "validation entity F1".into(),
             color: "#009e73",
-            points: evals.iter().filter_map(|e| Some((e.step as f64, e.entities.as_ref()?.f1 as f64))).collect(),
+            points: evals.iter().filter_map(|e| Some((e.step as f64, e.scores.entities()?.f1 as f64))).collect(),
             dots: true,
         }))
         .collect()
@@ -358,17 +358,14 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 RunState::Running { .. } => Some(progress().into_any()),
                 RunState::Finished => studio.summary.get().map(|s| view! {
                     <p class="banner ok small" data-testid="train-done">
-                        {match (&s.answers, &s.entities) {
-                            _ if s.similarity.is_some() => {
-                                let m = s.similarity.clone().unwrap_or_else(|| bertbench_core::tasks::similarity::SimilarityMetrics::new(&[], &[], false));
-                                format!("{} after {} steps in {} on the {}: validation Spearman {:.3}, Pearson {:.3}. The best weights are kept.",
-                                    if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, m.spearman, m.pearson)
-                            }
-                            (Some(a), _) => format!("{} after {} steps in {} on the {}: validation exact match {:.1}%, F1 {:.1}%. The best weights are kept.",
+                        {match &s.scores {
+                            TaskScores::Similarity(m) => format!("{} after {} steps in {} on the {}: validation Spearman {:.3}, Pearson {:.3}. The best weights are kept.",
+                                if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, m.spearman, m.pearson),
+                            TaskScores::Answers(a) => format!("{} after {} steps in {} on the {}: validation exact match {:.1}%, F1 {:.1}%. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, a.all.exact * 100.0, a.all.f1 * 100.0),
-                            (None, Some(e)) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",
+                            TaskScores::Entities(e) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, e.f1, s.metrics.accuracy * 100.0),
-                            (None, None) => format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
+                            TaskScores::Classes => format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, s.metrics.accuracy * 100.0, s.metrics.macro_f1),
                         }}
                     </p>

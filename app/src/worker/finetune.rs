@@ -418,61 +418,22 @@ impl Job {
             return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
         };
         let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
-        let tag_mistakes = match &self.request.tagged {
-            Some(t) => tag_mistakes(&t.valid, &valid, probs, labels),
-            None => Vec::new(),
+        let mistakes = match (&self.request.tagged, &self.request.questions, &self.request.pairs, &self.request.choices) {
+            (Some(t), ..) => Mistakes::Tags(tag_mistakes(&t.valid, &valid, probs, labels)),
+            (_, Some(q), ..) => Mistakes::Answers(answer_mistakes(&q.valid, tuner.best_predictions())),
+            (_, _, Some(p), _) => Mistakes::Pairs(pair_mistakes(&p.valid, probs)),
+            (_, _, _, Some(c)) => Mistakes::Choices(choice_mistakes(&c.valid, probs)),
+            _ => Mistakes::Labels(label_mistakes(&self.request.valid, probs, labels)),
         };
-        let answer_mistakes = match (&self.request.questions, tuner.best_answers()) {
-            (Some(q), Some((_, predicted))) => answer_mistakes(&q.valid, predicted),
-            _ => Vec::new(),
-        };
-        let pair_mistakes = match &self.request.pairs {
-            Some(p) => pair_mistakes(&p.valid, probs),
-            None => Vec::new(),
-        };
-        let choice_mistakes = match &self.request.choices {
-            Some(c) => choice_mistakes(&c.valid, probs),
-            None => Vec::new(),
-        };
-        let mut mistakes: Vec<Mistake> = self
-            .request
-            .valid
-            .iter()
-            .zip(probs)
-            .filter_map(|(ex, p)| {
-                let predicted = argmax(p);
-                (labels[predicted] != ex.label).then(|| Mistake {
-                    line: ex.line,
-                    text: match &ex.text_pair {
-                        Some(b) => format!("{} ‖ {b}", ex.text),
-                        None => ex.text.clone(),
-                    },
-                    label: ex.label.clone(),
-                    predicted: labels[predicted].clone(),
-                    probs: p.clone(),
-                })
-            })
-            .collect();
-        mistakes.sort_by(|a, b| {
-            let conf = |m: &Mistake| m.probs.iter().cloned().fold(0.0, f32::max);
-            conf(b).total_cmp(&conf(a))
-        });
-        mistakes.truncate(500);
         let summary = RunSummary {
             meta: tuner.meta(),
             metrics: metrics.clone(),
+            scores: tuner.best_scores().cloned().unwrap_or_default(),
             mistakes,
             cancelled,
             seconds: self.seconds_before + (now_ms() - started) / 1000.0,
             steps: tuner.progress().step,
             device: device_name,
-            entities: tuner.best_entities().cloned(),
-            tag_mistakes,
-            answers: tuner.best_answers().map(|(m, _)| m.clone()),
-            answer_mistakes,
-            similarity: tuner.best_similarity().cloned(),
-            pair_mistakes,
-            choice_mistakes,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },
@@ -490,6 +451,33 @@ impl Job {
         };
         Ok((summary, current, saved))
     }
+}
+
+/// The validation texts (or pairs) classified wrong, most confident first (at most 500).
+fn label_mistakes(valid: &[Example], probs: &[Vec<f32>], labels: &[String]) -> Vec<Mistake> {
+    let mut mistakes: Vec<Mistake> = valid
+        .iter()
+        .zip(probs)
+        .filter_map(|(ex, p)| {
+            let predicted = argmax(p);
+            (labels[predicted] != ex.label).then(|| Mistake {
+                line: ex.line,
+                text: match &ex.text_pair {
+                    Some(b) => format!("{} ‖ {b}", ex.text),
+                    None => ex.text.clone(),
+                },
+                label: ex.label.clone(),
+                predicted: labels[predicted].clone(),
+                probs: p.clone(),
+            })
+        })
+        .collect();
+    mistakes.sort_by(|a, b| {
+        let conf = |m: &Mistake| m.probs.iter().cloned().fold(0.0, f32::max);
+        conf(b).total_cmp(&conf(a))
+    });
+    mistakes.truncate(500);
+    mistakes
 }
 
 /// The validation sentences with a wrong word tag, most wrong tags first (at most 500): `probs`

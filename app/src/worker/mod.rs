@@ -24,7 +24,7 @@ use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
-use bertbench_core::data::{QaItem, ScoredPair, TaggedSentence};
+use bertbench_core::data::{Example, QaItem, ScoredPair, TaggedSentence};
 use bertbench_core::tasks::qa::{self, AnswerMetrics, SpanConfig};
 use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_choices, encode_examples, encode_pairs, encode_questions, encode_tagged};
 use futures::channel::oneshot;
@@ -36,7 +36,7 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    AnswerMistake, Backend, ChoiceMistake, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, PairMistake, RunSummary, SavedLab, SavedRun, TagMistake,
+    AnswerMistake, Backend, ChoiceMistake, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, Mistakes, PairMistake, RunSummary, SavedLab, SavedRun, TagMistake,
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};

@@ -10,7 +10,7 @@ use bertbench_core::data::{PairData, guess_pair_columns, parse_table, to_pairs};
 use bertbench_core::tasks::classification::Level;
 use bertbench_core::tasks::similarity::{LABELS, SimilarityLoss};
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{FineTuneConfig, FineTuner, encode_pairs};
+use bertbench_core::train::{FineTuneConfig, FineTuner, TaskScores, encode_pairs};
 
 use super::{SPLIT_SEED, Task, Units, VALID_FRACTION, core_error, pick, refused};
 use crate::{Args, Result, read};
@@ -67,7 +67,7 @@ pub(super) fn units(tokenizer: &BertTokenizer, train: &str, valid: Option<&str>,
 /// The best correlations, as a sentence.
 pub(super) fn best(tuner: &FineTuner) -> String {
     let kind = if tuner.meta().spec.level == Level::Embedding { "bi-encoder" } else { "cross-encoder" };
-    match tuner.best_similarity() {
+    match tuner.best_scores().and_then(TaskScores::similarity) {
         Some(s) => {
             let accuracy = s.accuracy.map(|a| format!(", {:.2}% on the right side of 0.5", a * 100.0)).unwrap_or_default();
             format!("best validation Spearman {:.4}, Pearson {:.4} ({} pairs, {kind}{accuracy})", s.spearman, s.pearson, s.count)

@@ -7,7 +7,7 @@ use std::path::Path;
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::tasks::tagging::LabelPieces;
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{FineTuner, encode_tagged};
+use bertbench_core::train::{FineTuner, TaskScores, encode_tagged};
 
 use super::{SPLIT_SEED, Task, Units, VALID_FRACTION, core_error, pick, refused};
 use crate::{Args, Result, read};
@@ -53,7 +53,7 @@ pub(super) fn units(tokenizer: &BertTokenizer, train: &str, valid: Option<&str>,
 /// The best entity F1, with precision and recall, as a sentence.
 pub(super) fn best(tuner: &FineTuner) -> String {
     let accuracy = tuner.best_accuracy().unwrap_or(0.0) * 100.0;
-    match tuner.best_entities() {
+    match tuner.best_scores().and_then(TaskScores::entities) {
         Some(e) => format!(
             "best validation entity F1 {:.4} (precision {:.4}, recall {:.4}, {} entities), words tagged right {accuracy:.2}%",
             e.f1, e.precision, e.recall, e.support
@@ -64,7 +64,7 @@ pub(super) fn best(tuner: &FineTuner) -> String {
 
 /// Each entity type's scores at the best weights, one line each.
 pub(super) fn per_type(tuner: &FineTuner) {
-    let Some(e) = tuner.best_entities() else { return };
+    let Some(e) = tuner.best_scores().and_then(TaskScores::entities) else { return };
     for t in &e.per_type {
         println!("{}: F1 {:.4}, precision {:.4}, recall {:.4}, {} entities", t.label, t.f1, t.precision, t.recall, t.support);
     }

@@ -18,9 +18,7 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 
 use crate::tasks::classification::{BertClassifier, ClassificationHead, ClassifierMeta, features, span_rows, token_features};
-use crate::tasks::qa::AnswerMetrics;
-use crate::tasks::similarity::{SimilarityLoss, SimilarityMetrics};
-use crate::tasks::tagging::EntityMetrics;
+use crate::tasks::similarity::SimilarityLoss;
 use crate::nn::dropout;
 use crate::error::Error;
 use crate::nn::read_f32;
@@ -43,9 +41,8 @@ mod snapshot;
 mod task;
 mod units;
 pub use config::{FineTuneConfig, Phase, TrainMode, config_with_defaults};
-pub use report::{EvalReport, Event, Progress, StepPoint};
-use report::score;
-pub use snapshot::{Snapshot, TrainState, copy_to};
+pub use report::{EvalReport, Event, Progress, StepPoint, TaskScores};
+pub use snapshot::{BestTask, Snapshot, TrainState, copy_to};
 pub use units::{LabeledText, SpanTarget, encode_examples, encode_pairs, encode_questions, encode_tagged};
 pub use task::{choice_labels, encode_choices};
 use task::{batch_inputs, batch_units};
@@ -105,11 +102,11 @@ pub struct FineTuner {
 struct Best {
     model: BertClassifier,
     metrics: Metrics,
-    entities: Option<EntityMetrics>,
-    /// A question-answering model's scores and its answer to each validation question ("": none).
-    answers: Option<(AnswerMetrics, Vec<String>)>,
-    /// A similarity model's correlations.
-    similarity: Option<SimilarityMetrics>,
+    /// The task's own scores.
+    scores: TaskScores,
+    /// Each validation item's predicted text (question answering's answer, "": none; empty
+    /// for the other tasks).
+    predictions: Vec<String>,
     /// Per validation text (a tagger: per word), in order.
     probs: Vec<Vec<f32>>,
     /// The step its weights are from, where known: while no optimizer step has followed, they
@@ -535,23 +532,19 @@ impl FineTuner {
 
     /// The best validation score so far (see [`EvalReport::score`]).
     pub fn best_score(&self) -> Option<f32> {
-        self.best.as_ref().map(|b| score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0), b.similarity.as_ref()))
+        self.best.as_ref().map(|b| b.scores.score(&b.metrics))
     }
 
-    /// A similarity model's correlations at its best weights.
-    pub fn best_similarity(&self) -> Option<&SimilarityMetrics> {
-        self.best.as_ref().and_then(|b| b.similarity.as_ref())
+    /// The task's own scores at its best weights.
+    pub fn best_scores(&self) -> Option<&TaskScores> {
+        self.best.as_ref().map(|b| &b.scores)
     }
 
-    /// A tagger's entity-level metrics at its best weights.
-    pub fn best_entities(&self) -> Option<&EntityMetrics> {
-        self.best.as_ref().and_then(|b| b.entities.as_ref())
-    }
-
-    /// A question-answering model's scores at its best weights, and its answer to each
-    /// validation question in order (`""`: no answer).
-    pub fn best_answers(&self) -> Option<(&AnswerMetrics, &[String])> {
-        self.best.as_ref().and_then(|b| b.answers.as_ref()).map(|(m, a)| (m, a.as_slice()))
+    /// Each validation item's predicted text at the best weights, in order: a
+    /// question-answering model's answer to each question (`""`: no answer); empty for the
+    /// other tasks.
+    pub fn best_predictions(&self) -> &[String] {
+        self.best.as_ref().map_or(&[], |b| b.predictions.as_slice())
     }
 
     /// Validation metrics and per-example probabilities (validation order; a tagger's: per

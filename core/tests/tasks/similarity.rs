@@ -18,7 +18,7 @@ use bertbench_core::rng::Rng;
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level, export, load_classifier};
 use bertbench_core::tasks::similarity::{DENSE_FILE, LABELS, SimilarityLoss, load_bi_encoder, score_pairs, sentence_transformer_modules};
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{EvalReport, Event, FineTuneConfig, FineTuner, Snapshot, TrainMode, encode_pairs};
+use bertbench_core::train::{EvalReport, Event, FineTuneConfig, FineTuner, Snapshot, TaskScores, TrainMode, encode_pairs};
 
 /// Three topics of eight words.
 const WORDS: [&str; 24] = [
@@ -110,7 +110,7 @@ fn tuner_on(level: Level, mode: TrainMode, epochs: usize, toy: Toy, loss: Simila
 }
 
 fn spearman_of(tuner: &FineTuner) -> f32 {
-    tuner.best_similarity().expect("a similarity run is scored by correlations").spearman
+    tuner.best_scores().and_then(TaskScores::similarity).expect("a similarity run is scored by correlations").spearman
 }
 
 #[test]
@@ -131,9 +131,9 @@ fn a_bi_encoder_learns_the_overlap_head_only_and_fully() {
     for (mode, epochs) in [(TrainMode::HeadOnly, 30), (TrainMode::Full, 12)] {
         let mut tuner = tuner(Level::Embedding, mode, epochs, Toy::Graded, SimilarityLoss::Cosine);
         let evals = finish(&mut tuner);
-        assert!(evals.iter().all(|r| r.similarity.is_some()));
+        assert!(evals.iter().all(|r| r.scores.similarity().is_some()));
         let best = spearman_of(&tuner);
-        assert!(best >= 0.9, "{mode:?}: Spearman {best}, {:?}", tuner.best_similarity());
+        assert!(best >= 0.9, "{mode:?}: Spearman {best}, {:?}", tuner.best_scores());
         assert_eq!(tuner.best_score(), Some(best));
     }
 }
@@ -151,7 +151,7 @@ fn a_cross_encoder_learns_the_overlap_fully_and_a_linear_pattern_head_only() {
         finish(&mut tuner);
         let best = spearman_of(&tuner);
         println!("{mode:?}: Spearman {best}");
-        assert!(best >= 0.9, "{mode:?}: Spearman {best}, {:?}", tuner.best_similarity());
+        assert!(best >= 0.9, "{mode:?}: Spearman {best}, {:?}", tuner.best_scores());
     }
 }
 
@@ -160,7 +160,7 @@ fn the_contrastive_loss_separates_duplicates_from_different_pairs() {
     let _rng = device_rng();
     let mut tuner = tuner(Level::Embedding, TrainMode::HeadOnly, 30, Toy::Binary, SimilarityLoss::Contrastive);
     finish(&mut tuner);
-    let m = tuner.best_similarity().unwrap();
+    let m = tuner.best_scores().and_then(TaskScores::similarity).unwrap();
     assert!(m.accuracy.is_some_and(|a| a >= 0.9), "{m:?}");
 }
 
@@ -181,9 +181,9 @@ fn a_similarity_run_resumed_from_a_checkpoint_ends_as_the_uninterrupted_one() {
         let files = pollster::block_on(first.snapshot(true)).unwrap().into_files();
         let mut resumed = make().restore(Snapshot::from_files(files).unwrap()).unwrap();
         let got = finish(&mut resumed);
-        let last = |r: &[EvalReport]| r.last().map(|r| (r.valid_loss, r.similarity.clone()));
+        let last = |r: &[EvalReport]| r.last().map(|r| (r.valid_loss, r.scores.clone()));
         assert_eq!(last(&got), last(&expected), "{level:?} {mode:?}");
-        assert_eq!(resumed.best_similarity(), whole.best_similarity(), "{level:?} {mode:?}");
+        assert_eq!(resumed.best_scores(), whole.best_scores(), "{level:?} {mode:?}");
     }
 }
 

@@ -15,7 +15,7 @@ use bertbench_core::rng::Rng;
 use bertbench_core::tasks::classification::FeatureSpec;
 use bertbench_core::tasks::tagging::{LabelPieces, encode_words, tag_text, tags_by_layer};
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{Event, EvalReport, FineTuneConfig, FineTuner, LabeledText, Snapshot, TrainMode};
+use bertbench_core::train::{Event, EvalReport, FineTuneConfig, FineTuner, LabeledText, Snapshot, TaskScores, TrainMode};
 
 const VOCAB: [&str; 22] = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "ann", "bob", "cy", "lee", "kim", "oslo", "rome", "paris", "the", "saw", "in",
@@ -103,10 +103,10 @@ fn head_only_tagging_learns_the_entities() {
     let _rng = device_rng();
     let (mut tuner, _) = tuner(TrainMode::HeadOnly, LabelPieces::First, 30);
     let evals = finish(&mut tuner);
-    let best = tuner.best_entities().expect("BIO tags give entity metrics");
+    let best = tuner.best_scores().and_then(TaskScores::entities).expect("BIO tags give entity metrics");
     assert!(best.f1 >= 0.9, "entity F1 {best:?}");
     assert_eq!(best.per_type.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["LOC", "PER"]);
-    assert!(evals.iter().all(|r| r.entities.is_some()));
+    assert!(evals.iter().all(|r| r.scores.entities().is_some()));
     assert_eq!(tuner.best_score(), Some(best.f1));
     // Probabilities are kept per word: the validation set's words, in order.
     let (metrics, probs) = tuner.best().unwrap();
@@ -119,7 +119,7 @@ fn full_tagging_learns_the_entities_reading_every_piece() {
     let _rng = device_rng();
     let (mut tuner, data) = tuner(TrainMode::Full, LabelPieces::All, 6);
     finish(&mut tuner);
-    let best = tuner.best_entities().unwrap();
+    let best = tuner.best_scores().and_then(TaskScores::entities).unwrap();
     assert!(best.f1 >= 0.9, "entity F1 {best:?}");
     // Typed text: "annie" is two pieces, one word, one entity with its surname.
     let model = tuner.best_model();
@@ -155,7 +155,7 @@ fn a_tagging_run_resumed_from_a_checkpoint_ends_as_the_uninterrupted_one() {
         let (fresh, _) = tuner(mode, LabelPieces::First, 2);
         let mut resumed = fresh.restore(Snapshot::from_files(files).unwrap()).unwrap();
         let got = finish(&mut resumed);
-        let f1 = |r: &[EvalReport]| r.last().and_then(|r| r.entities.as_ref()).map(|e| e.f1);
+        let f1 = |r: &[EvalReport]| r.last().and_then(|r| r.scores.entities()).map(|e| e.f1);
         assert_eq!(f1(&got), f1(&expected), "{mode:?}");
         assert_eq!(got.last().unwrap().valid_loss, expected.last().unwrap().valid_loss, "{mode:?}");
     }

@@ -238,10 +238,10 @@ pub fn choice_results(s: Arc<RunSummary>) -> impl IntoView {
                 <div><b>{s.meta.spec.label()}</b>"features"</div>
             </div>
             <details data-testid="choice-mistakes">
-                <summary>{format!("Validation questions answered wrong ({}), the model's surest first", s.choice_mistakes.len())}</summary>
+                <summary>{format!("Validation questions answered wrong ({}), the model's surest first", s.mistakes.choices().len())}</summary>
                 <table class="plain">
                     <tr><th>"line"</th><th>"question"</th><th>"the model chose"</th><th>"the right ending"</th></tr>
-                    {s.choice_mistakes.iter().take(200).map(|x| view! {
+                    {s.mistakes.choices().iter().take(200).map(|x| view! {
                         <tr data-testid="choice-mistake">
                             <td>{x.line}</td><td>{x.premise.clone()}</td>
                             <td>{format!("{} ({:.2})", x.chosen, x.chosen_prob)}</td>

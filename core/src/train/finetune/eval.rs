@@ -4,7 +4,7 @@
 use burn::prelude::*;
 
 use super::task::{Scored, batch_inputs, batch_units};
-use super::{Best, EvalReport, LabeledText, Event, FineTuner, Phase, TrainMode, score};
+use super::{Best, EvalReport, LabeledText, Event, FineTuner, Phase, TrainMode};
 use crate::bert::model::BertInput;
 use crate::error::Error;
 use crate::nn::read_f32;
@@ -61,16 +61,11 @@ impl FineTuner {
             return Err(Error::Training("the model produced NaN or infinite outputs on the validation set; training stopped".into()));
         }
         let scored = task.score(self, &state.logits);
-        let Scored { valid_loss, metrics, entities, answers, similarity, probs } = scored;
-        let score = score(&metrics, entities.as_ref(), answers.as_ref().map(|a| &a.0), similarity.as_ref());
-        let best = self
-            .best
-            .as_ref()
-            .is_none_or(|b| score > self::score(&b.metrics, b.entities.as_ref(), b.answers.as_ref().map(|a| &a.0), b.similarity.as_ref()));
-        let answer_metrics = answers.as_ref().map(|a| a.0.clone());
+        let Scored { valid_loss, metrics, scores, predictions, probs } = scored;
+        let score = scores.score(&metrics);
+        let best = self.best.as_ref().is_none_or(|b| score > b.scores.score(&b.metrics));
         if best {
-            let (entities, similarity) = (entities.clone(), similarity.clone());
-            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), entities, answers, similarity, probs, step: Some(self.step) });
+            self.best = Some(Best { model: self.model.clone(), metrics: metrics.clone(), scores: scores.clone(), predictions, probs, step: Some(self.step) });
         }
         let (loss_sum, correct, seen) = std::mem::take(&mut self.since_eval);
         let report = EvalReport {
@@ -81,9 +76,7 @@ impl FineTuner {
             train_accuracy: correct as f32 / seen.max(1) as f32,
             valid_loss,
             metrics,
-            entities,
-            answers: answer_metrics,
-            similarity,
+            scores,
             best,
         };
         if state.end_of_epoch {

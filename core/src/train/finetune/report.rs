@@ -26,8 +26,63 @@ pub struct StepPoint {
     pub grad_norm: f32,
 }
 
+/// What a task scores beyond its validation loss and class metrics: one variant per kind of
+/// task, so an evaluation carries its own task's scores and no other's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub enum TaskScores {
+    /// The class metrics are the score: sentence and pair classification, multiple choice, a
+    /// tagger whose tags are not BIO.
+    #[default]
+    Classes,
+    /// A tagger with BIO tags: entity-level precision, recall and F1 (seqeval's).
+    Entities(EntityMetrics),
+    /// Question answering: SQuAD's exact match and F1.
+    Answers(AnswerMetrics),
+    /// Similarity: the correlations of the predicted scores with the gold ones.
+    Similarity(SimilarityMetrics),
+}
+
+impl TaskScores {
+    /// The score runs are compared by: a similarity model's Spearman correlation, a
+    /// question-answering model's F1, a BIO tagger's entity F1, else the accuracy in `metrics`.
+    pub fn score(&self, metrics: &Metrics) -> f32 {
+        match self {
+            TaskScores::Classes => metrics.accuracy,
+            TaskScores::Entities(e) => e.f1,
+            TaskScores::Answers(a) => a.all.f1,
+            TaskScores::Similarity(s) => s.spearman,
+        }
+    }
+
+    /// A BIO tagger's entity metrics.
+    pub fn entities(&self) -> Option<&EntityMetrics> {
+        if let TaskScores::Entities(e) = self { Some(e) } else { None }
+    }
+
+    /// A question-answering model's scores.
+    pub fn answers(&self) -> Option<&AnswerMetrics> {
+        if let TaskScores::Answers(a) = self { Some(a) } else { None }
+    }
+
+    /// A similarity model's correlations.
+    pub fn similarity(&self) -> Option<&SimilarityMetrics> {
+        if let TaskScores::Similarity(s) = self { Some(s) } else { None }
+    }
+
+    /// The scores as an earlier build saved them, one optional field per task (at most one set).
+    pub fn from_fields(entities: Option<EntityMetrics>, answers: Option<AnswerMetrics>, similarity: Option<SimilarityMetrics>) -> Self {
+        match (similarity, answers, entities) {
+            (Some(s), _, _) => TaskScores::Similarity(s),
+            (_, Some(a), _) => TaskScores::Answers(a),
+            (_, _, Some(e)) => TaskScores::Entities(e),
+            _ => TaskScores::Classes,
+        }
+    }
+}
+
 /// An evaluation on the validation set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "SavedEvalReport")]
 pub struct EvalReport {
     /// Stage evaluated in.
     pub phase: Phase,
@@ -43,30 +98,47 @@ pub struct EvalReport {
     pub valid_loss: f32,
     /// Validation metrics (a token classifier's: of each word's tag, read at its first piece).
     pub metrics: Metrics,
-    /// A tagger's entity-level metrics (when its tags are BIO).
-    #[serde(default)]
-    pub entities: Option<EntityMetrics>,
-    /// A question-answering model's exact match and F1 (SQuAD's).
-    #[serde(default)]
-    pub answers: Option<AnswerMetrics>,
-    /// A similarity model's correlations with the gold scores.
-    #[serde(default)]
-    pub similarity: Option<SimilarityMetrics>,
+    /// The task's own scores.
+    pub scores: TaskScores,
     /// Whether this is the best validation score so far (its weights are kept): see
     /// [`score`](Self::score).
     pub best: bool,
 }
 
 impl EvalReport {
-    /// The score runs are compared by: a similarity model's Spearman correlation, a
-    /// question-answering model's F1, entity F1 where there are entities, else accuracy.
+    /// The score runs are compared by ([`TaskScores::score`]).
     pub fn score(&self) -> f32 {
-        score(&self.metrics, self.entities.as_ref(), self.answers.as_ref(), self.similarity.as_ref())
+        self.scores.score(&self.metrics)
     }
 }
 
-pub(super) fn score(metrics: &Metrics, entities: Option<&EntityMetrics>, answers: Option<&AnswerMetrics>, similarity: Option<&SimilarityMetrics>) -> f32 {
-    similarity.map(|s| s.spearman).or(answers.map(|a| a.all.f1)).or(entities.map(|e| e.f1)).unwrap_or(metrics.accuracy)
+/// An [`EvalReport`] as saved with a run or a checkpoint: today's, or an earlier build's, which
+/// kept each task's scores in an optional field of its own.
+#[derive(Deserialize)]
+struct SavedEvalReport {
+    phase: Phase,
+    step: usize,
+    epoch: f32,
+    train_loss: f32,
+    train_accuracy: f32,
+    valid_loss: f32,
+    metrics: Metrics,
+    #[serde(default)]
+    scores: Option<TaskScores>,
+    #[serde(default)]
+    entities: Option<EntityMetrics>,
+    #[serde(default)]
+    answers: Option<AnswerMetrics>,
+    #[serde(default)]
+    similarity: Option<SimilarityMetrics>,
+    best: bool,
+}
+
+impl From<SavedEvalReport> for EvalReport {
+    fn from(s: SavedEvalReport) -> Self {
+        let scores = s.scores.unwrap_or_else(|| TaskScores::from_fields(s.entities, s.answers, s.similarity));
+        EvalReport { phase: s.phase, step: s.step, epoch: s.epoch, train_loss: s.train_loss, train_accuracy: s.train_accuracy, valid_loss: s.valid_loss, metrics: s.metrics, scores, best: s.best }
+    }
 }
 
 /// What one call of [`FineTuner::advance`] did.
@@ -110,4 +182,50 @@ pub struct Progress {
     pub step: usize,
     /// Optimizer steps in the whole run.
     pub total_steps: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(scores: TaskScores) -> EvalReport {
+        let metrics = Metrics::new(&[0, 1, 1], &[0, 1, 0], &["a".to_string(), "b".to_string()]);
+        EvalReport { phase: Phase::Full, step: 9, epoch: 1.5, train_loss: 0.4, train_accuracy: 0.8, valid_loss: 0.5, metrics, scores, best: true }
+    }
+
+    /// Each task is compared by its own score: a tagger by entity F1, QA by F1, similarity by
+    /// Spearman, the rest by accuracy.
+    #[test]
+    fn each_task_is_compared_by_its_own_score() {
+        let answers = AnswerMetrics::new(&[vec!["the cat"], vec!["a dog"]], &["the cat", "a cat"]);
+        let similarity = SimilarityMetrics::new(&[0.0, 0.5, 1.0], &[0.1, 0.7, 0.6], false);
+        let entities = EntityMetrics::new(&[vec!["B-PER", "O"]], &[vec!["B-PER", "O"]]);
+        assert_eq!(report(TaskScores::Classes).score(), 2.0 / 3.0);
+        assert_eq!(report(TaskScores::Answers(answers.clone())).score(), answers.all.f1);
+        assert_eq!(report(TaskScores::Similarity(similarity.clone())).score(), similarity.spearman);
+        assert_eq!(report(TaskScores::Entities(entities)).score(), 1.0);
+    }
+
+    /// An evaluation saved by an earlier build (a run's curves, a checkpoint's), with each task's
+    /// scores in an optional field of its own, reads as its task's variant; today's comes back
+    /// as it went.
+    #[test]
+    fn an_evaluation_saved_with_one_field_per_task_reads_as_its_task() {
+        let answers = AnswerMetrics::new(&[vec!["the cat"]], &["a cat"]);
+        let mut old = serde_json::to_value(report(TaskScores::Classes)).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("scores").expect("saved today");
+        fields.insert("entities".into(), serde_json::Value::Null);
+        fields.insert("answers".into(), serde_json::to_value(&answers).unwrap());
+        let read: EvalReport = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(read.scores, TaskScores::Answers(answers));
+        assert_eq!((read.step, read.best), (9, true));
+        old.as_object_mut().unwrap().remove("answers");
+        let read: EvalReport = serde_json::from_value(old).unwrap();
+        assert_eq!(read.scores, TaskScores::Classes, "a classifier's had none");
+
+        let today = report(TaskScores::Similarity(SimilarityMetrics::new(&[0.0, 1.0, 0.5], &[0.2, 0.9, 0.4], false)));
+        let back: EvalReport = serde_json::from_str(&serde_json::to_string(&today).unwrap()).unwrap();
+        assert_eq!(back.scores, today.scores);
+    }
 }

@@ -20,7 +20,7 @@ use safetensors::tensor::Dtype;
 use serde::{Deserialize, Serialize};
 
 use crate::train::stream::{Entry, FileSink, Files, write_f32, write_safetensors};
-use super::{Best, FineTuner, Phase};
+use super::{Best, FineTuner, Phase, TaskScores};
 use crate::train::adamw;
 use crate::error::{Error, Result};
 use crate::nn::read_f32;
@@ -59,15 +59,9 @@ pub struct TrainState {
     pub rng: u64,
     /// The best evaluation so far: its metrics and per-example probabilities.
     pub best: Option<(Metrics, Vec<Vec<f32>>)>,
-    /// A tagger's entity metrics of its best evaluation. Absent from older snapshots.
-    #[serde(default)]
-    pub best_entities: Option<EntityMetrics>,
-    /// A question-answering model's scores and answers at its best. Absent from older snapshots.
-    #[serde(default)]
-    pub best_answers: Option<(AnswerMetrics, Vec<String>)>,
-    /// A similarity model's correlations at its best. Absent from older snapshots.
-    #[serde(default)]
-    pub best_similarity: Option<SimilarityMetrics>,
+    /// The task's own scores and predicted texts at its best evaluation.
+    #[serde(flatten)]
+    pub best_task: BestTask,
     /// Whether AdamW's moments are in the snapshot.
     pub with_optimizer: bool,
     /// The best weights are the weights in training (no optimizer step since that evaluation,
@@ -75,6 +69,43 @@ pub struct TrainState {
     /// the model's weights less. Absent from older snapshots.
     #[serde(default)]
     pub best_is_model: bool,
+}
+
+/// The task's own scores at a run's best evaluation, and each validation item's predicted text
+/// then (question answering's answers; empty for the other tasks). Saved as `best_scores` and
+/// `best_predictions`; an earlier build's `best_entities`, `best_answers` and `best_similarity`
+/// (one optional field per task) read as the same.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(from = "SavedBestTask")]
+pub struct BestTask {
+    pub best_scores: TaskScores,
+    pub best_predictions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct SavedBestTask {
+    #[serde(default)]
+    best_scores: Option<TaskScores>,
+    #[serde(default)]
+    best_predictions: Vec<String>,
+    #[serde(default)]
+    best_entities: Option<EntityMetrics>,
+    #[serde(default)]
+    best_answers: Option<(AnswerMetrics, Vec<String>)>,
+    #[serde(default)]
+    best_similarity: Option<SimilarityMetrics>,
+}
+
+impl From<SavedBestTask> for BestTask {
+    fn from(s: SavedBestTask) -> Self {
+        match s.best_scores {
+            Some(best_scores) => BestTask { best_scores, best_predictions: s.best_predictions },
+            None => {
+                let (answers, best_predictions) = s.best_answers.map_or((None, Vec::new()), |(m, p)| (Some(m), p));
+                BestTask { best_scores: TaskScores::from_fields(s.best_entities, answers, s.best_similarity), best_predictions }
+            }
+        }
+    }
 }
 
 /// A run between two optimizer steps. [`Snapshot::into_files`] names its parts.
@@ -282,9 +313,7 @@ impl FineTuner {
             since_eval: self.since_eval,
             rng: self.rng.state(),
             best: self.best.as_ref().map(|b| (b.metrics.clone(), b.probs.clone())),
-            best_entities: self.best.as_ref().and_then(|b| b.entities.clone()),
-            best_answers: self.best.as_ref().and_then(|b| b.answers.clone()),
-            best_similarity: self.best.as_ref().and_then(|b| b.similarity.clone()),
+            best_task: self.best.as_ref().map(|b| BestTask { best_scores: b.scores.clone(), best_predictions: b.predictions.clone() }).unwrap_or_default(),
             with_optimizer: optimizer.is_some(),
             best_is_model,
         };
@@ -324,10 +353,11 @@ impl FineTuner {
         self.model = restore_module(template.clone(), &snapshot.model, &device)?;
         self.best = match (s.best, snapshot.best_model) {
             (Some((metrics, probs)), _) if s.best_is_model => {
-                Some(Best { model: self.model.clone(), metrics, entities: s.best_entities, answers: s.best_answers, similarity: s.best_similarity, probs, step: Some(s.step) })
+                Some(Best { model: self.model.clone(), metrics, scores: s.best_task.best_scores, predictions: s.best_task.best_predictions, probs, step: Some(s.step) })
             }
             (Some((metrics, probs)), Some(bytes)) => {
-                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, entities: s.best_entities, answers: s.best_answers, similarity: s.best_similarity, probs, step: None })
+                let BestTask { best_scores: scores, best_predictions: predictions } = s.best_task;
+                Some(Best { model: restore_module(template, &bytes, &device)?, metrics, scores, predictions, probs, step: None })
             }
             (None, _) => None,
             (Some(_), None) => return Err(Error::Training("the checkpoint is incomplete: the best weights are missing".into())),

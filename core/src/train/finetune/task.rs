@@ -13,10 +13,8 @@ use super::units::{LabeledText, labels_tensor};
 use super::{FineTuneConfig, FineTuner};
 use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig, Level};
 use crate::tasks::metrics::{Metrics, argmax, softmax};
-use crate::tasks::qa::AnswerMetrics;
-use crate::tasks::similarity::SimilarityMetrics;
-use crate::tasks::tagging::EntityMetrics;
 use crate::tasks::similarity::SimilarityLoss;
+use super::TaskScores;
 use crate::tokenizer::Encoded;
 
 pub use choice::{choice_labels, encode_choices};
@@ -176,9 +174,11 @@ pub(super) fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
 pub(super) struct Scored {
     pub(super) valid_loss: f32,
     pub(super) metrics: Metrics,
-    pub(super) entities: Option<EntityMetrics>,
-    pub(super) answers: Option<(AnswerMetrics, Vec<String>)>,
-    pub(super) similarity: Option<SimilarityMetrics>,
+    /// The task's own scores.
+    pub(super) scores: TaskScores,
+    /// Each validation item's predicted text, in order (question answering's answer, "": none;
+    /// empty for the other tasks).
+    pub(super) predictions: Vec<String>,
     /// Per text (a tagger: per word) probabilities; a similarity model's predicted score.
     pub(super) probs: Vec<Vec<f32>>,
 }

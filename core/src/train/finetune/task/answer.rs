@@ -90,6 +90,6 @@ impl UnitTask for Answer {
         let said: Vec<usize> = pred.iter().map(|p| answerable(!p.is_empty())).collect();
         let metrics = Metrics::new(&truth, &said, &["an answer".to_string(), "no answer".to_string()]);
         let answers = AnswerMetrics::new(&gold, &pred);
-        Scored { valid_loss, metrics, entities: None, answers: Some((answers, pred)), similarity: None, probs: Vec::new() }
+        Scored { valid_loss, metrics, scores: TaskScores::Answers(answers), predictions: pred, probs: Vec::new() }
     }
 }

@@ -98,7 +98,7 @@ impl UnitTask for Choice {
         let names: Vec<String> = (0..n).map(|i| format!("ending {i}")).collect();
         let metrics = Metrics::new(&truth, &pred, &names);
         let probs = logits.chunks(n).map(softmax).collect();
-        Scored { valid_loss, metrics, entities: None, answers: None, similarity: None, probs }
+        Scored { valid_loss, metrics, scores: TaskScores::Classes, predictions: Vec::new(), probs }
     }
 }
 

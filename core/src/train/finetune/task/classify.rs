@@ -41,5 +41,6 @@ pub(super) fn score_labels(
     let metrics = Metrics::new(&truth, &pred, &tuner.labels);
     let entities = entities(&pred);
     let probs = rows.iter().map(|r| softmax(r)).collect();
-    Scored { valid_loss, metrics, entities, answers: None, similarity: None, probs }
+    let scores = entities.map_or(TaskScores::Classes, TaskScores::Entities);
+    Scored { valid_loss, metrics, scores, predictions: Vec::new(), probs }
 }

@@ -117,5 +117,5 @@ fn score_similarity(level: Level, tuner: &FineTuner, outputs: &[f32]) -> Scored 
     let said: Vec<usize> = pred.iter().map(|&p| side(p)).collect();
     let metrics = Metrics::new(&truth, &said, &["different".to_string(), "similar".to_string()]);
     let scores = SimilarityMetrics::new(&gold, pred, binary);
-    Scored { valid_loss, metrics, entities: None, answers: None, similarity: Some(scores), probs: pred.iter().map(|&p| vec![p]).collect() }
+    Scored { valid_loss, metrics, scores: TaskScores::Similarity(scores), predictions: Vec::new(), probs: pred.iter().map(|&p| vec![p]).collect() }
 }
