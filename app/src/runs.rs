@@ -41,18 +41,58 @@ impl Backend {
     }
 }
 
+/// A run's training and validation data, by task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RunData {
+    /// Labeled texts, or pairs of texts (sentence classification).
+    Texts {
+        /// Training examples.
+        train: Vec<Example>,
+        /// Validation examples.
+        valid: Vec<Example>,
+    },
+    /// A token-tagging run's sentences (`labels` are the tags, the features are per token).
+    Tagged(TaggedRequest),
+    /// A question-answering run's questions (`labels` are `start` and `end`, the features are
+    /// per token, and `max_len` is a window's length).
+    Questions(QaRequest),
+    /// A similarity run's scored pairs (`labels` is `score`; the configuration's features say
+    /// cross- or bi-encoder).
+    Pairs(PairRequest),
+    /// A multiple-choice run's questions (the features are `[CLS]` + pooler of the last layer,
+    /// at `Level::Choice`).
+    Choices(ChoiceRequest),
+}
+
+impl Default for RunData {
+    fn default() -> Self {
+        RunData::Texts { train: Vec::new(), valid: Vec::new() }
+    }
+}
+
+impl RunData {
+    /// How many training and validation items it has (texts, sentences, questions, pairs).
+    pub fn counts(&self) -> (usize, usize) {
+        match self {
+            RunData::Texts { train, valid } => (train.len(), valid.len()),
+            RunData::Tagged(t) => (t.train.len(), t.valid.len()),
+            RunData::Questions(q) => (q.train.len(), q.valid.len()),
+            RunData::Pairs(p) => (p.train.len(), p.valid.len()),
+            RunData::Choices(c) => (c.train.len(), c.valid.len()),
+        }
+    }
+}
+
 /// A fine-tuning run to start.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "SavedTrainRequest")]
 pub struct TrainRequest {
-    /// Hyper-parameters (a checkpoint saved before a field existed gets its default).
-    #[serde(deserialize_with = "bertbench_core::train::config_with_defaults")]
+    /// Hyper-parameters.
     pub config: FineTuneConfig,
     /// Label names in id order.
     pub labels: Vec<String>,
-    /// Training examples.
-    pub train: Vec<Example>,
-    /// Validation examples.
-    pub valid: Vec<Example>,
+    /// Its training and validation data.
+    pub data: RunData,
     /// Longest input in tokens.
     pub max_len: usize,
     /// Where to compute.
@@ -63,28 +103,66 @@ pub struct TrainRequest {
     pub from_scratch: bool,
     /// The run's row in the runs table, its results still empty: the worker fills them in and
     /// saves the finished run with it.
-    #[serde(default)]
     pub record: RunRecord,
-    /// A token-tagging run's sentences (then `train` and `valid` are empty, `labels` are the
-    /// tags, and the configuration's features are per token).
-    #[serde(default)]
-    pub tagged: Option<TaggedRequest>,
-    /// A question-answering run's questions (then `train` and `valid` are empty, `labels` are
-    /// `start` and `end`, the features are per token, and `max_len` is a window's length).
-    #[serde(default)]
-    pub questions: Option<QaRequest>,
-    /// A similarity run's scored pairs (then `train` and `valid` are empty, `labels` is
-    /// `score`, and the configuration's features say cross- or bi-encoder).
-    #[serde(default)]
-    pub pairs: Option<PairRequest>,
-    /// A multiple-choice run's questions (then `train` and `valid` are empty, `labels` is
-    /// `score`, and the features are `[CLS]` + pooler of the last layer, at `Level::Choice`).
-    #[serde(default)]
-    pub choices: Option<ChoiceRequest>,
     /// The base model can be opened again in this browser (one of the page's own, or the
     /// user's own kept here): a head-only run is then saved as its head alone.
-    #[serde(default)]
     pub base_kept: bool,
+}
+
+/// A [`TrainRequest`] as a checkpoint saved it: today's, or an earlier build's, which kept the
+/// texts in `train` and `valid` and every other task's data in an optional field of its own
+/// (and may lack fields added since: they take their defaults).
+#[derive(Deserialize)]
+struct SavedTrainRequest {
+    #[serde(deserialize_with = "bertbench_core::train::config_with_defaults")]
+    config: FineTuneConfig,
+    labels: Vec<String>,
+    #[serde(default)]
+    data: Option<RunData>,
+    max_len: usize,
+    backend: Backend,
+    restarts: usize,
+    from_scratch: bool,
+    #[serde(default)]
+    record: RunRecord,
+    #[serde(default)]
+    base_kept: bool,
+    #[serde(default)]
+    train: Vec<Example>,
+    #[serde(default)]
+    valid: Vec<Example>,
+    #[serde(default)]
+    tagged: Option<TaggedRequest>,
+    #[serde(default)]
+    questions: Option<QaRequest>,
+    #[serde(default)]
+    pairs: Option<PairRequest>,
+    #[serde(default)]
+    choices: Option<ChoiceRequest>,
+}
+
+impl From<SavedTrainRequest> for TrainRequest {
+    fn from(s: SavedTrainRequest) -> Self {
+        let data = match (s.data, s.tagged, s.questions, s.pairs, s.choices) {
+            (Some(data), ..) => data,
+            (None, Some(t), ..) => RunData::Tagged(t),
+            (None, _, Some(q), ..) => RunData::Questions(q),
+            (None, _, _, Some(p), _) => RunData::Pairs(p),
+            (None, _, _, _, Some(c)) => RunData::Choices(c),
+            (None, None, None, None, None) => RunData::Texts { train: s.train, valid: s.valid },
+        };
+        TrainRequest {
+            config: s.config,
+            labels: s.labels,
+            data,
+            max_len: s.max_len,
+            backend: s.backend,
+            restarts: s.restarts,
+            from_scratch: s.from_scratch,
+            record: s.record,
+            base_kept: s.base_kept,
+        }
+    }
 }
 
 impl TrainRequest {
@@ -760,18 +838,13 @@ mod tests {
         TrainRequest {
             config: FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_epochs(3),
             labels: vec!["neg".into(), "pos".into()],
-            train: vec![example("a fine day", "pos", 2)],
-            valid: vec![example("a dull day", "neg", 3)],
+            data: RunData::Texts { train: vec![example("a fine day", "pos", 2)], valid: vec![example("a dull day", "neg", 3)] },
             max_len: 64,
             backend: Backend::Cpu,
             restarts: 2,
             from_scratch: false,
             base_kept: true,
             record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
-            tagged: None,
-            questions: None,
-            pairs: None,
-            choices: None,
         }
     }
 
@@ -784,9 +857,10 @@ mod tests {
             Some("q.jsonl"),
         )
         .unwrap();
-        let request = TrainRequest { questions: Some(QaRequest { train: data.items.clone(), valid: data.items.clone() }), ..request() };
+        let request = TrainRequest { data: RunData::Questions(QaRequest { train: data.items.clone(), valid: data.items.clone() }), ..request() };
         let back: TrainRequest = serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
-        assert_eq!(back.questions.unwrap().valid, data.items);
+        let RunData::Questions(q) = back.data else { panic!("a question-answering run's data") };
+        assert_eq!(q.valid, data.items);
         let record = RunRecord { accuracy: 0.9, known_by: KnownBy::Answers { exact: 0.5, f1: 0.625 }, ..RunRecord::default() };
         assert_eq!(record.score(), "F1 62.5%");
         assert_eq!(RunRecord { accuracy: 0.9, ..RunRecord::default() }.score(), "90.0%");
@@ -802,7 +876,8 @@ mod tests {
         let back: TrainRequest = serde_json::from_str(&json).unwrap();
         assert_eq!(serde_json::to_string(&back).unwrap(), json);
         assert_eq!(back.config.mode, TrainMode::FreezeThenUnfreeze);
-        assert_eq!(back.valid[0].line, 3);
+        let RunData::Texts { valid, .. } = &back.data else { panic!("texts") };
+        assert_eq!(valid[0].line, 3);
         assert_eq!(back.record.model, "bert-tiny");
     }
 
@@ -818,6 +893,30 @@ mod tests {
         assert_eq!(back.config.group_by_length, FineTuneConfig::new().group_by_length);
         assert_eq!(back.config.epochs, 3);
         assert_eq!(back.record, RunRecord::default());
+    }
+
+    /// A request an earlier build saved in a checkpoint, with a texts' run's examples in
+    /// `train` and `valid` and every other task's data in an optional field of its own, reads
+    /// as its task's data.
+    #[test]
+    fn a_request_saved_with_one_field_per_task_reads_as_its_task() {
+        let mut value = serde_json::to_value(request()).unwrap();
+        let fields = value.as_object_mut().unwrap();
+        fields.remove("data").expect("saved today");
+        fields.insert("train".into(), serde_json::to_value(vec![example("a fine day", "pos", 2), example("a sad day", "neg", 5)]).unwrap());
+        fields.insert("valid".into(), serde_json::json!([]));
+        for task in ["tagged", "questions", "pairs", "choices"] {
+            fields.insert(task.into(), serde_json::Value::Null);
+        }
+        let back: TrainRequest = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(back.data.counts(), (2, 0));
+        assert!(matches!(back.data, RunData::Texts { .. }));
+        let pair = ScoredPair { line: 2, text: "a".into(), text_pair: "b".into(), score: 0.5, raw: "2.5".into() };
+        let pairs = PairRequest { train: Vec::new(), valid: vec![pair] };
+        value["pairs"] = serde_json::to_value(&pairs).unwrap();
+        value["train"] = serde_json::json!([]);
+        let back: TrainRequest = serde_json::from_value(value).unwrap();
+        assert!(matches!(&back.data, RunData::Pairs(p) if p.valid.len() == 1));
     }
 
     /// The checkpoint of a run in progress, as an earlier build saved it in IndexedDB
@@ -837,12 +936,12 @@ mod tests {
         assert_eq!(meta.files, ["state.json", "model.safetensors", "optimizer.safetensors"]);
         let state: bertbench_core::train::TrainState = serde_json::from_str(fixture["state"].as_str().unwrap()).unwrap();
         assert_eq!((state.step, state.total_steps), (meta.step, meta.total_steps));
-        assert_eq!(state.examples, (meta.request.train.len(), meta.request.valid.len()));
+        assert_eq!(state.examples, meta.request.data.counts());
         assert!(state.with_optimizer && meta.with_optimizer);
         assert_eq!(state.best_task.best_scores, bertbench_core::train::TaskScores::Classes, "a classifier's, saved as one field per task");
         let (best, probs) = state.best.expect("the first epoch's evaluation is the best so far");
-        assert_eq!(probs.len(), meta.request.valid.len());
-        assert_eq!(best.count, meta.request.valid.len());
+        assert_eq!(probs.len(), meta.request.data.counts().1);
+        assert_eq!(best.count, meta.request.data.counts().1);
     }
 
     #[test]

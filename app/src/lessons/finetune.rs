@@ -15,7 +15,7 @@ use super::prompting::PromptingSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::claim;
-use crate::runs::{RunRecord, RunSummary};
+use crate::runs::{RunData, RunRecord, RunSummary};
 use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe};
 use crate::widgets::{LineChart, Series};
 
@@ -62,8 +62,7 @@ async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(St
     let end = studio.run_end();
     say(format!("{}: training in the worker ({} texts, {} held out)…", mode.label(), train.len(), valid.len()));
     studio.launch(&engine, label.clone(), config, dataset.labels.clone(), 64, |r| {
-        r.train = train;
-        r.valid = valid;
+        r.data = RunData::Texts { train, valid };
         // The lesson compares pretrained starts on one seed, whatever the studio is set to.
         r.from_scratch = false;
         r.restarts = 1;

@@ -19,7 +19,7 @@ use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
 use crate::files::{download, on_files};
-use crate::runs::{QaRequest, RunSummary};
+use crate::runs::{QaRequest, RunData, RunSummary};
 use crate::widgets::now_ms;
 
 /// The example for question answering, written for this project
@@ -114,7 +114,7 @@ impl Studio {
         };
         let label = format!("question answering · {}", recipe(&config));
         let labels = LABELS.iter().map(|l| l.to_string()).collect();
-        self.launch(&engine, label, config, labels, window, |r| r.questions = Some(questions))
+        self.launch(&engine, label, config, labels, window, |r| r.data = RunData::Questions(questions))
     }
 
     /// Training windows of the loaded questions (about: the split is by passage).

@@ -22,7 +22,7 @@ use crate::backend_choice::BackendChoice;
 use crate::engine::{Engine, ModelSource};
 use crate::files::download;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
-use crate::runs::{Backend, CheckpointMeta, RunRecord, RunSummary, TrainEvent, TrainRequest};
+use crate::runs::{Backend, CheckpointMeta, RunData, RunRecord, RunSummary, TrainEvent, TrainRequest};
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
@@ -463,10 +463,7 @@ impl Studio {
         };
         let config = self.config.get_untracked();
         let (max_len, label) = (self.max_len.get_untracked(), recipe(&config));
-        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| {
-            r.train = train;
-            r.valid = valid;
-        })
+        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| r.data = RunData::Texts { train, valid })
     }
 
     /// Shows `task`; the recipe becomes its default unless the user changed the last one's.
@@ -502,17 +499,12 @@ impl Studio {
         let mut request = TrainRequest {
             config,
             labels,
-            train: Vec::new(),
-            valid: Vec::new(),
+            data: RunData::default(),
             max_len,
             backend: self.backend.get_untracked(),
             restarts: self.restarts.get_untracked(),
             from_scratch,
             record: record.clone(),
-            tagged: None,
-            questions: None,
-            pairs: None,
-            choices: None,
             base_kept: match engine.source {
                 ModelSource::Server => true,
                 ModelSource::Disk => self.saved.items.with_untracked(|items| items.iter().any(|i| i.id == format!("model:{}", engine.model_id))),

@@ -22,7 +22,7 @@ pub fn ResumeBanner() -> impl IntoView {
                         {format!(
                             "{}, {} training examples, {}: {stage}, step {} of {} ({} epoch{} of this stage done, {} trained on the {}). Its checkpoint is saved in this browser.",
                             recipe(&meta.request.config),
-                            meta.request.train.len(),
+                            meta.request.data.counts().0,
                             meta.base_model,
                             meta.step,
                             meta.total_steps,

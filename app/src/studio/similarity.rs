@@ -20,7 +20,7 @@ use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::files::on_files;
-use crate::runs::{KnownBy, PairRequest, RunSummary, SearchResult};
+use crate::runs::{KnownBy, PairRequest, RunData, RunSummary, SearchResult};
 use crate::widgets::duration;
 
 /// The example for similarity, written for this project (`scripts/make_similarity_example.py`).
@@ -134,7 +134,7 @@ impl Studio {
         };
         let label = format!("{} · {}", kind(level), recipe(&config));
         let labels = LABELS.iter().map(|l| l.to_string()).collect();
-        self.launch(&engine, label, config, labels, self.max_len.get_untracked(), |r| r.pairs = Some(pairs))
+        self.launch(&engine, label, config, labels, self.max_len.get_untracked(), |r| r.data = RunData::Pairs(pairs))
     }
 
     /// Training pairs of the loaded file (about: the split is stratified by score).

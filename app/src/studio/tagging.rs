@@ -20,7 +20,7 @@ use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::files::{download, file_list, read_files};
-use crate::runs::{RunSummary, TaggedRequest};
+use crate::runs::{RunData, RunSummary, TaggedRequest};
 use crate::widgets::{confusion_matrix, scores_table};
 
 /// The example for tagging, written for this project (`scripts/make_entities_example.py`).
@@ -173,7 +173,7 @@ impl Studio {
             }
         };
         let label = format!("tagging · {}", recipe(&config));
-        self.launch(&engine, label, config, data.tags.clone(), self.max_len.get_untracked(), |r| r.tagged = Some(tagged))
+        self.launch(&engine, label, config, data.tags.clone(), self.max_len.get_untracked(), |r| r.data = RunData::Tagged(tagged))
     }
 }
 

@@ -311,32 +311,26 @@ impl Job {
         let labels = &self.request.labels;
         let spans = self.request.config.spans.with_max_len(max_len);
         let level = self.request.config.features.level;
-        let (train, valid) = match (&self.request.tagged, &self.request.questions) {
-            _ if self.request.choices.is_some() => {
-                let c = self.request.choices.as_ref().expect("checked");
-                (
-                    encode_choices(&tokenizer, &c.train).map_err(|e| e.to_string())?,
-                    encode_choices(&tokenizer, &c.valid).map_err(|e| format!("the validation questions: {e}"))?,
-                )
-            }
-            _ if self.request.pairs.is_some() => {
-                let p = self.request.pairs.as_ref().expect("checked");
-                (
-                    encode_pairs(&tokenizer, &p.train, level).map_err(|e| e.to_string())?,
-                    encode_pairs(&tokenizer, &p.valid, level).map_err(|e| e.to_string())?,
-                )
-            }
-            (Some(t), _) => (
+        let (train, valid) = match &self.request.data {
+            RunData::Choices(c) => (
+                encode_choices(&tokenizer, &c.train).map_err(|e| e.to_string())?,
+                encode_choices(&tokenizer, &c.valid).map_err(|e| format!("the validation questions: {e}"))?,
+            ),
+            RunData::Pairs(p) => (
+                encode_pairs(&tokenizer, &p.train, level).map_err(|e| e.to_string())?,
+                encode_pairs(&tokenizer, &p.valid, level).map_err(|e| e.to_string())?,
+            ),
+            RunData::Tagged(t) => (
                 encode_tagged(&tokenizer, &t.train, labels, t.pieces).map_err(|e| e.to_string())?.0,
                 encode_tagged(&tokenizer, &t.valid, labels, t.pieces).map_err(|e| e.to_string())?.0,
             ),
-            (None, Some(q)) => (
+            RunData::Questions(q) => (
                 encode_questions(&tokenizer, &q.train, &spans).map_err(|e| e.to_string())?.0,
                 encode_questions(&tokenizer, &q.valid, &spans).map_err(|e| e.to_string())?.0,
             ),
-            (None, None) => (
-                encode_examples(&tokenizer, &self.request.train, labels).map_err(|e| e.to_string())?,
-                encode_examples(&tokenizer, &self.request.valid, labels).map_err(|e| e.to_string())?,
+            RunData::Texts { train, valid } => (
+                encode_examples(&tokenizer, train, labels).map_err(|e| e.to_string())?,
+                encode_examples(&tokenizer, valid, labels).map_err(|e| e.to_string())?,
             ),
         };
         // A token the model has no row for would stop the worker with a panic deep in the
@@ -418,12 +412,12 @@ impl Job {
             return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
         };
         let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
-        let mistakes = match (&self.request.tagged, &self.request.questions, &self.request.pairs, &self.request.choices) {
-            (Some(t), ..) => Mistakes::Tags(tag_mistakes(&t.valid, &valid, probs, labels)),
-            (_, Some(q), ..) => Mistakes::Answers(answer_mistakes(&q.valid, tuner.best_predictions())),
-            (_, _, Some(p), _) => Mistakes::Pairs(pair_mistakes(&p.valid, probs)),
-            (_, _, _, Some(c)) => Mistakes::Choices(choice_mistakes(&c.valid, probs)),
-            _ => Mistakes::Labels(label_mistakes(&self.request.valid, probs, labels)),
+        let mistakes = match &self.request.data {
+            RunData::Tagged(t) => Mistakes::Tags(tag_mistakes(&t.valid, &valid, probs, labels)),
+            RunData::Questions(q) => Mistakes::Answers(answer_mistakes(&q.valid, tuner.best_predictions())),
+            RunData::Pairs(p) => Mistakes::Pairs(pair_mistakes(&p.valid, probs)),
+            RunData::Choices(c) => Mistakes::Choices(choice_mistakes(&c.valid, probs)),
+            RunData::Texts { valid, .. } => Mistakes::Labels(label_mistakes(valid, probs, labels)),
         };
         let summary = RunSummary {
             meta: tuner.meta(),

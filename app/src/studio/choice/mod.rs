@@ -21,7 +21,7 @@ use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
-use crate::runs::{ChoiceRequest, RunSummary};
+use crate::runs::{ChoiceRequest, RunData, RunSummary};
 
 mod predict;
 
@@ -135,7 +135,7 @@ impl Studio {
             }
         };
         let label = format!("multiple choice · {}", recipe(&config));
-        self.launch(&engine, label, config, choice_labels(), self.max_len.get_untracked(), |r| r.choices = Some(request))
+        self.launch(&engine, label, config, choice_labels(), self.max_len.get_untracked(), |r| r.data = RunData::Choices(request))
     }
 
     /// Training questions of the loaded file (all of them when a validation file is loaded).
