@@ -220,6 +220,9 @@ pub struct FamilyFacts {
     /// layer, which this crate's token and span heads do not: such a head is exported with its
     /// modelling code, and a checkpoint of those classes is refused.
     pub task_head_transform: bool,
+    /// The tokenizer class its folders name, where it is not `<Family>Tokenizer` (ModernBERT's
+    /// `PreTrainedTokenizerFast`: `tokenizer.json` alone).
+    pub tokenizer_class: Option<&'static str>,
     /// Its own `transformers` tokenizer class reads a WordPiece vocabulary (BERT's, DistilBERT's,
     /// ELECTRA's, MPNet's), so an export with a WordPiece vocabulary may name it.
     pub wordpiece_tokenizer: bool,

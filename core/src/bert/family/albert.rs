@@ -67,6 +67,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     relative_attention: None,
     layer: LayerKind::PostNorm,
     task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: false,
     read_config,
     write_config,

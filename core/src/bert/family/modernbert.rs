@@ -72,6 +72,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     relative_attention: None,
     layer: LayerKind::PreNormGated,
     task_head_transform: true,
+    // ModernBERT's folders name no class of its own: `transformers` builds the tokenizer from
+    // `tokenizer.json` alone.
+    tokenizer_class: Some("PreTrainedTokenizerFast"),
     wordpiece_tokenizer: false,
     read_config,
     write_config,

@@ -37,6 +37,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     relative_attention: None,
     layer: LayerKind::PostNorm,
     task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: false,
     read_config: bert_keys,
     write_config: absolute_positions,

@@ -90,7 +90,7 @@ pub fn export(
         return crate::tasks::choice::export(config, model, meta, tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
     }
     let tokens = !level.pooled();
-    let hf_native = hf_native(meta.spec);
+    let hf_native = hf_native(meta.spec, family);
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
     let with_pooler = model.bert.pooler.is_some() && !tokens;
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
@@ -115,8 +115,11 @@ pub fn export(
         (true, Level::Span) => ("", "qa_outputs."),
         _ => ("", "classifier."),
     };
-    let name = |n: &str| match n.strip_prefix("pooler.dense.") {
-        Some(rest) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
+    // ModernBERT's head keeps its LayerNorm beside its dense layer.
+    let norm_as = if pooler_as.is_empty() { "" } else { family.facts().sequence_head.norm };
+    let name = |n: &str| match (n.strip_prefix("pooler.dense."), n.strip_prefix("pooler.norm.")) {
+        (Some(rest), _) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
+        (_, Some(rest)) if !norm_as.is_empty() => format!("{norm_as}{rest}"),
         _ => format!("{}{n}", family.prefix()),
     };
     let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
@@ -142,12 +145,13 @@ pub fn export(
 }
 
 /// Whether the family's own `transformers` class computes these features: `[CLS]` + pooler of
-/// the last layer for a text, the last layer for a token.
-fn hf_native(spec: FeatureSpec) -> bool {
+/// the last layer for a text, the last layer for a token (not in a family whose token and span
+/// classes put a prediction head before the output layer: ModernBERT's).
+fn hf_native(spec: FeatureSpec, family: crate::bert::family::Family) -> bool {
     if spec.level.pooled() {
         spec.pooling == Pooling::Pooler && spec.layers == FeatureLayers::Last
     } else {
-        spec.layers == FeatureLayers::Last
+        spec.layers == FeatureLayers::Last && !family.facts().task_head_transform
     }
 }
 
@@ -214,7 +218,7 @@ pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &Classifie
         return Err(Error::Input("a bi-encoder is saved whole, as a sentence-transformers folder".into()));
     }
     let with_pooler = model.bert.pooler.is_some() && meta.spec.level.pooled();
-    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec))?;
+    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type))?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let head = serialize(vec![
         ("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()),
@@ -277,6 +281,9 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
     });
     if family.facts().segments && config.type_vocab_size > 1 {
         value["model_input_names"] = serde_json::json!(["input_ids", "token_type_ids", "attention_mask"]);
+    } else if family.facts().tokenizer_class.is_some() {
+        // A generic tokenizer class would hand the model segment ids it does not take.
+        value["model_input_names"] = serde_json::json!(["input_ids", "attention_mask"]);
     }
     serde_json::to_vec_pretty(&value).expect("tokenizer config serialises")
 }
@@ -286,7 +293,8 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
 /// with its trained `vocab.txt`): `BertTokenizer` then, as `AlbertTokenizer` would read every
 /// word of it as `<unk>`, and fail on a WordPiece `tokenizer.json`.
 fn tokenizer_class(config: &BertConfig, tokenizer: &BertTokenizer) -> String {
-    let own = config.model_type.base_architecture().replace("Model", "Tokenizer");
+    let facts = config.model_type.facts();
+    let own = facts.tokenizer_class.map_or_else(|| config.model_type.base_architecture().replace("Model", "Tokenizer"), str::to_string);
     if tokenizer.is_wordpiece() && !config.model_type.facts().wordpiece_tokenizer { "BertTokenizer".into() } else { own }
 }
 
