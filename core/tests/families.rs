@@ -345,3 +345,27 @@ fn prompting_scores_are_transformers_fill_mask_probabilities() {
     let refused = prompt.verbalize(&tokenizer).unwrap_err().to_string();
     assert!(refused.contains("changes the tokens around the blank"), "{refused}");
 }
+
+/// What ModernBERT's folders hold that the page cannot compute as `transformers` does is refused
+/// by name: its token, answer-span and multiple-choice classes (their prediction head before
+/// every output), a masked-language-model decoder without a bias.
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn modernbert_heads_it_cannot_compute_are_refused_by_name() {
+    let device = Device::flex();
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let (mut files, _) = folder(name);
+        let mut config: serde_json::Value = serde_json::from_slice(&files.config_json).unwrap();
+        edit(&mut config);
+        files.config_json = serde_json::to_vec(&config).unwrap();
+        files
+    };
+    for class in ["ModernBertForTokenClassification", "ModernBertForQuestionAnswering", "ModernBertForMultipleChoice"] {
+        let files = edited("modernbert-classifier", &|c| c["architectures"] = serde_json::json!([class]));
+        let err = classification::load_classifier(files, None, &device).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains(class) && err.contains("prediction head"), "{class}: {err}");
+    }
+    let files = edited("modernbert", &|c| c["decoder_bias"] = false.into());
+    let err = pretraining::load(files, &device).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("decoder_bias is false"), "{err}");
+}
