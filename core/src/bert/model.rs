@@ -311,6 +311,30 @@ mod tests {
         }
     }
 
+    /// ModernBERT too: padding changes neither the global nor the local layers' states, and the
+    /// local layers see no further than their window (a token's change moves nothing beyond it
+    /// after one local layer).
+    #[test]
+    fn modernbert_padding_and_window() {
+        use crate::bert::config::AttentionKind::SlidingAttention;
+        let device = Device::flex();
+        let config = Preset::Tiny.config(50).with_model_type(Family::ModernBert).with_type_vocab_size(0).without_dropout();
+        let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        assert_eq!(model.num_params() as u64, config.num_params(false));
+        let alone = Batch::from_rows(&[vec![2, 7, 9, 3]], &[vec![0; 4]], 0);
+        let padded = Batch::from_rows(&[vec![2, 7, 9, 3], vec![2, 4, 4, 4, 4, 3]], &[vec![0; 4], vec![0; 6]], 0);
+        let states = |batch: &Batch| model.forward(BertInput::from_batch(batch, &device), ForwardOptions::default()).last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+        let (a, b) = (states(&alone), states(&padded));
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-5));
+        // One local layer that sees one token either side.
+        let local = config.with_num_hidden_layers(1).with_layer_types(Some(vec![SlidingAttention])).with_local_attention(Some(2));
+        let model = BertModelConfig::new(local).with_with_pooler(false).init(&device);
+        let states = |ids: Vec<u32>| model.forward(BertInput::from_batch(&Batch::from_rows(&[ids], &[vec![0; 6]], 0), &device), ForwardOptions::default()).last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+        let (a, b) = (states(vec![2, 7, 9, 11, 13, 3]), states(vec![2, 8, 9, 11, 13, 3]));
+        let moved: Vec<bool> = a.chunks(128).zip(b.chunks(128)).map(|(x, y)| x.iter().zip(y).any(|(p, q)| (p - q).abs() > 1e-6)).collect();
+        assert_eq!(moved, [true, true, true, false, false, false]);
+    }
+
     #[test]
     fn returns_every_layer_when_asked() {
         let device = Device::flex();
