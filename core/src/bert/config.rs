@@ -279,7 +279,7 @@ impl BertConfig {
                 ));
             }
         }
-        if self.model_type.facts().positions == Positions::Rotary && self.head_dim() % 2 != 0 {
+        if self.model_type.facts().positions == Positions::Rotary && !self.head_dim().is_multiple_of(2) {
             return bad(format!("rotary positions turn pairs of values, but a head is {} wide", self.head_dim()));
         }
         if let Some(kinds) = &self.layer_types {

@@ -472,10 +472,8 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
-        for other in ["deberta-v2"] {
-            let err = Family::from_model_type(other).unwrap_err();
-            assert!(err.contains(&format!("\"{other}\" is not supported")) && err.contains(SUPPORTED), "{err}");
-        }
+        let err = Family::from_model_type("deberta-v2").unwrap_err();
+        assert!(err.contains("\"deberta-v2\" is not supported") && err.contains(SUPPORTED), "{err}");
     }
 
     #[test]

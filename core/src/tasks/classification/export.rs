@@ -322,8 +322,8 @@ fn read_normed_pooler(config: &BertConfig, bytes: &[u8], dense: &str, norm: &str
         mean: config.classifier_pooling == Some(crate::bert::config::HeadPooling::Mean),
     };
     let mut store = crate::bert::checkpoint::hf_store(bytes.to_vec())
-        .with_key_remapping(&format!("^{}", regex::escape(dense)), "dense.")
-        .with_key_remapping(&format!("^{}", regex::escape(norm)), "norm.");
+        .with_key_remapping(format!("^{}", regex::escape(dense)), "dense.")
+        .with_key_remapping(format!("^{}", regex::escape(norm)), "norm.");
     let result = pooler.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
     if !result.errors.is_empty() {
         return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("{} head: {e}", family.display_name())).collect()));
