@@ -45,7 +45,7 @@ from transformers import (
     AutoTokenizer,
 )
 
-FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert", "Albert", "MPNet")
+FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert", "Albert", "MPNet", "ModernBert")
 
 
 def folder(path):

@@ -10,7 +10,8 @@ state of the encoder, and where the model has a head, its output (the top predic
 mask, or the class probabilities). No download: `transformers` builds each model from a config,
 seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
 before the tests that read the folders (core/tests/families.rs, the browser's model tests).
-Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`, `mpnet`) makes
+Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`, `mpnet`,
+`modernbert`) makes
 only theirs; the index lists every folder there.
 """
 import json
@@ -52,6 +53,10 @@ from transformers import (
     MPNetForMaskedLM,
     MPNetForSequenceClassification,
     MPNetTokenizer,
+    ModernBertConfig,
+    ModernBertForMaskedLM,
+    ModernBertForSequenceClassification,
+    PreTrainedTokenizerFast,
     RobertaConfig,
     RobertaForMaskedLM,
     RobertaForSequenceClassification,
@@ -122,23 +127,28 @@ def jitter(model):
     return model.eval()
 
 
-def hidden_and_ids(model, tok, family, texts=TEXTS):
+def hidden_and_ids(model, tok, family, texts=TEXTS, every_layer=False):
     """For every test text: ids, each token's character offsets (`(0, 0)` for specials) and the
-    encoder's last hidden state."""
+    encoder's last hidden state (and with `every_layer`, the input to layer 0 and every layer's
+    output, as `output_hidden_states` gives them)."""
     base = model.base_model if hasattr(model, "base_model") else model
     rows = []
     for text, pair in texts:
         enc = tok(text, pair, return_tensors="pt", return_offsets_mapping=True)
         offsets = enc.pop("offset_mapping")[0].tolist()
         with torch.no_grad():
-            out = base(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")})
-        rows.append({
+            out = base(**{k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")},
+                       output_hidden_states=every_layer)
+        row = {
             "text": text,
             "pair": pair,
             "input_ids": enc["input_ids"][0].tolist(),
             "offsets": offsets,
             "last_hidden_state": out.last_hidden_state[0].tolist(),
-        })
+        }
+        if every_layer:
+            row["hidden_states"] = [h[0].tolist() for h in out.hidden_states]
+        rows.append(row)
     return rows
 
 
@@ -208,13 +218,13 @@ def answer_logits(model, tok):
     return rows
 
 
-def save(folder, model, tok, family, description, texts=TEXTS, **heads):
+def save(folder, model, tok, family, description, texts=TEXTS, every_layer=False, **heads):
     expected = {
         "family": family,
         "description": description,
         "transformers": transformers.__version__,
         "num_parameters": sum(p.numel() for p in (model.base_model if hasattr(model, "base_model") else model).parameters()),
-        "texts": hidden_and_ids(model, tok, family, texts),
+        "texts": hidden_and_ids(model, tok, family, texts, every_layer),
     }
     expected.update(heads)
     with open(os.path.join(folder, "expected.json"), "w") as f:
@@ -479,6 +489,58 @@ def make_mpnet(out):
                  relative_buckets=buckets)
 
 
+def make_modernbert(out):
+    """ModernBERT: rotary positions, pre-norm layers, GeGLU, every third layer global and the
+    others local (a window of 16 tokens: 8 either side, which the long text exceeds many times),
+    byte-level BPE with `[CLS] A [SEP] B [SEP]` all in segment 0, as ModernBERT's tokenizer.json.
+    `ModernBertForMaskedLM` without biases (its defaults), and a classifier with every bias on,
+    mean pooling and other rotary bases, so both settings of each flag are read. Every layer's
+    hidden states are kept."""
+    from tokenizers import AddedToken
+    from tokenizers.processors import TemplateProcessing
+
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1, special_tokens=specials)
+    inner = bpe._tokenizer
+    cls, sep = inner.token_to_id("[CLS]"), inner.token_to_id("[SEP]")
+    inner.post_processor = TemplateProcessing(single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:0 [SEP]:0",
+                                              special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    # ModernBERT's [MASK] takes the space before it, as RoBERTa's <mask>.
+    inner.add_special_tokens([AddedToken("[MASK]", lstrip=True, special=True)])
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    long = (" ".join(CORPUS) + " ") * 2
+    cases = (
+        ("modernbert", 26, ModernBertForMaskedLM, {}),
+        ("modernbert-classifier", 27, ModernBertForSequenceClassification,
+         {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}, "classifier_pooling": "mean",
+          "attention_bias": True, "mlp_bias": True, "norm_bias": True, "classifier_bias": True,
+          "global_rope_theta": 40000.0, "local_rope_theta": 500.0}),
+    )
+    for name, seed, model_class, extra in cases:
+        folder = fresh(out, name)
+        tok = PreTrainedTokenizerFast(tokenizer_object=inner, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                                      pad_token="[PAD]", mask_token="[MASK]", model_input_names=["input_ids", "attention_mask"])
+        tok.save_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        torch.manual_seed(seed)
+        config = ModernBertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=4, num_attention_heads=4,
+                                  intermediate_size=48, max_position_embeddings=512, local_attention=16,
+                                  global_attn_every_n_layers=3, pad_token_id=tok.pad_token_id, bos_token_id=cls,
+                                  eos_token_id=sep, cls_token_id=cls, sep_token_id=sep, **extra)
+        assert config.layer_types == ["full_attention", "sliding_attention", "sliding_attention", "full_attention"], config.layer_types
+        model = jitter(model_class(config))
+        model.save_pretrained(folder)
+        texts = TEXTS + [(long, None)]
+        assert len(tok(long)["input_ids"]) > 4 * config.local_attention, "the long text must exceed the window"
+        described = f"{model_class.__name__}, rotary positions, local attention (window 16), byte-level BPE tokenizer.json"
+        if extra:
+            save(folder, model, tok, "modernbert", described + ", every bias, mean pooling, with id2label", texts,
+                 every_layer=True, classify=classify(model, tok, texts))
+        else:
+            save(folder, model, tok, "modernbert", described, texts, every_layer=True, fill_mask=fill_mask(model, tok))
+
+
 def make_roberta(out):
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1,
@@ -576,7 +638,7 @@ def make_sentencepiece(out):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
-              "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet}
+              "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet, "modernbert": make_modernbert}
     chosen = sys.argv[2:] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:

@@ -72,11 +72,25 @@ pub fn check_config() -> BertConfig {
 
 /// Tiny models of the families whose blocks BERT-tiny does not exercise, for a check of a
 /// device's kernels on them: ALBERT (narrow embeddings projected up, one layer shared by every
-/// depth) and MPNet (a relative position bias in every attention, no segments).
+/// depth), MPNet (a relative position bias in every attention, no segments) and ModernBERT
+/// (rotary positions, pre-norm gated layers without biases, a local window of 4 that the check's
+/// 12-token rows exceed, between two global layers).
 pub fn family_check_configs() -> Vec<BertConfig> {
+    use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
     vec![
         check_config().with_model_type(Family::Albert).with_embedding_size(Some(32)).with_num_hidden_layers(3),
         check_config().with_model_type(Family::MpNet).with_type_vocab_size(0).with_pad_token_id(1).with_max_position_embeddings(66),
+        check_config()
+            .with_model_type(Family::ModernBert)
+            .with_type_vocab_size(0)
+            .with_num_hidden_layers(3)
+            .with_layer_types(Some(vec![FullAttention, SlidingAttention, FullAttention]))
+            .with_local_attention(Some(4))
+            .with_global_rope_theta(Some(160_000.0))
+            .with_local_rope_theta(Some(10_000.0))
+            .with_norm_bias(Some(false))
+            .with_attention_bias(Some(false))
+            .with_mlp_bias(Some(false)),
     ]
 }
 
@@ -170,8 +184,6 @@ async fn run_on(device: &Device, config: &BertConfig, weights: &[u8], head: &[u8
 const LARGE_ARGUMENTS: [f32; 15] = [-300.0, -100.0, -89.0, -20.0, -13.0, -3.0, -0.5, 0.0, 0.5, 3.0, 13.0, 20.0, 89.0, 100.0, 300.0];
 
 async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &burn::tensor::Gradients) -> Result<Vec<(String, Vec<f32>)>> {
-    let first = &model.encoder.layer[0];
-    let last = model.encoder.layer.last().expect("layers");
     let mut own = Vec::new();
     if let Some(bias) = &model.encoder.relative_attention_bias {
         own.push(grad_of("encoder.relative_attention_bias.weight", &bias.weight, grads).await?);
@@ -179,13 +191,18 @@ async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &b
     if let Some(project) = &model.embeddings_project {
         own.push(grad_of("embeddings_project.weight", &project.weight, grads).await?);
     }
-    let spread = vec![
-        grad_of("classifier.weight", &head.classifier.weight, grads).await?,
-        grad_of("encoder.layer.last.output.dense.weight", &last.output.dense.weight, grads).await?,
-        grad_of("encoder.layer.0.attention.self.query.weight", &first.attention.self_attn.query.weight, grads).await?,
-        grad_of("embeddings.LayerNorm.weight", &model.embeddings.layer_norm.gamma, grads).await?,
-        grad_of("embeddings.word_embeddings.weight", &model.embeddings.word_embeddings.weight, grads).await?,
-    ];
+    let mut spread = vec![grad_of("classifier.weight", &head.classifier.weight, grads).await?];
+    // The bottom and top layers, of whichever kind the family's are.
+    if let (Some(first), Some(last)) = (model.encoder.layer.first(), model.encoder.layer.last()) {
+        spread.push(grad_of("encoder.layer.last.output.dense.weight", &last.output.dense.weight, grads).await?);
+        spread.push(grad_of("encoder.layer.0.attention.self.query.weight", &first.attention.self_attn.query.weight, grads).await?);
+    }
+    if let (Some(first), Some(last)) = (model.encoder.layers.first(), model.encoder.layers.last()) {
+        spread.push(grad_of("layers.last.mlp.Wi.weight", &last.mlp.wi.weight, grads).await?);
+        spread.push(grad_of("layers.0.attn.Wqkv.weight", &first.attn.wqkv.weight, grads).await?);
+    }
+    spread.push(grad_of("embeddings.LayerNorm.weight", &model.embeddings.layer_norm.gamma, grads).await?);
+    spread.push(grad_of("embeddings.word_embeddings.weight", &model.embeddings.word_embeddings.weight, grads).await?);
     Ok(spread.into_iter().chain(own).collect())
 }
 
@@ -210,7 +227,8 @@ pub async fn compare_devices(reference: &Device, candidate: &Device, seed: u64) 
 pub async fn compare_devices_on(reference: &Device, candidate: &Device, seed: u64, config: BertConfig) -> Result<DeviceCheckReport> {
     let host = Device::flex();
     host.seed(seed);
-    let weights = save_weights(&BertModelConfig::new(config.clone()).init(&host))?;
+    let pooler = config.model_type.has_pooler();
+    let weights = save_weights(&BertModelConfig::new(config.clone()).with_with_pooler(pooler).init(&host))?;
     let head = head_bytes(&ClassificationHeadConfig::new(config.hidden_size, 2).with_dropout(0.0).init(&host))?;
 
     let a = run_on(reference, &config, &weights, &head, seed).await?;
@@ -243,8 +261,9 @@ mod tests {
         }
     }
 
-    /// ALBERT's and MPNet's own blocks are checked too, and get gradients: the shared layer, the
-    /// embedding projection, the relative position bias.
+    /// ALBERT's, MPNet's and ModernBERT's own blocks are checked too, and get gradients: the
+    /// shared layer, the embedding projection, the relative position bias, the fused attention
+    /// with rotary positions and a local window.
     #[test]
     fn the_families_own_blocks_agree_and_learn() {
         let device = Device::flex();
@@ -252,7 +271,11 @@ mod tests {
             let family = config.model_type;
             let report = pollster::block_on(compare_devices_on(&device, &device, 7, config)).unwrap();
             assert!(report.passed, "{family:?}: {report:#?}");
-            let own = if family == Family::MpNet { "encoder.relative_attention_bias.weight" } else { "embeddings_project.weight" };
+            let own = match family {
+                Family::MpNet => "encoder.relative_attention_bias.weight",
+                Family::ModernBert => "layers.0.attn.Wqkv.weight",
+                _ => "embeddings_project.weight",
+            };
             let g = report.gradients.iter().find(|g| g.name == own).unwrap_or_else(|| panic!("{family:?}: no {own} gradient"));
             assert!(g.max_abs_reference > 0.0, "{family:?}: {own} has an all-zero gradient");
         }

@@ -88,7 +88,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet"] {
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -125,7 +125,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
     }
     // The Hub's RoBERTa, DistilBERT, ELECTRA and CamemBERT classifiers, read and exported again:
     // their own `*ForSequenceClassification` classes, loaded as they are.
-    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier", "mpnet-classifier"] {
+    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier", "mpnet-classifier", "modernbert-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = classification::load_classifier(files, None, &device).unwrap();
@@ -170,7 +170,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             })
             .collect()
     };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet", "modernbert"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -184,7 +184,9 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             let meta = ClassifierMeta { labels: tags.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let rows = token_probs(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
-            let native = spec.layers == FeatureLayers::Last;
+            // ModernBERT's own token and span classes put its prediction head before the output
+            // layer: its exports carry the modelling code.
+            let native = spec.layers == FeatureLayers::Last && !loaded.config.model_type.facts().task_head_transform;
             assert_eq!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), native, "{name}: {}", spec.label());
             // Read back by the page, it is the same tagger.
             let files = checkpoint_files(&exported);
@@ -235,7 +237,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
     };
     let flat = |rows: &[Value]| rows.iter().flat_map(|r| floats(&r["start_logits"]).into_iter().chain(floats(&r["end_logits"]))).collect::<Vec<f32>>();
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet", "modernbert"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -249,7 +251,9 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
             let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let rows = logits(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
-            let native = spec.layers == FeatureLayers::Last;
+            // ModernBERT's own token and span classes put its prediction head before the output
+            // layer: its exports carry the modelling code.
+            let native = spec.layers == FeatureLayers::Last && !loaded.config.model_type.facts().task_head_transform;
             assert_eq!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), native, "{name}: {}", spec.label());
             let again = classification::load_classifier(checkpoint_files(&exported), None, &device).unwrap();
             assert_eq!((again.meta.labels.clone(), again.meta.spec), (labels.clone(), spec));
@@ -369,6 +373,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         ("electra-small-generator", "ElectraForMaskedLM"),
         ("albert", "AlbertForPreTraining"),
         ("mpnet", "MPNetForMaskedLM"),
+        ("modernbert", "ModernBertForMaskedLM"),
     ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
@@ -449,7 +454,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
     // Deterministic weights, so each run of the test is the same.
     let weights = |n: usize, scale: f32| -> Vec<f32> { (0..n).map(|k| scale * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect() };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();

@@ -3,7 +3,8 @@
 //! with only `vocab.txt`, sharded safetensors, `pytorch_model.bin`, bf16, a classifier with
 //! `id2label`, DistilBERT, RoBERTa, ELECTRA (and ELECTRA-small's projected embeddings),
 //! XLM-RoBERTa, CamemBERT and ALBERT (one shared layer) with SentencePiece Unigram tokenizers,
-//! MPNet (relative position bias), an older RoBERTa with only `vocab.json` + `merges.txt`), each
+//! MPNet (relative position bias), ModernBERT (rotary positions, pre-norm gated layers, local
+//! attention; every layer's hidden states), an older RoBERTa with only `vocab.json` + `merges.txt`), each
 //! read as a user's folder is: token ids and character offsets equal to `AutoTokenizer`'s,
 //! hidden states within 1e-4, fill-mask and class probabilities within 1e-4, and weights saved
 //! back under the family's own names. Exports loaded back in `transformers`: `exports.rs`.
@@ -109,6 +110,39 @@ family_tests! {
     electra_small_generator_fills_masks_with_its_narrow_head => "electra-small-generator", check_fill_mask;
     albert_with_one_shared_layer_matches_transformers => "albert", check_albert_pretraining;
     mpnet_with_its_relative_position_bias_matches_transformers => "mpnet", check_mpnet;
+    modernbert_with_rotary_positions_and_local_attention_matches_transformers => "modernbert", check_modernbert;
+}
+
+/// Every layer's hidden states (the input to layer 0, then each layer's output, the last after
+/// the final LayerNorm) of every test text within 1e-4 of `transformers`', the long text's
+/// beyond the local layers' window.
+fn check_every_layer(name: &str) {
+    let device = Device::flex();
+    let (files, expected) = folder(name);
+    let loaded = checkpoint::load(files, &device).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let window = loaded.config.local_attention.unwrap_or(0);
+    let mut beyond = false;
+    for text in expected["texts"].as_array().unwrap() {
+        let encoded = loaded.tokenizer.encode_text(text["text"].as_str().unwrap(), text["pair"].as_str()).unwrap();
+        beyond |= encoded.ids().len() > window;
+        let batch = Batch::from_encoded(std::slice::from_ref(&encoded), loaded.tokenizer.pad_id);
+        let options = ForwardOptions { hidden_states: true, ..Default::default() };
+        let out = loaded.model.forward(BertInput::from_batch(&batch, &device), options);
+        let want = text["hidden_states"].as_array().unwrap();
+        assert_eq!(out.hidden_states.len(), want.len(), "{name}: layers");
+        for (layer, (got, want)) in out.hidden_states.into_iter().zip(want).enumerate() {
+            let got = pollster::block_on(read_f32(got)).unwrap();
+            let want: Vec<f32> = want.as_array().unwrap().iter().flat_map(floats).collect();
+            close(&format!("{name}: hidden states {layer} of {}", text["text"]), &got, &want);
+        }
+    }
+    assert!(window > 0 && beyond, "{name}: no test text is longer than the local window of {window}");
+}
+
+/// `ModernBertForMaskedLM`: every layer, and fill-mask.
+fn check_modernbert(name: &str) {
+    check_every_layer(name);
+    check_fill_mask(name);
 }
 
 /// `MPNetForMaskedLM` fills masks as `transformers`, and every distance up to 600 falls in the
@@ -256,6 +290,13 @@ fn mpnet_sequence_classifier_predicts_as_transformers() {
     check_classifier("mpnet-classifier");
 }
 
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn modernbert_sequence_classifier_with_mean_pooling_and_every_bias_predicts_as_transformers() {
+    check_classifier("modernbert-classifier");
+    check_every_layer("modernbert-classifier");
+}
+
 /// Prompting's scores (each label word's probability at the blank) are `transformers`'
 /// fill-mask probabilities of those words: the fill-mask cases' top-5 pieces that stand as whole
 /// words, read back through a template holding the case's text. (The test RoBERTa's `<mask>`
@@ -303,4 +344,28 @@ fn prompting_scores_are_transformers_fill_mask_probabilities() {
     let prompt = Prompt { template: "{text} It was {mask}.".into(), words: vec!["over".into(), "the".into()] };
     let refused = prompt.verbalize(&tokenizer).unwrap_err().to_string();
     assert!(refused.contains("changes the tokens around the blank"), "{refused}");
+}
+
+/// What ModernBERT's folders hold that the page cannot compute as `transformers` does is refused
+/// by name: its token, answer-span and multiple-choice classes (their prediction head before
+/// every output), a masked-language-model decoder without a bias.
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn modernbert_heads_it_cannot_compute_are_refused_by_name() {
+    let device = Device::flex();
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let (mut files, _) = folder(name);
+        let mut config: serde_json::Value = serde_json::from_slice(&files.config_json).unwrap();
+        edit(&mut config);
+        files.config_json = serde_json::to_vec(&config).unwrap();
+        files
+    };
+    for class in ["ModernBertForTokenClassification", "ModernBertForQuestionAnswering", "ModernBertForMultipleChoice"] {
+        let files = edited("modernbert-classifier", &|c| c["architectures"] = serde_json::json!([class]));
+        let err = classification::load_classifier(files, None, &device).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains(class) && err.contains("prediction head"), "{class}: {err}");
+    }
+    let files = edited("modernbert", &|c| c["decoder_bias"] = false.into());
+    let err = pretraining::load(files, &device).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("decoder_bias is false"), "{err}");
 }

@@ -26,8 +26,8 @@ fn wgpu_tiny_model_forward_and_training_step_match_cpu() {
     assert!(report.passed, "{report:#?}");
 }
 
-/// ALBERT's shared layer and projected embeddings, MPNet's relative position bias: forward and
-/// gradients on wgpu as on the CPU.
+/// ALBERT's shared layer and projected embeddings, MPNet's relative position bias, ModernBERT's
+/// rotary, local-window, pre-norm gated layers: forward and gradients on wgpu as on the CPU.
 #[test]
 fn wgpu_families_own_blocks_match_cpu() {
     for config in family_check_configs() {

@@ -1,5 +1,5 @@
 //! Lesson 9: model sizes and variants, tiny to large, DistilBERT, RoBERTa, XLM-RoBERTa, ALBERT,
-//! ELECTRA-small and MPNet, with their parameter counts computed from their configurations (the
+//! ELECTRA-small, MPNet and ModernBERT, with their parameter counts computed from their configurations (the
 //! released models' `config.json` values), next to the loaded model's and what sets it apart.
 
 use bertbench_core::BertConfig;
@@ -20,6 +20,9 @@ const ROBERTA_VOCAB: usize = 50_265;
 const XLMR_VOCAB: usize = 250_002;
 const ALBERT_VOCAB: usize = 30_000;
 const MPNET_VOCAB: usize = 30_527;
+/// ModernBERT-base's `config.json` (its sizes and layer pattern), read as any folder's is.
+const MODERNBERT_BASE: &str = r#"{"model_type": "modernbert", "vocab_size": 50368, "hidden_size": 768, "intermediate_size": 1152,
+    "num_hidden_layers": 22, "num_attention_heads": 12, "global_attn_every_n_layers": 3, "local_attention": 128}"#;
 
 struct Row {
     name: String,
@@ -70,6 +73,12 @@ fn rows() -> Vec<Row> {
         note: "BERT-base's size with a learned bias for word distances in attention; all-mpnet-base-v2 is this size",
         config: Preset::Base.config(MPNET_VOCAB).with_max_position_embeddings(514).with_type_vocab_size(0).with_pad_token_id(1).with_model_type(Family::MpNet),
         pooler: true,
+    });
+    rows.push(Row {
+        name: "ModernBERT-base".into(),
+        note: "22 narrower pre-norm layers without biases, rotary positions, a gated feed-forward block and local attention in two layers of three: inputs up to 8,192 tokens",
+        config: BertConfig::from_json_bytes(MODERNBERT_BASE.as_bytes()).expect("ModernBERT-base's configuration reads"),
+        pooler: false,
     });
     rows
 }

@@ -3,7 +3,7 @@
 use burn::config::Config;
 use serde::{Deserialize, Serialize};
 
-use crate::bert::family::{EmbeddingProjection, Family};
+use crate::bert::family::{EmbeddingProjection, Family, LayerKind, Positions};
 use crate::error::Error;
 
 /// The activation of the feed-forward block, as `hidden_act` names it in `config.json`.
@@ -18,6 +18,26 @@ pub enum HiddenAct {
     /// ReLU (`"relu"`).
     #[serde(rename = "relu")]
     Relu,
+}
+
+/// How a classifier pools the last layer before its head (ModernBERT's `classifier_pooling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeadPooling {
+    /// The first token's vector.
+    Cls,
+    /// The mean of the real tokens' vectors.
+    Mean,
+}
+
+/// What a layer's attention sees (ModernBERT's `layer_types`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttentionKind {
+    /// Every token sees every token (a global layer).
+    FullAttention,
+    /// Every token sees the tokens within half the `local_attention` window either side.
+    SlidingAttention,
 }
 
 /// BERT's hyper-parameters. Field names are those of Hugging Face's `BertConfig`, so a
@@ -77,6 +97,30 @@ pub struct BertConfig {
     /// Rows of the relative position bias table (MPNet's `relative_attention_num_buckets`), for
     /// a family that has one (see [`FamilyFacts::relative_attention`](crate::bert::family::FamilyFacts)).
     pub relative_attention_num_buckets: Option<usize>,
+    /// Whether the LayerNorms have a learned shift (ModernBERT's `norm_bias`; unset: they do).
+    pub norm_bias: Option<bool>,
+    /// Whether attention's projections have biases (ModernBERT's `attention_bias`; unset: they do).
+    pub attention_bias: Option<bool>,
+    /// Whether the feed-forward projections have biases (ModernBERT's `mlp_bias`; unset: they do).
+    pub mlp_bias: Option<bool>,
+    /// Whether the task heads' dense layer has a bias (ModernBERT's `classifier_bias`; unset: it
+    /// does).
+    pub classifier_bias: Option<bool>,
+    /// The task heads' activation (ModernBERT's `classifier_activation`; unset: the family's).
+    pub classifier_activation: Option<HiddenAct>,
+    /// How a sequence classifier pools the last layer (ModernBERT's `classifier_pooling`).
+    pub classifier_pooling: Option<HeadPooling>,
+    /// Whether the masked-language-model decoder has a bias (ModernBERT's `decoder_bias`).
+    pub decoder_bias: Option<bool>,
+    /// The local layers' window in tokens, both sides together (ModernBERT's `local_attention`):
+    /// a token sees those within half of it either side.
+    pub local_attention: Option<usize>,
+    /// Each layer's attention, global or local (ModernBERT's `layer_types`).
+    pub layer_types: Option<Vec<AttentionKind>>,
+    /// The rotary base of the global layers and of the local ones (ModernBERT's
+    /// `rope_parameters`, formerly `global_rope_theta` / `local_rope_theta`).
+    pub global_rope_theta: Option<f64>,
+    pub local_rope_theta: Option<f64>,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
@@ -235,6 +279,17 @@ impl BertConfig {
                 ));
             }
         }
+        if self.model_type.facts().positions == Positions::Rotary && !self.head_dim().is_multiple_of(2) {
+            return bad(format!("rotary positions turn pairs of values, but a head is {} wide", self.head_dim()));
+        }
+        if let Some(kinds) = &self.layer_types {
+            if kinds.len() != self.num_hidden_layers {
+                return bad(format!("layer_types names {} layers but num_hidden_layers is {}", kinds.len(), self.num_hidden_layers));
+            }
+            if kinds.contains(&AttentionKind::SlidingAttention) && self.local_attention.unwrap_or(0) < 2 {
+                return bad("local (sliding_attention) layers need local_attention, a window of at least 2 tokens".into());
+            }
+        }
         if self.pad_token_id >= self.vocab_size {
             return bad(format!(
                 "pad_token_id {} is outside the vocabulary of {}",
@@ -277,6 +332,29 @@ impl BertConfig {
         self.relative_attention_num_buckets.unwrap_or(buckets)
     }
 
+    /// Whether the LayerNorms have a learned shift.
+    pub fn norm_bias(&self) -> bool {
+        self.norm_bias.unwrap_or(true)
+    }
+
+    /// Each layer's attention, bottom first: global everywhere unless `layer_types` says.
+    pub fn attention_kinds(&self) -> Vec<AttentionKind> {
+        self.layer_types.clone().unwrap_or_else(|| vec![AttentionKind::FullAttention; self.num_hidden_layers])
+    }
+
+    /// How far a local layer's tokens see either side (`local_attention / 2`, as `transformers`'
+    /// `sliding_window`).
+    pub fn local_reach(&self) -> usize {
+        self.local_attention.unwrap_or(0) / 2
+    }
+
+    /// The activation of the masked-language-model head's transform: exact GELU in families
+    /// whose head always applies it (RoBERTa, ELECTRA), else the heads' own
+    /// (`classifier_activation`), else the encoder's.
+    pub fn mlm_head_act(&self) -> HiddenAct {
+        if self.model_type.facts().mlm_head_gelu { HiddenAct::Gelu } else { self.classifier_activation.unwrap_or(self.hidden_act) }
+    }
+
     /// What sets this encoder's architecture apart from BERT's, one short phrase each, for the
     /// page to show when a model opens (empty for BERT's own).
     pub fn distinctions(&self) -> Vec<String> {
@@ -294,6 +372,27 @@ impl BertConfig {
                 buckets.num_buckets,
                 buckets.num_buckets / 4
             ));
+        }
+        if facts.positions == Positions::Rotary {
+            let (global, local) = (self.global_rope_theta.unwrap_or(0.0), self.local_rope_theta.unwrap_or(0.0));
+            out.push(format!("rotary positions: each query and key turned by an angle that grows with its position (base {global} in global layers, {local} in local ones), no position embeddings"));
+        }
+        if facts.layer == LayerKind::PreNormGated {
+            out.push("pre-norm layers (LayerNorm before attention and before the feed-forward block) and a final LayerNorm".into());
+            out.push("a gated GELU feed-forward block (GeGLU)".into());
+        }
+        let local = self.attention_kinds().iter().filter(|k| **k == AttentionKind::SlidingAttention).count();
+        if local > 0 {
+            out.push(format!(
+                "local attention in {local} of {} layers: each token sees only the {} tokens either side (window {}); the others see every token",
+                self.num_hidden_layers,
+                self.local_reach(),
+                self.local_attention.unwrap_or(0)
+            ));
+        }
+        let biases = [self.attention_bias, self.mlp_bias, self.norm_bias];
+        if biases.iter().all(|b| *b == Some(false)) {
+            out.push("no biases in attention, feed-forward or LayerNorm".into());
         }
         if !facts.segments || self.type_vocab_size < 2 {
             out.push("no sentence A/B segment embeddings".into());
@@ -321,6 +420,9 @@ impl BertConfig {
     /// configuration alone (no weights are allocated). In `u64`: a configuration may describe a
     /// model too big for a 32-bit `usize` (wasm32), which must be refused, not wrapped.
     pub fn num_params(&self, with_pooler: bool) -> u64 {
+        if self.model_type.facts().layer == LayerKind::PreNormGated {
+            return self.pre_norm_params();
+        }
         let [h, i, v, p, t, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, self.max_position_embeddings, self.type_vocab_size, self.distinct_layers()].map(|n| n as u64);
         let e = self.embedding_width() as u64;
         let projection = if self.projects_embeddings() { e * h + h } else { 0 };
@@ -331,6 +433,21 @@ impl BertConfig {
         let pooler = if with_pooler { h * h + h } else { 0 };
         let relative_bias = if self.model_type.facts().relative_attention.is_some() { (self.relative_attention_buckets() * self.num_attention_heads) as u64 } else { 0 };
         embeddings + layers + pooler + relative_bias
+    }
+
+    /// [`BertConfig::num_params`] of an encoder of pre-norm gated layers (ModernBERT): word
+    /// embeddings and their LayerNorm, per layer a LayerNorm before attention (not in layer 0),
+    /// the fused query/key/value projection, the output projection, a LayerNorm, the gated
+    /// feed-forward's two projections; a final LayerNorm. No positions, segments or pooler.
+    fn pre_norm_params(&self) -> u64 {
+        let [h, i, v, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, self.num_hidden_layers].map(|n| n as u64);
+        let bias = |b: Option<bool>| u64::from(b.unwrap_or(true));
+        let norm = h * (1 + bias(self.norm_bias));
+        let (attention, mlp) = (bias(self.attention_bias), bias(self.mlp_bias));
+        let layer = norm + (3 * h * h + attention * 3 * h) + (h * h + attention * h) + norm + (h * 2 * i + mlp * 2 * i) + (i * h + mlp * h);
+        let (embeddings, final_norm) = (v * h + norm, norm);
+        // Layer 0 has no LayerNorm before its attention (its input is the embeddings' norm).
+        embeddings + l * layer - norm + final_norm
     }
 
     /// The configuration as Hugging Face `config.json` bytes, so `transformers` can load what

@@ -1,10 +1,13 @@
 //! Input representation: token + segment + position embeddings, then LayerNorm and dropout.
-//! DistilBERT has no segment table; RoBERTa's positions start after its padding id.
+//! DistilBERT has no segment table; RoBERTa's positions start after its padding id; ModernBERT
+//! has neither segments nor a position table (its positions are rotary, in attention) and its
+//! LayerNorm no bias.
 
 use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer};
 use burn::prelude::*;
 
 use crate::bert::config::BertConfig;
+use crate::bert::family::Positions;
 use crate::nn::dropout;
 use crate::nn::layer_norm::LayerNorm;
 
@@ -31,6 +34,12 @@ pub struct BertEmbeddingsConfig {
     /// The first position id (RoBERTa: `pad_token_id + 1`).
     #[config(default = 0)]
     pub position_offset: usize,
+    /// Whether there is a learned position table (not where positions are rotary).
+    #[config(default = true)]
+    pub position_table: bool,
+    /// Whether the LayerNorm has a bias.
+    #[config(default = true)]
+    pub norm_bias: bool,
 }
 
 impl BertEmbeddingsConfig {
@@ -46,6 +55,8 @@ impl BertEmbeddingsConfig {
         .with_dropout(config.hidden_dropout_prob)
         .with_initializer_range(config.initializer_range)
         .with_position_offset(config.model_type.position_offset(config.pad_token_id))
+        .with_position_table(config.model_type.facts().positions != Positions::Rotary)
+        .with_norm_bias(config.norm_bias())
     }
 
     /// Creates the module with freshly initialised weights.
@@ -58,9 +69,9 @@ impl BertEmbeddingsConfig {
         };
         BertEmbeddings {
             word_embeddings: table(self.vocab_size),
-            position_embeddings: table(self.max_position_embeddings),
+            position_embeddings: self.position_table.then(|| table(self.max_position_embeddings)),
             token_type_embeddings: (self.type_vocab_size > 0).then(|| table(self.type_vocab_size)),
-            layer_norm: LayerNorm::new(self.hidden_size, self.layer_norm_eps, device),
+            layer_norm: LayerNorm::with_bias(self.hidden_size, self.layer_norm_eps, self.norm_bias, device),
             dropout: DropoutConfig::new(self.dropout).init(),
             position_offset: self.position_offset,
         }
@@ -74,7 +85,8 @@ pub struct EmbeddingParts {
     pub token: Tensor<3>,
     /// Segment embeddings, `[batch, seq, hidden]` (zeros for a family without segments).
     pub segment: Tensor<3>,
-    /// Position embeddings, `[1, seq, hidden]` (the same for every row).
+    /// Position embeddings, `[1, seq, hidden]` (the same for every row; zeros where positions
+    /// are rotary, in attention).
     pub position: Tensor<3>,
 }
 
@@ -84,8 +96,8 @@ pub struct EmbeddingParts {
 pub struct BertEmbeddings {
     /// One row per WordPiece id.
     pub word_embeddings: Embedding,
-    /// One row per position `0..max_position_embeddings`.
-    pub position_embeddings: Embedding,
+    /// One row per position `0..max_position_embeddings`; none where positions are rotary.
+    pub position_embeddings: Option<Embedding>,
     /// One row per segment (0 = sentence A, 1 = sentence B); none in DistilBERT.
     pub token_type_embeddings: Option<Embedding>,
     /// Normalises the sum.
@@ -130,7 +142,11 @@ impl BertEmbeddings {
             Some(table) => table.forward(token_type_ids),
             None => Tensor::zeros([batch, seq, token.dims()[2]], &device),
         };
-        EmbeddingParts { token, segment, position: self.position_embeddings.forward(positions) }
+        let position = match &self.position_embeddings {
+            Some(table) => table.forward(positions),
+            None => Tensor::zeros([1, seq, token.dims()[2]], &device),
+        };
+        EmbeddingParts { token, segment, position }
     }
 }
 
@@ -151,7 +167,7 @@ mod tests {
         // By hand: row 2 is word[7] + type[1] + position[2], normalised.
         let w = emb.word_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
         let t = emb.token_type_embeddings.as_ref().unwrap().weight.val().into_data().try_to_vec::<f32>().unwrap();
-        let p = emb.position_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let p = emb.position_embeddings.as_ref().unwrap().weight.val().into_data().try_to_vec::<f32>().unwrap();
         let sum: Vec<f32> = (0..4).map(|k| w[7 * 4 + k] + t[4 + k] + p[2 * 4 + k]).collect();
         let mean = sum.iter().sum::<f32>() / 4.0;
         let var = sum.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / 4.0;
@@ -169,7 +185,7 @@ mod tests {
         assert!(emb.token_type_embeddings.is_none());
         let ids = Tensor::<2, Int>::from_data(TensorData::new(vec![1i64, 5], [1, 2]), &device);
         let parts = emb.parts(ids.clone(), ids.zeros_like());
-        let p = emb.position_embeddings.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let p = emb.position_embeddings.as_ref().unwrap().weight.val().into_data().try_to_vec::<f32>().unwrap();
         let got = parts.position.into_data().try_to_vec::<f32>().unwrap();
         assert_eq!(got, p[2 * 4..4 * 4].to_vec());
         assert!(parts.segment.into_data().try_to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));

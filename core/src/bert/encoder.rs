@@ -1,6 +1,9 @@
 //! The encoder stack: `num_hidden_layers` × (self-attention block, feed-forward block), each
 //! layer its own parameters or (ALBERT) one layer's parameters applied at every depth, with
-//! (MPNet) a relative position bias shared by every layer's attention.
+//! (MPNet) a relative position bias shared by every layer's attention. A family whose layer
+//! differs (ModernBERT's pre-norm layer, [`ModernBertLayer`]) has its layers run in place of
+//! BERT's: each kind of layer is an [`EncoderBlock`] that takes from [`LayerInputs`] what it
+//! reads (the padding mask, a relative bias, a local window, rotary tables).
 
 use burn::nn::{Embedding, Linear};
 use burn::prelude::*;
@@ -11,8 +14,12 @@ use crate::nn::activation::gelu;
 use crate::bert::attention::{BertAttention, BertAttentionConfig, BertSelfOutput};
 use crate::nn::linear::init_linear;
 use crate::nn::linear::linear;
-use crate::bert::config::{BertConfig, HiddenAct};
+use crate::bert::config::{AttentionKind, BertConfig, HiddenAct};
+use crate::bert::family::{LayerKind, Positions};
+use crate::bert::modernbert_layer::ModernBertLayer;
 use crate::bert::relative_bias::{self, RelativeBuckets};
+use crate::bert::rotary::{self, RotaryTables};
+use crate::nn::layer_norm::LayerNorm;
 
 /// Feed-forward expansion (`intermediate` in the checkpoint).
 #[derive(Module, Debug)]
@@ -64,6 +71,46 @@ impl BertLayer {
     }
 }
 
+/// What every layer of a forward pass may read, computed once for the stack.
+#[derive(Debug, Clone)]
+pub struct LayerInputs {
+    /// `[batch, 1, seq, seq]` additive: padding (and the teaching view's causal mask).
+    pub mask: Tensor<4>,
+    /// `[1, heads, seq, seq]` added to the attention scores (MPNet's relative bias).
+    pub bias: Option<Tensor<4>>,
+    /// `[batch, 1, seq, seq]`: `mask` and the local window, where some layer is local.
+    pub local_mask: Option<Tensor<4>>,
+    /// The rotary tables of the global layers' base and of the local layers', where positions
+    /// are rotary.
+    pub rotary: Option<(RotaryTables, RotaryTables)>,
+}
+
+/// A layer of the stack, whatever its kind.
+pub trait EncoderBlock {
+    /// # Shapes
+    /// - `hidden`: `[batch, seq, hidden]`
+    /// - output: `[batch, seq, hidden]` and attention probabilities `[batch, heads, seq, seq]`
+    fn forward_block(&self, hidden: Tensor<3>, inputs: &LayerInputs) -> (Tensor<3>, Tensor<4>);
+}
+
+impl EncoderBlock for BertLayer {
+    fn forward_block(&self, hidden: Tensor<3>, inputs: &LayerInputs) -> (Tensor<3>, Tensor<4>) {
+        self.forward(hidden, inputs.mask.clone(), inputs.bias.clone())
+    }
+}
+
+impl EncoderBlock for ModernBertLayer {
+    fn forward_block(&self, hidden: Tensor<3>, inputs: &LayerInputs) -> (Tensor<3>, Tensor<4>) {
+        let (global, local) = inputs.rotary.as_ref().expect("a ModernBERT layer runs with rotary tables");
+        match self.kind {
+            AttentionKind::FullAttention => self.forward(hidden, inputs.mask.clone(), global),
+            AttentionKind::SlidingAttention => {
+                self.forward(hidden, inputs.local_mask.clone().expect("a local layer runs with its window"), local)
+            }
+        }
+    }
+}
+
 /// Configuration of [`BertEncoder`].
 #[derive(Config, Debug)]
 pub struct BertEncoderConfig {
@@ -76,7 +123,10 @@ impl BertEncoderConfig {
     pub fn init(&self, device: &Device) -> BertEncoder {
         let c = &self.model;
         let std = c.initializer_range;
-        let layer = (0..c.distinct_layers())
+        let facts = c.model_type.facts();
+        let pre_norm = facts.layer == LayerKind::PreNormGated;
+        let post_norm_layers = if pre_norm { 0 } else { c.distinct_layers() };
+        let layer = (0..post_norm_layers)
             .map(|_| BertLayer {
                 attention: BertAttentionConfig::from_model(c).init(device),
                 intermediate: BertIntermediate {
@@ -86,12 +136,20 @@ impl BertEncoderConfig {
                 output: BertSelfOutput::init(c.intermediate_size, c.hidden_size, c, device),
             })
             .collect();
-        let buckets = c.model_type.facts().relative_attention;
+        let buckets = facts.relative_attention;
         BertEncoder {
             layer,
+            layers: if pre_norm { (0..c.num_hidden_layers).map(|i| ModernBertLayer::init(c, i, device)).collect() } else { Vec::new() },
+            final_norm: pre_norm.then(|| LayerNorm::with_bias(c.hidden_size, c.layer_norm_eps, c.norm_bias(), device)),
             relative_attention_bias: buckets.map(|_| relative_bias::init_table(c.relative_attention_buckets(), c.num_attention_heads, std, device)),
             depth: c.num_hidden_layers,
             buckets,
+            rotary: (facts.positions == Positions::Rotary).then(|| Rotary {
+                global_theta: c.global_rope_theta.unwrap_or(160_000.0),
+                local_theta: c.local_rope_theta.unwrap_or(10_000.0),
+                head_dim: c.head_dim(),
+                reach: c.local_reach(),
+            }),
         }
     }
 }
@@ -107,12 +165,31 @@ pub struct EncoderOutput {
     pub attentions: Vec<Tensor<4>>,
 }
 
+/// How a rotary encoder turns its queries and keys, and how far its local layers see.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rotary {
+    /// The base of the global layers' angles.
+    pub global_theta: f64,
+    /// The base of the local layers' angles.
+    pub local_theta: f64,
+    /// Width of one head.
+    pub head_dim: usize,
+    /// How many tokens either side a local layer's tokens see.
+    pub reach: usize,
+}
+
 /// The stack of layers (`encoder.layer.N` in the checkpoint).
 #[derive(Module, Debug)]
 pub struct BertEncoder {
-    /// The distinct layers, bottom first: one per depth, or one shared by every depth (ALBERT's
-    /// one layer group). Depth `d` of `depth` runs `layer[d * layer.len() / depth]`.
+    /// BERT's post-norm layers, bottom first: one per depth, or one shared by every depth
+    /// (ALBERT's one layer group). Depth `d` of `depth` runs `layer[d * layer.len() / depth]`.
+    /// Empty where the family's layer is another kind.
     pub layer: Vec<BertLayer>,
+    /// ModernBERT's pre-norm layers (`layers.N`, its checkpoint's name), bottom first; empty in
+    /// the other families.
+    pub layers: Vec<ModernBertLayer>,
+    /// The LayerNorm after the last pre-norm layer (ModernBERT's `final_norm`).
+    pub final_norm: Option<LayerNorm>,
     /// One learned score per bucket of query–key distance and per head, `[buckets, heads]`,
     /// added to every layer's attention (MPNet's `encoder.relative_attention_bias`).
     pub relative_attention_bias: Option<Embedding>,
@@ -122,6 +199,9 @@ pub struct BertEncoder {
     /// How the relative bias buckets distances, where there is one.
     #[module(skip)]
     buckets: Option<RelativeBuckets>,
+    /// Rotary positions, where the family has them.
+    #[module(skip)]
+    rotary: Option<Rotary>,
 }
 
 impl BertEncoder {
@@ -141,17 +221,28 @@ impl BertEncoder {
         let mut hidden_states = Vec::new();
         let mut attentions = Vec::new();
         let seq = hidden.dims()[1];
+        let device = hidden.device();
         let bias = self.relative_attention_bias.as_ref().zip(self.buckets).map(|(table, buckets)| relative_bias::position_bias(table, buckets, seq));
+        let local = self.layers.iter().any(|l| l.kind == AttentionKind::SlidingAttention);
+        let inputs = LayerInputs {
+            local_mask: self.rotary.filter(|_| local).map(|r| mask.clone() + rotary::window_mask(seq, r.reach, &device)),
+            rotary: self.rotary.map(|r| (rotary::tables(r.global_theta, r.head_dim, seq, &device), rotary::tables(r.local_theta, r.head_dim, seq, &device))),
+            mask,
+            bias,
+        };
         let mut x = hidden;
-        for layer in self.layers() {
+        for layer in self.blocks() {
             if keep_hidden_states {
                 hidden_states.push(x.clone());
             }
-            let (next, probs) = layer.forward(x, mask.clone(), bias.clone());
+            let (next, probs) = layer.forward_block(x, &inputs);
             if keep_attentions {
                 attentions.push(probs);
             }
             x = next;
+        }
+        if let Some(norm) = &self.final_norm {
+            x = norm.forward(x);
         }
         if keep_hidden_states {
             hidden_states.push(x.clone());
@@ -168,7 +259,14 @@ impl BertEncoder {
     /// parameters are shared.
     pub fn layers(&self) -> impl Iterator<Item = &BertLayer> {
         let (n, depth) = (self.layer.len(), self.depth.max(1));
-        (0..self.depth).map(move |d| &self.layer[d * n / depth])
+        let shown = if n == 0 { 0 } else { self.depth };
+        (0..shown).map(move |d| &self.layer[d * n / depth])
+    }
+
+    /// Every layer the input passes through, bottom first, of whichever kind the family's is.
+    pub fn blocks(&self) -> impl Iterator<Item = &dyn EncoderBlock> {
+        let post_norm = self.layers().map(|l| l as &dyn EncoderBlock);
+        post_norm.chain(self.layers.iter().map(|l| l as &dyn EncoderBlock))
     }
 }
 

@@ -11,6 +11,7 @@
 //! | CamemBERT    | `camembert`   | as RoBERTa                            | as RoBERTa       | 1 (unused) |
 //! | ALBERT       | `albert`      | `albert.…albert_layer_groups.0…`      | `0..`            | 2        |
 //! | MPNet        | `mpnet`       | `mpnet.…attention.attn.q…`            | as RoBERTa, + relative bias | none |
+//! | ModernBERT   | `modernbert`  | `model.layers.N.attn.Wqkv…`           | rotary           | none     |
 //!
 //! XLM-RoBERTa and CamemBERT are RoBERTa's encoder and checkpoint layout under other names (in
 //! `transformers` their classes copy RoBERTa's, `base_model_prefix = "roberta"`), with a
@@ -33,8 +34,11 @@
 //! embeddings projected up ([`EmbeddingProjection`]), one layer shared by every depth
 //! ([`FamilyFacts::shared_layers`]), a sentence-pair head ([`PairHead`]); a family whose blocks
 //! differ otherwise adds the block that computes it and the fact that switches it on: MPNet's
-//! relative position bias ([`FamilyFacts::relative_attention`]) is such a block; rotary
-//! positions would be a variant of [`Positions`].
+//! relative position bias ([`FamilyFacts::relative_attention`]) is such a block. ModernBERT's
+//! layers differ throughout: its rotary positions are a variant of [`Positions`], and its
+//! pre-norm layer with fused attention, local windows and a gated feed-forward block is a layer of
+//! its own ([`LayerKind::PreNormGated`], `bert/modernbert_layer.rs`) that the encoder runs in
+//! place of BERT's.
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +49,7 @@ mod bert;
 mod camembert;
 mod distilbert;
 mod electra;
+mod modernbert;
 mod mpnet;
 mod roberta;
 mod xlm_roberta;
@@ -80,10 +85,15 @@ pub enum Family {
     /// besides absolute positions, WordPiece pieces, no segments; `all-mpnet-base-v2`.
     #[serde(rename = "mpnet")]
     MpNet,
+    /// ModernBERT (Warner et al. 2024): pre-norm layers without biases, rotary positions, a
+    /// gated feed-forward block, attention that alternates between global and a local window,
+    /// byte-level BPE; inputs up to 8,192 tokens.
+    #[serde(rename = "modernbert")]
+    ModernBert,
 }
 
 /// The `model_type`s this crate reads, for messages.
-pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert, mpnet";
+pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert, mpnet, modernbert";
 
 
 /// How a family numbers its positions.
@@ -92,6 +102,22 @@ pub enum Positions {
     /// A learned embedding per position, counted from `0`, or (RoBERTa) from after the padding
     /// id: `pad_token_id + 1`.
     Absolute { after_padding: bool },
+    /// No position embeddings: each query and key is rotated by angles that grow with its
+    /// position (RoPE, Su et al. 2021), in every layer's attention
+    /// ([`rotary`](crate::bert::rotary)); positions count from `0`.
+    Rotary,
+}
+
+/// Which encoder layer a family's blocks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerKind {
+    /// BERT's post-LayerNorm layer: attention, add, LayerNorm, feed-forward, add, LayerNorm
+    /// ([`BertLayer`](crate::bert::encoder::BertLayer), `encoder.layer.N`).
+    PostNorm,
+    /// ModernBERT's pre-LayerNorm layer: LayerNorm, fused attention with rotary positions (global
+    /// or local), add, LayerNorm, gated feed-forward, add; a final LayerNorm after the stack
+    /// ([`ModernBertLayer`](crate::bert::modernbert_layer::ModernBertLayer), `layers.N`).
+    PreNormGated,
 }
 
 /// The activation after the dense layer of a pooler or a family's sequence-classification head.
@@ -112,6 +138,8 @@ pub enum PoolerActivation {
 pub struct SequenceHead {
     pub dense: &'static str,
     pub out: &'static str,
+    /// A LayerNorm after the dense layer's activation (ModernBERT's `head.norm.`), or empty.
+    pub norm: &'static str,
 }
 
 /// Whether a family's embeddings are projected up to the encoder's width by a linear layer.
@@ -185,6 +213,16 @@ pub struct FamilyFacts {
     /// A learned bias per bucket of query–key distance, added to every layer's attention
     /// (MPNet's `encoder.relative_attention_bias`), besides the absolute positions.
     pub relative_attention: Option<RelativeBuckets>,
+    /// Its encoder layer.
+    pub layer: LayerKind,
+    /// Its token-classification, question-answering and multiple-choice classes put the
+    /// sequence head's dense → activation → LayerNorm (ModernBERT's `head`) before their output
+    /// layer, which this crate's token and span heads do not: such a head is exported with its
+    /// modelling code, and a checkpoint of those classes is refused.
+    pub task_head_transform: bool,
+    /// The tokenizer class its folders name, where it is not `<Family>Tokenizer` (ModernBERT's
+    /// `PreTrainedTokenizerFast`: `tokenizer.json` alone).
+    pub tokenizer_class: Option<&'static str>,
     /// Its own `transformers` tokenizer class reads a WordPiece vocabulary (BERT's, DistilBERT's,
     /// ELECTRA's, MPNet's), so an export with a WordPiece vocabulary may name it.
     pub wordpiece_tokenizer: bool,
@@ -211,7 +249,7 @@ fn absolute_positions(mut config: Json) -> Json {
 
 impl Family {
     /// Every family this crate reads.
-    pub const ALL: [Family; 8] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert, Family::MpNet];
+    pub const ALL: [Family; 9] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert, Family::MpNet, Family::ModernBert];
 
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
     pub fn from_model_type(model_type: &str) -> Result<Self, String> {
@@ -224,6 +262,7 @@ impl Family {
             "camembert" => Ok(Family::Camembert),
             "albert" => Ok(Family::Albert),
             "mpnet" => Ok(Family::MpNet),
+            "modernbert" => Ok(Family::ModernBert),
             "gpt2" | "gpt_neo" | "gptj" | "llama" | "mistral" | "qwen2" | "phi" | "opt" | "bloom" | "falcon" => Err(format!(
                 "model_type \"{model_type}\" is a decoder-only (text generation) model; bertbench runs encoders: {SUPPORTED}"
             )),
@@ -242,6 +281,7 @@ impl Family {
             Family::Camembert => &camembert::FACTS,
             Family::Albert => &albert::FACTS,
             Family::MpNet => &mpnet::FACTS,
+            Family::ModernBert => &modernbert::FACTS,
         }
     }
 
@@ -274,7 +314,7 @@ impl Family {
     pub fn position_offset(self, pad_token_id: usize) -> usize {
         match self.facts().positions {
             Positions::Absolute { after_padding: true } => pad_token_id + 1,
-            Positions::Absolute { after_padding: false } => 0,
+            Positions::Absolute { after_padding: false } | Positions::Rotary => 0,
         }
     }
 
@@ -432,10 +472,8 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
-        for other in ["deberta-v2", "modernbert"] {
-            let err = Family::from_model_type(other).unwrap_err();
-            assert!(err.contains(&format!("\"{other}\" is not supported")) && err.contains(SUPPORTED), "{err}");
-        }
+        let err = Family::from_model_type("deberta-v2").unwrap_err();
+        assert!(err.contains("\"deberta-v2\" is not supported") && err.contains(SUPPORTED), "{err}");
     }
 
     #[test]

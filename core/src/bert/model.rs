@@ -5,6 +5,7 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 
 use crate::nn::activation::tanh;
+use crate::nn::layer_norm::LayerNorm;
 use crate::bert::attention::{AttentionMask, additive_mask};
 use crate::nn::linear::init_linear;
 use crate::nn::linear::linear;
@@ -17,7 +18,8 @@ use crate::nn::read_f32;
 use crate::tokenizer::{Batch, Encoded, by_length};
 
 /// The HF pooler: `tanh(dense(h_[CLS]))`, trained by next-sentence prediction. A DistilBERT
-/// classifier's `pre_classifier` is the same with ReLU.
+/// classifier's `pre_classifier` is the same with ReLU; ModernBERT's classifier `head` pools the
+/// first token or the mean of the tokens, and normalises after the activation.
 #[derive(Module, Debug)]
 pub struct BertPooler {
     /// `hidden → hidden`.
@@ -25,6 +27,12 @@ pub struct BertPooler {
     /// What follows the dense layer.
     #[module(skip)]
     pub activation: PoolerActivation,
+    /// A LayerNorm after the activation (ModernBERT's `head.norm`).
+    pub norm: Option<LayerNorm>,
+    /// Whether it reads the mean of the real tokens rather than the first token (ModernBERT's
+    /// `classifier_pooling: "mean"`).
+    #[module(skip)]
+    pub mean: bool,
 }
 
 pub use crate::bert::family::PoolerActivation;
@@ -32,20 +40,35 @@ pub use crate::bert::family::PoolerActivation;
 impl BertPooler {
     /// A pooler with BERT's `tanh`.
     pub fn new(dense: Linear) -> Self {
-        Self { dense, activation: PoolerActivation::Tanh }
+        Self::with_activation(dense, PoolerActivation::Tanh)
+    }
+
+    /// `activation(dense(h_[CLS]))`.
+    pub fn with_activation(dense: Linear, activation: PoolerActivation) -> Self {
+        Self { dense, activation, norm: None, mean: false }
     }
 
     /// # Shapes
-    /// - `hidden`: `[batch, seq, hidden]`
+    /// - `hidden`: `[batch, seq, hidden]`; `attention_mask`: `[batch, seq]`, 1 for real tokens
     /// - output: `[batch, hidden]`
-    pub fn forward(&self, hidden: Tensor<3>) -> Tensor<2> {
-        let [batch, _, width] = hidden.dims();
-        let cls = hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width]);
-        let x = linear(&self.dense, cls);
-        match self.activation {
+    pub fn forward(&self, hidden: Tensor<3>, attention_mask: Tensor<2, Int>) -> Tensor<2> {
+        let [batch, seq, width] = hidden.dims();
+        let pooled = if self.mean {
+            let weights = attention_mask.float().reshape([batch, seq, 1]);
+            let summed = (hidden * weights.clone()).sum_dim(1).reshape([batch, width]);
+            summed / weights.sum_dim(1).reshape([batch, 1])
+        } else {
+            hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width])
+        };
+        let x = linear(&self.dense, pooled);
+        let x = match self.activation {
             PoolerActivation::Tanh => tanh(x),
             PoolerActivation::Relu => burn::tensor::activation::relu(x),
             PoolerActivation::Gelu => crate::nn::activation::gelu(x),
+        };
+        match &self.norm {
+            Some(norm) => norm.forward(x),
+            None => x,
         }
     }
 }
@@ -182,13 +205,14 @@ impl BertModel {
     /// - input: each tensor of [`BertInput`] is `[batch, seq]`
     /// - output: see [`BertModelOutput`]
     pub fn forward(&self, input: BertInput, options: ForwardOptions) -> BertModelOutput {
+        let attention_mask = input.attention_mask.clone();
         let mask = additive_mask(input.attention_mask, options.mask);
         let embedded = self.embed(input.input_ids, input.token_type_ids);
         let out = self.encoder.forward(embedded, mask, options.hidden_states, options.attentions);
         let pooler_output = self
             .pooler
             .as_ref()
-            .map(|p| p.forward(out.last_hidden_state.clone()));
+            .map(|p| p.forward(out.last_hidden_state.clone(), attention_mask));
         BertModelOutput {
             last_hidden_state: out.last_hidden_state,
             pooler_output,
@@ -285,6 +309,30 @@ mod tests {
         for (i, x) in a.iter().enumerate() {
             assert!((x - b[i]).abs() < 1e-5, "state {i}: {x} vs {}", b[i]);
         }
+    }
+
+    /// ModernBERT too: padding changes neither the global nor the local layers' states, and the
+    /// local layers see no further than their window (a token's change moves nothing beyond it
+    /// after one local layer).
+    #[test]
+    fn modernbert_padding_and_window() {
+        use crate::bert::config::AttentionKind::SlidingAttention;
+        let device = Device::flex();
+        let config = Preset::Tiny.config(50).with_model_type(Family::ModernBert).with_type_vocab_size(0).without_dropout();
+        let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        assert_eq!(model.num_params() as u64, config.num_params(false));
+        let alone = Batch::from_rows(&[vec![2, 7, 9, 3]], &[vec![0; 4]], 0);
+        let padded = Batch::from_rows(&[vec![2, 7, 9, 3], vec![2, 4, 4, 4, 4, 3]], &[vec![0; 4], vec![0; 6]], 0);
+        let states = |batch: &Batch| model.forward(BertInput::from_batch(batch, &device), ForwardOptions::default()).last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+        let (a, b) = (states(&alone), states(&padded));
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-5));
+        // One local layer that sees one token either side.
+        let local = config.with_num_hidden_layers(1).with_layer_types(Some(vec![SlidingAttention])).with_local_attention(Some(2));
+        let model = BertModelConfig::new(local).with_with_pooler(false).init(&device);
+        let states = |ids: Vec<u32>| model.forward(BertInput::from_batch(&Batch::from_rows(&[ids], &[vec![0; 6]], 0), &device), ForwardOptions::default()).last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+        let (a, b) = (states(vec![2, 7, 9, 11, 13, 3]), states(vec![2, 8, 9, 11, 13, 3]));
+        let moved: Vec<bool> = a.chunks(128).zip(b.chunks(128)).map(|(x, y)| x.iter().zip(y).any(|(p, q)| (p - q).abs() > 1e-6)).collect();
+        assert_eq!(moved, [true, true, true, false, false, false]);
     }
 
     #[test]

@@ -147,8 +147,9 @@ impl<B: Backend + LayerNormBackend, C: CheckpointStrategy> LayerNormBackend for 
 pub struct LayerNorm {
     /// Scale, `[width]` (`LayerNorm.weight` in the checkpoint).
     pub gamma: Param<Tensor<1>>,
-    /// Shift, `[width]` (`LayerNorm.bias`).
-    pub beta: Param<Tensor<1>>,
+    /// Shift, `[width]` (`LayerNorm.bias`); none where the checkpoint's LayerNorm has no bias
+    /// (ModernBERT's `norm_bias: false`), which is a shift of zero that does not learn.
+    pub beta: Option<Param<Tensor<1>>>,
     /// Added to the variance.
     pub epsilon: f64,
 }
@@ -156,9 +157,14 @@ pub struct LayerNorm {
 impl LayerNorm {
     /// The identity: `γ = 1`, `β = 0`.
     pub fn new(width: usize, epsilon: f64, device: &Device) -> Self {
+        Self::with_bias(width, epsilon, true, device)
+    }
+
+    /// The identity, with a learned shift `β` or (`bias: false`) none.
+    pub fn with_bias(width: usize, epsilon: f64, bias: bool, device: &Device) -> Self {
         Self {
             gamma: Initializer::Ones.init([width], device),
-            beta: Initializer::Zeros.init([width], device),
+            beta: bias.then(|| Initializer::Zeros.init([width], device)),
             epsilon,
         }
     }
@@ -167,10 +173,15 @@ impl LayerNorm {
     /// - `x`: `[..., width]`
     /// - output: the same
     pub fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        let gamma = self.gamma.val();
+        let beta = match &self.beta {
+            Some(beta) => beta.val(),
+            None => gamma.zeros_like(),
+        };
         Tensor::from_dispatch(<Dispatch as LayerNormBackend>::layer_norm_last(
             x.into_dispatch(),
-            self.gamma.val().into_dispatch(),
-            self.beta.val().into_dispatch(),
+            gamma.into_dispatch(),
+            beta.into_dispatch(),
             self.epsilon,
         ))
     }
@@ -225,7 +236,7 @@ mod tests {
 
     /// burn's own LayerNorm, differentiated through its decomposition.
     fn reference(x: Tensor<3>, norm: &LayerNorm) -> Tensor<3> {
-        burn::tensor::module::layer_norm(x, norm.gamma.val(), Some(norm.beta.val()), norm.epsilon)
+        burn::tensor::module::layer_norm(x, norm.gamma.val(), norm.beta.as_ref().map(|b| b.val()), norm.epsilon)
     }
 
     #[test]
@@ -235,7 +246,7 @@ mod tests {
         // split over threads; γ and β away from the identity.
         let mut norm = LayerNorm::new(384, 1e-12, &device);
         norm.gamma = Param::from_tensor(Tensor::random([384], Distribution::Normal(1.0, 0.3), &device));
-        norm.beta = Param::from_tensor(Tensor::random([384], Distribution::Normal(0.0, 0.3), &device));
+        norm.beta = Some(Param::from_tensor(Tensor::random([384], Distribution::Normal(0.0, 0.3), &device)));
         let x = (Tensor::<3>::random([4, 64, 384], Distribution::Normal(0.0, 3.0), &device) + 2.0).require_grad();
         let weights = Tensor::<3>::random([4, 64, 384], Distribution::Uniform(-1.0, 1.0), &device);
 
@@ -251,7 +262,8 @@ mod tests {
         let scale = x.grad(&g_theirs).unwrap().abs().max().into_scalar::<f32>();
         assert!(scale > 0.01 && dx < 1e-5 * scale.max(1.0), "dx: {dx} (scale {scale})");
         let dg = diff(norm.gamma.grad(&g_ours).unwrap(), norm.gamma.grad(&g_theirs).unwrap());
-        let db = diff(norm.beta.grad(&g_ours).unwrap(), norm.beta.grad(&g_theirs).unwrap());
+        let beta = norm.beta.as_ref().unwrap();
+        let db = diff(beta.grad(&g_ours).unwrap(), beta.grad(&g_theirs).unwrap());
         assert!(dg < 1e-3 && db < 1e-3, "dγ: {dg}, dβ: {db}");
         assert!(norm.gamma.grad(&g_ours).unwrap().abs().max().into_scalar::<f32>() > 1.0, "dγ is not zero");
     }

@@ -50,12 +50,7 @@ impl BertForPreTraining {
         if pair_task && bert.pooler.is_none() {
             bert.pooler = Some(BertPooler::new(init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device)));
         }
-        let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
-            .with_embedding_size(Some(config.embedding_width()))
-            .with_hidden_act(if config.model_type.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
-            .with_layer_norm_eps(config.layer_norm_eps)
-            .with_initializer_range(config.initializer_range)
-            .init(device);
+        let predictions = MlmHeadConfig::from_model(config).with_initializer_range(config.initializer_range).init(device);
         let seq_relationship = pair_task.then(|| init_linear(config.hidden_size, 2, config.initializer_range, device));
         Self { bert, cls: PretrainingHeads { predictions, seq_relationship } }
     }
@@ -169,12 +164,13 @@ pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<Pretra
     }
     let config = &loaded.config;
     let pair = loaded.report.heads.contains(&Head::NextSentence);
-    let predictions = MlmHeadConfig::new(config.hidden_size, config.vocab_size)
-        .with_embedding_size(Some(config.embedding_width()))
-        // RoBERTa's and ELECTRA's heads apply exact GELU whatever the encoder's activation.
-        .with_hidden_act(if family.facts().mlm_head_gelu { HiddenAct::Gelu } else { config.hidden_act })
-        .with_layer_norm_eps(config.layer_norm_eps)
-        .init(device);
+    if config.decoder_bias == Some(false) {
+        return Err(Error::UnsupportedConfig(format!(
+            "this {}'s masked-language-model decoder has no bias (decoder_bias is false); bertbench's head adds one per vocabulary entry",
+            family.display_name()
+        )));
+    }
+    let predictions = MlmHeadConfig::from_model(config).init(device);
     let seq_relationship = pair.then(|| init_linear(config.hidden_size, 2, config.initializer_range, device));
     let mut heads = PretrainingHeads { predictions, seq_relationship };
     let mut store = hf_store(loaded.head_weights.clone().unwrap_or_default());
@@ -252,16 +248,37 @@ pub struct MlmHeadConfig {
     /// Standard deviation of the normal initialiser.
     #[config(default = 0.02)]
     pub initializer_range: f64,
+    /// Whether the transform's dense layer has a bias (ModernBERT's `classifier_bias`).
+    #[config(default = true)]
+    pub dense_bias: bool,
+    /// Whether the transform's LayerNorm has a bias (ModernBERT's `norm_bias`).
+    #[config(default = true)]
+    pub norm_bias: bool,
 }
 
 impl MlmHeadConfig {
+    /// The head of a model configuration: embedding-wide, its activation as the family's head
+    /// applies it (RoBERTa's and ELECTRA's exact GELU whatever the encoder's, ModernBERT's
+    /// `classifier_activation`), its biases as the configuration says.
+    pub fn from_model(config: &BertConfig) -> Self {
+        Self::new(config.hidden_size, config.vocab_size)
+            .with_embedding_size(Some(config.embedding_width()))
+            .with_hidden_act(config.mlm_head_act())
+            .with_layer_norm_eps(config.layer_norm_eps)
+            .with_dense_bias(config.classifier_bias.unwrap_or(true))
+            .with_norm_bias(config.norm_bias())
+    }
+
     /// Creates the head with freshly initialised weights (bias zero, as BERT starts).
     pub fn init(&self, device: &Device) -> MlmHead {
         let width = self.embedding_size.unwrap_or(self.hidden_size);
         MlmHead {
             transform: MlmTransform {
-                dense: init_linear(self.hidden_size, width, self.initializer_range, device),
-                layer_norm: LayerNorm::new(width, self.layer_norm_eps, device),
+                dense: burn::nn::LinearConfig::new(self.hidden_size, width)
+                    .with_bias(self.dense_bias)
+                    .with_initializer(burn::nn::Initializer::Normal { mean: 0.0, std: self.initializer_range })
+                    .init(device),
+                layer_norm: LayerNorm::with_bias(width, self.layer_norm_eps, self.norm_bias, device),
                 act: self.hidden_act,
             },
             bias: Param::from_tensor(Tensor::zeros([self.vocab_size], device)),

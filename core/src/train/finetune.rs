@@ -875,6 +875,30 @@ mod tests {
         assert_ne!(before, after);
     }
 
+    /// Full fine-tuning of a ModernBERT (pre-norm gated layers, rotary positions, a local window
+    /// shorter than the toy texts): every layer learns, the final LayerNorm too.
+    #[test]
+    fn full_fine_tuning_trains_modernbert_layers() {
+        use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let config = tiny_config(64)
+            .with_model_type(crate::bert::family::Family::ModernBert)
+            .with_type_vocab_size(0)
+            .with_layer_types(Some(vec![FullAttention, SlidingAttention]))
+            .with_local_attention(Some(2))
+            .with_norm_bias(Some(false));
+        let bert = BertModelConfig::new(config).with_with_pooler(false).init(&device);
+        assert_eq!((bert.encoder.layer.len(), bert.encoder.layers.len(), bert.num_layers()), (0, 2, 2));
+        let before = (bert.encoder.layers[1].attn.wqkv.weight.val().inner().into_data(), bert.encoder.final_norm.as_ref().unwrap().gamma.val().inner().into_data());
+        let cfg = FineTuneConfig::new().with_mode(TrainMode::Full).with_epochs(1).with_batch_size(16);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 5), toy(8, 6), cfg, &device).unwrap();
+        while !matches!(pollster::block_on(tuner.advance()).unwrap(), Event::Finished) {}
+        let best = &tuner.best_model().bert;
+        assert_ne!(before.0, best.encoder.layers[1].attn.wqkv.weight.val().into_data());
+        assert_ne!(before.1, best.encoder.final_norm.as_ref().unwrap().gamma.val().into_data());
+    }
+
     #[test]
     fn a_diverging_run_stops_with_a_message_before_the_bad_update() {
         let _rng = device_rng();

@@ -22,7 +22,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     segments: true,
     pooler: true,
     // `AlbertForSequenceClassification`: classifier(dropout(pooler)), as BERT.
-    sequence_head: SequenceHead { dense: "", out: "classifier." },
+    sequence_head: SequenceHead { dense: "", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Tanh,
     load_renames: &[
         (r"^encoder\.embedding_hidden_mapping_in\.", "embeddings_project."),
@@ -65,6 +65,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::Always,
     shared_layers: true,
     relative_attention: None,
+    layer: LayerKind::PostNorm,
+    task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: false,
     read_config,
     write_config,

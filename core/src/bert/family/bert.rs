@@ -14,7 +14,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     segments: true,
     pooler: true,
     // `BertForSequenceClassification`: classifier(dropout(pooler)).
-    sequence_head: SequenceHead { dense: "", out: "classifier." },
+    sequence_head: SequenceHead { dense: "", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Tanh,
     load_renames: BERT_LOAD,
     save_renames: BERT_SAVE,
@@ -27,6 +27,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
     relative_attention: None,
+    layer: LayerKind::PostNorm,
+    task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: true,
     read_config: bert_keys,
     write_config: absolute_positions,

@@ -15,7 +15,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     segments: false,
     pooler: false,
     // `DistilBertForSequenceClassification`: classifier(relu(pre_classifier([CLS]))).
-    sequence_head: SequenceHead { dense: "pre_classifier.", out: "classifier." },
+    sequence_head: SequenceHead { dense: "pre_classifier.", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Relu,
     load_renames: &[
         (r"^transformer\.layer\.", "encoder.layer."),
@@ -58,6 +58,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
     relative_attention: None,
+    layer: LayerKind::PostNorm,
+    task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: true,
     read_config,
     write_config,

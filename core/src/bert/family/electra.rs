@@ -16,7 +16,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     segments: true,
     pooler: false,
     // `ElectraForSequenceClassification`: out_proj(gelu(dense([CLS]))).
-    sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj." },
+    sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj.", norm: "" },
     sequence_activation: PoolerActivation::Gelu,
     load_renames: BERT_LOAD,
     save_renames: BERT_SAVE,
@@ -38,6 +38,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::WhereNarrower,
     shared_layers: false,
     relative_attention: None,
+    layer: LayerKind::PostNorm,
+    task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: true,
     read_config,
     write_config,

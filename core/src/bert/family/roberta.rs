@@ -14,7 +14,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     segments: true,
     pooler: true,
     // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), in place of any pooler.
-    sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj." },
+    sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj.", norm: "" },
     sequence_activation: PoolerActivation::Tanh,
     load_renames: BERT_LOAD,
     save_renames: BERT_SAVE,
@@ -35,6 +35,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     embedding_projection: EmbeddingProjection::None,
     shared_layers: false,
     relative_attention: None,
+    layer: LayerKind::PostNorm,
+    task_head_transform: false,
+    tokenizer_class: None,
     wordpiece_tokenizer: false,
     read_config: bert_keys,
     write_config: absolute_positions,

@@ -90,7 +90,7 @@ pub fn export(
         return crate::tasks::choice::export(config, model, meta, tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
     }
     let tokens = !level.pooled();
-    let hf_native = hf_native(meta.spec);
+    let hf_native = hf_native(meta.spec, family);
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
     let with_pooler = model.bert.pooler.is_some() && !tokens;
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
@@ -115,8 +115,11 @@ pub fn export(
         (true, Level::Span) => ("", "qa_outputs."),
         _ => ("", "classifier."),
     };
-    let name = |n: &str| match n.strip_prefix("pooler.dense.") {
-        Some(rest) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
+    // ModernBERT's head keeps its LayerNorm beside its dense layer.
+    let norm_as = if pooler_as.is_empty() { "" } else { family.facts().sequence_head.norm };
+    let name = |n: &str| match (n.strip_prefix("pooler.dense."), n.strip_prefix("pooler.norm.")) {
+        (Some(rest), _) if !pooler_as.is_empty() => format!("{pooler_as}{rest}"),
+        (_, Some(rest)) if !norm_as.is_empty() => format!("{norm_as}{rest}"),
         _ => format!("{}{n}", family.prefix()),
     };
     let mut all: Vec<(String, Vec<u8>, Vec<usize>)> = st
@@ -142,12 +145,13 @@ pub fn export(
 }
 
 /// Whether the family's own `transformers` class computes these features: `[CLS]` + pooler of
-/// the last layer for a text, the last layer for a token.
-fn hf_native(spec: FeatureSpec) -> bool {
+/// the last layer for a text, the last layer for a token (not in a family whose token and span
+/// classes put a prediction head before the output layer: ModernBERT's).
+fn hf_native(spec: FeatureSpec, family: crate::bert::family::Family) -> bool {
     if spec.level.pooled() {
         spec.pooling == Pooling::Pooler && spec.layers == FeatureLayers::Last
     } else {
-        spec.layers == FeatureLayers::Last
+        spec.layers == FeatureLayers::Last && !family.facts().task_head_transform
     }
 }
 
@@ -214,7 +218,7 @@ pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &Classifie
         return Err(Error::Input("a bi-encoder is saved whole, as a sentence-transformers folder".into()));
     }
     let with_pooler = model.bert.pooler.is_some() && meta.spec.level.pooled();
-    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec))?;
+    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type))?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let head = serialize(vec![
         ("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()),
@@ -277,6 +281,9 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
     });
     if family.facts().segments && config.type_vocab_size > 1 {
         value["model_input_names"] = serde_json::json!(["input_ids", "token_type_ids", "attention_mask"]);
+    } else if family.facts().tokenizer_class.is_some() {
+        // A generic tokenizer class would hand the model segment ids it does not take.
+        value["model_input_names"] = serde_json::json!(["input_ids", "attention_mask"]);
     }
     serde_json::to_vec_pretty(&value).expect("tokenizer config serialises")
 }
@@ -286,8 +293,46 @@ pub(crate) fn tokenizer_config(config: &BertConfig, tokenizer: &BertTokenizer, m
 /// with its trained `vocab.txt`): `BertTokenizer` then, as `AlbertTokenizer` would read every
 /// word of it as `<unk>`, and fail on a WordPiece `tokenizer.json`.
 fn tokenizer_class(config: &BertConfig, tokenizer: &BertTokenizer) -> String {
-    let own = config.model_type.base_architecture().replace("Model", "Tokenizer");
+    let facts = config.model_type.facts();
+    let own = facts.tokenizer_class.map_or_else(|| config.model_type.base_architecture().replace("Model", "Tokenizer"), str::to_string);
     if tokenizer.is_wordpiece() && !config.model_type.facts().wordpiece_tokenizer { "BertTokenizer".into() } else { own }
+}
+
+/// A sequence head with a LayerNorm (ModernBERT's `head`: `dense`, the heads' activation,
+/// `norm`) from a checkpoint's head tensors, as a pooler of the first token or of the mean, as
+/// `classifier_pooling` says.
+fn read_normed_pooler(config: &BertConfig, bytes: &[u8], dense: &str, norm: &str, device: &Device) -> crate::Result<BertPooler> {
+    use burn_store::ModuleSnapshot;
+    let family = config.model_type;
+    let activation = match config.classifier_activation.unwrap_or(config.hidden_act) {
+        crate::bert::config::HiddenAct::Gelu => crate::bert::family::PoolerActivation::Gelu,
+        crate::bert::config::HiddenAct::Relu => crate::bert::family::PoolerActivation::Relu,
+        other => {
+            return Err(Error::UnsupportedConfig(format!(
+                "this {} classifier's head applies {other:?} (classifier_activation); bertbench reads its classifier head with GELU or ReLU",
+                family.display_name()
+            )));
+        }
+    };
+    let h = config.hidden_size;
+    let mut pooler = BertPooler {
+        dense: burn::nn::LinearConfig::new(h, h).with_bias(config.classifier_bias.unwrap_or(true)).init(device),
+        activation,
+        norm: Some(crate::nn::layer_norm::LayerNorm::with_bias(h, config.layer_norm_eps, config.norm_bias(), device)),
+        mean: config.classifier_pooling == Some(crate::bert::config::HeadPooling::Mean),
+    };
+    let mut store = crate::bert::checkpoint::hf_store(bytes.to_vec())
+        .with_key_remapping(format!("^{}", regex::escape(dense)), "dense.")
+        .with_key_remapping(format!("^{}", regex::escape(norm)), "norm.");
+    let result = pooler.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
+    if !result.errors.is_empty() {
+        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("{} head: {e}", family.display_name())).collect()));
+    }
+    if !result.missing.is_empty() {
+        let name = |p: &str| p.replacen("dense.", dense, 1).replacen("norm.", norm, 1).replace(".gamma", ".weight").replace(".beta", ".bias");
+        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| name(p)).collect()));
+    }
+    Ok(pooler)
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
@@ -337,8 +382,20 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
 /// families. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let about = HeadConfig::read(&files.config_json)?;
+    let architecture = serde_json::from_slice::<serde_json::Value>(&files.config_json)
+        .ok()
+        .and_then(|v| v.pointer("/architectures/0").and_then(serde_json::Value::as_str).map(str::to_string))
+        .unwrap_or_default();
     let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
+    let own_class = architecture.starts_with(family.base_architecture().trim_end_matches("Model"));
+    let per_token_or_choice = !about.spec.level.pooled() || about.spec.level == Level::Choice;
+    if family.facts().task_head_transform && own_class && per_token_or_choice {
+        return Err(Error::UnsupportedConfig(format!(
+            "{architecture} applies its prediction head (dense, activation, LayerNorm) to every token before its output layer; bertbench reads a {} head only on the pooled text (ForSequenceClassification)",
+            family.display_name()
+        )));
+    }
     let head_weights = bert.head_weights.clone().unwrap_or_default();
     let no_head = || Error::Input(format!(
         "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
@@ -346,16 +403,23 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     let has = |name: &str| SafeTensors::deserialize(&head_weights).is_ok_and(|st| st.names().iter().any(|n| *n == name));
     let head = match head {
         Some(bytes) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
+        // ModernBERT's `head` (dense → activation → LayerNorm on the pooled first token or
+        // mean) is a pooler with a LayerNorm, its biases as the config says.
+        None if !family.facts().sequence_head.norm.is_empty() && has(&format!("{}weight", family.facts().sequence_head.norm)) => {
+            let SequenceHead { dense, out, norm } = family.facts().sequence_head;
+            bert.model.pooler = Some(read_normed_pooler(&bert.config, &head_weights, dense, norm, device)?);
+            Some(read_head(&head_weights, "model.safetensors", [&format!("{out}weight"), &format!("{out}bias")], device)?)
+        }
         // A family whose `*ForSequenceClassification` has its own dense layer (RoBERTa's
         // out_proj(tanh(dense(<s>))), ELECTRA's with GELU, DistilBERT's
         // classifier(ReLU(pre_classifier([CLS])))), dropout aside, is a pooler (in place of any
         // pretrained one) and a linear layer.
         None if !family.facts().sequence_head.dense.is_empty() && has(&format!("{}weight", family.facts().sequence_head.dense)) => {
-            let SequenceHead { dense, out } = family.facts().sequence_head;
+            let SequenceHead { dense, out, .. } = family.facts().sequence_head;
             let names = |prefix: &str| [format!("{prefix}weight"), format!("{prefix}bias")];
             let ([dense_w, dense_b], [out_w, out_b]) = (names(dense), names(out));
             let pooler = read_head(&head_weights, "model.safetensors", [&dense_w, &dense_b], device)?;
-            bert.model.pooler = Some(BertPooler { dense: pooler.classifier, activation: family.facts().sequence_activation });
+            bert.model.pooler = Some(BertPooler::with_activation(pooler.classifier, family.facts().sequence_activation));
             Some(read_head(&head_weights, "model.safetensors", [&out_w, &out_b], device)?)
         }
         None => None,
