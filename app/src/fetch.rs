@@ -228,15 +228,7 @@ pub async fn after_paint() {
 
 /// Waits `ms` milliseconds with `setTimeout`, in the page or in a worker.
 pub async fn sleep_ms(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let global = js_sys::global();
-        if let Ok(set_timeout) = Reflect::get(&global, &"setTimeout".into()).and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from)) {
-            let _ = set_timeout.call2(&global, &resolve, &JsValue::from(ms));
-        } else {
-            let _ = resolve.call0(&JsValue::NULL);
-        }
-    });
-    let _ = JsFuture::from(promise).await;
+    gloo_timers::future::TimeoutFuture::new(ms.max(0) as u32).await;
 }
 
 

@@ -46,13 +46,12 @@ fn show_fatal(message: &str) {
         button.set_text_content(Some("Reload this tab"));
         button.set_attribute("data-testid", "fatal-reload").ok();
         // An inline handler would need the CSP to allow it; a Rust closure does not.
-        let reload = wasm_bindgen::closure::Closure::<dyn Fn()>::new(|| {
+        gloo_events::EventListener::new(&button, "click", |_| {
             if let Some(w) = web_sys::window() {
                 let _ = w.location().reload();
             }
-        });
-        button.add_event_listener_with_callback("click", wasm_bindgen::JsCast::unchecked_ref(reload.as_ref())).ok();
-        reload.forget();
+        })
+        .forget();
         banner.append_child(&button).ok();
     }
     if let Some(body) = document.body() {

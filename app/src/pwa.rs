@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::Closure;
+use gloo_events::EventListener;
 
 /// Whether the page would load with the network gone.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +54,9 @@ pub fn register(page_ready: impl std::future::Future<Output = ()> + 'static) -> 
     let container = navigator.service_worker();
     let had_controller = container.controller().is_some();
 
-    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+    // The page's listeners on its service worker live as long as the page.
+    EventListener::new(&container, "message", move |ev| {
+        let Some(ev) = ev.dyn_ref::<web_sys::MessageEvent>() else { return };
         let data = ev.data();
         let number = |name: &str| field(&data, name).as_f64().unwrap_or(0.0);
         match field(&data, "kind").as_string().as_deref() {
@@ -65,21 +67,19 @@ pub fn register(page_ready: impl std::future::Future<Output = ()> + 'static) -> 
             Some("precache-failed") => state.set(Offline::Failed(field(&data, "message").as_string().unwrap_or_default())),
             _ => {}
         }
-    });
-    container.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref()).ok();
-    on_message.forget();
+    })
+    .forget();
 
     // The first worker to take charge of a page that had none is the first install, not an
     // update; any later change of controller is a new version.
     let mut had_controller = had_controller;
-    let on_change = Closure::<dyn FnMut()>::new(move || {
+    EventListener::new(&container, "controllerchange", move |_| {
         if had_controller {
             updated.set(true);
         }
         had_controller = true;
-    });
-    container.add_event_listener_with_callback("controllerchange", on_change.as_ref().unchecked_ref()).ok();
-    on_change.forget();
+    })
+    .forget();
 
     wasm_bindgen_futures::spawn_local(async move {
         // A worker already in charge answers "status" (this version is cached) at once: with

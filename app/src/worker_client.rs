@@ -28,6 +28,7 @@ use bertbench_core::tasks::pretraining::MaskFill;
 use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
 use bertbench_core::tokenizer::Encoded;
 use futures::channel::oneshot;
+use gloo_events::EventListener;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -158,14 +159,15 @@ impl WorkerClient {
                 return;
             }
         };
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        // The worker lives as long as the page: its listener is never removed.
+        EventListener::new(&worker, "message", move |event| {
+            let Some(event) = event.dyn_ref::<MessageEvent>() else { return };
             match decode::<FromWorker>(&event.data()) {
                 Ok((message, bytes)) => self.receive(slot, message, bytes),
                 Err(e) => self.tell(e),
             }
-        });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        on_message.forget();
+        })
+        .forget();
         let init = js_sys::Object::new();
         js_sys::Reflect::set(&init, &"js".into(), &js.into()).ok();
         js_sys::Reflect::set(&init, &"wasm".into(), &wasm.into()).ok();

@@ -25,17 +25,16 @@ fn query_param(name: &str) -> Option<String> {
 /// a lesson link pasted or clicked (the browser changes only the `#` part, without a reload).
 fn follow_address(state: AppState, lessons: Lessons) {
     let Some(window) = web_sys::window() else { return };
-    let on_change = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+    // The page lives as long as the tab: the listener is never removed.
+    gloo_events::EventListener::new(&window, "hashchange", move |_| {
         let hash = current_hash();
         let tab = if lessons.open_address() { Some(Tab::Lessons) } else { Tab::from_hash(&hash) };
         if let Some(tab) = tab.filter(|t| *t != state.tab.get_untracked()) {
             state.tab.set(tab);
             tab.remember();
         }
-    });
-    let _ = window.add_event_listener_with_callback("hashchange", wasm_bindgen::JsCast::unchecked_ref(on_change.as_ref()));
-    // The page lives as long as the tab: the listener is never removed.
-    on_change.forget();
+    })
+    .forget();
 }
 
 /// The whole page.

@@ -220,12 +220,15 @@ pub fn start() {
         }
         post(&FromWorker::Error { message }, &[]);
     }));
-    let handler = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| match decode::<ToWorker>(&event.data()) {
-        Ok((message, bytes)) => handle(message, bytes),
-        Err(e) => post(&FromWorker::Error { message: e }, &[]),
-    });
-    scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
-    handler.forget();
+    // The worker's one listener, for its whole life.
+    gloo_events::EventListener::new(&scope(), "message", |event| {
+        let Some(event) = event.dyn_ref::<MessageEvent>() else { return };
+        match decode::<ToWorker>(&event.data()) {
+            Ok((message, bytes)) => handle(message, bytes),
+            Err(e) => post(&FromWorker::Error { message: e }, &[]),
+        }
+    })
+    .forget();
 }
 
 /// How many threads burn's CPU backend computes on here: rayon's pool (started by `worker.js`
