@@ -29,7 +29,7 @@ pub fn ModelPanel() -> impl IntoView {
                     <div><b>{c.num_attention_heads}</b>"attention heads"</div>
                     <div><b>{human_count(r.num_params)}</b>"parameters"</div>
                     <div><b>{human_count(e.bert.tokenizer.vocab_size())}</b>"vocabulary"</div>
-                    <div><b>{c.max_len()}</b>"max tokens"</div>
+                    <div data-testid="model-max-tokens"><b>{c.max_len()}</b>{if c.read_len() < c.max_len() { format!("max tokens (read {} at a time here)", c.read_len()) } else { "max tokens".to_string() }}</div>
                 </div>
                 <p class="small muted" data-testid="model-architecture">{architecture_note(c, e.bert.tokenizer.piece_kind())}</p>
                 <p class="small muted" data-testid="model-precision">{precision_note(&e.model_id, &r.stored)}</p>

@@ -137,7 +137,7 @@ pub struct LoadedModel {
 /// Loads a whole checkpoint onto `device`.
 pub fn load(files: CheckpointFiles, device: &Device) -> Result<LoadedModel> {
     let config = BertConfig::from_json_bytes(&files.config_json)?;
-    let tokenizer = files.tokenizer(config.max_len())?;
+    let tokenizer = files.tokenizer(config.read_len())?;
     if tokenizer.vocab_size() > config.vocab_size {
         return Err(Error::Tokenizer(format!(
             "the tokenizer has {} pieces but config.json says vocab_size is {}",

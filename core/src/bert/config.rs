@@ -40,6 +40,12 @@ pub enum AttentionKind {
     SlidingAttention,
 }
 
+/// The longest input this crate reads at once, whatever a model's positions allow (ModernBERT's
+/// 8,192): attention's scores grow with the square of the length, and at 8,192 tokens one layer's
+/// of a 12-head model take 3.2 GB, more than a browser tab holds beside the model. At 512 tokens
+/// every layer's attention of a base model, as the explorer keeps it, is under 300 MB.
+pub const MAX_READ_TOKENS: usize = 512;
+
 /// BERT's hyper-parameters. Field names are those of Hugging Face's `BertConfig`, so a
 /// checkpoint's `config.json` deserialises into it unchanged (unknown keys are ignored).
 #[derive(Config, Debug, PartialEq)]
@@ -303,6 +309,12 @@ impl BertConfig {
     /// family's offset (512 for BERT-base and RoBERTa-base alike).
     pub fn max_len(&self) -> usize {
         self.max_position_embeddings.saturating_sub(self.model_type.position_offset(self.pad_token_id))
+    }
+
+    /// The longest input read at once: [`max_len`](Self::max_len), at most [`MAX_READ_TOKENS`].
+    /// A longer text is cut there, and the tokenizer says by how much.
+    pub fn read_len(&self) -> usize {
+        self.max_len().min(MAX_READ_TOKENS)
     }
 
     /// Width of the embeddings (`embedding_size`, else `hidden_size`).

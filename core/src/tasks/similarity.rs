@@ -396,7 +396,7 @@ pub fn load_bi_encoder(files: CheckpointFiles, pooling_json: &[u8], dense: Optio
         Some((config, weights)) => read_dense(config, weights, hidden, device)?,
         None => identity_head(hidden, device),
     };
-    let max_len = raw.pointer("/bertbench_head/max_len").and_then(serde_json::Value::as_u64).map_or(bert.config.max_len(), |n| n as usize);
+    let max_len = raw.pointer("/bertbench_head/max_len").and_then(serde_json::Value::as_u64).map_or(bert.config.read_len(), |n| n as usize);
     Ok(LoadedClassifier {
         config: bert.config,
         model: BertClassifier { bert: bert.model, head, spec },

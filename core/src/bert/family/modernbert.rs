@@ -223,6 +223,7 @@ mod tests {
     fn modernbert_base_reads_with_its_layer_types_and_rotary_bases() {
         let config = BertConfig::from_json_bytes(BASE.as_bytes()).unwrap();
         assert_eq!((config.model_type, config.type_vocab_size, config.max_len(), config.hidden_act), (Family::ModernBert, 0, 8192, HiddenAct::Gelu));
+        assert_eq!(config.read_len(), crate::bert::config::MAX_READ_TOKENS, "8,192 positions, read 512 at a time");
         let kinds = config.attention_kinds();
         assert_eq!(kinds.len(), 22);
         assert_eq!((kinds[0], kinds[1], kinds[2], kinds[3]), (AttentionKind::FullAttention, AttentionKind::SlidingAttention, AttentionKind::SlidingAttention, AttentionKind::FullAttention));
