@@ -116,3 +116,17 @@ export async function embedSentence(page, text, timeout) {
   }
   return JSON.parse(await values.textContent());
 }
+
+/** Opens `csv` as the studio's training file, sets a long run (full fine-tuning, batch 4, 40
+ * epochs, evaluated once an epoch) and starts it: a run that checkpoints before it ends. */
+export async function startLongRun(page, csv) {
+  await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.getByTestId('validation-report').waitFor({ timeout: 60_000 });
+  await page.selectOption('[data-testid=train-mode]', 'full');
+  await page.locator('[data-testid=studio-train] details summary').click();
+  for (const [id, value] of [['batch-size', '4'], ['epochs', '40'], ['eval-every', '0']]) {
+    await page.getByTestId(id).fill(value);
+    await page.getByTestId(id).dispatchEvent('change');
+  }
+  await page.getByTestId('train-start').click();
+}

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { serve, launch, offOriginRequests, screenshot, CHROMIUM_FLAGS } from './harness.mjs';
+import { serve, launch, offOriginRequests, screenshot, startLongRun, CHROMIUM_FLAGS } from './harness.mjs';
 
 const MINUTE = 60_000;
 let server, profile;
@@ -64,17 +64,7 @@ async function scratchLeft(page) {
 }
 
 /** Opens the training file, sets the run (full fine-tuning, batch 4, 40 epochs) and starts it. */
-async function startRun(page) {
-  await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv()) });
-  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
-  await page.selectOption('[data-testid=train-mode]', 'full');
-  await page.locator('[data-testid=studio-train] details summary').click();
-  for (const [id, value] of [['batch-size', '4'], ['epochs', '40'], ['eval-every', '0']]) {
-    await page.getByTestId(id).fill(value);
-    await page.getByTestId(id).dispatchEvent('change');
-  }
-  await page.getByTestId('train-start').click();
-}
+const startRun = (page) => startLongRun(page, csv());
 
 /** The current classifier's probabilities for `text`, at full precision. */
 async function predict(page, text) {

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
-import { serve, CHROMIUM_FLAGS, ROOT } from './harness.mjs';
+import { serve, startLongRun, CHROMIUM_FLAGS, ROOT } from './harness.mjs';
 import { SENTENCE, FILL, csv } from './saved_items_data.mjs';
 
 const MINUTE = 60_000;
@@ -119,15 +119,7 @@ async function buildName() {
 async function recordCheckpoint(page) {
   await page.selectOption('#model-select', 'bert-tiny');
   await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('bert-tiny'), null, { timeout: 2 * MINUTE });
-  await page.getByTestId('data-file').setInputFiles({ name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv()) });
-  await page.getByTestId('validation-report').waitFor({ timeout: MINUTE });
-  await page.selectOption('[data-testid=train-mode]', 'full');
-  await page.locator('[data-testid=studio-train] details summary').click();
-  for (const [id, value] of [['batch-size', '4'], ['epochs', '40'], ['eval-every', '0']]) {
-    await page.getByTestId(id).fill(value);
-    await page.getByTestId(id).dispatchEvent('change');
-  }
-  await page.getByTestId('train-start').click();
+  await startLongRun(page, csv());
   await page.getByTestId('checkpoint-note').waitFor({ timeout: 5 * MINUTE });
   await page.getByTestId('train-pause').click();
   // The item, its first part as text and every part's size (the weights' bytes stay in the page).
