@@ -299,6 +299,12 @@ pub fn finetune(args: &[String]) -> Result {
                     let [a, b] = task.cells(&r);
                     let [name_a, name_b] = task.columns();
                     eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, {name_a} {a}, {name_b} {b}", r.phase, r.epoch, r.train_loss, r.valid_loss);
+                    // A classifier's F1 of each label: MRPC's and QQP's F1 is the positive
+                    // class's, not the macro mean.
+                    if task == Task::Classify {
+                        let each: Vec<String> = r.metrics.per_class.iter().map(|c| format!("{} {:.4} ({} examples)", c.label, c.f1, c.support)).collect();
+                        eprintln!("  F1 per label: {}", each.join(", "));
+                    }
                     rows.push((r, stage_steps as f64 / secs.max(1e-9)));
                 }
                 _ => {}
