@@ -24,8 +24,8 @@
 // chosen on a test split).
 //
 // STS-B's original test file has 1,379 scored pairs, 284 of them with two trailing source fields
-// (9 fields instead of 7), which bertbench's table reader refuses; both sides read the same
-// 1,379 pairs from a JSON Lines copy made here in a temporary folder (score, sentence1,
+// (9 fields instead of 7), which bertbench's table reader left out before it read around them; both
+// sides read the same 1,379 pairs from a JSON Lines copy made here in a temporary folder (score, sentence1,
 // sentence2 = fields 5, 6, 7, as sentence-transformers reads the file).
 //
 // --quick runs each task on its first 64 training and 64 measured examples for one epoch (a

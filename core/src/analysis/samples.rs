@@ -148,7 +148,7 @@ mod tests {
         use crate::data::Example;
         let ex = |label: &str| Example { line: 0, text: "t".into(), text_pair: None, label: label.into() };
         let examples: Vec<Example> = ["a", "a", "a", "a", "b", "a", "b"].iter().map(|l| ex(l)).collect();
-        let dataset = Dataset { examples, labels: vec!["a".into(), "b".into()], skipped: Vec::new(), multiline: Vec::new() };
+        let dataset = Dataset { examples, labels: vec!["a".into(), "b".into()], skipped: Vec::new(), multiline: Vec::new(), extra_fields: Vec::new() };
         // Two of each label: indices 0, 1 (a) and 4, 6 (b).
         assert_eq!(balanced_sample(&dataset, 4), vec![0, 1, 4, 6]);
         // An odd cap takes the extra one from the first label.

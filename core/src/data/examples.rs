@@ -106,6 +106,11 @@ pub struct Dataset {
     /// lines of the file): each is one example, which the report says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub multiline: Vec<usize>,
+    /// The lines of a tab-separated file's rows with fields past its last column (STS-B's test
+    /// file appends two attributions to some rows): each is read by its columns' positions, and
+    /// the fields past them are not read, which the report says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_fields: Vec<usize>,
 }
 
 impl Dataset {
@@ -149,8 +154,11 @@ impl Dataset {
 
 /// Turns a [`Table`] into a [`Dataset`] using `map`. Texts and labels are trimmed. A row is
 /// skipped (and listed in [`Dataset::skipped`]) when it could not be read, when its field count
-/// differs from the number of columns (extra fields that are all empty are tolerated: spreadsheets
-/// write them), when its text is empty, or, for labeled data, when its label is empty.
+/// differs from the number of columns (extra fields that are all empty are tolerated:
+/// spreadsheets write them; so are a tab-separated file's fields past its last column, listed in
+/// [`Dataset::extra_fields`]: a tab is not written inside a text, so the columns before them
+/// stand where they are, whereas a comma past a CSV's last column may be one inside a text
+/// that shifted the row), when its text is empty, or, for labeled data, when its label is empty.
 ///
 /// Errors when `map` names a column the table lacks, uses one column for two roles, or when no
 /// row is usable.
@@ -182,17 +190,20 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
     let mut examples = Vec::with_capacity(table.rows.len());
     let mut skipped = Vec::new();
     let mut multiline = Vec::new();
+    let mut extra_fields = Vec::new();
+    let tabs = table.format == Format::Tsv;
     for row in &table.rows {
         if row.error.is_none() && row.fields.iter().any(|f| f.contains(['\n', '\r'])) {
             multiline.push(row.line);
         }
         let reason = if let Some(why) = &row.error {
             Some(SkipReason::Invalid(why.clone()))
-        } else if row.fields.len() < width
-            || row.fields[width..].iter().any(|f| !f.trim().is_empty())
-        {
+        } else if row.fields.len() < width || (!tabs && row.fields[width..].iter().any(|f| !f.trim().is_empty())) {
             Some(SkipReason::WrongFieldCount { found: row.fields.len(), expected: width })
         } else {
+            if row.fields[width..].iter().any(|f| !f.trim().is_empty()) {
+                extra_fields.push(row.line);
+            }
             let text = row.fields[map.text].trim();
             let pair = map.text_pair.map(|j| row.fields[j].trim());
             let label = map.label.map_or("", |j| row.fields[j].trim());
@@ -225,7 +236,7 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
         });
     }
     let labels = if map.label.is_some() { sorted_labels(&examples) } else { Vec::new() };
-    Ok(Dataset { examples, labels, skipped, multiline })
+    Ok(Dataset { examples, labels, skipped, multiline, extra_fields })
 }
 
 /// A row's [`Skipped::preview`]: its fields joined by the file's separator.
@@ -313,6 +324,19 @@ mod tests {
         );
         assert!(d.skipped[0].reason.to_string().starts_with("row has 3 fields, header has 2"));
         assert_eq!(d.skipped[0].preview, "Good, really good,positive");
+    }
+
+    /// A tab-separated file's fields past its last column (STS-B's test file appends two
+    /// attributions to some rows) leave its columns where they are: the row is read and listed;
+    /// in a CSV such a field may be a comma inside a text, so the row is left out.
+    #[test]
+    fn fields_past_a_tsv_last_column_are_read_around_and_listed() {
+        let d = dataset("text\tlabel\nGood\tpositive\nFine\tpositive\tsource: a forum\tby someone\nBad\tnegative\n", Some("d.tsv"));
+        assert_eq!(d.examples.iter().map(|e| (e.line, e.text.as_str(), e.label.as_str())).collect::<Vec<_>>(), [(2, "Good", "positive"), (3, "Fine", "positive"), (4, "Bad", "negative")]);
+        assert_eq!((d.extra_fields.as_slice(), d.skipped.len()), (&[3][..], 0));
+        let d = dataset("text,label\nGood,positive\nFine,positive,source\nBad,negative\n", Some("d.csv"));
+        assert_eq!((d.examples.len(), d.extra_fields.len()), (2, 0));
+        assert_eq!(d.skipped[0].reason, SkipReason::WrongFieldCount { found: 3, expected: 2 });
     }
 
     #[test]

@@ -224,7 +224,7 @@ mod test_util {
 
     pub(super) fn labeled(examples: Vec<Example>) -> Dataset {
         let labels = examples::sorted_labels(&examples);
-        Dataset { examples, labels, skipped: Vec::new(), multiline: Vec::new() }
+        Dataset { examples, labels, skipped: Vec::new(), multiline: Vec::new(), extra_fields: Vec::new() }
     }
 }
 

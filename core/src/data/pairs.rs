@@ -391,6 +391,9 @@ pub fn to_pairs(table: &Table, map: &ColumnMap) -> Result<PairData, DataError> {
     let numbers: Vec<Option<f32>> = data.examples.iter().map(|e| parse_score(&e.label)).collect();
     let not_numbers = numbers.iter().filter(|n| n.is_none()).count();
     let mut warnings = Vec::new();
+    if let Some(first) = data.extra_fields.first() {
+        warnings.push(super::report::extra_fields_note(&data.extra_fields, *first));
+    }
 
     let (values, scale, binary, label_names) = if not_numbers * 2 > numbers.len() {
         let (zero, one) = word_labels(&data.examples, &numbers, column)?;
@@ -806,6 +809,22 @@ mod tests {
                 && e.contains("“a label per text” task"),
             "{e}"
         );
+    }
+
+    /// STS-B's test file as it ships: tab-separated, no header, and 284 of its rows with two
+    /// attribution fields past the gold score and the sentences. Every row is read, and the
+    /// report says which had more.
+    #[test]
+    fn sts_b_test_rows_with_attributions_are_all_read() {
+        let tsv = "main-captions\tMSRvid\t2012test\t0024\t2.500\tA girl is styling her hair.\tA girl is brushing her hair.\n\
+                   main-forums\tanswer-answer\t2016\t0008\t3\tI stayed under the tree.\tI remained under the tree.\tStackExchange: a\tStackExchange: b\n\
+                   main-captions\tMSRvid\t2012test\t0033\t3.600\tMen play soccer.\tBoys play soccer.\n";
+        let t = parse_table(tsv.as_bytes(), Some("sts-test.csv")).unwrap();
+        let d = to_pairs(&t, &cols(5, 6, 4)).unwrap();
+        assert_eq!(d.pairs.iter().map(|p| (p.line, p.raw.as_str())).collect::<Vec<_>>(), [(1, "2.500"), (2, "3"), (3, "3.600")]);
+        assert_eq!(d.pairs[1].text_pair, "I remained under the tree.");
+        assert!(d.skipped.is_empty());
+        assert!(d.warnings.iter().any(|w| w.starts_with("1 row(s) have fields past the last column (the first on line 2)")), "{:?}", d.warnings);
     }
 
     #[test]

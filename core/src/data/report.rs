@@ -125,6 +125,9 @@ pub fn validate(
             summarise(&data.skipped)
         ));
     }
+    if let Some(first) = data.extra_fields.first() {
+        warnings.push(extra_fields_note(&data.extra_fields, *first));
+    }
     if let Some(first) = data.multiline.first() {
         warnings.push(format!(
             "{} row(s) hold a line break inside a quoted text (the first starts on line {first}); \
@@ -228,6 +231,15 @@ fn list_labels(one: &str, many: &str, labels: &[&str]) -> String {
         n => format!("{} and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
     };
     format!("{} {list}", if labels.len() == 1 { one } else { many })
+}
+
+/// What the report says of a tab-separated file's rows with fields past its last column.
+pub(super) fn extra_fields_note(lines: &[usize], first: usize) -> String {
+    format!(
+        "{} row(s) have fields past the last column (the first on line {first}); each was read by \
+         its columns, and the fields past them were not read.",
+        lines.len()
+    )
 }
 
 #[cfg(test)]

@@ -118,9 +118,13 @@ pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataE
             } else {
                 b','
             };
-            // A tab-separated `.csv` follows tab-separated files' rule on quotes.
-            let quoting = delimiter != b'\t' || tsv_uses_quotes(&text);
-            parse_delimited(&text, Format::Csv, delimiter, quoting)
+            // A tab-separated `.csv` (STS-B's original files) is read as tab-separated: its rule
+            // on quotes, and its fields past the last column.
+            if delimiter == b'\t' {
+                parse_delimited(&text, Format::Tsv, b'\t', tsv_uses_quotes(&text))
+            } else {
+                parse_delimited(&text, Format::Csv, delimiter, true)
+            }
         }
     }?;
     table.decoded = note;
