@@ -10,21 +10,16 @@
 //! occurrence at a time); the tests check that every merged pair is the most frequent one of the
 //! replay at its step.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use tokenizers::models::bpe::{BPE, BpeTrainer};
 use tokenizers::normalizers::bert::BertNormalizer;
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
-use tokenizers::{
-    AddedToken, NormalizedString, Normalizer, OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer, TokenizerImpl,
-};
+use tokenizers::TokenizerImpl;
 
+use super::trainer::{first_pieces, word_counts, CONTINUES, SPECIALS};
 use crate::error::{Error, Result};
 
-/// What marks a piece that continues a word, as in BERT's vocabularies.
-const CONTINUES: &str = "##";
-/// The specials the page's trainer adds first (they take vocabulary slots, never merges).
-const SPECIALS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 /// How many of the most counted pairs each step keeps beside the merged one.
 const CANDIDATES: usize = 5;
 
@@ -93,7 +88,7 @@ pub fn merge_steps(lines: &[String], max_steps: usize, lowercase: bool) -> Resul
         .min_frequency(2)
         .show_progress(false)
         .continuing_subword_prefix(CONTINUES.into())
-        .special_tokens(SPECIALS.iter().map(|s| AddedToken::from(*s, true)).collect())
+        .special_tokens(first_pieces(&words))
         .build();
     let mut tok = TokenizerImpl::<BPE, BertNormalizer, BertPreTokenizer, tokenizers::processors::bert::BertProcessing, tokenizers::decoders::wordpiece::WordPiece>::new(BPE::default());
     tok.with_normalizer(Some(normalizer)).with_pre_tokenizer(Some(BertPreTokenizer));
@@ -121,23 +116,6 @@ pub fn merge_steps(lines: &[String], max_steps: usize, lowercase: bool) -> Resul
     }
     let exhausted = steps.len() < max_steps;
     Ok(MergeSteps { words, steps, exhausted })
-}
-
-/// The corpus's words as the trainer counts them, most frequent first (ties alphabetically).
-fn word_counts(lines: &[String], normalizer: &BertNormalizer) -> Result<Vec<(String, u64)>> {
-    let mut counts = BTreeMap::<String, u64>::new();
-    for line in lines {
-        let mut normalized = NormalizedString::from(line.as_str());
-        normalizer.normalize(&mut normalized).map_err(|e| Error::Tokenizer(e.to_string()))?;
-        let mut pre = PreTokenizedString::from(normalized);
-        BertPreTokenizer.pre_tokenize(&mut pre).map_err(|e| Error::Tokenizer(e.to_string()))?;
-        for (word, _, _) in pre.get_splits(OffsetReferential::Original, OffsetType::Byte) {
-            *counts.entry(word.to_string()).or_default() += 1;
-        }
-    }
-    let mut words: Vec<(String, u64)> = counts.into_iter().collect();
-    words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Ok(words)
 }
 
 /// The trained model's merges in the order they were made (its JSON lists them by rank).
