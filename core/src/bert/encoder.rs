@@ -263,6 +263,25 @@ impl BertEncoder {
         (0..shown).map(move |d| &self.layer[d * n / depth])
     }
 
+    /// The stack with only the layers at depths `keep` (ascending), in that order: a smaller
+    /// model started from a bigger one's layers, as DistilBERT's student took one layer of two
+    /// of BERT's. Refuses a stack whose layers are shared (ALBERT) or of another kind
+    /// (ModernBERT's alternate global and local layers), and depths that are not ascending and
+    /// in range.
+    pub fn keep_layers(mut self, keep: &[usize]) -> crate::Result<Self> {
+        use crate::error::Error;
+        if !self.layers.is_empty() || self.layer.len() != self.depth {
+            return Err(Error::Input("only a stack whose every layer has its own weights can keep some of its layers (not ALBERT's shared layer or ModernBERT's global and local layers)".into()));
+        }
+        if keep.is_empty() || keep.windows(2).any(|w| w[0] >= w[1]) || keep.iter().any(|&d| d >= self.depth) {
+            return Err(Error::Input(format!("layers to keep must be ascending depths below {} (asked for {keep:?})", self.depth)));
+        }
+        let mut all: Vec<Option<BertLayer>> = self.layer.into_iter().map(Some).collect();
+        self.layer = keep.iter().map(|&d| all[d].take().expect("ascending depths are distinct")).collect();
+        self.depth = keep.len();
+        Ok(self)
+    }
+
     /// Every layer the input passes through, bottom first, of whichever kind the family's is.
     pub fn blocks(&self) -> impl Iterator<Item = &dyn EncoderBlock> {
         let post_norm = self.layers().map(|l| l as &dyn EncoderBlock);
@@ -276,6 +295,29 @@ mod tests {
     use crate::bert::config::Preset;
     use crate::bert::family::Family;
     use burn::tensor::Distribution;
+
+    /// A stack that keeps some layers runs exactly those layers, in order.
+    #[test]
+    fn kept_layers_run_as_the_bigger_stack_s_layers() {
+        let device = Device::flex();
+        let config = Preset::Tiny.config(50).with_num_hidden_layers(4).without_dropout();
+        let encoder = BertEncoderConfig::new(config.clone()).init(&device);
+        let x = Tensor::<3>::random([1, 5, 128], Distribution::Normal(0.0, 1.0), &device);
+        let mask = Tensor::<4>::zeros([1, 1, 5, 5], &device);
+        let mut by_hand = x.clone();
+        for d in [0, 3] {
+            by_hand = encoder.layer[d].forward(by_hand, mask.clone(), None).0;
+        }
+        let kept = encoder.clone().keep_layers(&[0, 3]).unwrap();
+        assert_eq!((kept.depth(), kept.layer.len()), (2, 2));
+        let out = kept.forward(x, mask, false, false).last_hidden_state;
+        assert_eq!(out.into_data().try_to_vec::<f32>().unwrap(), by_hand.into_data().try_to_vec::<f32>().unwrap());
+        for bad in [&[][..], &[3, 0], &[1, 1], &[4]] {
+            assert!(encoder.clone().keep_layers(bad).is_err(), "{bad:?}");
+        }
+        let shared = BertEncoderConfig::new(config.with_model_type(Family::Albert)).init(&device);
+        assert!(shared.keep_layers(&[0]).is_err());
+    }
 
     /// ALBERT's one shared layer is one set of parameters applied at every depth: the stack
     /// equals that layer run `num_hidden_layers` times, and every depth's attention is returned.

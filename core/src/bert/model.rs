@@ -235,6 +235,13 @@ impl BertModel {
         }
     }
 
+    /// The model with only the encoder layers at depths `keep` (see
+    /// [`BertEncoder::keep_layers`]); embeddings and pooler as they were.
+    pub fn keep_layers(mut self, keep: &[usize]) -> crate::Result<Self> {
+        self.encoder = self.encoder.keep_layers(keep)?;
+        Ok(self)
+    }
+
     /// The family whose checkpoint names the model is saved under.
     pub fn family(&self) -> Family {
         self.family

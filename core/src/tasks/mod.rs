@@ -10,6 +10,8 @@
 //!   or a bi-encoder (each text's vector, compared by cosine; a sentence-transformers folder)
 //! - [`choice`]: multiple choice (SWAG): each ending read with its premise, one score each,
 //!   a softmax over the endings, `BertForMultipleChoice`
+//! - [`distillation`]: a smaller student learning a classification task from a fine-tuned
+//!   teacher's softened probabilities (Hinton et al.; DistilBERT's student from kept layers)
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
 //! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
@@ -17,6 +19,7 @@
 
 pub mod choice;
 pub mod classification;
+pub mod distillation;
 pub mod masking;
 pub mod metrics;
 pub mod pretraining;

@@ -18,7 +18,7 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 
 use crate::tasks::classification::{BertClassifier, ClassificationHead, ClassifierMeta, features, span_rows, token_features};
-use crate::tasks::similarity::SimilarityLoss;
+use crate::tasks::classification::Level;
 use crate::nn::dropout;
 use crate::error::Error;
 use crate::nn::read_f32;
@@ -140,7 +140,7 @@ fn halves_step(
     pad_id: u32,
     device: &Device,
     seed: u64,
-    kind: SimilarityLoss,
+    config: &FineTuneConfig,
 ) -> crate::Result<(Tensor<1>, Tensor<2>, GradientsParams)> {
     let task = task::of(model.spec.level);
     let half = rows.len().div_ceil(2);
@@ -151,7 +151,7 @@ fn halves_step(
             let (positions, labels) = batch_units(rows, task, batch.seq_len, device);
             let logits = replica.forward_units(BertInput::from_batch(&batch, device), positions)?;
             let scores: Vec<f32> = rows.iter().flat_map(|t| task.unit_scores(t)).collect();
-            let loss = task.loss(kind, logits.clone(), &labels, &scores, device).mul_scalar(labels.len() as f64 / n as f64);
+            let loss = task.loss(config, logits.clone(), &labels, &scores, device).mul_scalar(labels.len() as f64 / n as f64);
             let grads = GradientsParams::from_grads(loss.backward(), &replica);
             Ok((loss.inner(), logits.inner(), grads))
         })
@@ -193,6 +193,15 @@ impl FineTuner {
             return Err(Error::Training("both the training and the validation set need examples".into()));
         }
         task.check(&labels, &train.iter().chain(&valid).collect::<Vec<_>>())?;
+        if let Some(d) = &config.distil {
+            d.check()?;
+            if config.features.level != Level::Sentence {
+                return Err(Error::Training("a student learns from its teacher's probabilities in sentence classification only".into()));
+            }
+            if train.iter().any(|t| t.teacher.len() != labels.len()) {
+                return Err(Error::Training("a student's every training text needs its teacher's probability of each label".into()));
+            }
+        }
         let layers = bert.num_layers();
         config.features.check(layers, bert.pooler.is_some())?;
         let head_epochs = if config.mode == TrainMode::Full { 0 } else { config.head_epochs };
@@ -422,7 +431,6 @@ impl FineTuner {
         let task = self.task();
         let labels: Vec<usize> = idx.iter().flat_map(|&i| task.unit_labels(&self.train[i])).collect();
         let scores: Vec<f32> = idx.iter().flat_map(|&i| task.unit_scores(&self.train[i])).collect();
-        let kind = self.config.similarity_loss;
         let n = labels.len();
         let k = self.labels.len();
         let peak = if self.phase == Phase::Head { self.config.head_learning_rate } else { self.config.learning_rate };
@@ -437,19 +445,19 @@ impl FineTuner {
         let (loss, logits, grads, norm) = if self.phase == Phase::Head {
             let feats = self.train_features.clone().expect("features are cached before the head stage");
             let logits = self.head_logits(feats, &idx);
-            let loss = task.loss(kind, logits.clone(), &labels, &scores, &self.device);
+            let loss = task.loss(&self.config, logits.clone(), &labels, &scores, &self.device);
             let mut grads = GradientsParams::from_grads(loss.backward(), &self.model.head);
             let norm = clip(&self.model.head, &mut grads, self.config.max_grad_norm, &self.device);
             (loss.inner(), logits.inner(), grads, norm)
         } else {
             let examples: Vec<&LabeledText> = idx.iter().map(|&i| &self.train[i]).collect();
             let (loss, logits, mut grads) = if inner == Device::flex() && examples.len() >= 2 {
-                halves_step(&self.model, &examples, self.pad_id, &self.device, seed, kind)?
+                halves_step(&self.model, &examples, self.pad_id, &self.device, seed, &self.config)?
             } else {
                 let batch = Batch::from_encoded(&batch_inputs(&examples, task), self.pad_id);
                 let (positions, _) = batch_units(&examples, task, batch.seq_len, &self.device);
                 let logits = self.model.forward_units(BertInput::from_batch(&batch, &self.device), positions)?;
-                let loss = task.loss(kind, logits.clone(), &labels, &scores, &self.device);
+                let loss = task.loss(&self.config, logits.clone(), &labels, &scores, &self.device);
                 let grads = GradientsParams::from_grads(loss.backward(), &self.model);
                 (loss.inner(), logits.inner(), grads)
             };
@@ -566,6 +574,7 @@ mod tests {
     use crate::test_util::{device_rng, tiny_config, toy};
     use crate::bert::model::BertModelConfig;
     use crate::bert::pooling::Pooling;
+    use crate::tasks::distillation::Distillation;
 
 
 
@@ -612,6 +621,42 @@ mod tests {
         assert!(last.metrics.accuracy >= 0.9, "validation accuracy {}", last.metrics.accuracy);
         assert!(last.train_loss < steps[0].loss * 0.5, "loss {} → {}", steps[0].loss, last.train_loss);
         assert!(tuner.best_accuracy().unwrap() >= last.metrics.accuracy);
+    }
+
+    /// A student learns what its teacher's probabilities say: taught by a teacher that is
+    /// always wrong, with all the weight on the soft labels, it learns the wrong labels.
+    #[test]
+    fn a_student_learns_its_teacher_s_labels() {
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        device.seed(1);
+        let bert = BertModelConfig::new(tiny_config(64).with_num_hidden_layers(2)).init(&device).keep_layers(&[1]).unwrap();
+        let wrong = |t: LabeledText| {
+            let p = if t.label == 0 { [0.05, 0.95] } else { [0.95, 0.05] };
+            t.with_teacher(&p)
+        };
+        let train: Vec<LabeledText> = toy(96, 1).into_iter().map(wrong).collect();
+        let cfg = FineTuneConfig::new()
+            .with_mode(TrainMode::HeadOnly)
+            .with_batch_size(16)
+            .with_head_learning_rate(1e-2)
+            .with_head_epochs(8)
+            .with_distil(Some(Distillation::new().with_soft_weight(1.0).with_temperature(1.0)));
+        let labels = vec!["neg".to_string(), "pos".to_string()];
+        let mut tuner = FineTuner::new(bert.clone(), 0, 16, labels.clone(), train.clone(), toy(32, 2), cfg.clone(), &device).unwrap();
+        let mut accuracy = None;
+        loop {
+            match pollster::block_on(tuner.advance()).unwrap() {
+                Event::Finished => break,
+                Event::Evaluated(r) => accuracy = Some(r.metrics.accuracy),
+                _ => {}
+            }
+        }
+        let accuracy = accuracy.unwrap();
+        assert!(accuracy <= 0.2, "the student scored {accuracy} against the gold labels; it should have learned its teacher's");
+        // A training text without its teacher's probabilities is refused.
+        let bare = toy(96, 1);
+        assert!(FineTuner::new(bert, 0, 16, labels, bare, toy(32, 2), cfg, &device).is_err());
     }
 
     /// A tiny classifier on `device`, with or without dropout.
@@ -663,7 +708,7 @@ mod tests {
         let loss = ClassificationHead::loss(logits.clone(), labels_tensor(&labels, &device));
         let whole = GradientsParams::from_grads(loss.backward(), &model);
         let examples: Vec<&LabeledText> = data.iter().collect();
-        let (loss_h, logits_h, halves) = halves_step(&model, &examples, 0, &device, 1, SimilarityLoss::Cosine).unwrap();
+        let (loss_h, logits_h, halves) = halves_step(&model, &examples, 0, &device, 1, &FineTuneConfig::new()).unwrap();
 
         let close = |a: &[f32], b: &[f32], what: &str| {
             let scale = a.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
@@ -690,7 +735,7 @@ mod tests {
         let (_rng, device, model, data, _, _) = halves_setup(true, 16, 4);
         let examples: Vec<&LabeledText> = data.iter().collect();
         let step = |seed| {
-            let (loss, _, grads) = halves_step(&model, &examples, 0, &device, seed, SimilarityLoss::Cosine).unwrap();
+            let (loss, _, grads) = halves_step(&model, &examples, 0, &device, seed, &FineTuneConfig::new()).unwrap();
             (loss.into_scalar::<f32>(), flat_grads(&model, &grads))
         };
         let first = step(11);

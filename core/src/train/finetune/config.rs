@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::bert::pooling::Pooling;
 use crate::data::{PairData, ScoreScale};
 use crate::tasks::classification::{FeatureSpec, Level};
+use crate::tasks::distillation::Distillation;
 use crate::tasks::qa::SpanConfig;
 use crate::tasks::similarity::SimilarityLoss;
 
@@ -109,6 +110,10 @@ pub struct FineTuneConfig {
     /// A similarity run's score scale (what 0 and 1 stand for in the data), kept with the model.
     #[config(default = "None")]
     pub score_scale: Option<ScoreScale>,
+    /// A student's run: how a sentence classifier learns from its teacher's probabilities, which
+    /// each training text then carries ([`LabeledText::with_teacher`](super::LabeledText::with_teacher)).
+    #[config(default = "None")]
+    pub distil: Option<Distillation>,
 }
 
 impl FineTuneConfig {

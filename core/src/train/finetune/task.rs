@@ -13,7 +13,6 @@ use super::units::{LabeledText, labels_tensor};
 use super::{FineTuneConfig, FineTuner};
 use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig, Level};
 use crate::tasks::metrics::{Metrics, argmax, softmax};
-use crate::tasks::similarity::SimilarityLoss;
 use super::TaskScores;
 use crate::tokenizer::Encoded;
 
@@ -49,7 +48,8 @@ pub(crate) trait UnitTask: Sync {
     /// The label ids of `t`'s units (none for a task scored by numbers).
     fn unit_labels(&self, t: &LabeledText) -> Vec<usize>;
 
-    /// The scores of `t`'s units (a similarity pair's; none for the other tasks).
+    /// The scores of `t`'s units (a similarity pair's, a student's teacher's log-probabilities;
+    /// none for the other tasks).
     fn unit_scores(&self, _t: &LabeledText) -> Vec<f32> {
         Vec::new()
     }
@@ -96,7 +96,7 @@ pub(crate) trait UnitTask: Sync {
     /// # Shapes
     /// - `out`: `[units, outputs]`
     /// - output: `[1]`
-    fn loss(&self, _kind: SimilarityLoss, out: Tensor<2>, labels: &[usize], _scores: &[f32], device: &Device) -> Tensor<1> {
+    fn loss(&self, _config: &FineTuneConfig, out: Tensor<2>, labels: &[usize], _scores: &[f32], device: &Device) -> Tensor<1> {
         ClassificationHead::loss(out, labels_tensor(labels, device))
     }
 

@@ -44,6 +44,9 @@ pub struct LabeledText {
     /// [SEP]`), read one after the other; `encoded` is then the first of them. Empty for the
     /// other tasks.
     pub choices: Vec<Encoded>,
+    /// A student's training text: its teacher's log-probabilities of each label (empty
+    /// otherwise).
+    pub teacher: Vec<f32>,
 }
 
 /// A question-answering window's target: where its answer starts and ends (`(0, 0)`: `[CLS]`,
@@ -64,7 +67,13 @@ pub struct SpanTarget {
 impl LabeledText {
     /// A sentence classifier's example.
     pub fn sentence(encoded: Encoded, label: usize) -> Self {
-        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None, choices: Vec::new() }
+        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None, choices: Vec::new(), teacher: Vec::new() }
+    }
+
+    /// The text with its teacher's probabilities of each label (a student's training text; see
+    /// [`Distillation`](crate::tasks::distillation::Distillation)), kept as logarithms.
+    pub fn with_teacher(self, probs: &[f32]) -> Self {
+        Self { teacher: probs.iter().map(|p| p.max(1e-30).ln()).collect(), ..self }
     }
 
     /// A token classifier's example: targets from [`crate::tasks::tagging::targets`].

@@ -76,7 +76,7 @@ impl UnitTask for Choice {
     }
 
     /// The cross-entropy of each question's right ending, softmaxed over its endings.
-    fn loss(&self, _kind: SimilarityLoss, out: Tensor<2>, labels: &[usize], _scores: &[f32], device: &Device) -> Tensor<1> {
+    fn loss(&self, _config: &FineTuneConfig, out: Tensor<2>, labels: &[usize], _scores: &[f32], device: &Device) -> Tensor<1> {
         let n = endings(labels);
         choice::loss(choice::by_question(out, n), labels_tensor(&right_endings(labels, n), device))
     }
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(Choice.correct(&[0.1, 0.2, 0.9, 0.0, 0.5, 0.4], 1, &labels, &[]), 3);
         let device = Device::flex();
         let out = Tensor::<2>::from_data(TensorData::new(vec![0.1f32, 0.2, 0.9, 0.0, 0.5, 0.4], [6, 1]), &device);
-        let got = Choice.loss(SimilarityLoss::Cosine, out, &labels, &[], &device).into_scalar::<f32>();
+        let got = Choice.loss(&FineTuneConfig::new(), out, &labels, &[], &device).into_scalar::<f32>();
         let want = (cross_entropy(&[0.1, 0.2, 0.9], &[2], 3) + cross_entropy(&[0.0, 0.5, 0.4], &[0], 3)) / 2.0;
         assert!((got - want).abs() < 1e-5, "{got} vs {want}");
     }

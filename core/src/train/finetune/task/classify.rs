@@ -18,6 +18,23 @@ impl UnitTask for Classify {
         vec![t.label]
     }
 
+    fn unit_scores(&self, t: &LabeledText) -> Vec<f32> {
+        t.teacher.clone()
+    }
+
+    /// Cross-entropy on the gold labels; a student's adds its teacher's softened probabilities
+    /// (see [`Distillation`](crate::tasks::distillation::Distillation)).
+    fn loss(&self, config: &FineTuneConfig, out: Tensor<2>, labels: &[usize], teacher: &[f32], device: &Device) -> Tensor<1> {
+        let gold = labels_tensor(labels, device);
+        match &config.distil {
+            Some(d) if teacher.len() == out.dims().iter().product::<usize>() => {
+                let teacher = Tensor::<2>::from_data(TensorData::new(teacher.to_vec(), out.dims()), device);
+                d.loss(out, teacher, gold)
+            }
+            _ => ClassificationHead::loss(out, gold),
+        }
+    }
+
     fn score(&self, tuner: &FineTuner, logits: &[f32]) -> Scored {
         score_labels(self, tuner, logits, &vec![true; tuner.valid.len()], |_| None)
     }

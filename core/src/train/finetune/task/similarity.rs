@@ -39,8 +39,8 @@ impl UnitTask for CrossEncoder {
         vec![t.score]
     }
 
-    fn loss(&self, kind: SimilarityLoss, out: Tensor<2>, _labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
-        similarity::loss(Level::Score, kind, out, scores_tensor(scores, device))
+    fn loss(&self, config: &FineTuneConfig, out: Tensor<2>, _labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
+        similarity::loss(Level::Score, config.similarity_loss, out, scores_tensor(scores, device))
     }
 
     fn correct(&self, outputs: &[f32], _width: usize, _labels: &[usize], scores: &[f32]) -> usize {
@@ -90,8 +90,8 @@ impl UnitTask for BiEncoder {
         similarity::pair_cosines(out)
     }
 
-    fn loss(&self, kind: SimilarityLoss, out: Tensor<2>, _labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
-        similarity::loss(Level::Embedding, kind, out, scores_tensor(scores, device))
+    fn loss(&self, config: &FineTuneConfig, out: Tensor<2>, _labels: &[usize], scores: &[f32], device: &Device) -> Tensor<1> {
+        similarity::loss(Level::Embedding, config.similarity_loss, out, scores_tensor(scores, device))
     }
 
     fn correct(&self, outputs: &[f32], _width: usize, _labels: &[usize], scores: &[f32]) -> usize {
