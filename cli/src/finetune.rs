@@ -20,6 +20,7 @@ use crate::{Args, Result, device, load_dir, parse, read, read_optional};
 mod answer;
 mod choice;
 mod classify;
+mod distil;
 mod similarity;
 mod tag;
 
@@ -255,6 +256,7 @@ pub fn finetune(args: &[String]) -> Result {
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let model = if task == Task::Choice { choice::model(bert.model, &bert.config, &device)? } else { bert.model };
+    let (model, model_config, train, config) = distil::student(&args, task, model, bert.config, train, &labels, config)?;
     let mut tuner = FineTuner::new(model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(core_error)?;
     let checkpoint_dir = args.get("checkpoint-dir").map(PathBuf::from);
     if parse(&args, "resume", false)? {
@@ -347,7 +349,7 @@ pub fn finetune(args: &[String]) -> Result {
     if let Some(out) = args.get("out") {
         let out = PathBuf::from(out);
         let files = classification::export(
-            &bert.config,
+            &model_config,
             &tuner.best_model(),
             &tuner.meta(),
             &bert.tokenizer,

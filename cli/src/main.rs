@@ -15,6 +15,7 @@
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 5e-3] [--head-epochs 20]
 //!     [--seed 42] [--dropout 0.1] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
 //!     [--gradient-checkpointing true|false] [--checkpoint-dir DIR] [--resume true]
+//!     [--keep-layers N] [--teacher DIR] [--temperature 2] [--soft-weight 0.5]
 //!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence),
 //!     starting from the studio's recipe for the task (qa: full fine-tuning, batch 16,
 //!     lr 1.5e-4, 10 epochs; the others: the head alone on the frozen encoder, 20 epochs), which
@@ -33,7 +34,10 @@
 //!     modelling code; a bi-encoder as a sentence-transformers folder); --max-steps N stops
 //!     after N steps and prints the mean step time (after 2 warm-up steps), for benchmarks;
 //!     --checkpoint-dir writes the run's snapshot there at each epoch's end (at most one per
-//!     15 s) and every 2 minutes, and --resume true continues the snapshot found there
+//!     15 s) and every 2 minutes, and --resume true continues the snapshot found there;
+//!     --keep-layers N trains a student of N of the model's layers, spaced evenly (DistilBERT's
+//!     start), on the gold labels alone or, with --teacher (a classifier folder of the same
+//!     labels), on the teacher's probabilities too (knowledge distillation; classify only)
 //! bertbench pretrain --corpus TXT --tokenizer-from DIR [--preset tiny] [--epochs 3]
 //!     [--batch 32] [--max-len 64] [--lr 1e-3] [--pair nsp|sop] [--masking dynamic|static]
 //!     [--minutes M] [--every 50] [--seed 42] [--backend cpu|wgpu] [PROBE TEXT WITH [MASK]...]
@@ -181,7 +185,7 @@ pub(crate) fn device(name: &str) -> Result<Device> {
 
 /// A Hugging Face model folder of any supported family and format (see
 /// `bertbench_core::bert::folder`).
-fn folder_files(dir: &Path) -> Result<CheckpointFiles> {
+pub(crate) fn folder_files(dir: &Path) -> Result<CheckpointFiles> {
     let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files = Vec::new();
     for entry in entries {

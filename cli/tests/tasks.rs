@@ -381,3 +381,29 @@ fn unknown_tasks_and_files_of_another_task_are_refused_with_their_cause() {
     refused(&["--task", "qa", "--train", &path("choices.jsonl")], &["try --task choice"]);
     refused(&["--task", "choice", "--pooling", "mean", "--train", &path("choices.jsonl")], &["--pooling is not for --task choice"]);
 }
+
+#[test]
+fn a_student_keeps_some_layers_learns_from_its_teacher_and_exports_its_depth() {
+    let (teacher, student) = (scratch("teacher"), scratch("student"));
+    let train = example("sentiment.csv");
+    trained(&["--train", train.to_str().unwrap(), "--out", teacher.to_str().unwrap()]);
+    let depth = config_json(&teacher)["num_hidden_layers"].as_u64().unwrap();
+    assert!(depth >= 2, "the tiny model needs layers to drop");
+    let run = trained(&["--train", train.to_str().unwrap(), "--keep-layers", "1", "--teacher", teacher.to_str().unwrap(), "--out", student.to_str().unwrap()]);
+    assert!(run.stderr.contains(&format!("layers [{}] of {depth} kept", depth - 1)), "{}", run.stderr);
+    assert!(run.stderr.contains("temperature 2 with weight 0.5"), "{}", run.stderr);
+    assert_eq!(config_json(&student)["num_hidden_layers"], 1);
+    let loaded = load(&student);
+    assert_eq!(loaded.model.bert.num_layers(), 1);
+    let valid = held_out_examples(&train);
+    let (reported, computed) = (run.best("best validation accuracy"), accuracy(&loaded, &valid));
+    assert!(close(reported, computed, valid.len(), 100.0), "the run reported {reported}%, its export scores {computed}%");
+
+    // A teacher of other labels, a student of another task and too many layers are refused.
+    let other = finetune(&["--train", example("similarity.csv").to_str().unwrap(), "--teacher", teacher.to_str().unwrap()]);
+    assert!(!other.ok && other.stderr.contains("a teacher must label the same classes"), "{}", other.stderr);
+    let tag = finetune(&["--task", "tag", "--train", example("entities.conll").to_str().unwrap(), "--keep-layers", "1"]);
+    assert!(!tag.ok && tag.stderr.contains("use them with --task classify"), "{}", tag.stderr);
+    let deep = finetune(&["--train", train.to_str().unwrap(), "--keep-layers", "9"]);
+    assert!(!deep.ok && deep.stderr.contains(&format!("the model has {depth} layers")), "{}", deep.stderr);
+}

@@ -80,6 +80,8 @@ pub fn export(
     tokenizer_json: Option<&[u8]>,
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    // A student keeps some of its encoder's layers: the file says how many the model has.
+    let config = &config.clone().with_num_hidden_layers(model.bert.num_layers());
     let family = config.model_type;
     let level = meta.spec.level;
     if level == Level::Embedding {
