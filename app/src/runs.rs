@@ -109,6 +109,10 @@ pub struct TrainRequest {
     /// The base model can be opened again in this browser (one of the page's own, or the
     /// user's own kept here): a head-only run is then saved as its head alone.
     pub base_kept: bool,
+    /// A student's run: the model keeps this many of its layers, spaced evenly
+    /// (`distillation::spaced_layers`), and, where the configuration distils, learns the
+    /// worker's current classifier's probabilities too.
+    pub keep_layers: Option<usize>,
 }
 
 impl TrainRequest {
@@ -116,7 +120,7 @@ impl TrainRequest {
     /// encoder as it was, so the head and the base's name are the whole classifier. A bi-encoder
     /// (a sentence-transformers folder) is saved whole.
     pub fn head_on(&self) -> Option<String> {
-        let head_only = self.config.mode == bertbench_core::train::TrainMode::HeadOnly && !self.from_scratch && self.base_kept;
+        let head_only = self.config.mode == bertbench_core::train::TrainMode::HeadOnly && !self.from_scratch && self.base_kept && self.keep_layers.is_none();
         let bi_encoder = self.config.features.level == bertbench_core::tasks::classification::Level::Embedding;
         (head_only && !bi_encoder).then(|| self.record.model.clone())
     }
@@ -334,6 +338,18 @@ pub struct RunSummary {
     pub steps: usize,
     /// Where it trained ("CPU" or "WebGPU · adapter").
     pub device: String,
+    /// A student's: how fast it and its teacher classify (none for other runs).
+    pub speed: Option<Speed>,
+}
+
+/// How fast a student and its teacher classify the validation texts, in the worker, on the
+/// devices they trained on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// Milliseconds per text, the student's.
+    pub ms_per_text: f64,
+    /// The same, its teacher's (a student that learned from one).
+    pub teacher_ms_per_text: Option<f64>,
 }
 
 /// The score a run is known by in the runs table, beyond its accuracy.
@@ -689,6 +705,7 @@ mod tests {
             from_scratch: false,
             base_kept: true,
             record: RunRecord::starting("bert-tiny".into(), false, "freeze, then unfreeze".into()),
+            keep_layers: None,
         }
     }
 
@@ -812,6 +829,7 @@ mod tests {
             seconds: 12.5,
             steps: 40,
             device: "CPU".into(),
+            speed: None,
         }
     }
 

@@ -25,6 +25,8 @@ pub(super) struct SavedTrainRequest {
     #[serde(default)]
     base_kept: bool,
     #[serde(default)]
+    keep_layers: Option<usize>,
+    #[serde(default)]
     train: Vec<Example>,
     #[serde(default)]
     valid: Vec<Example>,
@@ -58,6 +60,7 @@ impl From<SavedTrainRequest> for TrainRequest {
             from_scratch: s.from_scratch,
             record: s.record,
             base_kept: s.base_kept,
+            keep_layers: s.keep_layers,
         }
     }
 }
@@ -75,6 +78,8 @@ pub(super) struct SavedRunSummary {
     seconds: f64,
     steps: usize,
     device: String,
+    #[serde(default)]
+    speed: Option<Speed>,
     #[serde(default)]
     entities: Option<EntityMetrics>,
     #[serde(default)]
@@ -111,7 +116,7 @@ impl From<SavedRunSummary> for RunSummary {
             SavedMistakes::Labels(_) if !s.choice_mistakes.is_empty() => Mistakes::Choices(s.choice_mistakes),
             SavedMistakes::Labels(m) => Mistakes::Labels(m),
         };
-        RunSummary { meta: s.meta, metrics: s.metrics, scores, mistakes, cancelled: s.cancelled, seconds: s.seconds, steps: s.steps, device: s.device }
+        RunSummary { meta: s.meta, metrics: s.metrics, scores, mistakes, cancelled: s.cancelled, seconds: s.seconds, steps: s.steps, device: s.device, speed: s.speed }
     }
 }
 

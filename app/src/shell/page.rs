@@ -13,7 +13,7 @@ use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPa
 use crate::lab::{Lab, LabPanel};
 use crate::lessons::{Lessons, LessonsPanel};
 use crate::saved_work::SavedWork;
-use crate::studio::{ResumeBanner, Studio, StudioChoiceDataPanel, StudioDataPanel, StudioInsidePanel, StudioPairDataPanel, StudioQaDataPanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
+use crate::studio::{ResumeBanner, Studio, StudioChoiceDataPanel, StudioDataPanel, StudioDistilPanel, StudioInsidePanel, StudioPairDataPanel, StudioQaDataPanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
 use crate::worker_client::WorkerClient;
 
 fn query_param(name: &str) -> Option<String> {
@@ -191,6 +191,7 @@ pub fn App() -> impl IntoView {
                 <div class:hidden=move || studio_task.get() != Task::Choice><StudioChoiceDataPanel /></div>
                 <StudioTrainPanel />
                 <StudioResultsPanel />
+                <StudioDistilPanel />
                 <StudioInsidePanel />
                 <SavedPanel />
             </div>

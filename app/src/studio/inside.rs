@@ -36,6 +36,12 @@ pub(crate) async fn layer_change(studio: Studio, state: AppState, base: &Engine,
     let start = now_ms();
     let tuned = fine_tuned(studio, state).await?;
     let (bc, tc) = (&base.bert.config, &tuned.bert.config);
+    if tc.num_hidden_layers < bc.num_hidden_layers && bc.hidden_size == tc.hidden_size {
+        return Err(format!(
+            "the fine-tuned model is a student of {} of {}'s {} layers: its layers are not the pretrained model's at the same depth, so they are not compared here",
+            tc.num_hidden_layers, base.model_id, bc.num_hidden_layers
+        ));
+    }
     if bc.num_hidden_layers != tc.num_hidden_layers || bc.hidden_size != tc.hidden_size {
         return Err(format!(
             "the fine-tuned model ({} layers × {}) was not trained from {} ({} layers × {})",

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
 use bertbench_core::tasks::classification::{ClassifierMeta, Level};
+use bertbench_core::tasks::distillation::Distillation;
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode, memory};
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use futures::channel::oneshot;
@@ -28,6 +29,7 @@ use crate::worker_client::WorkerClient;
 
 mod data;
 mod data_card;
+mod distil;
 mod held_out;
 mod answering;
 mod choice;
@@ -42,6 +44,7 @@ mod train;
 pub use answering::StudioQaDataPanel;
 pub use choice::StudioChoiceDataPanel;
 pub use data::StudioDataPanel;
+pub use distil::StudioDistilPanel;
 pub use inside::StudioInsidePanel;
 pub(crate) use inside::{Change, layer_change};
 pub use results::StudioResultsPanel;
@@ -196,10 +199,14 @@ pub struct Studio {
 
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
 pub fn recipe(c: &FineTuneConfig) -> String {
-    match c.mode {
+    let recipe = match c.mode {
         TrainMode::HeadOnly => format!("{} · {} epochs", c.mode.label(), c.head_epochs),
         TrainMode::Full => format!("{} · {} epochs · lr {:e}", c.mode.label(), c.epochs, c.learning_rate),
         TrainMode::FreezeThenUnfreeze => format!("{} · {} + {} epochs", c.mode.label(), c.head_epochs, c.epochs),
+    };
+    match &c.distil {
+        Some(d) => format!("{recipe} · distilled (T {}, soft labels {})", d.temperature, d.soft_weight),
+        None => recipe,
     }
 }
 
@@ -435,6 +442,13 @@ impl Studio {
             Task::Choice => return self.start_choice(state),
             Task::Classify => {}
         }
+        self.start_classifier(state, None)
+    }
+
+    /// Starts a sentence classifier's run on the prepared data: the studio's, or a student's of
+    /// `student.0` layers (learning from the current classifier's probabilities too where
+    /// `student.1` says how).
+    pub(crate) fn start_classifier(self, state: AppState, student: Option<(usize, Option<Distillation>)>) -> Result<(), String> {
         let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
         if let Some(first) = prepared.report.errors.first() {
             return Err(format!("The data has a problem to fix first: {first}"));
@@ -461,9 +475,16 @@ impl Studio {
                 (pick(&split.train), pick(&split.valid))
             }
         };
-        let config = self.config.get_untracked();
-        let (max_len, label) = (self.max_len.get_untracked(), recipe(&config));
-        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| r.data = RunData::Texts { train, valid })
+        let config = self.config.get_untracked().with_distil(student.as_ref().and_then(|s| s.1.clone()));
+        let (max_len, mut label) = (self.max_len.get_untracked(), recipe(&config));
+        if let Some((n, _)) = &student {
+            label = format!("student: {n} of {} layers · {label}", engine.bert.config.num_hidden_layers);
+        }
+        let keep_layers = student.map(|s| s.0);
+        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| {
+            r.data = RunData::Texts { train, valid };
+            r.keep_layers = keep_layers;
+        })
     }
 
     /// Shows `task`; the recipe becomes its default unless the user changed the last one's.
@@ -505,6 +526,7 @@ impl Studio {
             restarts: self.restarts.get_untracked(),
             from_scratch,
             record: record.clone(),
+            keep_layers: None,
             base_kept: match engine.source {
                 ModelSource::Server => true,
                 ModelSource::Disk => self.saved.items.with_untracked(|items| items.iter().any(|i| i.id == format!("model:{}", engine.model_id))),

@@ -345,6 +345,19 @@ impl Job {
                 tokenizer.vocab_size()
             ));
         }
+        // A student keeps some of the layers; one that distils learns its teacher's
+        // probabilities too (the teacher is timed on the validation texts as it is read).
+        let kept_layers = match self.request.keep_layers {
+            Some(n) => Some(kept_layers(config.num_hidden_layers, n)?),
+            None => None,
+        };
+        let (train, teacher_ms) = match &self.request.config.distil {
+            Some(_) => {
+                let (train, ms) = teach(train, &valid, labels).await?;
+                (train, Some(ms))
+            }
+            None => (train, None),
+        };
         let mut kept: Option<FineTuner> = None;
         // The best finished restart, as checkpoint files (written once, saved with every
         // checkpoint), in Blobs: out of wasm memory.
@@ -366,6 +379,10 @@ impl Job {
             // Multiple choice scores each ending from the pooler (`*ForMultipleChoice`): an
             // encoder saved without one gets a fresh one, as transformers builds the class.
             let start = if level == Level::Choice { choice::with_pooler(start, &config, &ad).map_err(|e| e.to_string())? } else { start };
+            let start = match &kept_layers {
+                Some(keep) => start.keep_layers(keep).map_err(|e| e.to_string())?,
+                None => start,
+            };
             FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
                 .map_err(|e| e.to_string())
         };
@@ -419,6 +436,14 @@ impl Job {
             RunData::Choices(c) => Mistakes::Choices(choice_mistakes(&c.valid, probs)),
             RunData::Texts { valid, .. } => Mistakes::Labels(label_mistakes(valid, probs, labels)),
         };
+        let speed = match self.request.keep_layers {
+            Some(_) => Some(Speed { ms_per_text: ms_per_text(&tuner.best_model(), &valid, tokenizer.pad_id, &device).await?, teacher_ms_per_text: teacher_ms }),
+            None => None,
+        };
+        let config = match &kept_layers {
+            Some(keep) => config.with_num_hidden_layers(keep.len()),
+            None => config,
+        };
         let summary = RunSummary {
             meta: tuner.meta(),
             metrics: metrics.clone(),
@@ -428,6 +453,7 @@ impl Job {
             seconds: self.seconds_before + (now_ms() - started) / 1000.0,
             steps: tuner.progress().step,
             device: device_name,
+            speed,
         };
         let current = Current {
             loaded: LoadedClassifier { config, model: tuner.best_model(), tokenizer, meta: tuner.meta() },

@@ -36,7 +36,7 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    AnswerMistake, Backend, ChoiceMistake, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, Mistakes, PairMistake, RunData, RunSummary, SavedLab, SavedRun, TagMistake,
+    AnswerMistake, Backend, ChoiceMistake, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, Mistakes, PairMistake, RunData, RunSummary, SavedLab, SavedRun, Speed, TagMistake,
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
@@ -48,12 +48,14 @@ mod probe;
 mod requests;
 mod classifier;
 mod finetune;
+mod student;
 mod lab;
 mod search;
 
 use base::*;
 use classifier::*;
 use finetune::*;
+use student::*;
 use lab::*;
 
 /// The current classifier and what it needs to predict and export.
