@@ -32,6 +32,7 @@ pub fn ModelPanel() -> impl IntoView {
                     <div data-testid="model-max-tokens"><b>{c.max_len()}</b>{if c.read_len() < c.max_len() { format!("max tokens (read {} at a time here)", c.read_len()) } else { "max tokens".to_string() }}</div>
                 </div>
                 <p class="small muted" data-testid="model-architecture">{architecture_note(c, e.bert.tokenizer.piece_kind())}</p>
+                <p class="small muted" data-testid="model-suits">{suits_note(e.bert.tokenizer.is_cased(), &r.heads, &e.model_id)}</p>
                 <p class="small muted" data-testid="model-precision">{precision_note(&e.model_id, &r.stored)}</p>
                 <p class="small muted" data-testid="model-heads">{if r.heads.is_empty() {
                     "Encoder only: no task heads in the checkpoint.".to_string()
@@ -99,6 +100,23 @@ fn precision_note(model_id: &str, stored: &str) -> String {
         ),
         None => format!("Weights stored {how}, read as f32."),
     }
+}
+
+/// What the model is good and bad at, from its facts: case (a tagger of names reads capitals),
+/// and whether it kept a masked-language-model head (a sentence encoder was trained to place
+/// whole texts, and cannot fill in blanks).
+fn suits_note(cased: bool, heads: &[bertbench_core::bert::checkpoint::Head], id: &str) -> String {
+    use bertbench_core::bert::checkpoint::Head;
+    let mut out = Vec::new();
+    if heads.contains(&Head::MaskedLm) {
+        out.push("It kept its masked-language-model head: it fills in blanks, can be pretrained further in the lab, and classifies zero-shot by prompting (lesson 7).".to_string());
+    } else if id.starts_with("all-MiniLM") {
+        out.push("A sentence encoder: trained to place whole sentences near others of the same meaning, so it is strong for similarity and for classifying texts from its frozen features; saved without its masked-language-model head, it cannot fill in blanks.".to_string());
+    }
+    if !cased {
+        out.push("Uncased: \"Apple\" and \"apple\" are the same tokens, so a tagger of names cannot use capitals; for named entities a cased model (bert-base-cased, or a cased NER checkpoint) does better.".to_string());
+    }
+    out.join(" ")
 }
 
 /// What sets the model's architecture apart, and its kind of vocabulary.
