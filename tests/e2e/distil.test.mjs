@@ -44,7 +44,7 @@ test('a teacher distils into a smaller student, compared with one on the gold la
   // Three rows: the teacher's 2 layers, each student's 1; every model timed per text.
   const rows = await page.locator('[data-testid=distil-row]').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
   assert.deepEqual(rows.map((r) => r[1]), ['2', '1', '1']);
-  for (const r of rows) assert.match(r[3], /^\d+\.\d ms$/, `${r}`);
+  for (const r of rows) assert.match(r[3], /^\d+\.\d\d ms$/, `${r}`);
   const [teacher, taught, alone] = await page.locator('[data-testid=distil-accuracy]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
 
   // The sentence follows the numbers: which student won, by more than one validation text or not.
@@ -56,6 +56,8 @@ test('a teacher distils into a smaller student, compared with one on the gold la
   else assert.match(conclusion, /within one validation text/, conclusion);
   assert.match(conclusion, taught >= teacher ? /matched or beat its teacher/ : /kept \d+% of the teacher's accuracy/, conclusion);
   assert.match(conclusion, /Each student has 1 of the teacher's 2 layers/, conclusion);
+  const [teacherMs, taughtMs] = [rows[0][3], rows[1][3]].map(parseFloat);
+  assert.match(conclusion, teacherMs / taughtMs >= 1.1 ? /× as fast/ : /no faster as measured here/, `${teacherMs} vs ${taughtMs}: ${conclusion}`);
 
   // Both students are in the runs table, the taught one's recipe naming its distillation.
   const recipes = await page.locator('[data-testid=run-row] td:nth-child(4)').allTextContents();

@@ -49,7 +49,8 @@ impl Distilled {
         let share = 100.0 * s.params as f64 / t.params.max(1) as f64;
         let mut out = format!("Each student has {} of the teacher's {} layers and {share:.0}% of its parameters", s.layers, t.layers);
         match (t.ms_per_text, s.ms_per_text) {
-            (Some(tm), Some(sm)) if sm > 0.0 => out += &format!(", and classifies a text in {sm:.1} ms against {tm:.1} ms ({:.1}× as fast). ", tm / sm),
+            (Some(tm), Some(sm)) if sm > 0.0 && tm / sm >= 1.1 => out += &format!(", and classifies a text in {sm:.2} ms against {tm:.2} ms ({:.1}× as fast). ", tm / sm),
+            (Some(tm), Some(sm)) => out += &format!("; it took {sm:.2} ms a text against the teacher's {tm:.2} ms, no faster as measured here. "),
             _ => out += ". ",
         }
         // One validation text moves the accuracy by this much: closer than that is a tie.
@@ -84,7 +85,10 @@ impl Distilled {
 pub fn StudioDistilPanel() -> impl IntoView {
     let studio = expect_context::<Studio>();
     let state = expect_context::<AppState>();
-    let depth = move || state.engine().map_or(0, |e| e.bert.config.num_hidden_layers);
+    let depth = move || {
+        state.generation.get();
+        state.engine().map_or(0, |e| e.bert.config.num_hidden_layers)
+    };
     let keep = RwSignal::new(0usize);
     let temperature = RwSignal::new(2.0f64);
     let soft_weight = RwSignal::new(0.5f64);
@@ -158,7 +162,7 @@ pub fn StudioDistilPanel() -> impl IntoView {
                         <td>{name}</td>
                         <td>{m.layers}</td>
                         <td>{format!("{:.1} M", m.params as f64 / 1e6)}</td>
-                        <td>{m.ms_per_text.map_or("—".to_string(), |ms| format!("{ms:.1} ms"))}</td>
+                        <td>{m.ms_per_text.map_or("—".to_string(), |ms| format!("{ms:.2} ms"))}</td>
                         <td data-testid="distil-accuracy" data-value=m.accuracy.to_string()>{format!("{:.1}%", m.accuracy * 100.0)}</td>
                     </tr>
                 };
@@ -235,6 +239,8 @@ mod tests {
         let helped = distilled(0.82, 0.76).conclusion();
         assert!(helped.contains("3 of the teacher's 6 layers and 50% of its parameters"), "{helped}");
         assert!(helped.contains("2.0× as fast"), "{helped}");
+        let slow = Distilled { taught: model(3, 11_000_000, 0.82, 7.8), ..distilled(0.82, 0.76) }.conclusion();
+        assert!(slow.contains("no faster as measured here") && !slow.contains("as fast"), "{slow}");
         assert!(helped.contains("gave the student 6.0 points more"), "{helped}");
         assert!(helped.contains("kept 98% of the teacher's accuracy"), "{helped}");
 

@@ -26,12 +26,19 @@ pub(super) async fn teach(train: Vec<LabeledText>, valid: &[LabeledText], labels
     Ok((train.into_iter().zip(&probs).map(|(t, p)| t.with_teacher(p)).collect(), ms))
 }
 
-/// Milliseconds per text `model` takes to classify `texts` (batches of 32, shortest first).
+/// Milliseconds per text `model` takes to classify `texts` (batches of 32, shortest first): the
+/// fastest of at least two passes, and of as many as a third of a second takes, so a small
+/// model's time is not one pass's noise or its first pass's warm-up.
 pub(super) async fn ms_per_text(model: &classification::BertClassifier, texts: &[LabeledText], pad_id: u32, device: &Device) -> Result<f64, String> {
     let encoded: Vec<Encoded> = texts.iter().map(|t| t.encoded.clone()).collect();
-    let started = now_ms();
-    predict(model, &encoded, pad_id, 32, device).await.map_err(|e| e.to_string())?;
-    Ok((now_ms() - started) / texts.len().max(1) as f64)
+    let (started, mut fastest, mut passes) = (now_ms(), f64::INFINITY, 0);
+    while passes < 2 || (now_ms() - started < 300.0 && passes < 50) {
+        let pass = now_ms();
+        predict(model, &encoded, pad_id, 32, device).await.map_err(|e| e.to_string())?;
+        fastest = fastest.min(now_ms() - pass);
+        passes += 1;
+    }
+    Ok(fastest / texts.len().max(1) as f64)
 }
 
 /// `keep` of the model's `depth` layers, spaced evenly (DistilBERT's), refused beyond its depth.
