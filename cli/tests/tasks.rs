@@ -307,7 +307,7 @@ fn similarity_as_a_cross_encoder_exports_a_regression_classifier_that_scores_as_
 fn a_resumed_tagging_run_takes_the_steps_the_whole_run_takes() {
     let dir = scratch("resume");
     let (file, checkpoint) = (example("entities.conll"), dir.join("checkpoint"));
-    let args = ["--task", "tag", "--train", file.to_str().unwrap(), "--mode", "full", "--epochs", "2"];
+    let args = ["--task", "tag", "--train", file.to_str().unwrap(), "--mode", "full", "--epochs", "2", "--batch", "32"];
     let whole = trained(&args);
     // Stopped a step into the second epoch (9 steps an epoch): the first epoch's end was saved.
     let stopped = trained(&[&args[..], &["--checkpoint-dir", checkpoint.to_str().unwrap(), "--max-steps", "10"]].concat());

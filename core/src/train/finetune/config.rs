@@ -168,7 +168,9 @@ mod tests {
     fn each_task_starts_with_its_recipe() {
         let qa = FineTuneConfig::recipe(Level::Span);
         assert_eq!((qa.mode, qa.batch_size, qa.learning_rate, qa.epochs), (TrainMode::Full, 16, 1.5e-4, 10));
-        for level in [Level::Sentence, Level::Token, Level::Score, Level::Embedding] {
+        let tag = FineTuneConfig::recipe(Level::Token);
+        assert_eq!((tag.mode, tag.batch_size, tag.learning_rate, tag.epochs), (TrainMode::Full, 16, 1e-4, 5));
+        for level in [Level::Sentence, Level::Score, Level::Embedding] {
             let r = FineTuneConfig::recipe(level);
             assert_eq!((r.mode, r.head_epochs, r.batch_size), (TrainMode::HeadOnly, 20, 32), "{level:?}");
         }
