@@ -163,6 +163,12 @@ pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<Pretra
         ));
     }
     let config = &loaded.config;
+    if config.legacy == Some(false) {
+        return Err(Error::UnsupportedConfig(format!(
+            "this {}'s masked-language-model head is lm_predictions.lm_head (legacy is false); bertbench reads its legacy head, cls.predictions",
+            family.display_name()
+        )));
+    }
     let pair = loaded.report.heads.contains(&Head::NextSentence);
     if config.decoder_bias == Some(false) {
         return Err(Error::UnsupportedConfig(format!(

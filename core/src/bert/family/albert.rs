@@ -20,6 +20,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "AlbertForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: true,
+    segments_optional: false,
     pooler: true,
     // `AlbertForSequenceClassification`: classifier(dropout(pooler)), as BERT.
     sequence_head: SequenceHead { dense: "", out: "classifier.", norm: "" },

@@ -12,6 +12,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "BertForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: true,
+    segments_optional: false,
     pooler: true,
     // `BertForSequenceClassification`: classifier(dropout(pooler)).
     sequence_head: SequenceHead { dense: "", out: "classifier.", norm: "" },

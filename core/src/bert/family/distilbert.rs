@@ -13,6 +13,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "DistilBertForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: false,
+    segments_optional: false,
     pooler: false,
     // `DistilBertForSequenceClassification`: classifier(relu(pre_classifier([CLS]))).
     sequence_head: SequenceHead { dense: "pre_classifier.", out: "classifier.", norm: "" },

@@ -14,6 +14,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "ElectraForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: true,
+    segments_optional: false,
     pooler: false,
     // `ElectraForSequenceClassification`: out_proj(gelu(dense([CLS]))).
     sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj.", norm: "" },

@@ -31,6 +31,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "ModernBertForMaskedLM",
     positions: Positions::Rotary,
     segments: false,
+    segments_optional: false,
     pooler: false,
     // `ModernBertForSequenceClassification`: classifier(drop(norm(act(dense(pooled))))).
     sequence_head: SequenceHead { dense: "head.dense.", out: "classifier.", norm: "head.norm." },

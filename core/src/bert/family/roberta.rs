@@ -12,6 +12,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "RobertaForMaskedLM",
     positions: Positions::Absolute { after_padding: true },
     segments: true,
+    segments_optional: false,
     pooler: true,
     // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), in place of any pooler.
     sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj.", norm: "" },
