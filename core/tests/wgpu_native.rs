@@ -27,7 +27,8 @@ fn wgpu_tiny_model_forward_and_training_step_match_cpu() {
 }
 
 /// ALBERT's shared layer and projected embeddings, MPNet's relative position bias, ModernBERT's
-/// rotary, local-window, pre-norm gated layers: forward and gradients on wgpu as on the CPU.
+/// rotary, local-window, pre-norm gated layers, DeBERTa's disentangled attention: forward and
+/// gradients on wgpu as on the CPU.
 #[test]
 fn wgpu_families_own_blocks_match_cpu() {
     for config in family_check_configs() {
@@ -151,4 +152,27 @@ fn wgpu_gelu_derivative_matches_cpu() {
 
 fn burn_data(values: Vec<f32>, shape: [usize; 2]) -> bertbench_core::burn::tensor::TensorData {
     bertbench_core::burn::tensor::TensorData::new(values, shape)
+}
+
+/// The crate's matrix product on wgpu with an operand broadcast over the batch by `expand` (as
+/// DeBERTa's relative table first was, against every text's queries): the forward pass agrees
+/// with the CPU, the broadcast operand's gradient does not (2.4 vs 1.9 here; burn's own
+/// broadcasting matmul agrees). DeBERTa's attention folds the batch into the rows instead
+/// (`disentangled_attention::against_rows`); this is the kernel's bug, kept here until fixed.
+#[test]
+#[ignore = "known: nn::linear::matmul's gradient for an expand-broadcast operand on wgpu is wrong"]
+fn wgpu_matmul_of_an_expanded_operand_learns_as_on_the_cpu() {
+    use bertbench_core::burn::prelude::*;
+    use bertbench_core::burn::tensor::TensorData;
+    use bertbench_core::nn::linear::matmul;
+    let (b, h, s, d, rows) = (2, 2, 12, 4, 16);
+    let mut grads = Vec::new();
+    for device in [Device::flex().autodiff(), gpu().autodiff()] {
+        let q = Tensor::<4>::from_data(TensorData::new((0..b * h * s * d).map(|v| (v as f32 * 0.37).sin()).collect::<Vec<f32>>(), [b, h, s, d]), &device);
+        let t = Tensor::<4>::from_data(TensorData::new((0..h * rows * d).map(|v| (v as f32 * 0.53).cos()).collect::<Vec<f32>>(), [1, h, rows, d]), &device).require_grad();
+        let w = Tensor::<4>::from_data(TensorData::new((0..b * h * s * rows).map(|v| (v as f32 * 0.11).cos()).collect::<Vec<f32>>(), [b, h, s, rows]), &device);
+        let g = (matmul(q, t.clone().expand([b, h, rows, d]).swap_dims(2, 3)) * w).sum().backward();
+        grads.push(t.grad(&g).unwrap().into_data().try_to_vec::<f32>().unwrap());
+    }
+    close("gradient of the broadcast operand", &grads[1], &grads[0]);
 }

@@ -161,12 +161,11 @@ impl DisentangledSelfAttention {
         }
     }
 
-    /// `[rows, hidden]` → `[batch, heads, rows, head_dim]`: the relative table's rows projected
-    /// and split into heads, the same for every text of the batch.
-    fn table_heads(&self, projection: &Linear, table: Tensor<2>, batch: usize) -> Tensor<4> {
+    /// `[rows, hidden]` → `[heads, rows, head_dim]`: the relative table's rows projected and
+    /// split into heads.
+    fn table_heads(&self, projection: &Linear, table: Tensor<2>) -> Tensor<3> {
         let rows = table.dims()[0];
-        let projected = linear(projection, table).reshape([1, rows, self.num_heads, self.head_dim]).swap_dims(1, 2);
-        projected.expand([batch, self.num_heads, rows, self.head_dim])
+        linear(projection, table).reshape([rows, self.num_heads, self.head_dim]).swap_dims(0, 1)
     }
 
     /// # Shapes
@@ -187,18 +186,17 @@ impl DisentangledSelfAttention {
             let shape = [batch, heads, seq, seq];
             if self.c2p {
                 let projection = if self.share_att_key { &self.key_proj } else { self.pos_key_proj.as_ref().expect("c2p has its key projection") };
-                let pos_key = self.table_heads(projection, table.clone(), batch);
-                // [batch, heads, seq, rows]: every query against every distance row, then each
-                // pair's own row.
-                let by_row = matmul(q, pos_key.swap_dims(2, 3));
+                let pos_key = self.table_heads(projection, table.clone());
+                // Every query against every distance row, then each pair's own row.
+                let by_row = against_rows(q, pos_key);
                 scores = scores + by_row.gather(3, relative.c2p.clone().expand(shape));
             }
             if self.p2c {
                 let projection = if self.share_att_key { &self.query_proj } else { self.pos_query_proj.as_ref().expect("p2c has its query projection") };
-                let pos_query = self.table_heads(projection, table, batch);
-                // [batch, heads, seq (keys), rows], gathered at the key's rows, turned to
+                let pos_query = self.table_heads(projection, table);
+                // Every key against every distance row, gathered at the key's rows, turned to
                 // [query, key].
-                let by_row = matmul(k, pos_query.swap_dims(2, 3));
+                let by_row = against_rows(k, pos_query);
                 scores = scores + by_row.gather(3, relative.p2c.clone().expand(shape)).swap_dims(2, 3);
             }
         }
@@ -208,6 +206,22 @@ impl DisentangledSelfAttention {
         let context = matmul(dropout::forward(&self.dropout, probs.clone()), v);
         (context.swap_dims(1, 2).reshape([batch, seq, width]), probs)
     }
+}
+
+/// Every vector of `x` against every row of a relative table's heads, head by head.
+///
+/// The batch is folded into the rows (`[heads, batch × seq, d]`), so the product takes operands
+/// of the same batch dimensions rather than the table broadcast over the batch: the GPU kernel's
+/// gradient for an operand broadcast by `expand` is wrong (the wgpu device check found it).
+///
+/// # Shapes
+/// - `x`: `[batch, heads, seq, d]`; `rows`: `[heads, rows, d]`
+/// - output: `[batch, heads, seq, rows]`
+fn against_rows(x: Tensor<4>, rows: Tensor<3>) -> Tensor<4> {
+    let [batch, heads, seq, d] = x.dims();
+    let n = rows.dims()[1];
+    let folded = x.swap_dims(0, 1).reshape([heads, batch * seq, d]);
+    matmul(folded, rows.swap_dims(1, 2)).reshape([heads, batch, seq, n]).swap_dims(0, 1)
 }
 
 /// Disentangled self-attention and its output block (`attention`: `self`, `output`).
