@@ -651,7 +651,7 @@ def make_deberta(out):
     position projections, absolute positions added to the input, two segments, relative
     distances up to 24 clipped without buckets; `pooler.dense` with GELU, then `classifier`).
     Every layer's hidden states are kept; the MLM model's expected.json also holds the bucket of
-    every distance up to 600."""
+    every distance up to 600, and DeBERTa-v3-base's (256 buckets reaching 512) up to 1200."""
     from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_position
 
     unigram = unigram_tokenizer(["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"], unk="[UNK]")
@@ -684,8 +684,13 @@ def make_deberta(out):
             described = f"{model_class.__name__}, DeBERTa-v3's settings (32 log buckets, shared position projections), SentencePiece Unigram tokenizer.json"
             distances = torch.arange(-600, 601)
             buckets = {"from": -600, "buckets": make_log_bucket_position(distances, 32, 64).long().tolist()}
+            # DeBERTa-v3-base's own: 256 buckets reaching 512, every distance to ±1200.
+            far = torch.arange(-1200, 1201)
+            v3_buckets = {"from": -1200, "position_buckets": 256, "max_relative_positions": 512,
+                          "buckets": make_log_bucket_position(far, 256, 512).long().tolist()}
             save(folder, model, tok, "deberta-v2", described, texts, every_layer=True,
-                 fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED), relative_buckets=buckets)
+                 fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED), relative_buckets=buckets,
+                 v3_base_buckets=v3_buckets)
         else:
             described = f"{model_class.__name__}, DeBERTa-v2's older settings (own position projections, absolute positions, segments, distances to 24), with id2label"
             save(folder, model, tok, "deberta-v2", described, texts, every_layer=True, classify=classify(model, tok, texts))

@@ -149,7 +149,8 @@ fn check_layers(name: &str, files: checkpoint::CheckpointFiles, expected: &serde
 
 /// `DebertaV2ForMaskedLM` with DeBERTa-v3's settings: every layer of every text (one of 328
 /// tokens, beyond the buckets' reach of 64) and fill-mask as `transformers`, and every distance
-/// to ±600 in the bucket `make_log_bucket_position` gives it. The same model read with its reach
+/// to ±600 in the bucket `make_log_bucket_position` gives it (and to ±1200 in DeBERTa-v3-base's
+/// 256 buckets reaching 512). The same model read with its reach
 /// one further (65) moves its buckets' edges, and its hidden states off `transformers`' by more
 /// than the tolerance: the test sees the bucketing.
 fn check_deberta(name: &str) {
@@ -165,6 +166,12 @@ fn check_deberta(name: &str) {
     let positions = RelativePositions::of(&config);
     let got: Vec<i64> = (0..want.len() as i64).map(|i| positions.bucket(from + i)).collect();
     assert_eq!(got, want, "{name}: relative position buckets");
+    let v3 = &expected["v3_base_buckets"];
+    let positions = RelativePositions { buckets: Some(v3["position_buckets"].as_u64().unwrap() as usize), reach: v3["max_relative_positions"].as_u64().unwrap() as usize };
+    let from = v3["from"].as_i64().unwrap();
+    let want: Vec<i64> = v3["buckets"].as_array().unwrap().iter().map(|b| b.as_i64().unwrap()).collect();
+    let got: Vec<i64> = (0..want.len() as i64).map(|i| positions.bucket(from + i)).collect();
+    assert_eq!(got, want, "{name}: DeBERTa-v3-base's relative position buckets");
     // The reach one further: the same weights, other buckets.
     let device = Device::flex();
     let mut edited: serde_json::Value = serde_json::from_slice(&files.config_json).unwrap();
