@@ -97,7 +97,7 @@ pub fn family_check_configs() -> Vec<BertConfig> {
         check_config()
             .with_model_type(Family::DebertaV2)
             .with_type_vocab_size(0)
-            .with_position_biased_input(Some(false))
+            .with_absolute_positions(Some(false))
             .with_position_buckets(Some(8))
             .with_max_relative_positions(Some(8))
             .with_pos_att_type(Some(vec![PositionAttention::C2p, PositionAttention::P2c]))

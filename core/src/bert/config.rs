@@ -138,8 +138,9 @@ pub struct BertConfig {
     pub global_rope_theta: Option<f64>,
     pub local_rope_theta: Option<f64>,
     /// Whether the absolute position embeddings are added to the input (DeBERTa's
-    /// `position_biased_input`, false in v3; unset: they are, where positions are not rotary).
-    pub position_biased_input: Option<bool>,
+    /// `position_biased_input`, false in v3, read under this name so that no other family's
+    /// `config.json` turns its positions off; unset: they are, where positions are not rotary).
+    pub absolute_positions: Option<bool>,
     /// DeBERTa's relative distances in log buckets: this many rows each side, the nearest
     /// `position_buckets / 2` distances exact (`position_buckets`; unset: distances unbucketed).
     pub position_buckets: Option<usize>,
@@ -377,7 +378,7 @@ impl BertConfig {
     /// Whether the embeddings have a learned position table: not where positions are rotary, nor
     /// where DeBERTa's `position_biased_input` is false (its positions are relative only).
     pub fn position_table(&self) -> bool {
-        self.model_type.facts().positions != Positions::Rotary && self.position_biased_input != Some(false)
+        self.model_type.facts().positions != Positions::Rotary && self.absolute_positions != Some(false)
     }
 
     /// How far DeBERTa's relative distances reach (`max_relative_positions`, else

@@ -436,7 +436,7 @@ mod tests {
             let config: Json = serde_json::from_value(serde_json::to_value(crate::bert::config::BertConfig::new().with_model_type(family).with_pad_token_id(1)).unwrap()).unwrap();
             let config: Json = config.into_iter().filter(|(_, v)| !v.is_null()).collect();
             let mut back = family.bert_keys(family.family_keys(config.clone())).unwrap();
-            for written in ["position_embedding_type", "sinusoidal_pos_embds", "embedding_size", "num_hidden_groups", "inner_group_num", "pos_att_type", "norm_rel_ebd", "position_biased_input", "legacy"] {
+            for written in ["position_embedding_type", "sinusoidal_pos_embds", "embedding_size", "num_hidden_groups", "inner_group_num", "pos_att_type", "norm_rel_ebd", "absolute_positions", "legacy"] {
                 back.remove(written);
             }
             let expected: Json = if family.facts().segments { config } else { family.bert_keys(config).unwrap() };

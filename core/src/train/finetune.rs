@@ -910,7 +910,7 @@ mod tests {
         let config = tiny_config(64)
             .with_model_type(crate::bert::family::Family::DebertaV2)
             .with_type_vocab_size(0)
-            .with_position_biased_input(Some(false))
+            .with_absolute_positions(Some(false))
             .with_position_buckets(Some(4))
             .with_max_relative_positions(Some(4))
             .with_pos_att_type(Some(vec![C2p, P2c]))

@@ -79,8 +79,8 @@ fn defaults() -> Json {
 
 /// `DebertaV2Config` as `transformers` 5.24 reads it, in BERT's keys (its own keys are kept as
 /// they are: `position_buckets`, `max_relative_positions`, `pos_att_type`, `share_att_key`,
-/// `norm_rel_ebd`, `position_biased_input`, `legacy`); what it cannot compute exactly is refused
-/// by name.
+/// `norm_rel_ebd`, `legacy`; `position_biased_input` as `absolute_positions`); what it cannot
+/// compute exactly is refused by name.
 fn read_config(config: Json) -> Result<Json, String> {
     let mut out = defaults();
     out.extend(config.into_iter().filter(|(_, v)| !v.is_null()));
@@ -123,6 +123,9 @@ fn read_config(config: Json) -> Result<Json, String> {
         return Err(format!("this DeBERTa's norm_rel_ebd holds \"{other}\"; bertbench reads \"layer_norm\" or \"none\""));
     }
     out.insert("norm_rel_ebd".into(), if norms.contains(&"layer_norm") { "layer_norm" } else { "none" }.into());
+    // Under a name of its own: the embeddings read it for every family.
+    let absolute = out.remove("position_biased_input").unwrap_or(true.into());
+    out.insert("absolute_positions".into(), absolute);
     // Unset (below 1): no buckets, and distances as far as the positions reach.
     for key in ["position_buckets", "max_relative_positions"] {
         if out.get(key).and_then(serde_json::Value::as_i64).is_some_and(|v| v < 1) {
@@ -132,10 +135,13 @@ fn read_config(config: Json) -> Result<Json, String> {
     Ok(out)
 }
 
-/// DeBERTa's keys: BERT's where they agree, with its relative attention switched on (off by
-/// default in `DebertaV2Config`), and no position type.
+/// DeBERTa's keys: BERT's where they agree, `position_biased_input`, its relative attention
+/// switched on (off by default in `DebertaV2Config`), and no position type.
 fn write_config(mut config: Json) -> Json {
     config.remove("position_embedding_type");
+    if let Some(absolute) = config.remove("absolute_positions") {
+        config.insert("position_biased_input".into(), absolute);
+    }
     config.insert("relative_attention".into(), true.into());
     config
 }
@@ -172,6 +178,16 @@ mod tests {
         for said in ["disentangled attention", "content and relative position", "256 buckets", "no absolute positions", "no sentence A/B segment"] {
             assert!(apart.contains(said), "{said}: {apart}");
         }
+    }
+
+    /// DeBERTa's `position_biased_input` turns its position table off; in another family's
+    /// `config.json` (which `transformers` ignores there) it changes nothing.
+    #[test]
+    fn only_deberta_reads_position_biased_input() {
+        let bert = BertConfig::from_json_bytes(br#"{"model_type": "bert", "position_biased_input": false}"#).unwrap();
+        assert!(bert.position_table() && bert.absolute_positions.is_none());
+        let v2 = BertConfig::from_json_bytes(br#"{"model_type": "deberta-v2", "relative_attention": true, "hidden_size": 64, "num_attention_heads": 4}"#).unwrap();
+        assert!(v2.position_table(), "DebertaV2Config adds absolute positions unless told not to");
     }
 
     #[test]
