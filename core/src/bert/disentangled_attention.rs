@@ -210,9 +210,10 @@ impl DisentangledSelfAttention {
 
 /// Every vector of `x` against every row of a relative table's heads, head by head.
 ///
-/// The batch is folded into the rows (`[heads, batch × seq, d]`), so the product takes operands
-/// of the same batch dimensions rather than the table broadcast over the batch: the GPU kernel's
-/// gradient for an operand broadcast by `expand` is wrong (the wgpu device check found it).
+/// The batch is folded into the rows (`[heads, batch × seq, d]`) rather than the table broadcast
+/// over the batch: the table's gradient then needs no sum over the batch of a transposed view,
+/// which burn 0.22.1 computes wrongly on wgpu for some shapes (the device check found it; see
+/// `wgpu_native.rs`).
 ///
 /// # Shapes
 /// - `x`: `[batch, heads, seq, d]`; `rows`: `[heads, rows, d]`
