@@ -201,6 +201,10 @@ pub struct FamilyFacts {
     /// Its sequence-classification head: where it is kept, and its dense layer's activation.
     pub sequence_head: SequenceHead,
     pub sequence_activation: PoolerActivation,
+    /// Its `*ForMultipleChoice` pools each ending with the sequence head's dense layer and
+    /// activation (DeBERTa's `ContextPooler`, `pooler.dense` with GELU) rather than with a pooler
+    /// of the base model (BERT's and the RoBERTa family's).
+    pub choice_reads_sequence_head: bool,
     /// Checkpoint name → module path, applied in order (after the family prefix is removed),
     /// and the inverse.
     pub load_renames: Renames,

@@ -37,6 +37,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     // `DebertaV2ForSequenceClassification`: classifier(dropout(gelu(pooler.dense([CLS])))).
     sequence_head: SequenceHead { dense: "pooler.dense.", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Gelu,
+    choice_reads_sequence_head: true,
     load_renames: &[
         (r"^encoder\.layer\.", "encoder.disentangled."),
         (r"\.LayerNorm\.", ".layer_norm."),

@@ -18,6 +18,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     // `DistilBertForSequenceClassification`: classifier(relu(pre_classifier([CLS]))).
     sequence_head: SequenceHead { dense: "pre_classifier.", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Relu,
+    choice_reads_sequence_head: false,
     load_renames: &[
         (r"^transformer\.layer\.", "encoder.layer."),
         (r"\.attention\.q_lin\.", ".attention.self_attn.query."),

@@ -36,6 +36,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     // `ModernBertForSequenceClassification`: classifier(drop(norm(act(dense(pooled))))).
     sequence_head: SequenceHead { dense: "head.dense.", out: "classifier.", norm: "head.norm." },
     sequence_activation: PoolerActivation::Gelu,
+    choice_reads_sequence_head: false,
     load_renames: &[
         (r"^embeddings\.tok_embeddings\.", "embeddings.word_embeddings."),
         (r"^embeddings\.norm\.", "embeddings.layer_norm."),
