@@ -10,8 +10,12 @@
 //! Names: `deberta.` before the encoder, `attention.self.{query,key,value}_proj` (and
 //! `pos_key_proj`/`pos_query_proj` where the position projections are not shared), held as
 //! `encoder.disentangled.N`. `DebertaV2ForMaskedLM` with `legacy` (its default) keeps BERT's
-//! `cls.predictions` head; `DebertaV2ForSequenceClassification` a `pooler.dense` with GELU
-//! (`ContextPooler`) and `classifier`; the bare model has no pooler.
+//! `cls.predictions` head (its newer `lm_predictions.lm_head`, `legacy: false`, is refused by
+//! name, and so is a legacy folder that holds only that one, as the Hub's DeBERTa-v3 models do:
+//! `transformers` would start `cls.predictions` from random weights); its sequence-classification
+//! and multiple-choice classes a `pooler.dense` with GELU (`ContextPooler`) before `classifier`;
+//! the bare model has no pooler. The enhanced mask decoder (`mask_predictions`) is not run by
+//! `transformers`' `DebertaV2ForMaskedLM` (`z_steps` 0): its tensors are kept apart, unread.
 //!
 //! Read exactly or refused by name: `relative_attention: false`, a `pos_att_type` other than
 //! `c2p`/`p2c`, `norm_rel_ebd` other than `layer_norm`/`none`, a convolution after the first layer
