@@ -425,3 +425,28 @@ fn modernbert_heads_it_cannot_compute_are_refused_by_name() {
     let err = pretraining::load(files, &device).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("decoder_bias is false"), "{err}");
 }
+
+/// What of DeBERTa's MLM heads the page cannot read as `transformers` does is refused by name:
+/// the newer head (`lm_predictions.lm_head`, `legacy: false`), and a legacy folder that holds
+/// only that head, as the Hub's DeBERTa-v3 models do (`transformers` would start
+/// `cls.predictions` from random weights there). The encoder of either still opens.
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn deberta_mlm_heads_it_cannot_compute_are_refused_by_name() {
+    let device = Device::flex();
+    let (files, _) = folder("deberta");
+    // The same weights with the head under the newer names.
+    let st = safetensors::SafeTensors::deserialize(&files.weights).unwrap();
+    let renamed: Vec<(String, safetensors::tensor::TensorView<'_>)> =
+        st.tensors().into_iter().map(|(n, v)| (n.replace("cls.predictions.transform.", "lm_predictions.lm_head.").replace("cls.predictions.bias", "lm_predictions.lm_head.bias"), v)).collect();
+    let weights = safetensors::serialize(renamed, None).unwrap();
+    for legacy in [true, false] {
+        let mut config: serde_json::Value = serde_json::from_slice(&files.config_json).unwrap();
+        config["legacy"] = legacy.into();
+        let edited = checkpoint::CheckpointFiles { config_json: serde_json::to_vec(&config).unwrap(), weights: weights.clone(), ..files.clone() };
+        assert!(checkpoint::load(edited.clone(), &device).is_ok(), "legacy {legacy}: the encoder opens");
+        let err = pretraining::load(edited, &device).map(|_| ()).unwrap_err().to_string();
+        let said = if legacy { "cls.predictions.bias (the checkpoint has no masked-language-model head)" } else { "legacy is false" };
+        assert!(err.contains(said), "legacy {legacy}: {err}");
+    }
+}
