@@ -6,7 +6,7 @@
 //! [`EncoderBlock`] that takes from [`LayerInputs`] what it reads (the padding mask, a relative
 //! bias, a local window, rotary tables, the relative-position table).
 
-use burn::nn::{Embedding, Linear};
+use burn::nn::{Embedding, EmbeddingConfig, Initializer, Linear};
 use burn::prelude::*;
 use burn::tensor::activation::{gelu_approximate, relu};
 
@@ -33,6 +33,11 @@ pub struct BertIntermediate {
 }
 
 impl BertIntermediate {
+    /// A fresh block of `config`'s width and activation.
+    pub fn init(config: &BertConfig, device: &Device) -> Self {
+        Self { dense: init_linear(config.hidden_size, config.intermediate_size, config.initializer_range, device), act: config.hidden_act }
+    }
+
     /// # Shapes
     /// - `hidden`: `[batch, seq, hidden]`
     /// - output: `[batch, seq, intermediate]`
@@ -43,13 +48,6 @@ impl BertIntermediate {
             HiddenAct::GeluApproximate => gelu_approximate(x),
             HiddenAct::Relu => relu(x),
         }
-    }
-}
-
-impl BertIntermediate {
-    /// A fresh block of `config`'s width and activation.
-    pub fn init(config: &BertConfig, device: &Device) -> Self {
-        Self { dense: init_linear(config.hidden_size, config.intermediate_size, config.initializer_range, device), act: config.hidden_act }
     }
 }
 
@@ -196,7 +194,9 @@ impl BertEncoderConfig {
             final_norm: pre_norm.then(|| LayerNorm::with_bias(c.hidden_size, c.layer_norm_eps, c.norm_bias(), device)),
             relative_attention_bias: buckets.map(|_| relative_bias::init_table(c.relative_attention_buckets(), c.num_attention_heads, std, device)),
             disentangled: if disentangled { (0..c.num_hidden_layers).map(|_| DebertaV2Layer::init(c, device)).collect() } else { Vec::new() },
-            rel_embeddings: disentangled.then(|| relative_bias::init_table(2 * c.relative_span(), c.hidden_size, std, device)),
+            rel_embeddings: disentangled.then(|| {
+                EmbeddingConfig::new(2 * c.relative_span(), c.hidden_size).with_initializer(Initializer::Normal { mean: 0.0, std }).init(device)
+            }),
             layer_norm: (disentangled && c.relative_layer_norm()).then(|| LayerNorm::new(c.hidden_size, c.layer_norm_eps, device)),
             relative_positions: disentangled.then(|| RelativePositions::of(c)),
             depth: c.num_hidden_layers,
