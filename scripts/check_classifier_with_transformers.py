@@ -45,7 +45,7 @@ from transformers import (
     AutoTokenizer,
 )
 
-FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert", "Albert", "MPNet", "ModernBert")
+FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert", "Albert", "MPNet", "ModernBert", "DebertaV2")
 
 
 def folder(path):

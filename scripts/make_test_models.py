@@ -11,7 +11,7 @@ mask, or the class probabilities). No download: `transformers` builds each model
 seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
 before the tests that read the folders (core/tests/families.rs, the browser's model tests).
 Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`, `mpnet`,
-`modernbert`) makes
+`modernbert`, `deberta`) makes
 only theirs; the index lists every folder there.
 """
 import json
@@ -40,6 +40,10 @@ from transformers import (
     CamembertConfig,
     CamembertForSequenceClassification,
     CamembertTokenizerFast,
+    DebertaV2Config,
+    DebertaV2ForMaskedLM,
+    DebertaV2ForSequenceClassification,
+    DebertaV2Tokenizer,
     DistilBertConfig,
     DistilBertForMaskedLM,
     DistilBertForSequenceClassification,
@@ -583,18 +587,18 @@ def make_roberta(out):
     save(folder, model, tok, "roberta", "RobertaForMaskedLM, vocab.json + merges.txt only (no tokenizer.json)", fill_mask=fill_mask(model, tok))
 
 
-def unigram_tokenizer(specials):
+def unigram_tokenizer(specials, unk="<unk>"):
     """A SentencePiece Unigram tokenizer trained on the corpus by `tokenizers`. The trainer's
     pieces are the same every run, but not their order nor the last bits of their scores (its
     sums run in hash-map order, and the characters it adds last get scores 1e-4 apart in that
     order): the scores are rounded to two decimals and the pieces sorted, so the ids and the
     pieces are the same every run."""
     trained = SentencePieceUnigramTokenizer()
-    trained.train_from_iterator((CORPUS + MULTILINGUAL) * 4, vocab_size=400, show_progress=False, unk_token="<unk>",
+    trained.train_from_iterator((CORPUS + MULTILINGUAL) * 4, vocab_size=400, show_progress=False, unk_token=unk,
                                 special_tokens=specials)
     vocab = json.loads(trained.to_str())["model"]["vocab"]
     pieces = sorted(((p, round(score, 2)) for p, score in vocab if p not in specials), key=lambda x: (-x[1], x[0]))
-    tok = Tokenizer(Unigram([(p, 0.0) for p in specials] + pieces, unk_id=specials.index("<unk>"), byte_fallback=False))
+    tok = Tokenizer(Unigram([(p, 0.0) for p in specials] + pieces, unk_id=specials.index(unk), byte_fallback=False))
     tok.normalizer, tok.pre_tokenizer, tok.decoder = trained.normalizer, trained.pre_tokenizer, trained.decoder
     tok.add_special_tokens(specials)
     return tok
@@ -635,10 +639,68 @@ def make_sentencepiece(out):
                  fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED))
 
 
+def make_deberta(out):
+    """DeBERTa-v2/v3: BERT's post-norm layers with disentangled attention (each score adds the
+    query's content against the key's relative position, c2p, and the key's content against the
+    query's relative position, p2c, from one table of relative-position embeddings shared by every
+    layer), and a SentencePiece Unigram tokenizer.json saved through `DebertaV2Tokenizer`
+    (`[CLS] A [SEP] B [SEP]`, B in segment 1, `▁` pieces). `DebertaV2ForMaskedLM` as DeBERTa-v3
+    is built (log buckets, 32 here with a reach of 64 that the long text exceeds, projections
+    shared with the content's, a LayerNorm on the table, no absolute positions, no segments; its
+    legacy `cls.predictions` head), and a classifier as DeBERTa-v2's older settings are (its own
+    position projections, absolute positions added to the input, two segments, relative
+    distances up to 24 clipped without buckets; `pooler.dense` with GELU, then `classifier`).
+    Every layer's hidden states are kept; the MLM model's expected.json also holds the bucket of
+    every distance up to 600, and DeBERTa-v3-base's (256 buckets reaching 512) up to 1200."""
+    from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_position
+
+    unigram = unigram_tokenizer(["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"], unk="[UNK]")
+    vocab = [tuple(v) for v in json.loads(unigram.to_str())["model"]["vocab"]]
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    v3 = dict(relative_attention=True, position_buckets=32, max_relative_positions=64, pos_att_type=["p2c", "c2p"],
+              share_att_key=True, position_biased_input=False, norm_rel_ebd="layer_norm", type_vocab_size=0)
+    v2 = dict(relative_attention=True, max_relative_positions=24, pos_att_type="p2c|c2p", share_att_key=False,
+              position_biased_input=True, type_vocab_size=2, num_labels=3, id2label=labels,
+              label2id={v: k for k, v in labels.items()})
+    long = " ".join(CORPUS + MULTILINGUAL)
+    texts = MULTILINGUAL_TEXTS + [(long, None)]
+    cases = (
+        ("deberta", 28, DebertaV2ForMaskedLM, v3),
+        ("deberta-classifier", 29, DebertaV2ForSequenceClassification, v2),
+    )
+    for name, seed, model_class, extra in cases:
+        folder = fresh(out, name)
+        DebertaV2Tokenizer(vocab=vocab).save_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        assert type(tok).__name__ == "DebertaV2Tokenizer", type(tok)
+        torch.manual_seed(seed)
+        config = DebertaV2Config(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                 intermediate_size=64, max_position_embeddings=512, pad_token_id=tok.pad_token_id, **extra)
+        model = jitter(model_class(config))
+        model.save_pretrained(folder)
+        assert len(tok(long)["input_ids"]) > 4 * config.max_relative_positions, "the long text must exceed the reach"
+        assert len(tok(long)["input_ids"]) <= config.max_position_embeddings
+        if extra is v3:
+            described = f"{model_class.__name__}, DeBERTa-v3's settings (32 log buckets, shared position projections), SentencePiece Unigram tokenizer.json"
+            distances = torch.arange(-600, 601)
+            buckets = {"from": -600, "buckets": make_log_bucket_position(distances, 32, 64).long().tolist()}
+            # DeBERTa-v3-base's own: 256 buckets reaching 512, every distance to ±1200.
+            far = torch.arange(-1200, 1201)
+            v3_buckets = {"from": -1200, "position_buckets": 256, "max_relative_positions": 512,
+                          "buckets": make_log_bucket_position(far, 256, 512).long().tolist()}
+            save(folder, model, tok, "deberta-v2", described, texts, every_layer=True,
+                 fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED), relative_buckets=buckets,
+                 v3_base_buckets=v3_buckets)
+        else:
+            described = f"{model_class.__name__}, DeBERTa-v2's older settings (own position projections, absolute positions, segments, distances to 24), with id2label"
+            save(folder, model, tok, "deberta-v2", described, texts, every_layer=True, classify=classify(model, tok, texts))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
-              "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet, "modernbert": make_modernbert}
+              "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet, "modernbert": make_modernbert,
+              "deberta": make_deberta}
     chosen = sys.argv[2:] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:

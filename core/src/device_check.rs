@@ -74,9 +74,12 @@ pub fn check_config() -> BertConfig {
 /// device's kernels on them: ALBERT (narrow embeddings projected up, one layer shared by every
 /// depth), MPNet (a relative position bias in every attention, no segments) and ModernBERT
 /// (rotary positions, pre-norm gated layers without biases, a local window of 4 that the check's
-/// 12-token rows exceed, between two global layers).
+/// 12-token rows exceed, between two global layers) and DeBERTa-v3 (disentangled attention:
+/// content-to-position and position-to-content terms gathered from a normalised relative table,
+/// 8 log buckets reaching 8, which the 12-token rows pass; no absolute positions or segments).
 pub fn family_check_configs() -> Vec<BertConfig> {
     use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
+    use crate::bert::config::PositionAttention;
     vec![
         check_config().with_model_type(Family::Albert).with_embedding_size(Some(32)).with_num_hidden_layers(3),
         check_config().with_model_type(Family::MpNet).with_type_vocab_size(0).with_pad_token_id(1).with_max_position_embeddings(66),
@@ -91,6 +94,15 @@ pub fn family_check_configs() -> Vec<BertConfig> {
             .with_norm_bias(Some(false))
             .with_attention_bias(Some(false))
             .with_mlp_bias(Some(false)),
+        check_config()
+            .with_model_type(Family::DebertaV2)
+            .with_type_vocab_size(0)
+            .with_absolute_positions(Some(false))
+            .with_position_buckets(Some(8))
+            .with_max_relative_positions(Some(8))
+            .with_pos_att_type(Some(vec![PositionAttention::C2p, PositionAttention::P2c]))
+            .with_share_att_key(Some(true))
+            .with_norm_rel_ebd(Some("layer_norm".into())),
     ]
 }
 
@@ -188,6 +200,9 @@ async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &b
     if let Some(bias) = &model.encoder.relative_attention_bias {
         own.push(grad_of("encoder.relative_attention_bias.weight", &bias.weight, grads).await?);
     }
+    if let Some(table) = &model.encoder.rel_embeddings {
+        own.push(grad_of("encoder.rel_embeddings.weight", &table.weight, grads).await?);
+    }
     if let Some(project) = &model.embeddings_project {
         own.push(grad_of("embeddings_project.weight", &project.weight, grads).await?);
     }
@@ -200,6 +215,10 @@ async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &b
     if let (Some(first), Some(last)) = (model.encoder.layers.first(), model.encoder.layers.last()) {
         spread.push(grad_of("layers.last.mlp.Wi.weight", &last.mlp.wi.weight, grads).await?);
         spread.push(grad_of("layers.0.attn.Wqkv.weight", &first.attn.wqkv.weight, grads).await?);
+    }
+    if let (Some(first), Some(last)) = (model.encoder.disentangled.first(), model.encoder.disentangled.last()) {
+        spread.push(grad_of("encoder.layer.last.output.dense.weight", &last.output.dense.weight, grads).await?);
+        spread.push(grad_of("encoder.layer.0.attention.self.query_proj.weight", &first.attention.self_attn.query_proj.weight, grads).await?);
     }
     spread.push(grad_of("embeddings.LayerNorm.weight", &model.embeddings.layer_norm.gamma, grads).await?);
     spread.push(grad_of("embeddings.word_embeddings.weight", &model.embeddings.word_embeddings.weight, grads).await?);
@@ -261,9 +280,10 @@ mod tests {
         }
     }
 
-    /// ALBERT's, MPNet's and ModernBERT's own blocks are checked too, and get gradients: the
-    /// shared layer, the embedding projection, the relative position bias, the fused attention
-    /// with rotary positions and a local window.
+    /// ALBERT's, MPNet's, ModernBERT's and DeBERTa's own blocks are checked too, and get
+    /// gradients: the shared layer, the embedding projection, the relative position bias, the
+    /// fused attention with rotary positions and a local window, the relative table DeBERTa's
+    /// attention projects.
     #[test]
     fn the_families_own_blocks_agree_and_learn() {
         let device = Device::flex();
@@ -274,6 +294,7 @@ mod tests {
             let own = match family {
                 Family::MpNet => "encoder.relative_attention_bias.weight",
                 Family::ModernBert => "layers.0.attn.Wqkv.weight",
+                Family::DebertaV2 => "encoder.rel_embeddings.weight",
                 _ => "embeddings_project.weight",
             };
             let g = report.gradients.iter().find(|g| g.name == own).unwrap_or_else(|| panic!("{family:?}: no {own} gradient"));

@@ -88,7 +88,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert"] {
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert", "deberta"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -125,7 +125,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
     }
     // The Hub's RoBERTa, DistilBERT, ELECTRA and CamemBERT classifiers, read and exported again:
     // their own `*ForSequenceClassification` classes, loaded as they are.
-    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier", "mpnet-classifier", "modernbert-classifier"] {
+    for name in ["roberta-classifier", "distilbert-classifier", "electra-classifier", "camembert-classifier", "electra-small-classifier", "albert-classifier", "mpnet-classifier", "modernbert-classifier", "deberta-classifier"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = classification::load_classifier(files, None, &device).unwrap();
@@ -170,7 +170,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             })
             .collect()
     };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet", "modernbert"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet", "modernbert", "deberta"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -237,7 +237,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
     };
     let flat = |rows: &[Value]| rows.iter().flat_map(|r| floats(&r["start_logits"]).into_iter().chain(floats(&r["end_logits"]))).collect::<Vec<f32>>();
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet", "modernbert"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "camembert-classifier", "electra-small", "albert", "mpnet", "modernbert", "deberta"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();
@@ -374,6 +374,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         ("albert", "AlbertForPreTraining"),
         ("mpnet", "MPNetForMaskedLM"),
         ("modernbert", "ModernBertForMaskedLM"),
+        ("deberta", "DebertaV2ForMaskedLM"),
     ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
@@ -454,7 +455,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     let labels: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
     // Deterministic weights, so each run of the test is the same.
     let weights = |n: usize, scale: f32| -> Vec<f32> { (0..n).map(|k| scale * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect() };
-    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert"] {
+    for name in ["bert-mlm", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert", "deberta"] {
         let (files, _) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let loaded = checkpoint::load(files, &device).unwrap();

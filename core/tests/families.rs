@@ -4,7 +4,8 @@
 //! `id2label`, DistilBERT, RoBERTa, ELECTRA (and ELECTRA-small's projected embeddings),
 //! XLM-RoBERTa, CamemBERT and ALBERT (one shared layer) with SentencePiece Unigram tokenizers,
 //! MPNet (relative position bias), ModernBERT (rotary positions, pre-norm gated layers, local
-//! attention; every layer's hidden states), an older RoBERTa with only `vocab.json` + `merges.txt`), each
+//! attention; every layer's hidden states), DeBERTa-v2/v3 (disentangled attention, log buckets;
+//! every layer's hidden states), an older RoBERTa with only `vocab.json` + `merges.txt`), each
 //! read as a user's folder is: token ids and character offsets equal to `AutoTokenizer`'s,
 //! hidden states within 1e-4, fill-mask and class probabilities within 1e-4, and weights saved
 //! back under the family's own names. Exports loaded back in `transformers`: `exports.rs`.
@@ -111,20 +112,27 @@ family_tests! {
     albert_with_one_shared_layer_matches_transformers => "albert", check_albert_pretraining;
     mpnet_with_its_relative_position_bias_matches_transformers => "mpnet", check_mpnet;
     modernbert_with_rotary_positions_and_local_attention_matches_transformers => "modernbert", check_modernbert;
+    deberta_v3_with_disentangled_attention_matches_transformers => "deberta", check_deberta;
 }
 
 /// Every layer's hidden states (the input to layer 0, then each layer's output, the last after
 /// the final LayerNorm) of every test text within 1e-4 of `transformers`', the long text's
 /// beyond the local layers' window.
 fn check_every_layer(name: &str) {
-    let device = Device::flex();
     let (files, expected) = folder(name);
+    let window = bertbench_core::bert::config::BertConfig::from_json_bytes(&files.config_json).unwrap().local_attention.unwrap_or(0);
+    let longest = check_layers(name, files, &expected);
+    assert!(window > 0 && longest > window, "{name}: no test text is longer than the local window of {window}");
+}
+
+/// [`check_every_layer`]'s comparison; the longest test text's length in tokens.
+fn check_layers(name: &str, files: checkpoint::CheckpointFiles, expected: &serde_json::Value) -> usize {
+    let device = Device::flex();
     let loaded = checkpoint::load(files, &device).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let window = loaded.config.local_attention.unwrap_or(0);
-    let mut beyond = false;
+    let mut longest = 0;
     for text in expected["texts"].as_array().unwrap() {
         let encoded = loaded.tokenizer.encode_text(text["text"].as_str().unwrap(), text["pair"].as_str()).unwrap();
-        beyond |= encoded.ids().len() > window;
+        longest = longest.max(encoded.ids().len());
         let batch = Batch::from_encoded(std::slice::from_ref(&encoded), loaded.tokenizer.pad_id);
         let options = ForwardOptions { hidden_states: true, ..Default::default() };
         let out = loaded.model.forward(BertInput::from_batch(&batch, &device), options);
@@ -136,7 +144,47 @@ fn check_every_layer(name: &str) {
             close(&format!("{name}: hidden states {layer} of {}", text["text"]), &got, &want);
         }
     }
-    assert!(window > 0 && beyond, "{name}: no test text is longer than the local window of {window}");
+    longest
+}
+
+/// `DebertaV2ForMaskedLM` with DeBERTa-v3's settings: every layer of every text (one of 328
+/// tokens, beyond the buckets' reach of 64) and fill-mask as `transformers`, and every distance
+/// to ±600 in the bucket `make_log_bucket_position` gives it (and to ±1200 in DeBERTa-v3-base's
+/// 256 buckets reaching 512). The same model read with its reach
+/// one further (65) moves its buckets' edges, and its hidden states off `transformers`' by more
+/// than the tolerance: the test sees the bucketing.
+fn check_deberta(name: &str) {
+    use bertbench_core::bert::config::BertConfig;
+    use bertbench_core::bert::disentangled_attention::RelativePositions;
+    let (files, expected) = folder(name);
+    let config = BertConfig::from_json_bytes(&files.config_json).unwrap();
+    let longest = check_layers(name, files.clone(), &expected);
+    assert!(longest > 4 * config.relative_reach(), "{name}: the test texts reach only {longest} tokens");
+    check_fill_mask(name);
+    let from = expected["relative_buckets"]["from"].as_i64().unwrap();
+    let want: Vec<i64> = expected["relative_buckets"]["buckets"].as_array().unwrap().iter().map(|b| b.as_i64().unwrap()).collect();
+    let positions = RelativePositions::of(&config);
+    let got: Vec<i64> = (0..want.len() as i64).map(|i| positions.bucket(from + i)).collect();
+    assert_eq!(got, want, "{name}: relative position buckets");
+    let v3 = &expected["v3_base_buckets"];
+    let positions = RelativePositions { buckets: Some(v3["position_buckets"].as_u64().unwrap() as usize), reach: v3["max_relative_positions"].as_u64().unwrap() as usize };
+    let from = v3["from"].as_i64().unwrap();
+    let want: Vec<i64> = v3["buckets"].as_array().unwrap().iter().map(|b| b.as_i64().unwrap()).collect();
+    let got: Vec<i64> = (0..want.len() as i64).map(|i| positions.bucket(from + i)).collect();
+    assert_eq!(got, want, "{name}: DeBERTa-v3-base's relative position buckets");
+    // The reach one further: the same weights, other buckets.
+    let device = Device::flex();
+    let mut edited: serde_json::Value = serde_json::from_slice(&files.config_json).unwrap();
+    edited["max_relative_positions"] = (config.relative_reach() + 1).into();
+    let files = checkpoint::CheckpointFiles { config_json: serde_json::to_vec(&edited).unwrap(), ..files };
+    let loaded = checkpoint::load(files, &device).unwrap();
+    let text = expected["texts"].as_array().unwrap().iter().max_by_key(|t| t["input_ids"].as_array().unwrap().len()).unwrap();
+    let encoded = loaded.tokenizer.encode_text(text["text"].as_str().unwrap(), None).unwrap();
+    let batch = Batch::from_encoded(std::slice::from_ref(&encoded), loaded.tokenizer.pad_id);
+    let out = loaded.model.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default());
+    let got = pollster::block_on(read_f32(out.last_hidden_state)).unwrap();
+    let off = common::max_abs_diff(&got, &floats(&text["last_hidden_state"]));
+    assert!(off > 1e-4, "{name}: buckets reaching 65 give transformers' states within {off}; the test does not see the bucketing");
 }
 
 /// `ModernBertForMaskedLM`: every layer, and fill-mask.
@@ -297,6 +345,14 @@ fn modernbert_sequence_classifier_with_mean_pooling_and_every_bias_predicts_as_t
     check_every_layer("modernbert-classifier");
 }
 
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn deberta_v2_classifier_with_its_own_position_projections_predicts_as_transformers() {
+    check_classifier("deberta-classifier");
+    let (files, expected) = folder("deberta-classifier");
+    check_layers("deberta-classifier", files, &expected);
+}
+
 /// Prompting's scores (each label word's probability at the blank) are `transformers`'
 /// fill-mask probabilities of those words: the fill-mask cases' top-5 pieces that stand as whole
 /// words, read back through a template holding the case's text. (The test RoBERTa's `<mask>`
@@ -368,4 +424,29 @@ fn modernbert_heads_it_cannot_compute_are_refused_by_name() {
     let files = edited("modernbert", &|c| c["decoder_bias"] = false.into());
     let err = pretraining::load(files, &device).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("decoder_bias is false"), "{err}");
+}
+
+/// What of DeBERTa's MLM heads the page cannot read as `transformers` does is refused by name:
+/// the newer head (`lm_predictions.lm_head`, `legacy: false`), and a legacy folder that holds
+/// only that head, as the Hub's DeBERTa-v3 models do (`transformers` would start
+/// `cls.predictions` from random weights there). The encoder of either still opens.
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn deberta_mlm_heads_it_cannot_compute_are_refused_by_name() {
+    let device = Device::flex();
+    let (files, _) = folder("deberta");
+    // The same weights with the head under the newer names.
+    let st = safetensors::SafeTensors::deserialize(&files.weights).unwrap();
+    let renamed: Vec<(String, safetensors::tensor::TensorView<'_>)> =
+        st.tensors().into_iter().map(|(n, v)| (n.replace("cls.predictions.transform.", "lm_predictions.lm_head.").replace("cls.predictions.bias", "lm_predictions.lm_head.bias"), v)).collect();
+    let weights = safetensors::serialize(renamed, None).unwrap();
+    for legacy in [true, false] {
+        let mut config: serde_json::Value = serde_json::from_slice(&files.config_json).unwrap();
+        config["legacy"] = legacy.into();
+        let edited = checkpoint::CheckpointFiles { config_json: serde_json::to_vec(&config).unwrap(), weights: weights.clone(), ..files.clone() };
+        assert!(checkpoint::load(edited.clone(), &device).is_ok(), "legacy {legacy}: the encoder opens");
+        let err = pretraining::load(edited, &device).map(|_| ()).unwrap_err().to_string();
+        let said = if legacy { "cls.predictions.bias (the checkpoint has no masked-language-model head)" } else { "legacy is false" };
+        assert!(err.contains(said), "legacy {legacy}: {err}");
+    }
 }

@@ -1,4 +1,5 @@
-//! Multiple choice against PyTorch `transformers`: on BERT, RoBERTa and XLM-RoBERTa test models
+//! Multiple choice against PyTorch `transformers`: on BERT, RoBERTa, XLM-RoBERTa, ALBERT, MPNet and
+//! DeBERTa (v3's and v2's settings) test models
 //! (`scripts/make_test_models.py`), a dozen fine-tuning steps of the `FineTuner` on a tiny generated
 //! set of questions, then the export, which `AutoModelForMultipleChoice` loads as the family's
 //! own `*ForMultipleChoice` and which gives each ending the probability bertbench gives it, within
@@ -57,7 +58,7 @@ fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabil
     let out = std::env::temp_dir().join(format!("bertbench-choice-{}", std::process::id()));
     let mut command = std::process::Command::new(&python);
     command.arg(common::repo().join("scripts/check_multiple_choice_with_transformers.py")).env("TQDM_DISABLE", "1");
-    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier", "mpnet-classifier"];
+    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier", "mpnet-classifier", "deberta", "deberta-classifier"];
     for name in names {
         let files = from_folder(common::test_model_drop(name)).unwrap();
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
@@ -91,6 +92,15 @@ fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabil
         let spread = rows.iter().flat_map(|r| r["probs"].as_array().unwrap().iter().map(|p| (p.as_f64().unwrap() - 1.0 / 3.0).abs())).fold(0.0, f64::max);
         assert!(spread > 1e-2, "{name}: every probability is within {spread} of a third; a wrong read would go unseen");
         let exported = classification::export(&loaded.config, &model, &tuner.meta(), &tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+        // Read back by the page, it is the same model.
+        let get = |f: &str| exported.iter().find(|(n, _)| n == f).map(|(_, b)| b.clone());
+        let files = checkpoint::CheckpointFiles { config_json: get("config.json").unwrap(), weights: get("model.safetensors").unwrap(), tokenizer_json: get("tokenizer.json"), vocab_txt: get("vocab.txt") };
+        let again = classification::load_classifier(files, None, &inner).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for row in &rows {
+            let choices: Vec<String> = row["choices"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+            let probs = pollster::block_on(choice::predict(&again.model, &again.tokenizer, row["premise"].as_str().unwrap(), &choices, &inner)).unwrap();
+            common::close(&format!("{name}: re-imported"), &probs, &common::floats(&row["probs"]));
+        }
         let folder = out.join(name);
         std::fs::create_dir_all(&folder).unwrap();
         for (file, bytes) in exported {

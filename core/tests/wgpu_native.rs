@@ -27,7 +27,8 @@ fn wgpu_tiny_model_forward_and_training_step_match_cpu() {
 }
 
 /// ALBERT's shared layer and projected embeddings, MPNet's relative position bias, ModernBERT's
-/// rotary, local-window, pre-norm gated layers: forward and gradients on wgpu as on the CPU.
+/// rotary, local-window, pre-norm gated layers, DeBERTa's disentangled attention: forward and
+/// gradients on wgpu as on the CPU.
 #[test]
 fn wgpu_families_own_blocks_match_cpu() {
     for config in family_check_configs() {
@@ -151,4 +152,28 @@ fn wgpu_gelu_derivative_matches_cpu() {
 
 fn burn_data(values: Vec<f32>, shape: [usize; 2]) -> bertbench_core::burn::tensor::TensorData {
     bertbench_core::burn::tensor::TensorData::new(values, shape)
+}
+
+/// burn 0.22.1's sum over the first dimension on wgpu, of a tensor whose last two dimensions are
+/// swapped (a transposed view, as the gradient of a product's transposed operand is before it
+/// reaches a broadcast): wrong for some shapes ([2, 2, 4, 16], [2, 2, 4, 12]), right for others
+/// ([2, 3, 5, 6]) and over other dimensions. The gradient of DeBERTa's relative table first went
+/// through it (the device check found it); its attention now folds the batch into the rows
+/// instead (`disentangled_attention::against_rows`). burn's bug, kept here until fixed.
+#[test]
+#[ignore = "known: burn 0.22.1's wgpu sum_dim(0) of a transposed view is wrong for some shapes"]
+fn wgpu_sum_over_the_batch_of_a_transposed_view_matches_the_cpu() {
+    use bertbench_core::burn::prelude::*;
+    use bertbench_core::burn::tensor::TensorData;
+    for shape in [[2usize, 3, 5, 6], [2, 2, 4, 16], [2, 2, 4, 12]] {
+        let n: usize = shape.iter().product();
+        let sums: Vec<Vec<f32>> = [Device::flex(), gpu()]
+            .iter()
+            .map(|device| {
+                let x = Tensor::<4>::from_data(TensorData::new((0..n).map(|v| (v as f32 * 0.37).sin()).collect::<Vec<f32>>(), shape), device);
+                x.swap_dims(2, 3).sum_dim(0).into_data().try_to_vec::<f32>().unwrap()
+            })
+            .collect();
+        close(&format!("sum over the batch of a transposed {shape:?}"), &sums[1], &sums[0]);
+    }
 }

@@ -15,9 +15,9 @@ import { predict } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
 const MODELS = join(ROOT, 'tests', 'models');
-const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA', 'xlm-roberta': 'XLM-RoBERTa', camembert: 'CamemBERT', albert: 'ALBERT', mpnet: 'MPNet', modernbert: 'ModernBERT' };
+const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA', 'xlm-roberta': 'XLM-RoBERTa', camembert: 'CamemBERT', albert: 'ALBERT', mpnet: 'MPNet', modernbert: 'ModernBERT', 'deberta-v2': 'DeBERTa-v2' };
 // What the panel says sets each family's architecture apart, where something does.
-const APART = { albert: /projected up to 32; one layer's parameters shared by all 3 layers/, mpnet: /learned bias in every attention for the distance between words \(32 buckets/, distilbert: /no sentence A\/B segment embeddings; no pooler/, modernbert: /rotary positions.*pre-norm layers.*GeGLU.*local attention in 2 of 4 layers: each token sees only the 8 tokens either side \(window 16\)/ };
+const APART = { albert: /projected up to 32; one layer's parameters shared by all 3 layers/, mpnet: /learned bias in every attention for the distance between words \(32 buckets/, distilbert: /no sentence A\/B segment embeddings; no pooler/, modernbert: /rotary positions.*pre-norm layers.*GeGLU.*local attention in 2 of 4 layers: each token sees only the 8 tokens either side \(window 16\)/, 'deberta-v2': /disentangled attention: content and relative position scored apart/ };
 let server, profile;
 const contexts = [];
 const requested = [];

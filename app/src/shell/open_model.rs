@@ -78,7 +78,7 @@ pub fn OpenModel() -> impl IntoView {
                     <input type="file" multiple=true hidden=true data-testid="open-model-files"
                         prop:disabled=busy on:change=picked />
                 </label>
-                ". BERT (any size), RoBERTa, XLM-RoBERTa, CamemBERT, DistilBERT, ELECTRA, ALBERT, MPNet and ModernBERT; model.safetensors (sharded or not) or pytorch_model.bin. "
+                ". BERT (any size), RoBERTa, XLM-RoBERTa, CamemBERT, DistilBERT, ELECTRA, ALBERT, MPNet, ModernBERT and DeBERTa-v2/v3; model.safetensors (sharded or not) or pytorch_model.bin. "
                 "It is read here and kept in this browser: nothing is uploaded."
             </p>
             {move || note.get().map(|n| match n {

@@ -40,6 +40,16 @@ pub enum AttentionKind {
     SlidingAttention,
 }
 
+/// Which relative-position terms DeBERTa's disentangled attention adds (`pos_att_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PositionAttention {
+    /// Content to position: the query's content against the key's relative position.
+    C2p,
+    /// Position to content: the key's content against the query's relative position.
+    P2c,
+}
+
 /// The longest input this crate reads at once, whatever a model's positions allow (ModernBERT's
 /// 8,192): attention's scores grow with the square of the length, and at 8,192 tokens one layer's
 /// of a 12-head model take 3.2 GB, more than a browser tab holds beside the model. At 512 tokens
@@ -127,6 +137,27 @@ pub struct BertConfig {
     /// `rope_parameters`, formerly `global_rope_theta` / `local_rope_theta`).
     pub global_rope_theta: Option<f64>,
     pub local_rope_theta: Option<f64>,
+    /// Whether the absolute position embeddings are added to the input (DeBERTa's
+    /// `position_biased_input`, false in v3, read under this name so that no other family's
+    /// `config.json` turns its positions off; unset: they are, where positions are not rotary).
+    pub absolute_positions: Option<bool>,
+    /// DeBERTa's relative distances in log buckets: this many rows each side, the nearest
+    /// `position_buckets / 2` distances exact (`position_buckets`; unset: distances unbucketed).
+    pub position_buckets: Option<usize>,
+    /// The distance DeBERTa's buckets stretch to, or (without buckets) at which distances are
+    /// clipped (`max_relative_positions`; unset: `max_position_embeddings`).
+    pub max_relative_positions: Option<usize>,
+    /// The relative-position terms DeBERTa's attention adds (`pos_att_type`).
+    pub pos_att_type: Option<Vec<PositionAttention>>,
+    /// Whether DeBERTa projects its relative positions with each layer's own query and key
+    /// projections (`share_att_key`, v3) rather than with `pos_query_proj` / `pos_key_proj`.
+    pub share_att_key: Option<bool>,
+    /// `"layer_norm"` where DeBERTa's relative-position table passes a LayerNorm before use
+    /// (`norm_rel_ebd`, v3), else `"none"`.
+    pub norm_rel_ebd: Option<String>,
+    /// Whether DeBERTa's masked-language-model head is the legacy `cls.predictions` (`legacy`,
+    /// `transformers`' default) rather than `lm_predictions.lm_head`.
+    pub legacy: Option<bool>,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
@@ -254,7 +285,7 @@ impl BertConfig {
         if self.vocab_size == 0 || self.max_position_embeddings == 0 {
             return bad("vocab_size and max_position_embeddings must be > 0".into());
         }
-        if self.type_vocab_size == 0 && self.model_type.facts().segments {
+        if self.type_vocab_size == 0 && self.model_type.facts().segments && !self.model_type.facts().segments_optional {
             return bad("type_vocab_size must be > 0".into());
         }
         if self.max_len() < 2 {
@@ -344,6 +375,34 @@ impl BertConfig {
         self.relative_attention_num_buckets.unwrap_or(buckets)
     }
 
+    /// Whether the embeddings have a learned position table: not where positions are rotary, nor
+    /// where DeBERTa's `position_biased_input` is false (its positions are relative only).
+    pub fn position_table(&self) -> bool {
+        self.model_type.facts().positions != Positions::Rotary && self.absolute_positions != Some(false)
+    }
+
+    /// How far DeBERTa's relative distances reach (`max_relative_positions`, else
+    /// `max_position_embeddings`, as `transformers` reads an unset value).
+    pub fn relative_reach(&self) -> usize {
+        self.max_relative_positions.unwrap_or(self.max_position_embeddings)
+    }
+
+    /// Half the rows of DeBERTa's relative-position table: the buckets each side
+    /// (`position_buckets`), else the reach.
+    pub fn relative_span(&self) -> usize {
+        self.position_buckets.unwrap_or_else(|| self.relative_reach())
+    }
+
+    /// Whether DeBERTa's attention adds this relative-position term.
+    pub fn adds_position_term(&self, term: PositionAttention) -> bool {
+        self.pos_att_type.as_ref().is_some_and(|kinds| kinds.contains(&term))
+    }
+
+    /// Whether DeBERTa's relative-position table passes a LayerNorm before use.
+    pub fn relative_layer_norm(&self) -> bool {
+        self.norm_rel_ebd.as_deref() == Some("layer_norm")
+    }
+
     /// Whether the LayerNorms have a learned shift.
     pub fn norm_bias(&self) -> bool {
         self.norm_bias.unwrap_or(true)
@@ -388,6 +447,28 @@ impl BertConfig {
         if facts.positions == Positions::Rotary {
             let (global, local) = (self.global_rope_theta.unwrap_or(0.0), self.local_rope_theta.unwrap_or(0.0));
             out.push(format!("rotary positions: each query and key turned by an angle that grows with its position (base {global} in global layers, {local} in local ones), no position embeddings"));
+        }
+        if facts.layer == LayerKind::Disentangled {
+            let terms = [(PositionAttention::C2p, "content-to-position"), (PositionAttention::P2c, "position-to-content")];
+            let added: Vec<&str> = terms.iter().filter(|(t, _)| self.adds_position_term(*t)).map(|(_, said)| *said).collect();
+            let distances = match self.position_buckets {
+                Some(buckets) => format!(
+                    "{buckets} buckets each side: each distance up to {} its own, farther ones in log-spaced ranges up to {}",
+                    buckets / 2,
+                    self.relative_reach()
+                ),
+                None => format!("distances beyond {} clipped", self.relative_reach()),
+            };
+            let added = if added.is_empty() { "no position terms".to_string() } else { added.join(" and ") };
+            out.push(format!(
+                "disentangled attention: content and relative position scored apart ({added} added to content-to-content), from one table of relative positions every layer shares ({distances})"
+            ));
+            if self.share_att_key == Some(true) {
+                out.push("relative positions projected by each layer's own query and key projections".into());
+            }
+        }
+        if facts.positions != Positions::Rotary && !self.position_table() {
+            out.push("no absolute positions: a word enters as its content alone".into());
         }
         if facts.layer == LayerKind::PreNormGated {
             out.push("pre-norm layers (LayerNorm before attention and before the feed-forward block) and a final LayerNorm".into());
@@ -435,7 +516,8 @@ impl BertConfig {
         if self.model_type.facts().layer == LayerKind::PreNormGated {
             return self.pre_norm_params();
         }
-        let [h, i, v, p, t, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, self.max_position_embeddings, self.type_vocab_size, self.distinct_layers()].map(|n| n as u64);
+        let positions = if self.position_table() { self.max_position_embeddings } else { 0 };
+        let [h, i, v, p, t, l] = [self.hidden_size, self.intermediate_size, self.vocab_size, positions, self.type_vocab_size, self.distinct_layers()].map(|n| n as u64);
         let e = self.embedding_width() as u64;
         let projection = if self.projects_embeddings() { e * h + h } else { 0 };
         let embeddings = (v + p + t) * e + 2 * e + projection;
@@ -444,7 +526,20 @@ impl BertConfig {
         let layers = l * (attention + feed_forward);
         let pooler = if with_pooler { h * h + h } else { 0 };
         let relative_bias = if self.model_type.facts().relative_attention.is_some() { (self.relative_attention_buckets() * self.num_attention_heads) as u64 } else { 0 };
-        embeddings + layers + pooler + relative_bias
+        embeddings + layers + pooler + relative_bias + self.disentangled_params()
+    }
+
+    /// DeBERTa's parameters besides BERT's layers: the relative-position table (`2 ×
+    /// relative_span` rows) and its LayerNorm, and in each layer the position projections where
+    /// they are not shared with the content's.
+    fn disentangled_params(&self) -> u64 {
+        if self.model_type.facts().layer != LayerKind::Disentangled {
+            return 0;
+        }
+        let h = self.hidden_size as u64;
+        let table = 2 * self.relative_span() as u64 * h + if self.relative_layer_norm() { 2 * h } else { 0 };
+        let own = if self.share_att_key == Some(true) { 0 } else { [PositionAttention::C2p, PositionAttention::P2c].iter().filter(|t| self.adds_position_term(**t)).count() as u64 };
+        table + self.num_hidden_layers as u64 * own * (h * h + h)
     }
 
     /// [`BertConfig::num_params`] of an encoder of pre-norm gated layers (ModernBERT): word

@@ -7,7 +7,6 @@ use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer};
 use burn::prelude::*;
 
 use crate::bert::config::BertConfig;
-use crate::bert::family::Positions;
 use crate::nn::dropout;
 use crate::nn::layer_norm::LayerNorm;
 
@@ -55,7 +54,7 @@ impl BertEmbeddingsConfig {
         .with_dropout(config.hidden_dropout_prob)
         .with_initializer_range(config.initializer_range)
         .with_position_offset(config.model_type.position_offset(config.pad_token_id))
-        .with_position_table(config.model_type.facts().positions != Positions::Rotary)
+        .with_position_table(config.position_table())
         .with_norm_bias(config.norm_bias())
     }
 

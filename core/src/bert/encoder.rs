@@ -1,11 +1,12 @@
 //! The encoder stack: `num_hidden_layers` × (self-attention block, feed-forward block), each
 //! layer its own parameters or (ALBERT) one layer's parameters applied at every depth, with
 //! (MPNet) a relative position bias shared by every layer's attention. A family whose layer
-//! differs (ModernBERT's pre-norm layer, [`ModernBertLayer`]) has its layers run in place of
-//! BERT's: each kind of layer is an [`EncoderBlock`] that takes from [`LayerInputs`] what it
-//! reads (the padding mask, a relative bias, a local window, rotary tables).
+//! differs (ModernBERT's pre-norm layer, [`ModernBertLayer`]; DeBERTa's layer with disentangled
+//! attention, [`DebertaV2Layer`]) has its layers run in place of BERT's: each kind of layer is an
+//! [`EncoderBlock`] that takes from [`LayerInputs`] what it reads (the padding mask, a relative
+//! bias, a local window, rotary tables, the relative-position table).
 
-use burn::nn::{Embedding, Linear};
+use burn::nn::{Embedding, EmbeddingConfig, Initializer, Linear};
 use burn::prelude::*;
 use burn::tensor::activation::{gelu_approximate, relu};
 
@@ -15,6 +16,7 @@ use crate::bert::attention::{BertAttention, BertAttentionConfig, BertSelfOutput}
 use crate::nn::linear::init_linear;
 use crate::nn::linear::linear;
 use crate::bert::config::{AttentionKind, BertConfig, HiddenAct};
+use crate::bert::disentangled_attention::{self, DebertaV2Attention, RelativeInputs, RelativePositions};
 use crate::bert::family::{LayerKind, Positions};
 use crate::bert::modernbert_layer::ModernBertLayer;
 use crate::bert::relative_bias::{self, RelativeBuckets};
@@ -31,6 +33,11 @@ pub struct BertIntermediate {
 }
 
 impl BertIntermediate {
+    /// A fresh block of `config`'s width and activation.
+    pub fn init(config: &BertConfig, device: &Device) -> Self {
+        Self { dense: init_linear(config.hidden_size, config.intermediate_size, config.initializer_range, device), act: config.hidden_act }
+    }
+
     /// # Shapes
     /// - `hidden`: `[batch, seq, hidden]`
     /// - output: `[batch, seq, intermediate]`
@@ -71,6 +78,40 @@ impl BertLayer {
     }
 }
 
+/// DeBERTa's layer (`encoder.layer.N` in its checkpoint): BERT's layer with disentangled
+/// attention ([`disentangled_attention`]), run where the family's layer is
+/// [`LayerKind::Disentangled`].
+#[derive(Module, Debug)]
+pub struct DebertaV2Layer {
+    /// Disentangled self-attention block.
+    pub attention: DebertaV2Attention,
+    /// Feed-forward expansion.
+    pub intermediate: BertIntermediate,
+    /// Feed-forward contraction.
+    pub output: BertOutput,
+}
+
+impl DebertaV2Layer {
+    /// A fresh layer of `config`'s DeBERTa.
+    pub fn init(config: &BertConfig, device: &Device) -> Self {
+        Self {
+            attention: DebertaV2Attention::init(config, device),
+            intermediate: BertIntermediate::init(config, device),
+            output: BertSelfOutput::init(config.intermediate_size, config.hidden_size, config, device),
+        }
+    }
+
+    /// # Shapes
+    /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]` additive; `relative`:
+    ///   see [`RelativeInputs`]
+    /// - output: `[batch, seq, hidden]` and attention probabilities `[batch, heads, seq, seq]`
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: &RelativeInputs) -> (Tensor<3>, Tensor<4>) {
+        let (attended, probs) = self.attention.forward(hidden, mask, relative);
+        let expanded = self.intermediate.forward(attended.clone());
+        (self.output.forward(expanded, attended), probs)
+    }
+}
+
 /// What every layer of a forward pass may read, computed once for the stack.
 #[derive(Debug, Clone)]
 pub struct LayerInputs {
@@ -83,6 +124,8 @@ pub struct LayerInputs {
     /// The rotary tables of the global layers' base and of the local layers', where positions
     /// are rotary.
     pub rotary: Option<(RotaryTables, RotaryTables)>,
+    /// DeBERTa's relative-position table and each pair's row in it.
+    pub relative: Option<RelativeInputs>,
 }
 
 /// A layer of the stack, whatever its kind.
@@ -111,6 +154,13 @@ impl EncoderBlock for ModernBertLayer {
     }
 }
 
+impl EncoderBlock for DebertaV2Layer {
+    fn forward_block(&self, hidden: Tensor<3>, inputs: &LayerInputs) -> (Tensor<3>, Tensor<4>) {
+        let relative = inputs.relative.as_ref().expect("a DeBERTa layer runs with its relative positions");
+        self.forward(hidden, inputs.mask.clone(), relative)
+    }
+}
+
 /// Configuration of [`BertEncoder`].
 #[derive(Config, Debug)]
 pub struct BertEncoderConfig {
@@ -125,7 +175,8 @@ impl BertEncoderConfig {
         let std = c.initializer_range;
         let facts = c.model_type.facts();
         let pre_norm = facts.layer == LayerKind::PreNormGated;
-        let post_norm_layers = if pre_norm { 0 } else { c.distinct_layers() };
+        let disentangled = facts.layer == LayerKind::Disentangled;
+        let post_norm_layers = if pre_norm || disentangled { 0 } else { c.distinct_layers() };
         let layer = (0..post_norm_layers)
             .map(|_| BertLayer {
                 attention: BertAttentionConfig::from_model(c).init(device),
@@ -142,6 +193,12 @@ impl BertEncoderConfig {
             layers: if pre_norm { (0..c.num_hidden_layers).map(|i| ModernBertLayer::init(c, i, device)).collect() } else { Vec::new() },
             final_norm: pre_norm.then(|| LayerNorm::with_bias(c.hidden_size, c.layer_norm_eps, c.norm_bias(), device)),
             relative_attention_bias: buckets.map(|_| relative_bias::init_table(c.relative_attention_buckets(), c.num_attention_heads, std, device)),
+            disentangled: if disentangled { (0..c.num_hidden_layers).map(|_| DebertaV2Layer::init(c, device)).collect() } else { Vec::new() },
+            rel_embeddings: disentangled.then(|| {
+                EmbeddingConfig::new(2 * c.relative_span(), c.hidden_size).with_initializer(Initializer::Normal { mean: 0.0, std }).init(device)
+            }),
+            layer_norm: (disentangled && c.relative_layer_norm()).then(|| LayerNorm::new(c.hidden_size, c.layer_norm_eps, device)),
+            relative_positions: disentangled.then(|| RelativePositions::of(c)),
             depth: c.num_hidden_layers,
             buckets,
             rotary: (facts.positions == Positions::Rotary).then(|| Rotary {
@@ -193,6 +250,17 @@ pub struct BertEncoder {
     /// One learned score per bucket of query–key distance and per head, `[buckets, heads]`,
     /// added to every layer's attention (MPNet's `encoder.relative_attention_bias`).
     pub relative_attention_bias: Option<Embedding>,
+    /// DeBERTa's layers with disentangled attention (`encoder.layer.N` in its checkpoint),
+    /// bottom first; empty in the other families.
+    pub disentangled: Vec<DebertaV2Layer>,
+    /// DeBERTa's relative-position embeddings, `[2 × span, hidden]`, which every layer's
+    /// attention projects (`encoder.rel_embeddings`).
+    pub rel_embeddings: Option<Embedding>,
+    /// The LayerNorm DeBERTa-v3 applies to `rel_embeddings` before use (`encoder.LayerNorm`).
+    pub layer_norm: Option<LayerNorm>,
+    /// How DeBERTa's distances map onto `rel_embeddings`' rows.
+    #[module(skip)]
+    relative_positions: Option<RelativePositions>,
     /// How many layers the input passes through (`num_hidden_layers`).
     #[module(skip)]
     depth: usize,
@@ -227,6 +295,9 @@ impl BertEncoder {
         let inputs = LayerInputs {
             local_mask: self.rotary.filter(|_| local).map(|r| mask.clone() + rotary::window_mask(seq, r.reach, &device)),
             rotary: self.rotary.map(|r| (rotary::tables(r.global_theta, r.head_dim, seq, &device), rotary::tables(r.local_theta, r.head_dim, seq, &device))),
+            relative: self.rel_embeddings.as_ref().zip(self.relative_positions).map(|(table, positions)| {
+                RelativeInputs::new(disentangled_attention::normalised_table(table, self.layer_norm.as_ref()), positions, seq)
+            }),
             mask,
             bias,
         };
@@ -285,7 +356,9 @@ impl BertEncoder {
     /// Every layer the input passes through, bottom first, of whichever kind the family's is.
     pub fn blocks(&self) -> impl Iterator<Item = &dyn EncoderBlock> {
         let post_norm = self.layers().map(|l| l as &dyn EncoderBlock);
-        post_norm.chain(self.layers.iter().map(|l| l as &dyn EncoderBlock))
+        post_norm
+            .chain(self.layers.iter().map(|l| l as &dyn EncoderBlock))
+            .chain(self.disentangled.iter().map(|l| l as &dyn EncoderBlock))
     }
 }
 

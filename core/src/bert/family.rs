@@ -12,6 +12,7 @@
 //! | ALBERT       | `albert`      | `albert.…albert_layer_groups.0…`      | `0..`            | 2        |
 //! | MPNet        | `mpnet`       | `mpnet.…attention.attn.q…`            | as RoBERTa, + relative bias | none |
 //! | ModernBERT   | `modernbert`  | `model.layers.N.attn.Wqkv…`           | rotary           | none     |
+//! | DeBERTa-v2/v3 | `deberta-v2` | `deberta.…attention.self.query_proj…` | relative (disentangled); absolute too in older v2 | 0 or 2 |
 //!
 //! XLM-RoBERTa and CamemBERT are RoBERTa's encoder and checkpoint layout under other names (in
 //! `transformers` their classes copy RoBERTa's, `base_model_prefix = "roberta"`), with a
@@ -38,7 +39,9 @@
 //! layers differ throughout: its rotary positions are a variant of [`Positions`], and its
 //! pre-norm layer with fused attention, local windows and a gated feed-forward block is a layer of
 //! its own ([`LayerKind::PreNormGated`], `bert/modernbert_layer.rs`) that the encoder runs in
-//! place of BERT's.
+//! place of BERT's. DeBERTa's layers are BERT's with another attention: disentangled attention
+//! ([`LayerKind::Disentangled`], `bert/disentangled_attention.rs`) reads the words' content and
+//! their relative positions from one table the layers share.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +50,7 @@ pub use crate::bert::relative_bias::RelativeBuckets;
 mod albert;
 mod bert;
 mod camembert;
+mod deberta_v2;
 mod distilbert;
 mod electra;
 mod modernbert;
@@ -90,10 +94,15 @@ pub enum Family {
     /// byte-level BPE; inputs up to 8,192 tokens.
     #[serde(rename = "modernbert")]
     ModernBert,
+    /// DeBERTa-v2 and v3 (He et al. 2021, 2023): BERT's layers with disentangled attention
+    /// (content and relative position scored apart), no absolute positions in v3, SentencePiece
+    /// Unigram pieces.
+    #[serde(rename = "deberta-v2")]
+    DebertaV2,
 }
 
 /// The `model_type`s this crate reads, for messages.
-pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert, mpnet, modernbert";
+pub const SUPPORTED: &str = "bert, roberta, distilbert, electra, xlm-roberta, camembert, albert, mpnet, modernbert, deberta-v2";
 
 
 /// How a family numbers its positions.
@@ -118,6 +127,11 @@ pub enum LayerKind {
     /// or local), add, LayerNorm, gated feed-forward, add; a final LayerNorm after the stack
     /// ([`ModernBertLayer`](crate::bert::modernbert_layer::ModernBertLayer), `layers.N`).
     PreNormGated,
+    /// DeBERTa's post-LayerNorm layer with disentangled attention: content-to-content,
+    /// content-to-position and position-to-content scores, the positions from one relative table
+    /// every layer reads ([`DebertaV2Layer`](crate::bert::encoder::DebertaV2Layer),
+    /// `encoder.layer.N`).
+    Disentangled,
 }
 
 /// The activation after the dense layer of a pooler or a family's sequence-classification head.
@@ -179,11 +193,18 @@ pub struct FamilyFacts {
     pub positions: Positions,
     /// Whether it has segment (token type) embeddings.
     pub segments: bool,
+    /// Whether its classes build the segment table only where `type_vocab_size` > 0 (DeBERTa:
+    /// v3 has none), so that 0 is a valid size; the others always build and read one.
+    pub segments_optional: bool,
     /// Whether its base model has a pooler (`tanh(dense([CLS]))`).
     pub pooler: bool,
     /// Its sequence-classification head: where it is kept, and its dense layer's activation.
     pub sequence_head: SequenceHead,
     pub sequence_activation: PoolerActivation,
+    /// Its `*ForMultipleChoice` pools each ending with the sequence head's dense layer and
+    /// activation (DeBERTa's `ContextPooler`, `pooler.dense` with GELU) rather than with a pooler
+    /// of the base model (BERT's and the RoBERTa family's).
+    pub choice_reads_sequence_head: bool,
     /// Checkpoint name → module path, applied in order (after the family prefix is removed),
     /// and the inverse.
     pub load_renames: Renames,
@@ -249,7 +270,7 @@ fn absolute_positions(mut config: Json) -> Json {
 
 impl Family {
     /// Every family this crate reads.
-    pub const ALL: [Family; 9] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert, Family::MpNet, Family::ModernBert];
+    pub const ALL: [Family; 10] = [Family::Bert, Family::Roberta, Family::DistilBert, Family::Electra, Family::XlmRoberta, Family::Camembert, Family::Albert, Family::MpNet, Family::ModernBert, Family::DebertaV2];
 
     /// The family of a `config.json` `model_type`, or a message naming what is supported.
     pub fn from_model_type(model_type: &str) -> Result<Self, String> {
@@ -263,6 +284,7 @@ impl Family {
             "albert" => Ok(Family::Albert),
             "mpnet" => Ok(Family::MpNet),
             "modernbert" => Ok(Family::ModernBert),
+            "deberta-v2" => Ok(Family::DebertaV2),
             "gpt2" | "gpt_neo" | "gptj" | "llama" | "mistral" | "qwen2" | "phi" | "opt" | "bloom" | "falcon" => Err(format!(
                 "model_type \"{model_type}\" is a decoder-only (text generation) model; bertbench runs encoders: {SUPPORTED}"
             )),
@@ -282,6 +304,7 @@ impl Family {
             Family::Albert => &albert::FACTS,
             Family::MpNet => &mpnet::FACTS,
             Family::ModernBert => &modernbert::FACTS,
+            Family::DebertaV2 => &deberta_v2::FACTS,
         }
     }
 
@@ -409,13 +432,15 @@ mod tests {
                 "encoder.layer.1.output.layer_norm.gamma",
             ] {
                 let plain = path.replace(".gamma", ".weight").replace(".beta", ".bias");
+                // DeBERTa's layers are held apart from BERT's (`encoder.disentangled.N`).
+                let plain = if family.facts().layer == LayerKind::Disentangled { plain.replacen("encoder.layer.", "encoder.disentangled.", 1) } else { plain };
                 assert_eq!(load(family, &family.to_checkpoint_name(path)), plain, "{family:?}: {path}");
             }
             // The keys written are read back to the same config.
             let config: Json = serde_json::from_value(serde_json::to_value(crate::bert::config::BertConfig::new().with_model_type(family).with_pad_token_id(1)).unwrap()).unwrap();
             let config: Json = config.into_iter().filter(|(_, v)| !v.is_null()).collect();
             let mut back = family.bert_keys(family.family_keys(config.clone())).unwrap();
-            for written in ["position_embedding_type", "sinusoidal_pos_embds", "embedding_size", "num_hidden_groups", "inner_group_num"] {
+            for written in ["position_embedding_type", "sinusoidal_pos_embds", "embedding_size", "num_hidden_groups", "inner_group_num", "pos_att_type", "norm_rel_ebd", "absolute_positions", "legacy"] {
                 back.remove(written);
             }
             let expected: Json = if family.facts().segments { config } else { family.bert_keys(config).unwrap() };
@@ -472,8 +497,8 @@ mod tests {
         let err = Family::from_model_type("xlnet").unwrap_err();
         assert!(err.contains("xlnet") && err.contains(SUPPORTED), "{err}");
         assert_eq!(Family::from_model_type("roberta").unwrap().position_offset(1), 2);
-        let err = Family::from_model_type("deberta-v2").unwrap_err();
-        assert!(err.contains("\"deberta-v2\" is not supported") && err.contains(SUPPORTED), "{err}");
+        let err = Family::from_model_type("deberta").unwrap_err();
+        assert!(err.contains("\"deberta\" is not supported") && err.contains(SUPPORTED), "{err}");
     }
 
     #[test]

@@ -342,6 +342,37 @@ mod tests {
         assert_eq!(moved, [true, true, true, false, false, false]);
     }
 
+    /// DeBERTa, as v3 (shared projections, no absolute positions, no segments) and as v2's older
+    /// models (own position projections, absolute positions, segments): the parameters are the
+    /// config's count, and padding changes no real token's state (the position terms read only
+    /// real keys too).
+    #[test]
+    fn deberta_parameters_and_padding() {
+        use crate::bert::config::PositionAttention::{C2p, P2c};
+        let device = Device::flex();
+        let v3 = Preset::Tiny
+            .config(50)
+            .with_model_type(Family::DebertaV2)
+            .with_type_vocab_size(0)
+            .with_absolute_positions(Some(false))
+            .with_position_buckets(Some(4))
+            .with_max_relative_positions(Some(4))
+            .with_pos_att_type(Some(vec![C2p, P2c]))
+            .with_share_att_key(Some(true))
+            .with_norm_rel_ebd(Some("layer_norm".into()))
+            .without_dropout();
+        let v2 = v3.clone().with_type_vocab_size(2).with_absolute_positions(None).with_position_buckets(None).with_share_att_key(Some(false)).with_norm_rel_ebd(None);
+        for config in [v3, v2] {
+            let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+            assert_eq!(model.num_params() as u64, config.num_params(false), "{config:?}");
+            let alone = Batch::from_rows(&[vec![2, 7, 9, 11, 13, 17, 3]], &[vec![0; 7]], 0);
+            let padded = Batch::from_rows(&[vec![2, 7, 9, 11, 13, 17, 3], vec![2, 4, 4, 4, 4, 4, 4, 4, 4, 3]], &[vec![0; 7], vec![0; 10]], 0);
+            let states = |batch: &Batch| model.forward(BertInput::from_batch(batch, &device), ForwardOptions::default()).last_hidden_state.into_data().try_to_vec::<f32>().unwrap();
+            let (a, b) = (states(&alone), states(&padded));
+            assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-5), "{config:?}");
+        }
+    }
+
     #[test]
     fn returns_every_layer_when_asked() {
         let device = Device::flex();

@@ -171,9 +171,18 @@ pub fn encode_question(tokenizer: &BertTokenizer, premise: &str, choices: &[Stri
 
 /// `bert` with the pooler its family's `*ForMultipleChoice` reads: its own, or, for a checkpoint
 /// saved without one (a RoBERTa encoder, say), a fresh one initialised as `transformers` does
-/// when it builds the class on such a checkpoint. Refuses a family whose class reads no pooler.
+/// when it builds the class on such a checkpoint; DeBERTa's is its sequence head's dense layer
+/// with GELU (`pooler.dense`, outside the base model). Refuses a family whose class reads no
+/// pooler.
 pub fn with_pooler(mut bert: BertModel, config: &BertConfig, device: &Device) -> crate::Result<BertModel> {
     let family = config.model_type;
+    if family.facts().choice_reads_sequence_head {
+        if bert.pooler.is_none() {
+            let dense = init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device);
+            bert.pooler = Some(BertPooler::with_activation(dense, family.facts().sequence_activation));
+        }
+        return Ok(bert);
+    }
     if !family.has_pooler() {
         return Err(Error::UnsupportedConfig(format!(
             "{}'s {} scores each ending with its own head, not the pooler; bertbench trains multiple choice on BERT and the RoBERTa family",
@@ -232,7 +241,8 @@ pub async fn predict(model: &BertClassifier, tokenizer: &BertTokenizer, premise:
 /// [`super::classification::export`] passes them): the encoder with its pooler under the
 /// family's prefix and `classifier.{weight,bias}` (`[1, hidden]`, `[1]`), which
 /// `AutoModelForMultipleChoice` loads as it is. That is BERT's and the RoBERTa family's class (the
-/// pooler, dropout, one score); it reads `[CLS]` + pooler features of the last layer. A family
+/// pooler, dropout, one score) and DeBERTa's (its `ContextPooler`, `pooler.dense` with GELU, kept
+/// outside the base model); it reads `[CLS]` + pooler features of the last layer. A family
 /// whose class reads another head (DistilBERT's `pre_classifier`, ELECTRA's `sequence_summary`)
 /// and any other feature choice are refused by name.
 pub fn export(
@@ -245,7 +255,8 @@ pub fn export(
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
     let class = family.base_architecture().replace("Model", "ForMultipleChoice");
-    if !family.has_pooler() {
+    let own_head = family.facts().choice_reads_sequence_head;
+    if !family.has_pooler() && !own_head {
         return Err(Error::UnsupportedConfig(format!(
             "{}'s {class} scores each ending with its own head, not the pooler; bertbench exports multiple choice for BERT and the RoBERTa family",
             family.display_name()
@@ -253,8 +264,10 @@ pub fn export(
     }
     let spec = meta.spec;
     let pooler = model.bert.pooler.as_ref();
-    if spec.pooling != Pooling::Pooler || spec.layers != FeatureLayers::Last || pooler.is_none_or(|p| p.activation != PoolerActivation::Tanh) {
-        return Err(Error::UnsupportedConfig(format!("{class} scores the pooler's tanh output of [CLS] in the last layer; this model reads {}", spec.label())));
+    // BERT's pooler applies tanh; DeBERTa's `ContextPooler` its sequence head's activation.
+    let (activation, said) = if own_head { (family.facts().sequence_activation, "GELU") } else { (PoolerActivation::Tanh, "tanh") };
+    if spec.pooling != Pooling::Pooler || spec.layers != FeatureLayers::Last || pooler.is_none_or(|p| p.activation != activation) {
+        return Err(Error::UnsupportedConfig(format!("{class} scores the pooler's {said} output of [CLS] in the last layer; this model reads {}", spec.label())));
     }
     let [width, outputs] = model.head.classifier.weight.dims();
     if outputs != 1 {
@@ -284,8 +297,13 @@ pub fn export(
         None => vec![0.0],
     };
     let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    // The encoder under the family's prefix; DeBERTa's pooler at the top, where its class keeps it.
+    let name = |n: &str| match n.strip_prefix("pooler.dense.") {
+        Some(rest) if own_head => format!("{}{rest}", family.facts().sequence_head.dense),
+        _ => format!("{}{n}", family.prefix()),
+    };
     let mut tensors: Vec<(String, Vec<u8>, Vec<usize>)> =
-        st.tensors().into_iter().map(|(n, view)| (format!("{}{n}", family.prefix()), view.data().to_vec(), view.shape().to_vec())).collect();
+        st.tensors().into_iter().map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec())).collect();
     tensors.push(("classifier.weight".into(), bytes(&weight), vec![1, width]));
     tensors.push(("classifier.bias".into(), bytes(&bias), vec![1]));
     let views = tensors
@@ -510,8 +528,13 @@ mod tests {
         assert_eq!(pooled.pooler.as_ref().map(|p| (p.dense.weight.dims(), p.activation)), Some(([128, 128], PoolerActivation::Tanh)));
         let mut distil = config.clone();
         distil.model_type = Family::DistilBert;
-        let err = with_pooler(BertModelConfig::new(config).init(&device), &distil, &device).unwrap_err().to_string();
+        let err = with_pooler(BertModelConfig::new(config.clone()).init(&device), &distil, &device).unwrap_err().to_string();
         assert!(err.contains("DistilBertForMultipleChoice"), "{err}");
+        // DeBERTa's class pools with its sequence head: `pooler.dense` with GELU, fresh here.
+        let deberta = config.with_model_type(Family::DebertaV2).with_type_vocab_size(0);
+        let bare = BertModelConfig::new(deberta.clone()).with_with_pooler(false).init(&device);
+        let pooled = with_pooler(bare, &deberta, &device).unwrap();
+        assert_eq!(pooled.pooler.as_ref().map(|p| p.activation), Some(PoolerActivation::Gelu));
     }
 
     #[test]

@@ -154,6 +154,12 @@ pub fn load(files: CheckpointFiles, device: &Device) -> crate::Result<(BertForPr
 /// not tied to the word embeddings.
 pub fn load_heads(loaded: &LoadedModel, device: &Device) -> crate::Result<PretrainingHeads> {
     let family = loaded.config.model_type;
+    if loaded.config.legacy == Some(false) {
+        return Err(Error::UnsupportedConfig(format!(
+            "this {}'s masked-language-model head is lm_predictions.lm_head (legacy is false); bertbench reads its legacy head, cls.predictions",
+            family.display_name()
+        )));
+    }
     if !loaded.report.heads.contains(&Head::MaskedLm) {
         return Err(Error::MissingTensors(vec![format!("{} (the checkpoint has no masked-language-model head)", family.mlm_marker())]));
     }

@@ -944,6 +944,40 @@ mod tests {
         assert_ne!(before.1, best.encoder.final_norm.as_ref().unwrap().gamma.val().into_data());
     }
 
+    /// Full fine-tuning of a DeBERTa-v3 (disentangled attention, log buckets shorter than the toy
+    /// texts, a normalised relative table, no absolute positions): the layers learn, and so do
+    /// the relative table and its LayerNorm, which reach the loss only through attention.
+    #[test]
+    fn full_fine_tuning_trains_deberta_layers_and_its_relative_table() {
+        use crate::bert::config::PositionAttention::{C2p, P2c};
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let config = tiny_config(64)
+            .with_model_type(crate::bert::family::Family::DebertaV2)
+            .with_type_vocab_size(0)
+            .with_absolute_positions(Some(false))
+            .with_position_buckets(Some(4))
+            .with_max_relative_positions(Some(4))
+            .with_pos_att_type(Some(vec![C2p, P2c]))
+            .with_share_att_key(Some(true))
+            .with_norm_rel_ebd(Some("layer_norm".into()));
+        let bert = BertModelConfig::new(config).with_with_pooler(false).init(&device);
+        assert_eq!((bert.encoder.layer.len(), bert.encoder.disentangled.len(), bert.num_layers()), (0, 2, 2));
+        let table = |b: &crate::bert::model::BertModel| b.encoder.rel_embeddings.as_ref().unwrap().weight.val().into_data();
+        let before = (
+            bert.encoder.disentangled[1].attention.self_attn.query_proj.weight.val().inner().into_data(),
+            bert.encoder.rel_embeddings.as_ref().unwrap().weight.val().inner().into_data(),
+            bert.encoder.layer_norm.as_ref().unwrap().gamma.val().inner().into_data(),
+        );
+        let cfg = FineTuneConfig::new().with_mode(TrainMode::Full).with_epochs(1).with_batch_size(16);
+        let mut tuner = FineTuner::new(bert, 0, 16, vec!["a".into(), "b".into()], toy(32, 5), toy(8, 6), cfg, &device).unwrap();
+        while !matches!(pollster::block_on(tuner.advance()).unwrap(), Event::Finished) {}
+        let best = &tuner.best_model().bert;
+        assert_ne!(before.0, best.encoder.disentangled[1].attention.self_attn.query_proj.weight.val().into_data());
+        assert_ne!(before.1, table(best));
+        assert_ne!(before.2, best.encoder.layer_norm.as_ref().unwrap().gamma.val().into_data());
+    }
+
     #[test]
     fn a_diverging_run_stops_with_a_message_before_the_bad_update() {
         let _rng = device_rng();

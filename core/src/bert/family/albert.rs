@@ -20,10 +20,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "AlbertForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: true,
+    segments_optional: false,
     pooler: true,
     // `AlbertForSequenceClassification`: classifier(dropout(pooler)), as BERT.
     sequence_head: SequenceHead { dense: "", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Tanh,
+    choice_reads_sequence_head: false,
     load_renames: &[
         (r"^encoder\.embedding_hidden_mapping_in\.", "embeddings_project."),
         (r"^encoder\.albert_layer_groups\.0\.albert_layers\.0\.", "encoder.layer.0."),

@@ -12,10 +12,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "BertForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: true,
+    segments_optional: false,
     pooler: true,
     // `BertForSequenceClassification`: classifier(dropout(pooler)).
     sequence_head: SequenceHead { dense: "", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Tanh,
+    choice_reads_sequence_head: false,
     load_renames: BERT_LOAD,
     save_renames: BERT_SAVE,
     head_prefixes: &["cls.", "classifier.", "qa_outputs."],

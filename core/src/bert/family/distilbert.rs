@@ -13,10 +13,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "DistilBertForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: false,
+    segments_optional: false,
     pooler: false,
     // `DistilBertForSequenceClassification`: classifier(relu(pre_classifier([CLS]))).
     sequence_head: SequenceHead { dense: "pre_classifier.", out: "classifier.", norm: "" },
     sequence_activation: PoolerActivation::Relu,
+    choice_reads_sequence_head: false,
     load_renames: &[
         (r"^transformer\.layer\.", "encoder.layer."),
         (r"\.attention\.q_lin\.", ".attention.self_attn.query."),

@@ -14,10 +14,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "ElectraForMaskedLM",
     positions: Positions::Absolute { after_padding: false },
     segments: true,
+    segments_optional: false,
     pooler: false,
     // `ElectraForSequenceClassification`: out_proj(gelu(dense([CLS]))).
     sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj.", norm: "" },
     sequence_activation: PoolerActivation::Gelu,
+    choice_reads_sequence_head: false,
     load_renames: BERT_LOAD,
     save_renames: BERT_SAVE,
     head_prefixes: &["discriminator_predictions.", "generator_predictions.", "generator_lm_head.", "classifier.", "qa_outputs."],

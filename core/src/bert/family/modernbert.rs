@@ -31,10 +31,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "ModernBertForMaskedLM",
     positions: Positions::Rotary,
     segments: false,
+    segments_optional: false,
     pooler: false,
     // `ModernBertForSequenceClassification`: classifier(drop(norm(act(dense(pooled))))).
     sequence_head: SequenceHead { dense: "head.dense.", out: "classifier.", norm: "head.norm." },
     sequence_activation: PoolerActivation::Gelu,
+    choice_reads_sequence_head: false,
     load_renames: &[
         (r"^embeddings\.tok_embeddings\.", "embeddings.word_embeddings."),
         (r"^embeddings\.norm\.", "embeddings.layer_norm."),

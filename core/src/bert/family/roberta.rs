@@ -12,10 +12,12 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     mlm_architecture: "RobertaForMaskedLM",
     positions: Positions::Absolute { after_padding: true },
     segments: true,
+    segments_optional: false,
     pooler: true,
     // `RobertaForSequenceClassification`: out_proj(tanh(dense(<s>))), in place of any pooler.
     sequence_head: SequenceHead { dense: "classifier.dense.", out: "classifier.out_proj.", norm: "" },
     sequence_activation: PoolerActivation::Tanh,
+    choice_reads_sequence_head: false,
     load_renames: BERT_LOAD,
     save_renames: BERT_SAVE,
     head_prefixes: &["lm_head.", "classifier.", "qa_outputs."],
