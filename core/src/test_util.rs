@@ -25,6 +25,21 @@ pub fn tiny_config(vocab: usize) -> BertConfig {
     Preset::Tiny.config(vocab).with_max_position_embeddings(16)
 }
 
+/// `config` as a DeBERTa-v3: disentangled attention both ways over 4 log buckets reaching 4,
+/// shared position projections, a normalised relative table, no absolute positions or segments.
+pub fn as_deberta_v3(config: BertConfig) -> BertConfig {
+    use crate::bert::config::PositionAttention::{C2p, P2c};
+    config
+        .with_model_type(crate::bert::family::Family::DebertaV2)
+        .with_type_vocab_size(0)
+        .with_absolute_positions(Some(false))
+        .with_position_buckets(Some(4))
+        .with_max_relative_positions(Some(4))
+        .with_pos_att_type(Some(vec![C2p, P2c]))
+        .with_share_att_key(Some(true))
+        .with_norm_rel_ebd(Some("layer_norm".into()))
+}
+
 /// A tiny random BERT with a word-level vocabulary, loaded the way the app loads one.
 pub fn tiny_bert() -> (LoadedModel, Device) {
     let device = Device::flex();

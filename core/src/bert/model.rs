@@ -348,19 +348,8 @@ mod tests {
     /// real keys too).
     #[test]
     fn deberta_parameters_and_padding() {
-        use crate::bert::config::PositionAttention::{C2p, P2c};
         let device = Device::flex();
-        let v3 = Preset::Tiny
-            .config(50)
-            .with_model_type(Family::DebertaV2)
-            .with_type_vocab_size(0)
-            .with_absolute_positions(Some(false))
-            .with_position_buckets(Some(4))
-            .with_max_relative_positions(Some(4))
-            .with_pos_att_type(Some(vec![C2p, P2c]))
-            .with_share_att_key(Some(true))
-            .with_norm_rel_ebd(Some("layer_norm".into()))
-            .without_dropout();
+        let v3 = crate::test_util::as_deberta_v3(Preset::Tiny.config(50)).without_dropout();
         let v2 = v3.clone().with_type_vocab_size(2).with_absolute_positions(None).with_position_buckets(None).with_share_att_key(Some(false)).with_norm_rel_ebd(None);
         for config in [v3, v2] {
             let model = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);

@@ -949,18 +949,9 @@ mod tests {
     /// the relative table and its LayerNorm, which reach the loss only through attention.
     #[test]
     fn full_fine_tuning_trains_deberta_layers_and_its_relative_table() {
-        use crate::bert::config::PositionAttention::{C2p, P2c};
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let config = tiny_config(64)
-            .with_model_type(crate::bert::family::Family::DebertaV2)
-            .with_type_vocab_size(0)
-            .with_absolute_positions(Some(false))
-            .with_position_buckets(Some(4))
-            .with_max_relative_positions(Some(4))
-            .with_pos_att_type(Some(vec![C2p, P2c]))
-            .with_share_att_key(Some(true))
-            .with_norm_rel_ebd(Some("layer_norm".into()));
+        let config = crate::test_util::as_deberta_v3(tiny_config(64));
         let bert = BertModelConfig::new(config).with_with_pooler(false).init(&device);
         assert_eq!((bert.encoder.layer.len(), bert.encoder.disentangled.len(), bert.num_layers()), (0, 2, 2));
         let table = |b: &crate::bert::model::BertModel| b.encoder.rel_embeddings.as_ref().unwrap().weight.val().into_data();
