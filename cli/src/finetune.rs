@@ -172,8 +172,8 @@ fn refused(task: Task, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> S
 
 /// The run's configuration: the task's recipe (`FineTuneConfig::recipe`, the studio's), each
 /// setting given on the command line in its place, and the task's features.
-fn config(args: &Args, task: Task, max_len: usize) -> Result<FineTuneConfig> {
-    let recipe = FineTuneConfig::recipe(task.level());
+fn config(args: &Args, task: Task, max_len: usize, pairs: bool) -> Result<FineTuneConfig> {
+    let recipe = FineTuneConfig::recipe_for_data(task.level(), pairs);
     let mode = match args.get("mode") {
         None => recipe.mode,
         Some("head") => TrainMode::HeadOnly,
@@ -246,13 +246,15 @@ pub fn finetune(args: &[String]) -> Result {
     }
     // The studio's lengths: 64 tokens, a question-answering window 192.
     let max_len: usize = parse(&args, "max-len", if task == Task::Answer { 192 } else { 64 })?;
-    let config = config(&args, task, max_len)?;
+    let config = config(&args, task, max_len, false)?;
     let max_steps: usize = parse(&args, "max-steps", usize::MAX)?;
 
     let dir = PathBuf::from(args.require("model")?);
     let bert = load_dir(&dir, &device)?;
     let tokenizer = bert.tokenizer.clone().with_max_len(max_len);
     let (config, Units { labels, train, valid, what }) = units(task, &args, &tokenizer, config)?;
+    // Pairs of texts read together start from the pair classifier's recipe (the studio's too).
+    let config = if task == Task::Classify && what == "pairs" { self::config(&args, task, max_len, true)? } else { config };
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let model = if task == Task::Choice { choice::model(bert.model, &bert.config, &device)? } else { bert.model };

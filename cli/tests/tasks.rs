@@ -187,6 +187,8 @@ fn classify_reads_a_pair_of_texts_from_pair_columns() {
     let run = trained(&["--train", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(run.stderr.contains("text \"sentence1\", second text \"sentence2\", label \"label\""), "{}", run.stderr);
     assert!(run.stderr.contains("validation pairs"), "{}", run.stderr);
+    // Pairs read together start from the pair classifier's recipe: every weight trains.
+    assert!(run.stderr.contains("full fine-tuning"), "{}", run.stderr);
     assert!(run.header().contains("| valid accuracy |"));
     let config = config_json(&out);
     assert_eq!(config["architectures"][0], "BertbenchForSequenceClassification");

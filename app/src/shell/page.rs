@@ -84,6 +84,7 @@ pub fn App() -> impl IntoView {
     crate::compute::use_worker(client);
     let saved = SavedWork::new();
     let studio = Studio::new(client, saved);
+    studio.follow_recipe_kind();
     let lab = Lab::new(client, saved);
     provide_context(client);
     provide_context(saved);

@@ -30,6 +30,7 @@ use crate::worker_client::WorkerClient;
 mod data;
 mod data_card;
 mod distil;
+mod recipe;
 mod held_out;
 mod answering;
 mod choice;
@@ -487,11 +488,14 @@ impl Studio {
         })
     }
 
-    /// Shows `task`; the recipe becomes its default unless the user changed the last one's.
+    /// Shows `task`; the recipe becomes its default unless the user changed the last one's (see
+    /// [`follow_recipe_kind`](Self::follow_recipe_kind), which also follows the kind of
+    /// similarity model and the pair column).
     pub fn switch_task(self, task: Task) {
-        let before = self.task.get_untracked();
+        let before = untrack(|| self.recipe_kind());
+        let after = recipe::RecipeKind { task, level: if task == Task::Similar { self.pair_level.get_untracked() } else { task.level() }, pairs: task == Task::Classify && self.columns.with_untracked(|c| c.text_pair.is_some()) };
         if self.config.with_untracked(|c| before.is_recipe(c)) {
-            self.config.update(|c| *c = task.with_recipe(c));
+            self.config.update(|c| *c = after.with_recipe(c));
         }
         self.task.set(task);
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tasks::tagging::{LabelPieces, TaggedWord, TagsByLayer, entities};
-use bertbench_core::train::{FineTuneConfig, memory};
+use bertbench_core::train::memory;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
@@ -46,50 +46,16 @@ pub enum Task {
 }
 
 impl Task {
-    /// The recipe the studio starts this task with: core's for the task's kind of model (the
-    /// command line starts with the same).
-    pub fn recipe(self) -> FineTuneConfig {
+    /// The kind of model the task trains (a similarity model's: the cross-encoder's; the studio's
+    /// choice between the two is [`Studio::pair_level`]).
+    pub fn level(self) -> bertbench_core::tasks::classification::Level {
         use bertbench_core::tasks::classification::Level;
-        FineTuneConfig::recipe(match self {
+        match self {
             Task::Classify => Level::Sentence,
             Task::Tag => Level::Token,
             Task::Answer => Level::Span,
             Task::Similar => Level::Score,
             Task::Choice => Level::Choice,
-        })
-    }
-
-    /// What the default recipe gives on the built-in example, as measured (docs/performance.md).
-    pub fn recipe_note(self) -> &'static str {
-        match self {
-            Task::Answer => "the question-answering default: full fine-tuning, batch 16, lr 1.5e-4, 10 epochs (on the built-in example, MiniLM: F1 100 % in about 4 minutes on 2 CPU threads)",
-            Task::Choice => "the multiple-choice default (transformers' run_swag.py): full fine-tuning, batch 16, lr 5e-5, 3 epochs (on the built-in example, MiniLM: 5 of 12 held-out questions right, 41.7 % against 25 % by chance, in about half a minute on 2 CPU threads)",
-            Task::Tag => "the tagging default, chosen on real news text: full fine-tuning, batch 16, lr 1e-4, 5 epochs. On CoNLL-2003's dev split (2,000 training sentences, MiniLM) it gives entity F1 0.84, where the head alone on frozen features gives 0.58 (docs/performance.md). On the small built-in example the head alone does well (0.95 in seconds) and this recipe gives 0.92 in about a minute: real text needs the encoder to learn",
-            Task::Classify | Task::Similar => "the default: head only on the frozen encoder's features, 20 epochs (seconds)",
-        }
-    }
-
-    /// Whether `config` is this task's default recipe (the settings a recipe sets; the features
-    /// and data settings aside).
-    pub fn is_recipe(self, config: &FineTuneConfig) -> bool {
-        let r = self.recipe();
-        (config.mode, config.batch_size, config.epochs, config.head_epochs) == (r.mode, r.batch_size, r.epochs, r.head_epochs)
-            && (config.learning_rate, config.head_learning_rate, config.warmup_ratio, config.weight_decay) == (r.learning_rate, r.head_learning_rate, r.warmup_ratio, r.weight_decay)
-    }
-
-    /// `config` with this task's default recipe (its features and data settings kept).
-    pub fn with_recipe(self, config: &FineTuneConfig) -> FineTuneConfig {
-        let r = self.recipe();
-        FineTuneConfig {
-            mode: r.mode,
-            batch_size: r.batch_size,
-            epochs: r.epochs,
-            head_epochs: r.head_epochs,
-            learning_rate: r.learning_rate,
-            head_learning_rate: r.head_learning_rate,
-            warmup_ratio: r.warmup_ratio,
-            weight_decay: r.weight_decay,
-            ..config.clone()
         }
     }
 

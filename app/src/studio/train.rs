@@ -215,7 +215,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 "Full fine-tuning trains every weight (slow on a CPU: minutes per epoch). Freeze, then unfreeze does the first and then the second."</p>
             <div class="row">
                 <label class="small">"Mode "
-                    <select data-testid="train-mode" on:change=set_mode prop:disabled=running>
+                    // `prop:value` as well as each option's `selected`: once a person has picked an
+                    // option, the browser no longer follows the `selected` attribute, and a recipe
+                    // set for them (a task's default) must still show.
+                    <select data-testid="train-mode" on:change=set_mode prop:disabled=running
+                        prop:value=move || match mode() { TrainMode::HeadOnly => "head", TrainMode::Full => "full", TrainMode::FreezeThenUnfreeze => "ftu" }>
                         <option value="head" selected=move || mode() == TrainMode::HeadOnly>{TrainMode::HeadOnly.label()}</option>
                         <option value="full" selected=move || mode() == TrainMode::Full>{TrainMode::Full.label()}</option>
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
@@ -251,15 +255,15 @@ pub fn StudioTrainPanel() -> impl IntoView {
             </div>
             <div class="row small" data-testid="task-recipe">
                 <span class="muted" data-testid="recipe-note">{move || {
-                    let task = studio.task.get();
-                    if studio.config.with(|c| task.is_recipe(c)) {
-                        format!("Recipe: {}.", task.recipe_note())
+                    let kind = studio.recipe_kind();
+                    if studio.config.with(|c| kind.is_recipe(c)) {
+                        format!("Recipe: {}.", kind.note())
                     } else {
-                        format!("Recipe: your own. The task's default is {}.", task.recipe_note())
+                        format!("Recipe: your own. The task's default is {}.", kind.note())
                     }
                 }}</span>
-                <button class="secondary small" data-testid="recipe-default" prop:disabled=move || running() || studio.config.with(|c| studio.task.get().is_recipe(c))
-                    on:click=move |_| studio.config.update(|c| *c = studio.task.get_untracked().with_recipe(c))>"Use the default recipe"</button>
+                <button class="secondary small" data-testid="recipe-default" prop:disabled=move || running() || studio.config.with(|c| studio.recipe_kind().is_recipe(c))
+                    on:click=move |_| { let kind = studio.recipe_kind(); studio.config.update(|c| *c = kind.with_recipe(c)) }>"Use the default recipe"</button>
             </div>
             // Question answering's head on frozen features is a weak baseline: say so before
             // anyone waits for it.

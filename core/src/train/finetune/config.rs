@@ -124,6 +124,16 @@ impl FineTuneConfig {
         super::task::of(level).recipe()
     }
 
+    /// The recipe for a model that labels at `level` on data of `pairs` of texts read together:
+    /// a sentence classifier of pairs trains everything (see `pairs_recipe`); otherwise
+    /// [`recipe`](Self::recipe).
+    pub fn recipe_for_data(level: Level, pairs: bool) -> Self {
+        match (level, pairs) {
+            (Level::Sentence, true) => super::task::pairs_recipe(),
+            _ => Self::recipe(level),
+        }
+    }
+
     /// This configuration made a similarity run's on `data`: a cross-encoder (`Level::Score`:
     /// the pair read together, its pooling and layers kept) or a bi-encoder
     /// (`Level::Embedding`: each text's mean or `[CLS]` vector of the last layer, compared by
@@ -170,7 +180,11 @@ mod tests {
         assert_eq!((qa.mode, qa.batch_size, qa.learning_rate, qa.epochs), (TrainMode::Full, 16, 1.5e-4, 10));
         let tag = FineTuneConfig::recipe(Level::Token);
         assert_eq!((tag.mode, tag.batch_size, tag.learning_rate, tag.epochs), (TrainMode::Full, 16, 1e-4, 5));
-        for level in [Level::Sentence, Level::Score, Level::Embedding] {
+        for full in [FineTuneConfig::recipe(Level::Score), FineTuneConfig::recipe_for_data(Level::Sentence, true)] {
+            assert_eq!((full.mode, full.batch_size, full.learning_rate, full.epochs), (TrainMode::Full, 16, 5e-5, 2));
+        }
+        assert_eq!(FineTuneConfig::recipe_for_data(Level::Embedding, true).mode, TrainMode::HeadOnly);
+        for level in [Level::Sentence, Level::Embedding] {
             let r = FineTuneConfig::recipe(level);
             assert_eq!((r.mode, r.head_epochs, r.batch_size), (TrainMode::HeadOnly, 20, 32), "{level:?}");
         }

@@ -17,6 +17,7 @@ use super::TaskScores;
 use crate::tokenizer::Encoded;
 
 pub use choice::{choice_labels, encode_choices};
+pub(super) use classify::pairs_recipe;
 
 mod answer;
 mod choice;
