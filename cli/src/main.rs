@@ -19,8 +19,8 @@
 //!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence),
 //!     starting from the studio's recipe for the task (qa: full fine-tuning, batch 16,
 //!     lr 1.5e-4, 10 epochs; tag: full, batch 16, lr 1e-4, 5 epochs; choice: full, batch 16,
-//!     3 epochs; pairs read together and the cross-encoder: full, batch 16, 2 epochs; single
-//!     texts and the bi-encoder: the head alone on the frozen encoder, 20 epochs), which
+//!     3 epochs; pairs read together and similarity: full, batch 16, 2 epochs; single texts:
+//!     the head alone on the frozen encoder, 20 epochs), which
 //!     the options above change: a classifier of texts, or of pairs of texts when the table
 //!     has pair columns (classify); a tagger of words, CoNLL or JSON Lines, scored by entity
 //!     F1 (tag; --pieces: the pieces of a word the loss reads); extractive question answering

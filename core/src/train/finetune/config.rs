@@ -180,11 +180,10 @@ mod tests {
         assert_eq!((qa.mode, qa.batch_size, qa.learning_rate, qa.epochs), (TrainMode::Full, 16, 1.5e-4, 10));
         let tag = FineTuneConfig::recipe(Level::Token);
         assert_eq!((tag.mode, tag.batch_size, tag.learning_rate, tag.epochs), (TrainMode::Full, 16, 1e-4, 5));
-        for full in [FineTuneConfig::recipe(Level::Score), FineTuneConfig::recipe_for_data(Level::Sentence, true)] {
+        for full in [FineTuneConfig::recipe(Level::Score), FineTuneConfig::recipe(Level::Embedding), FineTuneConfig::recipe_for_data(Level::Sentence, true)] {
             assert_eq!((full.mode, full.batch_size, full.learning_rate, full.epochs), (TrainMode::Full, 16, 5e-5, 2));
         }
-        assert_eq!(FineTuneConfig::recipe_for_data(Level::Embedding, true).mode, TrainMode::HeadOnly);
-        for level in [Level::Sentence, Level::Embedding] {
+        for level in [Level::Sentence] {
             let r = FineTuneConfig::recipe(level);
             assert_eq!((r.mode, r.head_epochs, r.batch_size), (TrainMode::HeadOnly, 20, 32), "{level:?}");
         }
