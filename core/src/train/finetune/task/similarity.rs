@@ -28,8 +28,7 @@ fn same_side(outputs: &[f32], scores: &[f32]) -> usize {
 impl UnitTask for CrossEncoder {
     /// Chosen on STS-B's dev split (docs/performance.md, "Recipes chosen on dev splits"): a
     /// cross-encoder must learn how two texts read together relate, which a head on frozen
-    /// features cannot (STS-B dev, MiniLM: Spearman 0.456 for the head alone, 0.855 with every weight
-    /// training for 2 epochs at batch 16, lr 5e-5).
+    /// features cannot.
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new().with_mode(crate::train::finetune::TrainMode::Full).with_batch_size(16).with_epochs(2)
     }
@@ -62,8 +61,7 @@ impl UnitTask for CrossEncoder {
 
 impl UnitTask for BiEncoder {
     /// Chosen on STS-B's dev split (docs/performance.md, "Recipes chosen on dev splits"): even a
-    /// sentence encoder trained for this gains from training every weight (MiniLM: Spearman 0.871
-    /// for the head alone, 0.896 for 2 epochs at batch 16, lr 5e-5).
+    /// sentence encoder trained for this gains more than 2 points from training every weight.
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new().with_mode(crate::train::finetune::TrainMode::Full).with_batch_size(16).with_epochs(2)
     }

@@ -11,10 +11,9 @@ use crate::train::finetune::TrainMode;
 pub(super) struct Tag;
 
 impl UnitTask for Tag {
-    /// Chosen on CoNLL-2003's dev split (2,000 training sentences, MiniLM; docs/performance.md,
-    /// "Recipes chosen on dev splits"): full fine-tuning for 5 epochs at lr 1e-4 gave entity F1
-    /// 0.837, against 0.819 for 3 epochs, 0.673 for 2 epochs at 5e-5, and 0.577 for the head
-    /// alone on frozen features. A tagger needs the encoder's token vectors to change.
+    /// Chosen on CoNLL-2003's dev split (docs/performance.md, "Recipes chosen on dev splits"): a
+    /// tagger needs the encoder's token vectors to change, and the head alone on frozen features
+    /// falls far behind on news text.
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_learning_rate(1e-4).with_epochs(5)
     }
