@@ -50,8 +50,13 @@ test('a token selected in one view is selected in every view', { timeout: 10 * M
   const selectedRows = await page.locator('[data-testid=input-parts] tr').evaluateAll((trs) => trs.slice(1).map((tr, i) => tr.classList.contains('selected') ? i : -1).filter((i) => i >= 0));
   assert.deepEqual(selectedRows, [bank]);
 
-  // The map: sentence A's tokens, the selected one its selected point with its neighbours.
+  // The map: sentence A's tokens, the selected one its selected point with its neighbours. The
+  // panel maps its own sentences the first time it is on screen, and its buttons wait while it
+  // does: scrolled to, it is let finish first (else the click can land while it has just begun).
+  await page.getByTestId('map-panel').scrollIntoViewIfNeeded();
+  await page.getByTestId('map-note').waitFor({ timeout: 3 * MINUTE });
   await page.getByTestId('map-sentence-a').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=map-kind]').value === 'tokens');
   const neighbours = page.getByTestId('map-neighbours');
   await neighbours.waitFor({ timeout: 3 * MINUTE });
   assert.equal(await neighbours.locator('p mark').first().textContent(), 'bank', 'the selected point is “bank” of sentence A');
