@@ -9,7 +9,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use bertbench_core::analysis::embed::EmbedOptions;
-use bertbench_core::analysis::inspect::{AttentionMap, InputParts, TextStates};
+use bertbench_core::analysis::inspect::{AttentionMap, InputParts, TextStates, find_word};
+use bertbench_core::analysis::probe::{mean_random_cosine, nearest_centroid_accuracy};
+use bertbench_core::analysis::samples::SensePreset;
 use bertbench_core::bert::attention::AttentionMask;
 use bertbench_core::tokenizer::Encoded;
 use futures::channel::oneshot;
@@ -156,6 +158,37 @@ pub async fn each_states<T>(
     }
     COMPUTED_ON.with(|c| *c.borrow_mut() = where_computed(engine, worker));
     Ok(out)
+}
+
+/// One word's senses told apart by each layer of `engine` (index 0 the input embeddings), and
+/// how alike the word's vectors are: per layer, the leave-one-out nearest-centroid accuracy of
+/// the word's vector in each of `preset`'s sentences (the mean of its pieces) against the
+/// sentences' senses, and the mean cosine of random pairs of those vectors. Shared by the senses
+/// lesson and the studio's look at what fine-tuning kept.
+pub async fn word_senses(engine: &Engine, preset: &SensePreset) -> Result<(Vec<f32>, Vec<f32>), String> {
+    let texts: Vec<String> = preset.sentences.iter().map(|(_, s)| s.to_string()).collect();
+    let first = preset.sentences.first().map(|(s, _)| *s).unwrap_or_default();
+    let labels: Vec<usize> = preset.sentences.iter().map(|(s, _)| usize::from(*s != first)).collect();
+    let encoded = encode_all(engine, &texts)?;
+    let per_text = each_states(
+        engine,
+        &encoded,
+        |i, s| {
+            let range = find_word(&encoded[i], &texts[i], preset.word).unwrap_or(1..2);
+            (0..s.layers.len()).map(|l| s.mean_of(l, range.clone())).collect::<Vec<_>>()
+        },
+        |_, _| {},
+        || false,
+    )
+    .await?;
+    let layers = per_text.first().map(Vec::len).unwrap_or(0);
+    let (mut accuracy, mut cosine) = (Vec::with_capacity(layers), Vec::with_capacity(layers));
+    for l in 0..layers {
+        let vectors: Vec<Vec<f32>> = per_text.iter().map(|t| t[l].clone()).collect();
+        accuracy.push(nearest_centroid_accuracy(&vectors, &labels).unwrap_or(f32::NAN));
+        cosine.push(mean_random_cosine(&vectors, 200, 7).unwrap_or(f32::NAN));
+    }
+    Ok((accuracy, cosine))
 }
 
 /// Where work ran, in words: the worker's threads, or the page's backend.

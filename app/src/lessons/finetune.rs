@@ -11,12 +11,13 @@ use leptos::prelude::*;
 use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
+use super::forgetting::ForgettingSection;
 use super::prompting::PromptingSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::claim;
 use crate::runs::{RunData, RunRecord, RunSummary};
-use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe};
+use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe, where_moved};
 use crate::widgets::{LineChart, Series};
 
 pub const CHECKS: [&str; 2] = ["finetune-better", "finetune-moved"];
@@ -28,10 +29,10 @@ const TEXTS: usize = 48;
 
 /// One recipe's outcome.
 #[derive(Clone)]
-struct Trained {
-    mode: TrainMode,
-    summary: Arc<RunSummary>,
-    change: Change,
+pub(super) struct Trained {
+    pub mode: TrainMode,
+    pub summary: Arc<RunSummary>,
+    pub change: Change,
 }
 
 fn config(mode: TrainMode) -> FineTuneConfig {
@@ -50,14 +51,15 @@ fn held_out() -> Result<(Vec<String>, Vec<usize>, Vec<String>), String> {
     Ok((split.valid.iter().map(|&i| dataset.examples[i].text.clone()).collect(), split.valid.iter().map(|&i| ids[i]).collect(), dataset.labels.clone()))
 }
 
-/// Trains `mode` in the worker on the built-in examples and measures how its encoder moved.
-async fn train(studio: Studio, state: AppState, mode: TrainMode, say: impl Fn(String) + Copy) -> Result<Trained, String> {
+/// Trains `config` in the worker on the built-in examples and measures how its encoder moved
+/// and what it kept.
+pub(super) async fn train(studio: Studio, state: AppState, config: FineTuneConfig, say: impl Fn(String) + Copy) -> Result<Trained, String> {
+    let mode = config.mode;
     let dataset = builtin_sentiment()?;
     let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
     let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
     let (train, valid) = (pick(&split.train), pick(&split.valid));
     let engine = state.engine().ok_or("the model is still loading")?;
-    let config = config(mode);
     let label = format!("lesson 7: {}", recipe(&config));
     let end = studio.run_end();
     say(format!("{}: training in the worker ({} texts, {} held out)…", mode.label(), train.len(), valid.len()));
@@ -104,28 +106,6 @@ fn which_won(head: f32, full: f32, count: usize) -> String {
     format!("{winner} beat {loser} by {:.1} points on the held-out texts.{close}{why}", points.abs())
 }
 
-/// Where full fine-tuning changed the encoder, from each layer's CKA with the pretrained model
-/// (index 0 the embeddings): the upper half of the layers against the lower half.
-fn where_moved(cka: &[f32]) -> String {
-    let layers = &cka[1.min(cka.len())..];
-    if layers.len() < 2 {
-        return String::new();
-    }
-    let half = layers.len() / 2;
-    let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len() as f32;
-    let (lower, upper) = (mean(&layers[..half]), mean(&layers[layers.len() - half..]));
-    if 1.0 - lower.min(upper) < 0.005 {
-        return format!("No layer moved much (every CKA above {:.3}): the run changed the encoder very little.", lower.min(upper));
-    }
-    if upper < lower - 0.005 {
-        format!("The upper layers, nearest the head, moved more than the lower ones (mean CKA {upper:.3} against {lower:.3}), as is usual in fine-tuning: the lower layers keep general features.")
-    } else if lower < upper - 0.005 {
-        format!("This time the lower layers moved more than the upper ones (mean CKA {lower:.3} against {upper:.3}), not the usual picture where the layers nearest the head change most.")
-    } else {
-        format!("The lower and upper layers moved about as much (mean CKA {lower:.3} and {upper:.3}).")
-    }
-}
-
 /// The lesson.
 #[component]
 pub fn FinetuneLesson() -> impl IntoView {
@@ -144,7 +124,7 @@ pub fn FinetuneLesson() -> impl IntoView {
         spawn_in_view(async move {
             let say = move |m: String| status.set(Some(Ok(m)));
             for mode in MODES {
-                match train(studio, state, mode, say).await {
+                match train(studio, state, config(mode), say).await {
                     Ok(t) => results.update(|r| r.push(t)),
                     Err(e) => {
                         status.set(Some(Err(e)));
@@ -267,11 +247,13 @@ pub fn FinetuneLesson() -> impl IntoView {
             <ul>
                 <li>"Why is the head-only line flat at 1?"</li>
                 <li>"Change the prompt's words or template (“{text} All in all, it was {mask}.”): how far does the prompt's accuracy move without any training?"</li>
-                <li>"Open the studio tab: the runs table compares the two, and “Look inside” opens the fine-tuned encoder in the explorer."</li>
+                <li>"Open the studio tab: the runs table compares the two, and “Look inside” opens the fine-tuned encoder in the explorer; its “What did fine-tuning change?” shows which word senses it kept."</li>
+                <li>"Below, train both ways at a high learning rate: which one forgets the senses pretraining taught?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="Which recipe reached the higher held-out accuracy?".to_string() answer=better />
         <Check id=CHECKS[1] question="In full fine-tuning, which layer moved furthest from the pretrained model (the lowest CKA)?".to_string() answer=moved />
+        <ForgettingSection />
     }
 }
 
@@ -287,15 +269,5 @@ mod tests {
         assert!(head.contains("1 text(s) of 64"), "{head}");
         assert!(which_won(0.9, 0.6, 100).contains("forgot"), "a clear loss of full fine-tuning is explained");
         assert!(which_won(0.8, 0.8, 50).starts_with("Both recipes scored 80.0%"));
-    }
-
-    #[test]
-    fn where_the_encoder_moved_follows_the_layers_numbers() {
-        let upper = where_moved(&[0.99, 0.98, 0.97, 0.80, 0.70]);
-        assert!(upper.starts_with("The upper layers, nearest the head, moved more"), "{upper}");
-        let lower = where_moved(&[0.99, 0.70, 0.80, 0.97, 0.98]);
-        assert!(lower.starts_with("This time the lower layers moved more"), "{lower}");
-        assert!(where_moved(&[1.0, 0.999, 0.999, 0.998, 0.999]).starts_with("No layer moved much"));
-        assert!(where_moved(&[0.99, 0.9, 0.9, 0.9, 0.9]).starts_with("The lower and upper layers moved about as much"));
     }
 }

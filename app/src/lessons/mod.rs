@@ -7,7 +7,9 @@
 mod analogy;
 mod attention;
 mod check;
+mod distillation;
 mod finetune;
+mod forgetting;
 mod input;
 mod masking;
 mod merges;

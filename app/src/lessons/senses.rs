@@ -1,8 +1,6 @@
 //! Lesson 6: contextual embeddings. "bank" and "die" by layer: how well each layer's vectors of
 //! the word tell its two senses apart, and how alike all vectors are (anisotropy).
 
-use bertbench_core::analysis::inspect::find_word;
-use bertbench_core::analysis::probe::{mean_random_cosine, nearest_centroid_accuracy};
 use bertbench_core::analysis::samples::SENSES;
 use leptos::prelude::*;
 
@@ -12,7 +10,7 @@ use super::check::{Answer, Check, Expected, best};
 use super::analogy::Analogies;
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::{Latest, claim_newest, each_states, encode_all};
+use crate::compute::{Latest, claim_newest, word_senses};
 use crate::widgets::{LineChart, Series};
 
 pub const EXAMPLE: &str = "bank";
@@ -85,33 +83,9 @@ pub fn SensesLesson() -> impl IntoView {
                 return;
             };
             let Some(engine) = claim_newest(state, latest, ticket).await else { return };
-            let out = async {
-                let texts: Vec<String> = preset.sentences.iter().map(|(_, s)| s.to_string()).collect();
-                let senses: Vec<&str> = preset.sentences.iter().map(|(s, _)| *s).collect();
-                let labels: Vec<usize> = senses.iter().map(|s| usize::from(*s != senses[0])).collect();
-                let encoded = encode_all(&engine, &texts)?;
-                let per_text = each_states(
-                    &engine,
-                    &encoded,
-                    |i, s| {
-                        let range = find_word(&encoded[i], &texts[i], preset.word).unwrap_or(1..2);
-                        (0..s.layers.len()).map(|l| s.mean_of(l, range.clone())).collect::<Vec<_>>()
-                    },
-                    |_, _| {},
-                    || false,
-                )
-                .await?;
-                let layers = per_text.first().map(Vec::len).unwrap_or(0);
-                let mut accuracy = Vec::with_capacity(layers);
-                let mut cosine = Vec::with_capacity(layers);
-                for l in 0..layers {
-                    let vectors: Vec<Vec<f32>> = per_text.iter().map(|t| t[l].clone()).collect();
-                    accuracy.push(nearest_centroid_accuracy(&vectors, &labels).unwrap_or(f32::NAN));
-                    cosine.push(mean_random_cosine(&vectors, 200, 7).unwrap_or(f32::NAN));
-                }
-                Ok::<_, String>(ByLayer { word: preset.word.to_string(), sentences: texts.len(), accuracy, cosine })
-            }
-            .await;
+            let out = word_senses(&engine, preset)
+                .await
+                .map(|(accuracy, cosine)| ByLayer { word: preset.word.to_string(), sentences: preset.sentences.len(), accuracy, cosine });
             drop(engine);
             if latest.is(ticket) {
                 result.set(Some(out));

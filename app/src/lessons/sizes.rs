@@ -8,6 +8,7 @@ use bertbench_core::bert::family::Family;
 use leptos::prelude::*;
 
 use super::check::{Answer, Check, Expected};
+use super::distillation::DistillationSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
 
@@ -153,9 +154,11 @@ pub fn SizesLesson() -> impl IntoView {
                 <li>"Which model spends the largest share of its parameters on the embedding table, and why?"</li>
                 <li>"ALBERT-base and BERT-base both run 12 layers of width 768 on every token: which is smaller to store, and which is faster to run?"</li>
                 <li>"Open a model of your own (“Your own model: pick a folder” in the model panel) and find it in the table."</li>
+                <li>"Distil your own classifier (below): keep 2 layers, then 4; how much accuracy does each size give up, and how much faster is it?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="How many million parameters does the loaded model have?".to_string() answer=loaded_answer />
         <Check id=CHECKS[1] question="How many times as many parameters as BERT-base does BERT-large have (to one decimal)?".to_string() answer=large_answer />
+        <DistillationSection />
     }
 }

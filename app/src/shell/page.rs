@@ -89,6 +89,7 @@ pub fn App() -> impl IntoView {
     provide_context(client);
     provide_context(saved);
     provide_context(studio);
+    provide_context(crate::studio::Distillations::new());
     let choice = crate::backend_choice::BackendChoice::new(state, client, studio.backend);
     studio.choice.set_value(Some(choice));
     provide_context(choice);

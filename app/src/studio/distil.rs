@@ -80,6 +80,38 @@ impl Distilled {
     }
 }
 
+/// The studio's last distillation, or why it failed: shown by its panel and read by lesson 9.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Distillations(pub RwSignal<Option<Result<Distilled, String>>>);
+
+impl Distillations {
+    pub fn new() -> Self {
+        Self(RwSignal::new(None))
+    }
+
+    /// The last comparison that finished.
+    pub fn last(self) -> Option<Distilled> {
+        self.0.with(|d| d.as_ref().and_then(|r| r.as_ref().ok()).cloned())
+    }
+}
+
+/// Which student scored higher, from the comparison's accuracies: `[taught, alone]`'s right
+/// options (both within one validation text) and the numbers behind it.
+pub(crate) fn better_student(d: &Distilled) -> (Vec<usize>, String) {
+    let one = 1.0 / d.texts.max(1) as f32;
+    let gain = d.taught.accuracy - d.alone.accuracy;
+    let right = if gain.abs() < one { vec![0, 1] } else if gain > 0.0 { vec![0] } else { vec![1] };
+    let why = format!(
+        "Taught by the teacher: {:.1}%, gold labels alone: {:.1}% on {} validation texts (one text is {:.1} points{}).",
+        d.taught.accuracy * 100.0,
+        d.alone.accuracy * 100.0,
+        d.texts,
+        one * 100.0,
+        if right.len() == 2 { ": within one text, either answer counts" } else { "" }
+    );
+    (right, why)
+}
+
 /// Distil the last sentence classifier into two students and compare the three.
 #[component]
 pub fn StudioDistilPanel() -> impl IntoView {
@@ -93,7 +125,7 @@ pub fn StudioDistilPanel() -> impl IntoView {
     let temperature = RwSignal::new(2.0f64);
     let soft_weight = RwSignal::new(0.5f64);
     let working = RwSignal::new(false);
-    let outcome = RwSignal::new(None::<Result<Distilled, String>>);
+    let outcome = expect_context::<Distillations>().0;
 
     // A teacher: the last run's sentence classifier, itself no student.
     let teacher = move || {
@@ -231,6 +263,16 @@ mod tests {
             texts: 50,
             distillation: Distillation::new(),
         }
+    }
+
+    /// The lesson's question: the better student, or either within one validation text.
+    #[test]
+    fn the_better_student_follows_the_accuracies() {
+        assert_eq!(better_student(&distilled(0.82, 0.76)).0, vec![0]);
+        assert_eq!(better_student(&distilled(0.70, 0.76)).0, vec![1]);
+        let (right, why) = better_student(&distilled(0.77, 0.76));
+        assert_eq!(right, vec![0, 1], "{why}");
+        assert!(why.contains("on 50 validation texts (one text is 2.0 points: within one text"), "{why}");
     }
 
     /// The sentence follows the numbers: which student won, by how much, and against the teacher.
