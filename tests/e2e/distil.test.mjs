@@ -3,11 +3,12 @@
 // layers on the teacher's probabilities and one on the gold labels alone; the table sets the
 // three models side by side and its sentence follows the numbers shown; the runs table records
 // both students; the taught student exports as a 1-layer model that transformers loads with the
-// page's probabilities.
+// page's probabilities. Lesson 9 then shows the same comparison and answers its question from it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { serve, launch, screenshot, ARTIFACTS } from './harness.mjs';
+import { expectRight } from './lesson_helpers.mjs';
 import { MINUTE, openStudio, trainingFile, sentimentSample, recipe, train, predict, exportZip, checkWithTransformers } from './studio_helpers.mjs';
 
 let server, chrome;
@@ -73,4 +74,15 @@ test('a teacher distils into a smaller student, compared with one on the gold la
   const zip = await exportZip(page, 'distil-student.zip');
   assert.ok((await readFile(zip)).toString('latin1').includes('"num_hidden_layers": 1'), 'the export says one layer');
   await checkWithTransformers(t, zip, probs);
+
+  // Lesson 9 shows the studio's comparison, the same numbers and sentence, and its question's
+  // answer follows them (within one validation text, either student counts).
+  await page.evaluate(() => { location.hash = '#lesson=sizes'; });
+  const table = page.getByTestId('lesson-distil-table');
+  await table.waitFor({ timeout: MINUTE });
+  const shown = await table.locator('td[data-accuracy]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.accuracy)));
+  assert.deepEqual(shown, [teacher, taught, alone]);
+  assert.equal(await page.getByTestId('lesson-distil-conclusion').textContent(), conclusion);
+  await expectRight(page, 'sizes-distillation', { index: gain > -oneText + 1e-6 ? 0 : 1 });
+  await screenshot(page, 'lesson-distillation');
 });

@@ -84,6 +84,23 @@ test('after full fine-tuning, "what did fine-tuning change?" shows every layer m
   // unchanged model, and the last layer changed clearly.
   for (const v of [...cka, ...cosine]) assert.ok(v < 0.9995, `a layer looks unchanged: ${text}`);
   assert.ok(Math.min(cka.at(-1), cosine.at(-1)) < 0.99, `the last layer barely changed: ${text}`);
+  // What it kept: the word senses of both models by layer, and a verdict that follows them (a
+  // difference of two of the 32 sentences or less does not carry).
+  const senses = await page.locator('[data-testid=senses-table] tr[data-model]').evaluateAll((trs) =>
+    Object.fromEntries(trs.map((tr) => [tr.dataset.model, [...tr.querySelectorAll('td[data-v]')].map((td) => +td.dataset.v)])));
+  assert.deepEqual(Object.keys(senses), ['pretrained', 'fine-tuned']);
+  for (const shares of Object.values(senses)) {
+    assert.equal(shares.length, 3, 'input embeddings + 2 layers');
+    for (const v of shares) assert.ok(v >= 0 && v <= 1, `share ${v}`);
+  }
+  const mean = (v) => v.slice(1).reduce((a, b) => a + b, 0) / (v.length - 1);
+  const [before, after] = [mean(senses.pretrained), mean(senses['fine-tuned'])];
+  const kept = await page.getByTestId('senses-kept').textContent();
+  console.log(`# senses kept: ${JSON.stringify(senses)}: ${kept}`);
+  assert.ok(kept.includes(`over every layer ${Math.round(before * 100)}% against ${Math.round(after * 100)}%`), kept);
+  const verdict = after < before - 2 / 32 ? /\(forgetting\)/ : after > before + 2 / 32 ? /better than the pretrained one/ : /within two sentences/;
+  assert.match(kept, verdict);
+  assert.match(await page.getByTestId('change-summary').textContent(), /CKA/);
   await screenshot(page, 'studio-full-change');
 });
 
