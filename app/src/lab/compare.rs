@@ -9,7 +9,10 @@ use bertbench_core::train::PretrainStep;
 use leptos::prelude::*;
 
 use super::Lab;
+use super::downstream::{Downstream, KeptFiles, downstream_sentence};
+use crate::app::AppState;
 use crate::runs::{LabSettings, LabVocab};
+use crate::studio::Studio;
 use crate::widgets::{Series, duration, human_count};
 
 /// Steps the charts' curves and the final numbers average over.
@@ -36,6 +39,10 @@ pub struct KeptRun {
     pub seconds: f64,
     /// Stopped before its last step.
     pub cancelled: bool,
+    /// Its model, where the page keeps it (see [`MAX_KEPT_PARAMS`](super::downstream::MAX_KEPT_PARAMS)).
+    pub files: Option<KeptFiles>,
+    /// A head trained on its frozen encoder, once "Fine-tune each" has run.
+    pub downstream: Option<Downstream>,
 }
 
 impl KeptRun {
@@ -306,10 +313,12 @@ pub fn overlay(runs: &[KeptRun], current: u32, what: &str, f: &dyn Fn(&PretrainS
         .collect()
 }
 
-/// The table of kept runs, the sentence, and "Clear".
+/// The table of kept runs, the sentences, "Fine-tune each" and "Clear".
 #[component]
 pub fn RunsCompared() -> impl IntoView {
     let lab = expect_context::<Lab>();
+    let (state, studio) = (expect_context::<AppState>(), expect_context::<Studio>());
+    let downstream_note = RwSignal::new(None::<Result<String, String>>);
     move || {
         let runs = lab.compared.get();
         if runs.is_empty() {
@@ -339,6 +348,11 @@ pub fn RunsCompared() -> impl IntoView {
                         <td>{format!("{:.0}", end.picked)}</td>
                         <td>{loss_text(end.loss)}</td>
                         <td>{accuracy_text(end.accuracy)}</td>
+                        <td data-downstream=r.downstream.map(|d| d.accuracy.to_string())>{match (r.downstream, &r.files) {
+                            (Some(d), _) => accuracy_text(d.accuracy as f64),
+                            (None, Some(_)) => "—".to_string(),
+                            (None, None) => "not kept".to_string(),
+                        }}</td>
                     </tr>
                 }
             })
@@ -357,18 +371,29 @@ pub fn RunsCompared() -> impl IntoView {
                         <th scope="col">"predicted per step"</th>
                         <th scope="col">"MLM loss"</th>
                         <th scope="col">"accuracy"</th>
+                        <th scope="col">"fine-tuned: sentiment"</th>
                     </tr>
                     {rows}
                 </table>
                 <p class="small" data-testid="lab-compare-sentence">{said}</p>
-                <button class="secondary small" data-testid="lab-compare-clear" on:click=move |_| lab.compared.set(Vec::new())>"Clear the comparison"</button>
+                {downstream_sentence(&runs).map(|d| view! { <p class="small" data-testid="lab-downstream-sentence">{d}</p> })}
+                <div class="row">
+                    <button class="secondary small" data-testid="lab-fine-tune-each" prop:disabled=move || lab.downstream_busy.get() || !state.has_model()
+                        title="Trains a head on each run's frozen encoder over the built-in sentiment examples (same recipe and seed), in the studio's worker"
+                        on:click=move |_| lab.fine_tune_each(state, studio, move |m| downstream_note.set(Some(m)))>"Fine-tune each on the sentiment examples"</button>
+                    <button class="secondary small" data-testid="lab-compare-clear" prop:disabled=move || lab.downstream_busy.get() on:click=move |_| lab.compared.set(Vec::new())>"Clear the comparison"</button>
+                    {move || downstream_note.get().map(|m| match m {
+                        Ok(t) => view! { <span class="small muted" role="status" data-testid="lab-downstream-status">{t}</span> }.into_any(),
+                        Err(t) => view! { <span class="banner warn small" role="alert" data-testid="lab-downstream-status">{t}</span> }.into_any(),
+                    })}
+                </div>
             </section>
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn run(number: u32, rate: f64, params: usize, picked: f64, loss: f64, accuracy: f64) -> AtStep {
@@ -461,7 +486,7 @@ mod tests {
         PretrainStep { step, total_steps: 30, epoch: 0.0, mlm_loss: loss, mlm_accuracy: accuracy, pair_loss: None, lr: 1e-3, tokens: 100, picked }
     }
 
-    fn kept(number: u32, rate: f64, steps: usize) -> KeptRun {
+    pub(in crate::lab) fn kept(number: u32, rate: f64, steps: usize) -> KeptRun {
         let mut config = bertbench_core::train::PretrainConfig::new();
         config.masking.pick_prob = rate;
         let settings = LabSettings {
@@ -476,7 +501,7 @@ mod tests {
             backend: crate::runs::Backend::Cpu,
         };
         let steps = (1..=steps).map(|s| step(s, 5.0 - s as f32 * 0.1, s as f32 / 100.0, (rate * 100.0) as usize)).collect();
-        KeptRun { number, settings, model: "bert-tiny".into(), layers: 2, shared: false, params: 1000, steps, seconds: 3.0, cancelled: false }
+        KeptRun { number, settings, model: "bert-tiny".into(), layers: 2, shared: false, params: 1000, steps, seconds: 3.0, cancelled: false, files: None, downstream: None }
     }
 
     /// The numbers come from the steps: the last 10 up to the step both runs reached, and only

@@ -1,7 +1,7 @@
 //! The MLM lab: its state on the page, and its panel (`view.rs`). Training runs in the training
 //! worker (one run at a time, shared with the studio), reached through the page's worker client;
 //! this holds what the page shows and sends the requests. `saved.rs`: what the lab saves;
-//! `compare.rs`: the runs of this tab side by side.
+//! `compare.rs`: the runs of this tab side by side; `downstream.rs`: a head fine-tuned on each.
 
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::bert::config::BertConfig;
@@ -18,6 +18,7 @@ use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
 mod compare;
+mod downstream;
 mod saved;
 mod view;
 
@@ -87,6 +88,8 @@ pub struct Lab {
     pub compared: RwSignal<Vec<compare::KeptRun>>,
     /// The run in progress as it will be kept when it ends (its steps and time then filled in).
     started: StoredValue<Option<compare::KeptRun>>,
+    /// "Fine-tune each" is training a head on the kept runs' encoders.
+    pub downstream_busy: RwSignal<bool>,
     /// The settings of the run whose model the lab holds (as it ran, whatever the page shows
     /// since), which name the model on the page.
     model_settings: StoredValue<Option<LabSettings>>,
@@ -159,6 +162,7 @@ impl Lab {
             rates: RwSignal::new(DEFAULT_RATES),
             compared: RwSignal::new(Vec::new()),
             started: StoredValue::new(None),
+            downstream_busy: RwSignal::new(false),
             model_settings: StoredValue::new(None),
             planned: StoredValue::new(None),
             run_id: StoredValue::new(0),
@@ -270,6 +274,8 @@ impl Lab {
             steps: Vec::new(),
             seconds: 0.0,
             cancelled: false,
+            files: None,
+            downstream: None,
         }));
         self.steps.set(Vec::new());
         self.probe_results.set(Vec::new());
@@ -331,7 +337,16 @@ impl Lab {
             kept.steps = self.steps.get_untracked();
             kept.seconds = seconds;
             kept.cancelled = cancelled;
+            let (number, small) = (kept.number, !kept.settings.continue_pretrained && kept.params <= downstream::MAX_KEPT_PARAMS);
             self.compared.update(|runs| runs.push(kept));
+            // Its model, for "Fine-tune each": the worker holds it until the next run.
+            if small {
+                leptos::task::spawn_local(async move {
+                    if let Ok(files) = self.client.lab_files().await {
+                        self.compared.update(|runs| runs.iter_mut().filter(|r| r.number == number).for_each(|r| r.files = Some(std::sync::Arc::new(files.clone()))));
+                    }
+                });
+            }
         }
         self.started.set_value(None);
         let total = self.ready.get_untracked().map(|(_, t)| t).unwrap_or(0);

@@ -16,7 +16,7 @@ use super::prompting::PromptingSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
 use crate::compute::claim;
-use crate::runs::{RunData, RunRecord, RunSummary};
+use crate::runs::RunSummary;
 use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe, where_moved};
 use crate::widgets::{LineChart, Series};
 
@@ -57,23 +57,10 @@ pub(super) async fn train(studio: Studio, state: AppState, config: FineTuneConfi
     let mode = config.mode;
     let dataset = builtin_sentiment()?;
     let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
-    let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
-    let (train, valid) = (pick(&split.train), pick(&split.valid));
     let engine = state.engine().ok_or("the model is still loading")?;
-    let label = format!("lesson 7: {}", recipe(&config));
-    let end = studio.run_end();
-    say(format!("{}: training in the worker ({} texts, {} held out)…", mode.label(), train.len(), valid.len()));
-    studio.launch(&engine, label.clone(), config, dataset.labels.clone(), 64, |r| {
-        r.data = RunData::Texts { train, valid };
-        // The lesson compares pretrained starts on one seed, whatever the studio is set to.
-        r.from_scratch = false;
-        r.restarts = 1;
-        r.record = RunRecord::starting(engine.model_id.clone(), false, label);
-    })?;
-    let summary = end.await.map_err(|_| "the run was lost".to_string())??;
-    if summary.cancelled {
-        return Err(format!("The {} run was cancelled in the studio.", mode.label()));
-    }
+    say(format!("{}: training in the worker ({} texts, {} held out)…", mode.label(), split.train.len(), split.valid.len()));
+    // The lesson compares pretrained starts on one seed, whatever the studio is set to.
+    let summary = studio.train_on_examples(&engine, config.clone(), format!("lesson 7: {}", recipe(&config))).await?;
     say(format!("{}: comparing every layer with the pretrained model…", mode.label()));
     let current = claim(state).await.ok_or("no model is loaded")?;
     // The run started from `engine`, the page's model at launch (not `state.base`, the model the

@@ -559,6 +559,30 @@ impl Studio {
         Ok(())
     }
 
+    /// Trains `config` from `engine` on the built-in sentiment examples (a quarter held out,
+    /// split seed 13) as the studio's run recorded as `label`, and waits for its end; for the
+    /// lessons and the lab, which compare recipes or models on the same data and seed whatever
+    /// the studio is set to.
+    pub(crate) async fn train_on_examples(self, engine: &Rc<Engine>, config: FineTuneConfig, label: String) -> Result<Arc<RunSummary>, String> {
+        let dataset = builtin_sentiment()?;
+        let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
+        let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
+        let (train, valid) = (pick(&split.train), pick(&split.valid));
+        let end = self.run_end();
+        let model = engine.model_id.clone();
+        self.launch(engine, label.clone(), config, dataset.labels.clone(), 64, |r| {
+            r.data = RunData::Texts { train, valid };
+            r.from_scratch = false;
+            r.restarts = 1;
+            r.record = RunRecord::starting(model, false, label.clone());
+        })?;
+        let summary = end.await.map_err(|_| "the run was lost".to_string())??;
+        if summary.cancelled {
+            return Err(format!("The run “{label}” was cancelled in the studio."));
+        }
+        Ok(summary)
+    }
+
     /// Starts `work` in the worker as the studio's run.
     pub(super) fn start_run(self, work: Work) {
         let run = self.client.start_run(work, move |run, update| self.on_run(run, update));

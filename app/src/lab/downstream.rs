@@ -1,0 +1,134 @@
+//! "Fine-tune each": what a lab run's pretraining gives a task. Each run of "Runs compared"
+//! whose model the page kept (from scratch, up to [`MAX_KEPT_PARAMS`]) gets a head trained on
+//! its frozen encoder over the built-in sentiment examples, in the studio's worker with one
+//! recipe and seed for all (they show in the studio's runs table too); the table adds each
+//! one's held-out accuracy and a sentence, computed from those numbers, says which pretraining
+//! (MLM alone, + NSP, + SOP, a masking rate...) served the task best, and whether the
+//! difference is more than two texts can tell.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use bertbench_core::train::{FineTuneConfig, TrainMode};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::compare::{KeptRun, differing};
+use super::{Lab, LabRun, checkpoint_from};
+use crate::app::AppState;
+use crate::engine::Engine;
+use crate::studio::{RunState, Studio};
+
+/// Runs of at most this many parameters keep their model in the page for "Fine-tune each"
+/// (a lab model of the tiny presets is a few MB; a continued MiniLM is 90 MB).
+pub const MAX_KEPT_PARAMS: usize = 12_000_000;
+
+/// A kept run's model files, as the worker wrote them.
+pub type KeptFiles = Arc<Vec<(String, Vec<u8>)>>;
+
+/// A head trained on a kept run's frozen encoder: its held-out accuracy on `texts` texts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Downstream {
+    pub accuracy: f32,
+    pub texts: usize,
+}
+
+/// The recipe every kept run is fine-tuned with: a head on the frozen encoder (what pretraining
+/// put in its vectors, not what fine-tuning adds), one seed.
+fn recipe() -> FineTuneConfig {
+    FineTuneConfig::new().with_mode(TrainMode::HeadOnly).with_head_epochs(10).with_batch_size(16).with_seed(42)
+}
+
+/// What the runs' downstream accuracies show: the best and the worst, named by the settings
+/// the runs differ in, and whether the gap is more than two held-out texts. `None` until two
+/// runs have one.
+pub fn downstream_sentence(runs: &[KeptRun]) -> Option<String> {
+    let differ = differing(runs);
+    let done: Vec<(&KeptRun, Downstream)> = runs.iter().filter_map(|r| r.downstream.map(|d| (r, d))).collect();
+    if done.len() < 2 {
+        return None;
+    }
+    let best = done.iter().max_by(|a, b| a.1.accuracy.total_cmp(&b.1.accuracy))?;
+    let worst = done.iter().min_by(|a, b| a.1.accuracy.total_cmp(&b.1.accuracy))?;
+    let texts = best.1.texts.max(1);
+    let one = 1.0 / texts as f32;
+    let gap = best.1.accuracy - worst.1.accuracy;
+    let pct = |a: f32| format!("{:.1}%", a * 100.0);
+    let head = format!(
+        "A head on each frozen encoder, trained on the sentiment examples: {} scored {} on the {texts} held-out texts, {} {}.",
+        best.0.label(&differ),
+        pct(best.1.accuracy),
+        worst.0.label(&differ),
+        pct(worst.1.accuracy)
+    );
+    let verdict = if gap <= 2.0 * one + 1e-6 {
+        format!(" That is {} text(s) apart: too few to say one pretraining served the task better.", (gap / one).round())
+    } else {
+        format!(" {} more text(s) right: what {} learned in pretraining served this task better.", (gap / one).round(), best.0.name())
+    };
+    Some(head + &verdict)
+}
+
+impl Lab {
+    /// Fine-tunes a head on each kept run's encoder that has none yet, one after the other, and
+    /// adds its accuracy to the run. `say` hears what is happening, or why it stopped.
+    pub fn fine_tune_each(self, state: AppState, studio: Studio, say: impl Fn(Result<String, String>) + Copy + 'static) {
+        if matches!(self.run.get_untracked(), LabRun::Running { .. }) || matches!(studio.run.get_untracked(), RunState::Running { .. }) {
+            say(Err("A run is in progress (here or in the studio): wait for it to end first.".into()));
+            return;
+        }
+        let todo: Vec<(u32, KeptFiles)> = self.compared.with_untracked(|runs| {
+            runs.iter().filter(|r| r.downstream.is_none()).filter_map(|r| r.files.clone().map(|f| (r.number, f))).collect()
+        });
+        if todo.is_empty() {
+            say(Err("No run here has its model kept to fine-tune (a continued pretraining of a large model is not kept in the page).".into()));
+            return;
+        }
+        self.downstream_busy.set(true);
+        spawn_local(async move {
+            let out = async {
+                let current = state.engine().ok_or("no model is loaded")?;
+                for (i, (number, files)) in todo.iter().enumerate() {
+                    say(Ok(format!("Fine-tuning on the lab model of #{number} ({} of {})…", i + 1, todo.len())));
+                    let engine = Rc::new(Engine::build(&format!("MLM lab run #{number}"), checkpoint_from(files)?, current.device.clone(), current.backend)?);
+                    let summary = studio.train_on_examples(&engine, recipe(), format!("lab #{number}: {}", crate::studio::recipe(&recipe()))).await?;
+                    let done = Downstream { accuracy: summary.metrics.accuracy, texts: summary.metrics.count };
+                    self.compared.update(|runs| {
+                        if let Some(r) = runs.iter_mut().find(|r| r.number == *number) {
+                            r.downstream = Some(done);
+                        }
+                    });
+                }
+                Ok::<_, String>(())
+            }
+            .await;
+            self.downstream_busy.set(false);
+            say(out.map(|()| "Each run's head is trained: see the table, and the studio's runs table.".into()));
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bertbench_core::tasks::masking::PairTask;
+
+    fn run(number: u32, pair: Option<PairTask>, accuracy: Option<f32>) -> KeptRun {
+        let mut r = super::super::compare::tests::kept(number, 0.15, 30);
+        r.settings.config.pair_task = pair;
+        r.downstream = accuracy.map(|accuracy| Downstream { accuracy, texts: 40 });
+        r
+    }
+
+    #[test]
+    fn the_downstream_sentence_follows_the_accuracies() {
+        assert_eq!(downstream_sentence(&[run(1, None, Some(0.7)), run(2, Some(PairTask::Nsp), None)]), None, "one result is no comparison");
+        let runs = [run(1, None, Some(0.6)), run(2, Some(PairTask::Nsp), Some(0.75)), run(3, Some(PairTask::Sop), Some(0.65))];
+        let said = downstream_sentence(&runs).unwrap();
+        assert!(said.starts_with("A head on each frozen encoder, trained on the sentiment examples: #2 (objective MLM + NSP) scored 75.0% on the 40 held-out texts, #1 (objective MLM) 60.0%."), "{said}");
+        assert!(said.ends_with("6 more text(s) right: what #2 learned in pretraining served this task better."), "{said}");
+        // Two texts of 40 is 5 points: no closer gap carries.
+        let close = downstream_sentence(&[run(1, None, Some(0.7)), run(2, Some(PairTask::Sop), Some(0.75))]).unwrap();
+        assert!(close.ends_with("2 text(s) apart: too few to say one pretraining served the task better."), "{close}");
+    }
+}
