@@ -3,14 +3,16 @@
 // each add a row to "Runs compared", whose sentence gives the rows' own numbers; a model with one
 // layer shared by its two layers shows fewer parameters, trains, fills a blank, saves as ALBERT
 // (loaded by `transformers` where it is installed), opens in the explorer and fine-tunes in the
-// studio; the comparison passes axe-core's audit and "Clear" empties it.
+// studio; an MLM + SOP run joins, "Fine-tune each" trains a head on every run's encoder and the
+// table and its sentence give their accuracies; the comparison passes axe-core's audit and
+// "Clear" empties it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
-import { tabTo, typeInto } from './lesson_helpers.mjs';
+import { tabTo, typeInto, expectRight } from './lesson_helpers.mjs';
 
 const MINUTE = 60_000;
 let server, chrome;
@@ -239,10 +241,54 @@ test('one layer shared by all: fewer parameters at the same depth, it trains, fi
   assert.ok(accuracy >= 0 && accuracy <= 100, `${accuracy}`);
 });
 
+test('MLM + SOP beside MLM alone, then "Fine-tune each": a head on every run\'s encoder, its accuracy in the table and a sentence of those numbers', { timeout: 8 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('tab-lab').click();
+  // #4: #2's settings but sentence-order prediction beside MLM.
+  await chooseByKeys(page, 'lab-sharing', 'own');
+  await chooseByKeys(page, 'lab-pair', 'sop');
+  await trainKept(page, 4);
+  assert.match((await rows(page))[3].cells[0], /objective MLM \+ SOP/);
+
+  const studioRuns = await page.getByTestId('run-row').count();
+  await tabTo(page, page.getByTestId('lab-fine-tune-each'));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => {
+    const said = document.querySelector('[data-testid=lab-downstream-status]')?.textContent ?? '';
+    return said !== '' && !said.startsWith('Fine-tuning') && !document.querySelector('[data-testid=lab-fine-tune-each]').disabled;
+  }, null, { timeout: 6 * MINUTE });
+  const status = await page.getByTestId('lab-downstream-status').textContent();
+  assert.match(status, /^Each run's head is trained/, status);
+  const downstream = await page.getByTestId('lab-compare-row').evaluateAll((trs) => trs.map((tr) => Number(tr.querySelector('td[data-downstream]')?.dataset.downstream)));
+  console.log(`# downstream accuracies: ${downstream}`);
+  assert.equal(downstream.length, 4);
+  for (const a of downstream) assert.ok(a >= 0 && a <= 1, `${downstream}`);
+  // Each run's head trained in the studio's worker, one studio run each, named by its lab run.
+  const names = await page.getByTestId('run-row').evaluateAll((trs) => trs.map((tr) => tr.textContent));
+  assert.equal(names.length, studioRuns + 4);
+  for (const n of [1, 2, 3, 4]) assert.ok(names.some((t) => t.includes(`MLM lab run #${n}`)), `studio runs: ${names.join(' / ')}`);
+  // The sentence names the best and the worst run with the table's numbers, and calls a gap of
+  // two held-out texts or less no difference (the built-in examples hold out a quarter).
+  const said = await page.getByTestId('lab-downstream-sentence').textContent();
+  const pct = (a) => `${(a * 100).toFixed(1)}%`;
+  const [best, worst] = [Math.max(...downstream), Math.min(...downstream)];
+  assert.ok(said.includes(`scored ${pct(best)} on the `) && said.includes(` ${pct(worst)}.`), `${said} (${downstream})`);
+  const texts = Number(said.match(/on the (\d+) held-out texts/)[1]);
+  assert.match(said, best - worst <= 2 / texts + 1e-6 ? /too few to say one pretraining served the task better\.$/ : /served this task better\.$/, said);
+  await page.getByTestId('lab-compare').scrollIntoViewIfNeeded();
+  await screenshot(page, 'lab-fine-tune-each');
+
+  // Lesson 5's question on it: whose encoder gave the best head, answered from the table.
+  await page.evaluate(() => { location.hash = '#lesson=pairs'; });
+  await page.getByTestId('check-pairs-downstream').waitFor({ timeout: MINUTE });
+  await expectRight(page, 'pairs-downstream', { index: downstream.indexOf(best) });
+  await page.getByTestId('tab-lab').click();
+});
+
 test('"Clear the comparison" empties the table and takes the kept curves off the charts', { timeout: 2 * MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('tab-lab').click();
-  assert.equal(JSON.parse(await page.getByTestId('lab-loss').getAttribute('data-values')).length, 3, 'run #3 and the two kept before it');
+  assert.equal(JSON.parse(await page.getByTestId('lab-loss').getAttribute('data-values')).length, 4, 'run #4 and the three kept before it');
   await tabTo(page, page.getByTestId('lab-compare-clear'));
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => !document.querySelector('[data-testid=lab-compare]'), null, { timeout: MINUTE });

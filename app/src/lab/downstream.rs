@@ -69,6 +69,23 @@ pub fn downstream_sentence(runs: &[KeptRun]) -> Option<String> {
     Some(head + &verdict)
 }
 
+/// The question lesson 5 asks of "Fine-tune each": which run's encoder served the task best.
+/// The options are the runs with a result, named by the settings that differ; right is the
+/// best and every run within two held-out texts of it. `None` until two runs have one.
+pub fn best_downstream(runs: &[KeptRun]) -> Option<(Vec<String>, Vec<usize>, String)> {
+    let differ = differing(runs);
+    let done: Vec<(&KeptRun, Downstream)> = runs.iter().filter_map(|r| r.downstream.map(|d| (r, d))).collect();
+    if done.len() < 2 {
+        return None;
+    }
+    let top = done.iter().map(|(_, d)| d.accuracy).fold(f32::MIN, f32::max);
+    let two = 2.0 / done[0].1.texts.max(1) as f32;
+    let right = done.iter().enumerate().filter(|(_, (_, d))| top - d.accuracy <= two + 1e-6).map(|(i, _)| i).collect();
+    let options = done.iter().map(|(r, _)| r.label(&differ)).collect();
+    let why = done.iter().map(|(r, d)| format!("{} {:.1}%", r.label(&differ), d.accuracy * 100.0)).collect::<Vec<_>>().join(", ");
+    Some((options, right, format!("{why}; runs within two held-out texts of the best count as right.")))
+}
+
 impl Lab {
     /// Fine-tunes a head on each kept run's encoder that has none yet, one after the other, and
     /// adds its accuracy to the run. `say` hears what is happening, or why it stopped.
@@ -130,5 +147,14 @@ mod tests {
         // Two texts of 40 is 5 points: no closer gap carries.
         let close = downstream_sentence(&[run(1, None, Some(0.7)), run(2, Some(PairTask::Sop), Some(0.75))]).unwrap();
         assert!(close.ends_with("2 text(s) apart: too few to say one pretraining served the task better."), "{close}");
+    }
+
+    #[test]
+    fn the_question_counts_every_run_within_two_texts_of_the_best() {
+        assert_eq!(best_downstream(&[run(1, None, Some(0.7))]), None);
+        let (options, right, why) = best_downstream(&[run(1, None, Some(0.6)), run(2, Some(PairTask::Nsp), None), run(3, Some(PairTask::Sop), Some(0.8)), run(4, Some(PairTask::Nsp), Some(0.76))]).unwrap();
+        assert_eq!(options, ["#1 (objective MLM)", "#3 (objective MLM + SOP)", "#4 (objective MLM + NSP)"], "runs without a result are no option");
+        assert_eq!(right, [1, 2], "0.76 is within two of 40 texts of 0.8");
+        assert!(why.starts_with("#1 (objective MLM) 60.0%, #3 (objective MLM + SOP) 80.0%"), "{why}");
     }
 }

@@ -22,6 +22,7 @@ mod downstream;
 mod saved;
 mod view;
 
+pub use downstream::best_downstream;
 pub use view::LabPanel;
 
 /// Where a lab run stands.

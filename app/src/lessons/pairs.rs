@@ -10,12 +10,15 @@ use leptos::prelude::*;
 use super::check::{Answer, Check, Expected};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
+use crate::lab::{Lab, best_downstream};
 
 pub const EXAMPLE: &str = "Mia packed her bag before dawn. She caught the first train to the coast. The sea was grey and calm. \
                            She walked along the beach until noon.\n\n\
                            The recipe needs three eggs and a cup of flour. Whisk the eggs until they are pale. \
                            Fold in the flour slowly. Bake the cake for forty minutes.";
 pub const CHECKS: [&str; 2] = ["pairs-negatives", "pairs-topic"];
+/// The lab's downstream comparison: not counted, since it needs runs in the lab.
+pub const DOWNSTREAM: &str = "pairs-downstream";
 
 /// The texts (documents) of the lesson's input, a blank line between two, each cut into its
 /// sentences.
@@ -100,6 +103,13 @@ pub fn PairsLesson() -> impl IntoView {
                 .into(),
         }))
     });
+    let lab = expect_context::<Lab>();
+    let downstream = Signal::derive(move || {
+        Some(match lab.compared.with(|runs| best_downstream(runs)) {
+            Some((options, right, why)) => Ok(Answer { expected: Expected::Choice { options, right }, why }),
+            None => Err("Compare two or more runs in the lab first, then press “Fine-tune each” (see Try this).".into()),
+        })
+    });
     // The first pair as the model reads it.
     let first = Memo::new(move |_| {
         state.generation.get();
@@ -168,10 +178,15 @@ pub fn PairsLesson() -> impl IntoView {
             <ul>
                 <li>"Make the pairs again with NSP: could you tell the negatives without reading closely? Now with SOP?"</li>
                 <li>"Delete the empty line so both texts become one: where do NSP's negatives come from now, and can the topic still give them away?"</li>
+                <li>"In the MLM lab, pretrain BERT-tiny three times on one corpus: MLM only, + NSP, + SOP. Then press “Fine-tune each” under “Runs compared”: which objective gave a task the best encoder, and by more than two texts?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="In the pairs shown, how many are negatives (label ✗)?".to_string() answer=negatives />
         <Check id=CHECKS[1] question="In which objective can the topic of the two sentences not give the answer away?".to_string() answer=topic />
+        // On screen only, and not counted: it needs runs in the lab.
+        <div class="screen-only">
+            <Check id=DOWNSTREAM question="Of the lab's runs compared, whose encoder gave the sentiment task the best head?".to_string() answer=downstream />
+        </div>
     }
 }
 
