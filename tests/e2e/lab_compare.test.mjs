@@ -288,11 +288,11 @@ test('MLM + SOP beside MLM alone, then "Fine-tune each": a head on every run\'s 
 test('"Clear the comparison" empties the table and takes the kept curves off the charts', { timeout: 2 * MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('tab-lab').click();
-  assert.equal(JSON.parse(await page.getByTestId('lab-loss').getAttribute('data-values')).length, 4, 'run #4 and the three kept before it');
+  assert.equal(JSON.parse(await page.getByTestId('lab-loss').getAttribute('data-values')).length, 5, "run #4's MLM and SOP losses, and the three runs kept before it");
   await tabTo(page, page.getByTestId('lab-compare-clear'));
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => !document.querySelector('[data-testid=lab-compare]'), null, { timeout: MINUTE });
-  assert.equal(JSON.parse(await page.getByTestId('lab-loss').getAttribute('data-values')).length, 1, 'the current run alone');
+  assert.equal(JSON.parse(await page.getByTestId('lab-loss').getAttribute('data-values')).length, 2, "the current run's MLM and SOP losses alone");
 });
 
 test('nothing left the page', async () => {
