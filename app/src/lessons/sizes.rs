@@ -1,5 +1,5 @@
 //! Lesson 9: model sizes and variants, tiny to large, DistilBERT, RoBERTa, XLM-RoBERTa, ALBERT,
-//! ELECTRA-small, MPNet and ModernBERT, with their parameter counts computed from their configurations (the
+//! ELECTRA-small, MPNet, DeBERTa-v3 and ModernBERT, with their parameter counts computed from their configurations (the
 //! released models' `config.json` values), next to the loaded model's and what sets it apart.
 
 use bertbench_core::BertConfig;
@@ -21,6 +21,11 @@ const ROBERTA_VOCAB: usize = 50_265;
 const XLMR_VOCAB: usize = 250_002;
 const ALBERT_VOCAB: usize = 30_000;
 const MPNET_VOCAB: usize = 30_527;
+/// DeBERTa-v3-base's `config.json` (its sizes and relative positions), read as any folder's is.
+const DEBERTA_V3_BASE: &str = r#"{"model_type": "deberta-v2", "vocab_size": 128100, "hidden_size": 768, "intermediate_size": 3072,
+    "num_hidden_layers": 12, "num_attention_heads": 12, "max_position_embeddings": 512, "type_vocab_size": 0, "layer_norm_eps": 1e-7,
+    "relative_attention": true, "position_buckets": 256, "norm_rel_ebd": "layer_norm", "share_att_key": true, "pos_att_type": "p2c|c2p",
+    "max_relative_positions": -1, "position_biased_input": false}"#;
 /// ModernBERT-base's `config.json` (its sizes and layer pattern), read as any folder's is.
 const MODERNBERT_BASE: &str = r#"{"model_type": "modernbert", "vocab_size": 50368, "hidden_size": 768, "intermediate_size": 1152,
     "num_hidden_layers": 22, "num_attention_heads": 12, "global_attn_every_n_layers": 3, "local_attention": 128}"#;
@@ -74,6 +79,12 @@ fn rows() -> Vec<Row> {
         note: "BERT-base's size with a learned bias for word distances in attention; all-mpnet-base-v2 is this size",
         config: Preset::Base.config(MPNET_VOCAB).with_max_position_embeddings(514).with_type_vocab_size(0).with_pad_token_id(1).with_model_type(Family::MpNet),
         pooler: true,
+    });
+    rows.push(Row {
+        name: "DeBERTa-v3-base".into(),
+        note: "BERT-base's layers with disentangled attention (content and relative position apart) and a 128,100-piece vocabulary; trained like ELECTRA",
+        config: BertConfig::from_json_bytes(DEBERTA_V3_BASE.as_bytes()).expect("DeBERTa-v3-base's configuration reads"),
+        pooler: false,
     });
     rows.push(Row {
         name: "ModernBERT-base".into(),
@@ -160,5 +171,34 @@ pub fn SizesLesson() -> impl IntoView {
         <Check id=CHECKS[0] question="How many million parameters does the loaded model have?".to_string() answer=loaded_answer />
         <Check id=CHECKS[1] question="How many times as many parameters as BERT-base does BERT-large have (to one decimal)?".to_string() answer=large_answer />
         <DistillationSection />
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row counts what its paper or model card says it has (within 5%: those give two
+    /// figures, 12M for ALBERT-base's 11.7M): the rows are computed from configurations, so a
+    /// family counted wrong shows here.
+    #[test]
+    fn the_rows_count_the_released_models_parameters() {
+        let published = [
+            ("bert-base", 110e6),
+            ("bert-large", 340e6),
+            ("DistilBERT-base", 66e6),
+            ("RoBERTa-base", 125e6),
+            ("XLM-RoBERTa-base", 278e6),
+            ("ALBERT-base", 12e6),
+            ("ELECTRA-small", 14e6),
+            ("DeBERTa-v3-base", 184e6),
+            ("ModernBERT-base", 149e6),
+        ];
+        let rows = rows();
+        for (name, count) in published {
+            let row = rows.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no row {name}"));
+            let n = row.config.num_params(row.pooler) as f64;
+            assert!((n / count - 1.0).abs() < 0.05, "{name}: {n} parameters counted, {count} published");
+        }
     }
 }
