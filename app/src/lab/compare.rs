@@ -4,19 +4,29 @@
 //! and says in a sentence, computed from the numbers, what the comparison shows and what it
 //! does not (MLM losses at different masking rates are not like for like).
 
+use std::sync::Arc;
+
 use bertbench_core::tasks::masking::PairTask;
 use bertbench_core::train::PretrainStep;
 use leptos::prelude::*;
 
 use super::Lab;
-use super::downstream::{Downstream, KeptFiles, downstream_sentence};
-use crate::app::AppState;
 use crate::runs::{LabSettings, LabVocab};
-use crate::studio::Studio;
 use crate::widgets::{Series, duration, human_count};
 
 /// Steps the charts' curves and the final numbers average over.
 pub const WINDOW: usize = 10;
+
+/// A kept run's model files, as the worker wrote them.
+pub type KeptFiles = Arc<Vec<(String, Vec<u8>)>>;
+
+/// A head trained on a kept run's frozen encoder ("Fine-tune each", `downstream.rs`): its
+/// held-out accuracy on `texts` texts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Downstream {
+    pub accuracy: f32,
+    pub texts: usize,
+}
 
 /// A finished or stopped run of this tab, kept to compare.
 #[derive(Debug, Clone)]
@@ -314,11 +324,11 @@ pub fn overlay(runs: &[KeptRun], current: u32, what: &str, f: &dyn Fn(&PretrainS
 }
 
 /// The table of kept runs, the sentences, "Fine-tune each" and "Clear".
+///
+/// `fine_tune_each`: the "Fine-tune each" part (`downstream.rs`), drawn under the sentence.
 #[component]
-pub fn RunsCompared() -> impl IntoView {
+pub fn RunsCompared(fine_tune_each: ViewFn) -> impl IntoView {
     let lab = expect_context::<Lab>();
-    let (state, studio) = (expect_context::<AppState>(), expect_context::<Studio>());
-    let downstream_note = RwSignal::new(None::<Result<String, String>>);
     move || {
         let runs = lab.compared.get();
         if runs.is_empty() {
@@ -376,17 +386,8 @@ pub fn RunsCompared() -> impl IntoView {
                     {rows}
                 </table>
                 <p class="small" data-testid="lab-compare-sentence">{said}</p>
-                {downstream_sentence(&runs).map(|d| view! { <p class="small" data-testid="lab-downstream-sentence">{d}</p> })}
-                <div class="row">
-                    <button class="secondary small" data-testid="lab-fine-tune-each" prop:disabled=move || lab.downstream_busy.get() || !state.has_model()
-                        title="Trains a head on each run's frozen encoder over the built-in sentiment examples (same recipe and seed), in the studio's worker"
-                        on:click=move |_| lab.fine_tune_each(state, studio, move |m| downstream_note.set(Some(m)))>"Fine-tune each on the sentiment examples"</button>
-                    <button class="secondary small" data-testid="lab-compare-clear" prop:disabled=move || lab.downstream_busy.get() on:click=move |_| lab.compared.set(Vec::new())>"Clear the comparison"</button>
-                    {move || downstream_note.get().map(|m| match m {
-                        Ok(t) => view! { <span class="small muted" role="status" data-testid="lab-downstream-status">{t}</span> }.into_any(),
-                        Err(t) => view! { <span class="banner warn small" role="alert" data-testid="lab-downstream-status">{t}</span> }.into_any(),
-                    })}
-                </div>
+                {fine_tune_each.run()}
+                <button class="secondary small" data-testid="lab-compare-clear" prop:disabled=move || lab.downstream_busy.get() on:click=move |_| lab.compared.set(Vec::new())>"Clear the comparison"</button>
             </section>
         })
     }

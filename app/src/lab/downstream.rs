@@ -7,13 +7,12 @@
 //! difference is more than two texts can tell.
 
 use std::rc::Rc;
-use std::sync::Arc;
 
 use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::compare::{KeptRun, differing};
+use super::compare::{Downstream, KeptFiles, KeptRun, differing};
 use super::{Lab, LabRun, checkpoint_from};
 use crate::app::AppState;
 use crate::engine::Engine;
@@ -22,16 +21,6 @@ use crate::studio::{RunState, Studio};
 /// Runs of at most this many parameters keep their model in the page for "Fine-tune each"
 /// (a lab model of the tiny presets is a few MB; a continued MiniLM is 90 MB).
 pub const MAX_KEPT_PARAMS: usize = 12_000_000;
-
-/// A kept run's model files, as the worker wrote them.
-pub type KeptFiles = Arc<Vec<(String, Vec<u8>)>>;
-
-/// A head trained on a kept run's frozen encoder: its held-out accuracy on `texts` texts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Downstream {
-    pub accuracy: f32,
-    pub texts: usize,
-}
 
 /// The recipe every kept run is fine-tuned with: a head on the frozen encoder (what pretraining
 /// put in its vectors, not what fine-tuning adds), one seed.
@@ -122,6 +111,27 @@ impl Lab {
             self.downstream_busy.set(false);
             say(out.map(|()| "Each run's head is trained: see the table, and the studio's runs table.".into()));
         });
+    }
+}
+
+/// Under "Runs compared": the sentence of the runs' downstream accuracies, the "Fine-tune each"
+/// button and what it is doing.
+#[component]
+pub fn FineTuneEach() -> impl IntoView {
+    let lab = expect_context::<Lab>();
+    let (state, studio) = (expect_context::<AppState>(), expect_context::<Studio>());
+    let note = RwSignal::new(None::<Result<String, String>>);
+    view! {
+        {move || lab.compared.with(|runs| downstream_sentence(runs)).map(|d| view! { <p class="small" data-testid="lab-downstream-sentence">{d}</p> })}
+        <div class="row">
+            <button class="secondary small" data-testid="lab-fine-tune-each" prop:disabled=move || lab.downstream_busy.get() || !state.has_model()
+                title="Trains a head on each run's frozen encoder over the built-in sentiment examples (same recipe and seed), in the studio's worker"
+                on:click=move |_| lab.fine_tune_each(state, studio, move |m| note.set(Some(m)))>"Fine-tune each on the sentiment examples"</button>
+            {move || note.get().map(|m| match m {
+                Ok(t) => view! { <span class="small muted" role="status" data-testid="lab-downstream-status">{t}</span> }.into_any(),
+                Err(t) => view! { <span class="banner warn small" role="alert" data-testid="lab-downstream-status">{t}</span> }.into_any(),
+            })}
+        </div>
     }
 }
 

@@ -14,6 +14,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
 use super::compare::{self, RunsCompared};
+use super::downstream::FineTuneEach;
 use super::{Lab, LabRun};
 use crate::app::{AppState, BackendStatus, CheckState, Tab};
 use crate::compute::Latest;
@@ -469,7 +470,7 @@ pub fn LabPanel() -> impl IntoView {
             {vocab_info}
             {progress}
             {charts}
-            <RunsCompared />
+            <RunsCompared fine_tune_each=ViewFn::from(|| view! { <FineTuneEach /> }) />
             {preview}
             {probes}
             <Show when=move || lab.has_model.get()>

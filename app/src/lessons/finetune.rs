@@ -3,8 +3,6 @@
 //! run does); after each, every layer of the trained encoder is compared with the pretrained one
 //! (linear CKA), which shows what each recipe changes where.
 
-use std::sync::Arc;
-
 use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
 
@@ -12,28 +10,17 @@ use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
 use super::forgetting::ForgettingSection;
+use super::recipe_runs::{Trained, train};
 use super::prompting::PromptingSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
-use crate::compute::claim;
-use crate::runs::RunSummary;
-use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe, where_moved};
+use crate::studio::{RunState, Studio, builtin_sentiment, where_moved};
 use crate::widgets::{LineChart, Series};
 
 pub const CHECKS: [&str; 2] = ["finetune-better", "finetune-moved"];
 
 /// The two recipes compared, in the order they run.
 const MODES: [TrainMode; 2] = [TrainMode::HeadOnly, TrainMode::Full];
-/// Texts each encoder is compared on.
-const TEXTS: usize = 48;
-
-/// One recipe's outcome.
-#[derive(Clone)]
-pub(super) struct Trained {
-    pub mode: TrainMode,
-    pub summary: Arc<RunSummary>,
-    pub change: Change,
-}
 
 fn config(mode: TrainMode) -> FineTuneConfig {
     let c = FineTuneConfig::new().with_mode(mode).with_batch_size(16).with_seed(42);
@@ -49,26 +36,6 @@ fn held_out() -> Result<(Vec<String>, Vec<usize>, Vec<String>), String> {
     let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
     let ids = dataset.label_ids();
     Ok((split.valid.iter().map(|&i| dataset.examples[i].text.clone()).collect(), split.valid.iter().map(|&i| ids[i]).collect(), dataset.labels.clone()))
-}
-
-/// Trains `config` in the worker on the built-in examples and measures how its encoder moved
-/// and what it kept.
-pub(super) async fn train(studio: Studio, state: AppState, config: FineTuneConfig, say: impl Fn(String) + Copy) -> Result<Trained, String> {
-    let mode = config.mode;
-    let dataset = builtin_sentiment()?;
-    let split = dataset.split(0.25, 13).map_err(|e| e.to_string())?;
-    let engine = state.engine().ok_or("the model is still loading")?;
-    say(format!("{}: training in the worker ({} texts, {} held out)…", mode.label(), split.train.len(), split.valid.len()));
-    // The lesson compares pretrained starts on one seed, whatever the studio is set to.
-    let summary = studio.train_on_examples(&engine, config.clone(), format!("lesson 7: {}", recipe(&config))).await?;
-    say(format!("{}: comparing every layer with the pretrained model…", mode.label()));
-    let current = claim(state).await.ok_or("no model is loaded")?;
-    // The run started from `engine`, the page's model at launch (not `state.base`, the model the
-    // menu goes back to, which is another model once the lab's model plays on the page).
-    let texts: Vec<String> = split.valid.iter().take(TEXTS).map(|&i| dataset.examples[i].text.clone()).collect();
-    let change = layer_change(studio, state, &engine, &texts, say).await;
-    drop(current);
-    Ok(Trained { mode, summary, change: change? })
 }
 
 /// What this pair of runs says about the two recipes, from their held-out accuracies on `count`

@@ -9,7 +9,7 @@ use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
 
 use super::check::{Answer, Check, Expected};
-use super::finetune::{Trained, train};
+use super::recipe_runs::{Trained, train};
 use crate::app::AppState;
 use crate::studio::{RunState, Senses, Studio};
 use crate::widgets::{LineChart, Series, spawn_in_view};

@@ -17,6 +17,7 @@ mod pairs;
 mod probing;
 mod prompting;
 mod progress;
+mod recipe_runs;
 mod senses;
 mod sizes;
 mod teacher;
