@@ -555,6 +555,42 @@ mod tests {
     }
 
     #[test]
+    fn a_modernbert_head_saved_alone_keeps_the_pooling_head_its_base_lacks() {
+        // ModernBertForMultipleChoice pools with its `head` (dense, GELU, LayerNorm), outside the
+        // base model: a head-only run's saved head carries it.
+        use crate::tasks::classification::{attach_head, export_head};
+        let device = Device::flex();
+        let tokenizer = BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap();
+        let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(40).without_dropout()
+            .with_model_type(Family::ModernBert).with_type_vocab_size(0).with_norm_bias(Some(false)).with_classifier_bias(Some(true))
+            .with_attention_bias(Some(true)).with_mlp_bias(Some(true)).with_classifier_pooling(Some(crate::bert::config::HeadPooling::Mean));
+        let bare = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        let encoder = save_weights(&bare).unwrap();
+        let bert = with_pooler(bare, &config, None, 3, &device).unwrap();
+        let pooler = bert.pooler.as_ref().unwrap();
+        assert!(pooler.norm.is_some() && pooler.mean && pooler.activation == PoolerActivation::Gelu);
+        let (_, mut model) = model(Family::Bert, pooler_spec());
+        model.bert = bert;
+        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None };
+        let files = export_head(&config, &model, &meta).unwrap();
+        let json: Value = serde_json::from_slice(&files[0].1).unwrap();
+        assert_eq!(json["architectures"][0], "ModernBertForMultipleChoice");
+        let names = SafeTensors::deserialize(&files[1].1).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+        assert!(["head.dense.weight", "head.dense.bias", "head.norm.weight"].iter().all(|n| names.contains(&n.to_string())), "{names:?}");
+        let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights: encoder, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
+        assert!(base.model.pooler.is_none());
+        let loaded = attach_head(base, &files, &device).unwrap();
+        assert!(loaded.model.head.transform.is_none(), "the pooler is the encoder's, not a token transform");
+        let choices: Vec<String> = ["you make tea .", "it freezes .", "it flies ."].map(String::from).to_vec();
+        let before = pollster::block_on(predict(&model, &tokenizer, "the kettle boils", &choices, &device)).unwrap();
+        let after = pollster::block_on(predict(&loaded.model, &loaded.tokenizer, "the kettle boils", &choices, &device)).unwrap();
+        assert!(before.iter().any(|&p| (p - 1.0 / 3.0).abs() > 1e-3), "{before:?}: too even to tell a wrong read from a right one");
+        for (a, b) in before.iter().zip(&after) {
+            assert!((a - b).abs() < 1e-5, "{before:?} vs {after:?}");
+        }
+    }
+
+    #[test]
     fn a_head_saved_alone_goes_back_on_its_encoder_as_a_multiple_choice_model() {
         // A head-only run keeps its encoder: the page saves the head alone.
         use crate::tasks::classification::{attach_head, export_head};

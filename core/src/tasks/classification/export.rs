@@ -242,6 +242,12 @@ pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &Classifie
     let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type, &model.head))?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let mut tensors = transform_tensors(config.model_type, &model.head)?;
+    // ModernBERT's multiple choice pools with its `head`, which its base model lacks: saved here.
+    let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
+    if let Some(pooler) = model.bert.pooler.as_ref().filter(|p| meta.spec.level == Level::Choice && p.norm.is_some() && !norm.is_empty()) {
+        let as_transform = HeadTransform { dense: pooler.dense.clone(), norm: pooler.norm.clone().expect("filtered"), activation: crate::bert::config::HiddenAct::Gelu };
+        tensors.extend(as_transform.tensors(dense, norm)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)));
+    }
     tensors.push(("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()));
     tensors.push(("classifier.bias".into(), f32_bytes(&bias), vec![shape[0]]));
     let head = serialize(tensors)?;
@@ -250,23 +256,29 @@ pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &Classifie
 
 /// A head saved by [`export_head`] on `bert`, the encoder it was trained on (its tokenizer cut
 /// to the length the head was trained with).
-pub fn attach_head(bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Device) -> crate::Result<LoadedClassifier> {
+pub fn attach_head(mut bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Device) -> crate::Result<LoadedClassifier> {
     let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());
     let config_json = get("config.json").ok_or_else(|| Error::Input("the saved head has no config.json".into()))?;
     let head = get(HEAD_FILE).ok_or_else(|| Error::Input(format!("the saved head has no {HEAD_FILE}")))?;
     let about = HeadConfig::read(config_json)?;
-    let head = read_head_file(&bert.config, head, device)?;
+    let head = read_head_file(&mut bert, about.spec.level, head, device)?;
     about.finish(bert, head)
 }
 
 /// The head in [`HEAD_FILE`]: `classifier.*`, after the family's [`HeadTransform`] where the
-/// file holds one.
-fn read_head_file(config: &BertConfig, bytes: &[u8], device: &Device) -> crate::Result<ClassificationHead> {
+/// file holds one for a token or span head; where it holds a multiple-choice head's pooler
+/// (ModernBERT's `head`), that pooler goes on `bert`.
+fn read_head_file(bert: &mut LoadedModel, level: Level, bytes: &[u8], device: &Device) -> crate::Result<ClassificationHead> {
+    let config = &bert.config;
     let mut head = read_head(bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?;
     let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
     let has_norm = !norm.is_empty() && SafeTensors::deserialize(bytes).is_ok_and(|st| st.names().iter().any(|n| **n == format!("{norm}weight")));
-    if config.model_type.facts().token_head_transform && has_norm {
-        head.transform = Some(HeadTransform::read(config, bytes, dense, norm, device)?);
+    match level {
+        Level::Token | Level::Span if config.model_type.facts().token_head_transform && has_norm => {
+            head.transform = Some(HeadTransform::read(config, bytes, dense, norm, device)?);
+        }
+        Level::Choice if has_norm => bert.model.pooler = Some(read_normed_pooler(config, bytes, dense, norm, device)?),
+        _ => {}
     }
     Ok(head)
 }
@@ -406,7 +418,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     ));
     let has = |name: &str| SafeTensors::deserialize(&head_weights).is_ok_and(|st| st.names().iter().any(|n| *n == name));
     let head = match head {
-        Some(bytes) => Some(read_head_file(&bert.config, &bytes, device)?),
+        Some(bytes) => Some(read_head_file(&mut bert, about.spec.level, &bytes, device)?),
         None if transform.is_some() => None,
         // ModernBERT's `head` (dense → activation → LayerNorm on the pooled first token or
         // mean) is a pooler with a LayerNorm, its biases as the config says.
