@@ -394,8 +394,9 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
 }
 
 /// Loads a folder written by [`export`], or any `*ForSequenceClassification` checkpoint (`[CLS]`
-/// + pooler features) or `*ForTokenClassification` one (the last layer's tokens) of the four
-/// families. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
+/// + pooler features), `*ForTokenClassification` or `*ForQuestionAnswering` one (the last
+/// layer's tokens; ModernBERT's through its `head`, a [`HeadTransform`]) or `*ForMultipleChoice`
+/// one of the families read here. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let about = HeadConfig::read(&files.config_json)?;
     let architecture = serde_json::from_slice::<serde_json::Value>(&files.config_json)
