@@ -4,7 +4,8 @@
 //! `id2label`, DistilBERT, RoBERTa, ELECTRA (and ELECTRA-small's projected embeddings),
 //! XLM-RoBERTa, CamemBERT and ALBERT (one shared layer) with SentencePiece Unigram tokenizers,
 //! MPNet (relative position bias), ModernBERT (rotary positions, pre-norm gated layers, local
-//! attention; every layer's hidden states), DeBERTa-v2/v3 (disentangled attention, log buckets;
+//! attention; every layer's hidden states; its token-classification, question-answering and
+//! multiple-choice classes through their `head`), DeBERTa-v2/v3 (disentangled attention, log buckets;
 //! every layer's hidden states), an older RoBERTa with only `vocab.json` + `merges.txt`), each
 //! read as a user's folder is: token ids and character offsets equal to `AutoTokenizer`'s,
 //! hidden states within 1e-4, fill-mask and class probabilities within 1e-4, and weights saved
