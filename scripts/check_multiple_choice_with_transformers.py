@@ -24,7 +24,7 @@ import torch
 from transformers import AutoModelForMultipleChoice, AutoTokenizer
 
 TOLERANCE = 1e-4
-FAMILIES = ("Bert", "Roberta", "XLMRoberta", "Camembert", "Albert", "MPNet", "DebertaV2")
+FAMILIES = ("Bert", "Roberta", "XLMRoberta", "Camembert", "Albert", "MPNet", "DebertaV2", "ModernBert")
 
 
 def check(d, rows_path):

@@ -25,6 +25,10 @@ or last window, and in none whole) and `reference.json`:
 - `dropout`: with dropout 0.1 on (embeddings, attention probabilities, hidden states), the
   mean and standard deviation of the loss over DRAWS draws of the masks at the initial weights.
 
+and `tests/models/qa-training-modernbert/`, the same for a tiny `ModernBertForQuestionAnswering`
+(its `head`, dense → GELU → LayerNorm with biases, before `classifier` on every token; a global
+and a local layer; no segments), without `dropout` (ModernBERT has none by default).
+
 Padding: a batch pads each window to the longest, and the logits of padding are left out of the
 softmax (`transformers` pads every window to `max_length` and keeps them in; a window as long
 as the batch, the usual case at length 384, reads the same either way). Needs torch and
@@ -39,7 +43,7 @@ import sys
 
 import torch
 import transformers
-from transformers import BertConfig, BertForQuestionAnswering, BertTokenizerFast
+from transformers import BertConfig, BertForQuestionAnswering, BertTokenizerFast, ModernBertConfig, ModernBertForQuestionAnswering
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_test_models import jitter, write_vocab  # noqa: E402
@@ -116,16 +120,29 @@ def loss_of(model, inputs, starts, ends):
 
 
 def main():
-    out = os.path.join(sys.argv[1] if len(sys.argv) > 1 else "tests/models", "qa-training")
+    models = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
+    pieces = vocab()
+    bert = BertConfig(vocab_size=len(pieces), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                      intermediate_size=64, max_position_embeddings=64)
+    # ModernBERT's class applies its `head` (dense, GELU, LayerNorm; biases on, so that their
+    # decay shows) to every token before `classifier`; no dropout (its defaults); one global and
+    # one local layer (a window of 8, shorter than the windows).
+    modern = ModernBertConfig(vocab_size=len(pieces), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=48, max_position_embeddings=64, local_attention=8,
+                              global_attn_every_n_layers=2, pad_token_id=0, cls_token_id=2, sep_token_id=3,
+                              bos_token_id=2, eos_token_id=3, classifier_bias=True, norm_bias=True)
+    reference(os.path.join(models, "qa-training"), BertForQuestionAnswering, bert, pieces, dropout=True)
+    reference(os.path.join(models, "qa-training-modernbert"), ModernBertForQuestionAnswering, modern, pieces, dropout=False)
+
+
+def reference(out, model_class, config, pieces, dropout):
+    """The model, tokenizer, questions and `reference.json` of one question-answering class."""
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    pieces = vocab()
     write_vocab(out, pieces)
     tok = BertTokenizerFast(os.path.join(out, "vocab.txt"), do_lower_case=True)
     torch.manual_seed(16)
-    config = BertConfig(vocab_size=len(pieces), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=64)
-    model = jitter(BertForQuestionAnswering(config))
+    model = jitter(model_class(config))
     model.save_pretrained(out)
     tok.save_pretrained(out)
     data = squad()
@@ -136,13 +153,17 @@ def main():
     assert len({len(w["input_ids"]) for w in wins}) > 1, "windows of different lengths: the batch pads"
     assert any(w["start"] == 0 for w in wins) and any(w["start"] > WINDOW // 2 for w in wins)
     inputs = pad_batch(wins)
+    if not config.model_type == "bert":
+        # A family without segments takes no segment ids.
+        inputs.pop("token_type_ids")
     starts = torch.tensor([w["start"] for w in wins])
     ends = torch.tensor([w["end"] for w in wins])
 
     # Dropout off: one pass, logits, loss, gradients.
     quiet = copy.deepcopy(config)
-    quiet.hidden_dropout_prob = quiet.attention_probs_dropout_prob = 0.0
-    off = BertForQuestionAnswering(quiet)
+    if dropout:
+        quiet.hidden_dropout_prob = quiet.attention_probs_dropout_prob = 0.0
+    off = model_class(quiet)
     off.load_state_dict(model.state_dict())
     off.train()
     loss, start_logits, end_logits = loss_of(off, inputs, starts, ends)
@@ -158,7 +179,10 @@ def main():
     # The Trainer's steps on that batch.
     off.zero_grad()
     params = list(off.named_parameters())
-    no_decay = lambda n: "bias" in n or "LayerNorm" in n
+    # The Trainer's: biases and LayerNorms (ModernBERT's are called `norm`, `attn_norm`…) keep
+    # their values.
+    norms = {f"{m}.{n}" if m else n for m, module in off.named_modules() if isinstance(module, torch.nn.LayerNorm) for n, _ in module.named_parameters()}
+    no_decay = lambda n: "bias" in n or n in norms
     opt = torch.optim.AdamW([
         {"params": [p for n, p in params if not no_decay(n)], "weight_decay": WEIGHT_DECAY},
         {"params": [p for n, p in params if no_decay(n)], "weight_decay": 0.0},
@@ -177,13 +201,15 @@ def main():
         sched.step()
         steps.append({"loss": loss.item(), "grad_norm": norm.item(), "lr": lr})
 
-    # Dropout on: the loss over many masks at the initial weights.
-    model.train()
-    torch.manual_seed(17)
-    with torch.no_grad():
-        draws = [loss_of(model, inputs, starts, ends)[0].item() for _ in range(DRAWS)]
-    mean = sum(draws) / len(draws)
-    std = math.sqrt(sum((d - mean) ** 2 for d in draws) / (len(draws) - 1))
+    # Dropout on: the loss over many masks at the initial weights (a class without dropout: none).
+    mean = std = None
+    if dropout:
+        model.train()
+        torch.manual_seed(17)
+        with torch.no_grad():
+            draws = [loss_of(model, inputs, starts, ends)[0].item() for _ in range(DRAWS)]
+        mean = sum(draws) / len(draws)
+        std = math.sqrt(sum((d - mean) ** 2 for d in draws) / (len(draws) - 1))
 
     reference = {
         "transformers": transformers.__version__,
@@ -195,13 +221,14 @@ def main():
         "learning_rate": LR,
         "warmup_ratio": WARMUP,
         "weight_decay": WEIGHT_DECAY,
-        "dropout": {"draws": DRAWS, "mean": mean, "std": std, "without": batch["loss"]},
     }
+    if dropout:
+        reference["dropout"] = {"draws": DRAWS, "mean": mean, "std": std, "without": batch["loss"]}
     with open(os.path.join(out, "reference.json"), "w") as f:
         json.dump(reference, f)
     losses = " ".join("%.5f" % s["loss"] for s in steps)
-    print(f"{out}: {len(items)} questions in {len(wins)} windows; losses over {STEPS} steps {losses}; "
-          f"with dropout {mean:.4f} ± {std:.4f} (without {batch['loss']:.4f})")
+    said = f"with dropout {mean:.4f} ± {std:.4f} (without {batch['loss']:.4f})" if dropout else "no dropout"
+    print(f"{out}: {len(items)} questions in {len(wins)} windows; losses over {STEPS} steps {losses}; {said}")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,10 @@ from transformers import (
     MPNetTokenizer,
     ModernBertConfig,
     ModernBertForMaskedLM,
+    ModernBertForMultipleChoice,
+    ModernBertForQuestionAnswering,
     ModernBertForSequenceClassification,
+    ModernBertForTokenClassification,
     PreTrainedTokenizerFast,
     RobertaConfig,
     RobertaForMaskedLM,
@@ -219,6 +222,23 @@ def answer_logits(model, tok):
             out = model(**enc)
         rows.append({"question": question, "context": context, "input_ids": enc["input_ids"][0].tolist(),
                      "start_logits": out.start_logits[0].tolist(), "end_logits": out.end_logits[0].tolist()})
+    return rows
+
+
+def choose(model, tok):
+    """A multiple-choice model's probability of each ending: the premise read with each ending,
+    the endings padded to the longest and run side by side, as `run_swag.py` does."""
+    cases = [
+        ("The movie was wonderful and", ["the actors were great.", "the dog jumps over London.", "I hated every minute of it; the plot was terrible."]),
+        ("I deposited the cheque", ["at the bank.", "on the river bank near Paris.", "over the lazy fox."]),
+    ]
+    rows = []
+    for premise, endings in cases:
+        enc = tok([premise] * len(endings), endings, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**{k: v.unsqueeze(0) for k, v in enc.items()}).logits[0]
+        ids = [[t for t, m in zip(row, mask) if m] for row, mask in zip(enc["input_ids"].tolist(), enc["attention_mask"].tolist())]
+        rows.append({"premise": premise, "endings": endings, "input_ids": ids, "probs": logits.softmax(-1).tolist()})
     return rows
 
 
@@ -499,7 +519,9 @@ def make_modernbert(out):
     byte-level BPE with `[CLS] A [SEP] B [SEP]` all in segment 0, as ModernBERT's tokenizer.json.
     `ModernBertForMaskedLM` without biases (its defaults), and a classifier with every bias on,
     mean pooling and other rotary bases, so both settings of each flag are read. Every layer's
-    hidden states are kept."""
+    hidden states are kept. Its token-classification (no biases), question-answering (every bias)
+    and multiple-choice (first-token pooling, a bias on the head's dense layer only) classes, each
+    with its `head` before the output layer."""
     from tokenizers import AddedToken
     from tokenizers.processors import TemplateProcessing
 
@@ -513,6 +535,7 @@ def make_modernbert(out):
     # ModernBERT's [MASK] takes the space before it, as RoBERTa's <mask>.
     inner.add_special_tokens([AddedToken("[MASK]", lstrip=True, special=True)])
     labels = {0: "negative", 1: "neutral", 2: "positive"}
+    tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
     long = (" ".join(CORPUS) + " ") * 2
     cases = (
         ("modernbert", 26, ModernBertForMaskedLM, {}),
@@ -520,6 +543,11 @@ def make_modernbert(out):
          {"num_labels": 3, "id2label": labels, "label2id": {v: k for k, v in labels.items()}, "classifier_pooling": "mean",
           "attention_bias": True, "mlp_bias": True, "norm_bias": True, "classifier_bias": True,
           "global_rope_theta": 40000.0, "local_rope_theta": 500.0}),
+        ("modernbert-ner", 30, ModernBertForTokenClassification,
+         {"num_labels": len(tags), "id2label": dict(enumerate(tags)), "label2id": {t: i for i, t in enumerate(tags)}}),
+        ("modernbert-qa", 31, ModernBertForQuestionAnswering,
+         {"attention_bias": True, "mlp_bias": True, "norm_bias": True, "classifier_bias": True}),
+        ("modernbert-choice", 32, ModernBertForMultipleChoice, {"classifier_pooling": "cls", "classifier_bias": True}),
     )
     for name, seed, model_class, extra in cases:
         folder = fresh(out, name)
@@ -534,11 +562,22 @@ def make_modernbert(out):
                                   eos_token_id=sep, cls_token_id=cls, sep_token_id=sep, **extra)
         assert config.layer_types == ["full_attention", "sliding_attention", "sliding_attention", "full_attention"], config.layer_types
         model = jitter(model_class(config))
+        if model_class is ModernBertForMultipleChoice:
+            # Endings' pooled vectors of a tiny random model are close: a larger output layer
+            # sets their probabilities apart, so a wrong read shows.
+            with torch.no_grad():
+                model.classifier.weight.mul_(30)
         model.save_pretrained(folder)
         texts = TEXTS + [(long, None)]
         assert len(tok(long)["input_ids"]) > 4 * config.local_attention, "the long text must exceed the window"
         described = f"{model_class.__name__}, rotary positions, local attention (window 16), byte-level BPE tokenizer.json"
-        if extra:
+        if model_class is ModernBertForTokenClassification:
+            save(folder, model, tok, "modernbert", described + ", BIO tags", classify=classify(model, tok), tag=tag_words(model, tok))
+        elif model_class is ModernBertForQuestionAnswering:
+            save(folder, model, tok, "modernbert", described + ", every bias", answer=answer_logits(model, tok))
+        elif model_class is ModernBertForMultipleChoice:
+            save(folder, model, tok, "modernbert", described + ", first-token pooling", choose=choose(model, tok))
+        elif extra:
             save(folder, model, tok, "modernbert", described + ", every bias, mean pooling, with id2label", texts,
                  every_layer=True, classify=classify(model, tok, texts))
         else:

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use bertbench_core::Pooling;
 use bertbench_core::data;
-use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, Level};
+use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, HeadTransform, Level};
 use bertbench_core::tasks::qa::SpanConfig;
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TaskScores, TrainMode};
@@ -257,9 +257,15 @@ pub fn finetune(args: &[String]) -> Result {
     let config = if task == Task::Classify && what == "pairs" { self::config(&args, task, max_len, true)? } else { config };
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
-    let model = if task == Task::Choice { choice::model(bert.model, &bert.config, &device)? } else { bert.model };
+    let head_weights = bert.head_weights.as_deref();
+    let model = if task == Task::Choice { choice::model(bert.model, &bert.config, head_weights, config.seed, &device)? } else { bert.model };
     let (model, model_config, train, config) = distil::student(&args, task, model, bert.config, train, &labels, config)?;
-    let mut tuner = FineTuner::new(model, tokenizer.pad_id, max_len, labels, train, valid, config, &device).map_err(core_error)?;
+    // ModernBERT's token and span classes apply its `head` to every token: the MLM head's where
+    // the checkpoint has one (as transformers loads it), else a fresh one.
+    let transform = HeadTransform::for_run(&model_config, config.features, head_weights, config.seed, &device).map_err(core_error)?;
+    let mut tuner = FineTuner::new(model, tokenizer.pad_id, max_len, labels, train, valid, config, &device)
+        .and_then(|tuner| tuner.with_head_transform(transform))
+        .map_err(core_error)?;
     let checkpoint_dir = args.get("checkpoint-dir").map(PathBuf::from);
     if parse(&args, "resume", false)? {
         let dir = checkpoint_dir.as_ref().ok_or("--resume needs --checkpoint-dir")?;

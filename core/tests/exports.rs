@@ -150,7 +150,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
 #[ignore = "needs tests/models and PyTorch + transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
 fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities() {
     use bertbench_core::bert::model::BertInput;
-    use bertbench_core::tasks::classification::{BertClassifier, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, FeatureSpec};
+    use bertbench_core::tasks::classification::{BertClassifier, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, FeatureSpec, HeadTransform};
     use bertbench_core::tokenizer::Batch;
     let device = Device::flex();
     let out = std::env::temp_dir().join(format!("bertbench-tagger-exports-{}", std::process::id()));
@@ -180,13 +180,17 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             let values: Vec<f32> = (0..width * tags.len()).map(|k| 0.3 * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect();
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(values, [width, tags.len()]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
+            // ModernBERT's token class applies its `head` to every token first: the MLM head's,
+            // as a run starts from it.
+            head.transform = HeadTransform::for_run(&loaded.config, spec, loaded.head_weights.as_deref(), 7, &device).unwrap();
+            assert_eq!(head.transform.is_some(), name == "modernbert" && spec.layers == FeatureLayers::Last, "{name}");
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
             let meta = ClassifierMeta { labels: tags.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let rows = token_probs(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
-            // ModernBERT's own token and span classes put its prediction head before the output
-            // layer: its exports carry the modelling code.
-            let native = spec.layers == FeatureLayers::Last && !loaded.config.model_type.facts().task_head_transform;
+            // Last-layer tokens are what every family's own class reads (ModernBERT's through its
+            // `head`, `head.*` beside `classifier.*`).
+            let native = spec.layers == FeatureLayers::Last;
             assert_eq!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), native, "{name}: {}", spec.label());
             // Read back by the page, it is the same tagger.
             let files = checkpoint_files(&exported);
@@ -198,12 +202,16 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             checks.add(&dir, exported, &rows, format!("{name} tagger, {}", spec.label()));
         }
     }
-    let (files, _) = folder("bert-ner");
-    let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
-    let loaded = classification::load_classifier(files, None, &device).unwrap();
-    let rows = token_probs(&loaded.model, &loaded.tokenizer);
-    let exported = classification::export(&loaded.config, &loaded.model, &loaded.meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
-    checks.add(&out.join("bert-ner"), exported, &rows, "bert-ner re-exported".into());
+    // The Hub's NER models re-exported as they came (ModernBERT's with its `head`).
+    for name in ["bert-ner", "modernbert-ner"] {
+        let (files, _) = folder(name);
+        let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+        let loaded = classification::load_classifier(files, None, &device).unwrap();
+        let rows = token_probs(&loaded.model, &loaded.tokenizer);
+        let exported = classification::export(&loaded.config, &loaded.model, &loaded.meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+        assert!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), "{name}: exported without modelling code");
+        checks.add(&out.join(name), exported, &rows, format!("{name} re-exported"));
+    }
     checks.run();
     std::fs::remove_dir_all(&out).ok();
 }
@@ -217,7 +225,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
 #[ignore = "needs tests/models and PyTorch + transformers (BERTBENCH_PYTHON or python3); cargo xtask test runs it"]
 fn every_question_answering_export_loads_in_transformers_with_the_same_logits() {
     use bertbench_core::bert::model::BertInput;
-    use bertbench_core::tasks::classification::{BertClassifier, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, FeatureSpec};
+    use bertbench_core::tasks::classification::{BertClassifier, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, FeatureSpec, HeadTransform};
     use bertbench_core::tasks::qa::LABELS;
     let device = Device::flex();
     let out = std::env::temp_dir().join(format!("bertbench-qa-exports-{}", std::process::id()));
@@ -247,13 +255,17 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
             let values: Vec<f32> = (0..width * 2).map(|k| 0.3 * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect();
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(values, [width, 2]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
+            // ModernBERT's answer-span class applies its `head` to every token first: a fresh one
+            // here, as transformers initialises it (the tagger above starts from the MLM head's).
+            head.transform = HeadTransform::for_run(&loaded.config, spec, None, 7, &device).unwrap();
+            assert_eq!(head.transform.is_some(), name == "modernbert" && spec.layers == FeatureLayers::Last, "{name}");
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
             let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let rows = logits(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
-            // ModernBERT's own token and span classes put its prediction head before the output
-            // layer: its exports carry the modelling code.
-            let native = spec.layers == FeatureLayers::Last && !loaded.config.model_type.facts().task_head_transform;
+            // Last-layer tokens are what every family's own class reads (ModernBERT's through its
+            // `head`, `head.*` beside `classifier.*`).
+            let native = spec.layers == FeatureLayers::Last;
             assert_eq!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), native, "{name}: {}", spec.label());
             let again = classification::load_classifier(checkpoint_files(&exported), None, &device).unwrap();
             assert_eq!((again.meta.labels.clone(), again.meta.spec), (labels.clone(), spec));
@@ -261,12 +273,16 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
             checks.add(&out.join(format!("{name}-{:?}", spec.layers)), exported, &rows, format!("{name} question answering, {}", spec.label()));
         }
     }
-    let (files, _) = folder("bert-qa");
-    let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
-    let loaded = classification::load_classifier(files, None, &device).unwrap();
-    let rows = logits(&loaded.model, &loaded.tokenizer);
-    let exported = classification::export(&loaded.config, &loaded.model, &loaded.meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
-    checks.add(&out.join("bert-qa"), exported, &rows, "bert-qa re-exported".into());
+    // The Hub's QA models re-exported as they came (ModernBERT's with its `head` and every bias).
+    for name in ["bert-qa", "modernbert-qa"] {
+        let (files, _) = folder(name);
+        let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
+        let loaded = classification::load_classifier(files, None, &device).unwrap();
+        let rows = logits(&loaded.model, &loaded.tokenizer);
+        let exported = classification::export(&loaded.config, &loaded.model, &loaded.meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+        assert!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), "{name}: exported without modelling code");
+        checks.add(&out.join(name), exported, &rows, format!("{name} re-exported"));
+    }
     checks.run();
     std::fs::remove_dir_all(&out).ok();
 }

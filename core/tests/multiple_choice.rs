@@ -1,5 +1,6 @@
-//! Multiple choice against PyTorch `transformers`: on BERT, RoBERTa, XLM-RoBERTa, ALBERT, MPNet and
-//! DeBERTa (v3's and v2's settings) test models
+//! Multiple choice against PyTorch `transformers`: on BERT, RoBERTa, XLM-RoBERTa, ALBERT, MPNet,
+//! DeBERTa (v3's and v2's settings) and ModernBERT (its `head` from the MLM head's weights, and
+//! from a mean-pooling classifier's) test models
 //! (`scripts/make_test_models.py`), a dozen fine-tuning steps of the `FineTuner` on a tiny generated
 //! set of questions, then the export, which `AutoModelForMultipleChoice` loads as the family's
 //! own `*ForMultipleChoice` and which gives each ending the probability bertbench gives it, within
@@ -58,13 +59,16 @@ fn a_trained_multiple_choice_export_loads_in_transformers_with_the_same_probabil
     let out = std::env::temp_dir().join(format!("bertbench-choice-{}", std::process::id()));
     let mut command = std::process::Command::new(&python);
     command.arg(common::repo().join("scripts/check_multiple_choice_with_transformers.py")).env("TQDM_DISABLE", "1");
-    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier", "mpnet-classifier", "deberta", "deberta-classifier"];
+    // ModernBERT's class pools with its `head` (dense, GELU, LayerNorm): from the MLM head's
+    // weights (`modernbert`), or the sequence classifier's, mean-pooled with every bias on
+    // (`modernbert-classifier`), as transformers loads either into ModernBertForMultipleChoice.
+    let names = ["bert-classifier", "roberta", "xlm-roberta", "albert-classifier", "mpnet-classifier", "deberta", "deberta-classifier", "modernbert", "modernbert-classifier"];
     for name in names {
         let files = from_folder(common::test_model_drop(name)).unwrap();
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());
         let device = Device::flex().autodiff();
         let loaded = checkpoint::load(files, &device).unwrap();
-        let bert = choice::with_pooler(loaded.model, &loaded.config, &device).unwrap();
+        let bert = choice::with_pooler(loaded.model, &loaded.config, loaded.head_weights.as_deref(), 7, &device).unwrap();
         let max_len = 60;
         let tokenizer = loaded.tokenizer.clone().with_max_len(max_len);
         let train = encode_choices(&tokenizer, &questions(120, 0)).unwrap();

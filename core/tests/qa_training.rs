@@ -5,8 +5,12 @@
 //! norms and learning rates over a few optimizer steps of its `FineTuner` (dropout off), and,
 //! with dropout on, losses spread as PyTorch's are over many masks.
 //!
-//! `scripts/make_qa_training_reference.py` writes the model and what PyTorch computed into
-//! `tests/models/qa-training/`; it needs PyTorch, so these tests are `#[ignore]`d in a plain
+//! The same for a tiny `ModernBertForQuestionAnswering`, whose `head` (dense → GELU → LayerNorm,
+//! before `classifier` on every token) trains with the output layer, its LayerNorms and biases
+//! undecayed as the `Trainer` leaves them (no dropout: ModernBERT has none by default).
+//!
+//! `scripts/make_qa_training_reference.py` writes the models and what PyTorch computed into
+//! `tests/models/qa-training/` and `tests/models/qa-training-modernbert/`; it needs PyTorch, so these tests are `#[ignore]`d in a plain
 //! `cargo test` (which lists them as ignored) and `cargo xtask test` makes the folder and runs
 //! them with `--include-ignored`. A missing folder fails the test: it never passes unchecked.
 
@@ -32,34 +36,37 @@ use serde_json::Value;
 
 const TOLERANCE: f32 = 1e-4;
 
-fn folder() -> PathBuf {
+/// The two reference folders: BERT's and ModernBERT's.
+const FOLDERS: [&str; 2] = ["qa-training", "qa-training-modernbert"];
+
+fn folder(name: &str) -> PathBuf {
     let models = std::env::var_os("BERTBENCH_TEST_MODELS").map(PathBuf::from).unwrap_or_else(|| common::repo().join("tests/models"));
-    let dir = models.join("qa-training");
+    let dir = models.join(name);
     assert!(dir.join("reference.json").is_file(), "{} is missing: run `python3 scripts/make_qa_training_reference.py {}`", dir.display(), models.display());
     dir
 }
 
-fn read(name: &str) -> Vec<u8> {
-    let path = folder().join(name);
+fn read(dir: &str, name: &str) -> Vec<u8> {
+    let path = folder(dir).join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn reference() -> Value {
-    serde_json::from_slice(&read("reference.json")).unwrap()
+fn reference(dir: &str) -> Value {
+    serde_json::from_slice(&read(dir, "reference.json")).unwrap()
 }
 
 /// The reference model on `device`, with or without the encoder's dropout (the head's is the
 /// caller's choice: `transformers`' `qa_outputs` has none).
-fn model(dropout: bool, device: &Device) -> LoadedClassifier {
-    let mut config: Value = serde_json::from_slice(&read("config.json")).unwrap();
+fn model(dir: &str, dropout: bool, device: &Device) -> LoadedClassifier {
+    let mut config: Value = serde_json::from_slice(&read(dir, "config.json")).unwrap();
     if !dropout {
         config["hidden_dropout_prob"] = 0.0.into();
         config["attention_probs_dropout_prob"] = 0.0.into();
     }
     let files = CheckpointFiles {
         config_json: serde_json::to_vec(&config).unwrap(),
-        weights: read("model.safetensors"),
-        tokenizer_json: Some(read("tokenizer.json")),
+        weights: read(dir, "model.safetensors"),
+        tokenizer_json: Some(read(dir, "tokenizer.json")),
         vocab_txt: None,
     };
     let mut loaded = load_classifier(files, None, device).unwrap();
@@ -73,8 +80,8 @@ fn spans(fx: &Value) -> SpanConfig {
 }
 
 /// Every question's windows, as bertbench makes them for training.
-fn windows(loaded: &LoadedClassifier, fx: &Value) -> Vec<LabeledText> {
-    let data = parse_qa(&read("questions.json"), Some("questions.json")).unwrap();
+fn windows(dir: &str, loaded: &LoadedClassifier, fx: &Value) -> Vec<LabeledText> {
+    let data = parse_qa(&read(dir, "questions.json"), Some("questions.json")).unwrap();
     let (windows, lost) = encode_questions(&loaded.tokenizer, &data.items, &spans(fx)).unwrap();
     assert_eq!(lost, 0);
     windows
@@ -97,17 +104,19 @@ fn relative(what: &str, got: f32, want: f32) {
 #[test]
 #[ignore = "needs tests/models/qa-training (scripts/make_qa_training_reference.py, PyTorch); cargo xtask test runs it"]
 fn windows_and_answer_positions_are_transformers() {
-    let fx = reference();
-    let loaded = model(false, &Device::flex());
-    let got = windows(&loaded, &fx);
-    let want = fx["windows"].as_array().unwrap();
-    assert_eq!(got.len(), want.len(), "windows");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(g.encoded.ids(), ints(&w["input_ids"]), "window {i}: ids");
-        assert_eq!(g.encoded.type_ids(), ints(&w["token_type_ids"]), "window {i}: segments");
-        let span = g.span.as_ref().unwrap();
-        let at = |k: &str| w[k].as_u64().unwrap() as usize;
-        assert_eq!((span.start, span.end), (at("start"), at("end")), "window {i} of {}: answer tokens", w["question"]);
+    for dir in FOLDERS {
+        let fx = reference(dir);
+        let loaded = model(dir, false, &Device::flex());
+        let got = windows(dir, &loaded, &fx);
+        let want = fx["windows"].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{dir}: windows");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(g.encoded.ids(), ints(&w["input_ids"]), "{dir}: window {i}: ids");
+            assert_eq!(g.encoded.type_ids(), ints(&w["token_type_ids"]), "{dir}: window {i}: segments");
+            let span = g.span.as_ref().unwrap();
+            let at = |k: &str| w[k].as_u64().unwrap() as usize;
+            assert_eq!((span.start, span.end), (at("start"), at("end")), "{dir}: window {i} of {}: answer tokens", w["question"]);
+        }
     }
 }
 
@@ -128,11 +137,18 @@ impl ModuleMapper for ToGrads<'_> {
 #[ignore = "needs tests/models/qa-training (scripts/make_qa_training_reference.py, PyTorch); cargo xtask test runs it"]
 fn one_training_pass_gives_transformers_logits_loss_and_gradients() {
     let _rng = device_rng();
-    let fx = reference();
+    for dir in FOLDERS {
+        one_training_pass(dir);
+    }
+}
+
+/// [`one_training_pass_gives_transformers_logits_loss_and_gradients`] on one reference folder.
+fn one_training_pass(dir: &str) {
+    let fx = reference(dir);
     let want = &fx["batch"];
     let device = Device::flex().autodiff();
-    let loaded = model(false, &device);
-    let windows = windows(&loaded, &fx);
+    let loaded = model(dir, false, &device);
+    let windows = windows(dir, &loaded, &fx);
     let encoded: Vec<_> = windows.iter().map(|w| w.encoded.clone()).collect();
     let batch = Batch::from_encoded(&encoded, loaded.tokenizer.pad_id);
     // Each window's start row, then its end row, padding masked: what the FineTuner's loss reads.
@@ -144,14 +160,14 @@ fn one_training_pass_gives_transformers_logits_loss_and_gradients() {
     let seq = batch.seq_len;
     for (i, w) in windows.iter().enumerate() {
         let len = w.encoded.tokens.len();
-        close(&format!("window {i}: start logits"), &values[2 * i * seq..2 * i * seq + len], &floats(&want["start_logits"][i]), 1e-6);
-        close(&format!("window {i}: end logits"), &values[(2 * i + 1) * seq..(2 * i + 1) * seq + len], &floats(&want["end_logits"][i]), 1e-6);
+        close(&format!("{dir}: window {i}: start logits"), &values[2 * i * seq..2 * i * seq + len], &floats(&want["start_logits"][i]), 1e-6);
+        close(&format!("{dir}: window {i}: end logits"), &values[(2 * i + 1) * seq..(2 * i + 1) * seq + len], &floats(&want["end_logits"][i]), 1e-6);
     }
-    relative("loss", pollster::block_on(read_f32(loss.clone().inner())).unwrap()[0], want["loss"].as_f64().unwrap() as f32);
+    relative(&format!("{dir}: loss"), pollster::block_on(read_f32(loss.clone().inner())).unwrap()[0], want["loss"].as_f64().unwrap() as f32);
 
     let grads = GradientsParams::from_grads(loss.backward(), &loaded.model);
     let as_grads = loaded.model.clone().map(&mut ToGrads(&grads)).valid();
-    let files = export(&loaded.config, &as_grads, &loaded.meta, &loaded.tokenizer, None, Some(&read("vocab.txt"))).unwrap();
+    let files = export(&loaded.config, &as_grads, &loaded.meta, &loaded.tokenizer, None, Some(&read(dir, "vocab.txt"))).unwrap();
     let weights = &files.iter().find(|(n, _)| n == "model.safetensors").unwrap().1;
     let st = safetensors::SafeTensors::deserialize(weights).unwrap();
     let reference = want["grads"].as_object().unwrap();
@@ -159,13 +175,13 @@ fn one_training_pass_gives_transformers_logits_loss_and_gradients() {
     names.sort();
     let mut theirs: Vec<&String> = reference.keys().collect();
     theirs.sort();
-    assert_eq!(names.iter().collect::<Vec<_>>(), theirs, "the same parameters");
+    assert_eq!(names.iter().collect::<Vec<_>>(), theirs, "{dir}: the same parameters");
     // The floor: a thousandth of the largest gradient of any parameter.
     let floor = 1e-3 * reference.values().flat_map(|g| floats(g)).fold(0.0f32, |m, v| m.max(v.abs()));
     for name in &names {
         let view = st.tensor(name).unwrap();
         let got: Vec<f32> = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        close(&format!("gradient of {name}"), &got, &floats(&reference[name.as_str()]), floor);
+        close(&format!("{dir}: gradient of {name}"), &got, &floats(&reference[name.as_str()]), floor);
     }
 }
 
@@ -205,18 +221,20 @@ fn run(loaded: LoadedClassifier, windows: Vec<LabeledText>, fx: &Value, epochs: 
 #[ignore = "needs tests/models/qa-training (scripts/make_qa_training_reference.py, PyTorch); cargo xtask test runs it"]
 fn fine_tuning_steps_follow_transformers_trainer() {
     let _rng = device_rng();
-    let fx = reference();
-    let device = Device::flex().autodiff();
-    let loaded = model(false, &device);
-    let windows = windows(&loaded, &fx);
-    let want = fx["steps"].as_array().unwrap();
-    let steps = run(loaded, windows, &fx, want.len(), fx["learning_rate"].as_f64().unwrap(), 0.0, &device);
-    assert_eq!(steps.len(), want.len());
-    for (i, (s, w)) in steps.iter().zip(want).enumerate() {
-        eprintln!("step {}: loss {} ({}), gradient norm {} ({}), lr {}", i + 1, s.loss, w["loss"], s.grad_norm, w["grad_norm"], s.lr);
-        relative(&format!("step {}: learning rate", i + 1), s.lr as f32, w["lr"].as_f64().unwrap() as f32);
-        relative(&format!("step {}: loss", i + 1), s.loss, w["loss"].as_f64().unwrap() as f32);
-        relative(&format!("step {}: gradient norm", i + 1), s.grad_norm, w["grad_norm"].as_f64().unwrap() as f32);
+    for dir in FOLDERS {
+        let fx = reference(dir);
+        let device = Device::flex().autodiff();
+        let loaded = model(dir, false, &device);
+        let windows = windows(dir, &loaded, &fx);
+        let want = fx["steps"].as_array().unwrap();
+        let steps = run(loaded, windows, &fx, want.len(), fx["learning_rate"].as_f64().unwrap(), 0.0, &device);
+        assert_eq!(steps.len(), want.len());
+        for (i, (s, w)) in steps.iter().zip(want).enumerate() {
+            eprintln!("{dir}: step {}: loss {} ({}), gradient norm {} ({}), lr {}", i + 1, s.loss, w["loss"], s.grad_norm, w["grad_norm"], s.lr);
+            relative(&format!("{dir}: step {}: learning rate", i + 1), s.lr as f32, w["lr"].as_f64().unwrap() as f32);
+            relative(&format!("{dir}: step {}: loss", i + 1), s.loss, w["loss"].as_f64().unwrap() as f32);
+            relative(&format!("{dir}: step {}: gradient norm", i + 1), s.grad_norm, w["grad_norm"].as_f64().unwrap() as f32);
+        }
     }
 }
 
@@ -226,12 +244,13 @@ fn dropout_spreads_the_loss_as_transformers_does() {
     // The run's own dropout (the encoder's, and the head's as the run's default configures it),
     // at learning rate 0: every step reads the initial weights through new masks.
     let _rng = device_rng();
-    let fx = reference();
+    let dir = "qa-training";
+    let fx = reference(dir);
     let want = &fx["dropout"];
     let draws = want["draws"].as_u64().unwrap() as usize;
     let device = Device::flex().autodiff();
-    let loaded = model(true, &device);
-    let windows = windows(&loaded, &fx);
+    let loaded = model(dir, true, &device);
+    let windows = windows(dir, &loaded, &fx);
     let steps = run(loaded, windows, &fx, draws, 0.0, FineTuneConfig::new().dropout, &device);
     let losses: Vec<f64> = steps.iter().map(|s| f64::from(s.loss)).collect();
     let n = losses.len() as f64;

@@ -287,7 +287,10 @@ impl Job {
         };
         *self.device_name.borrow_mut() = device_name.clone();
         let ad = device.clone().autodiff();
-        let LoadedModel { model: base_weights, config, tokenizer, .. } = base.on(&ad, self.request.backend).await?;
+        let LoadedModel { model: base_weights, config, tokenizer, head_weights, .. } = base.on(&ad, self.request.backend).await?;
+        // The base's MLM head (ModernBERT's `head`), which its token, span and multiple-choice
+        // classes start from; a run from random weights starts them fresh.
+        let head_weights = head_weights.filter(|_| !self.request.from_scratch);
         let restarts = self.request.restarts.max(1);
         // One run from one of the page's own models: the worker lets go of the base while it
         // trains (the run starts from its very tensors, the only copy then, 90 MB less for
@@ -378,12 +381,15 @@ impl Job {
             };
             // Multiple choice scores each ending from the pooler (`*ForMultipleChoice`): an
             // encoder saved without one gets a fresh one, as transformers builds the class.
-            let start = if level == Level::Choice { choice::with_pooler(start, &config, &ad).map_err(|e| e.to_string())? } else { start };
+            let start = if level == Level::Choice { choice::with_pooler(start, &config, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())? } else { start };
             let start = match &kept_layers {
                 Some(keep) => start.keep_layers(keep).map_err(|e| e.to_string())?,
                 None => start,
             };
+            // ModernBERT's token and span classes apply its `head` to every token before the output.
+            let transform = classification::HeadTransform::for_run(&config, run_config.features, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())?;
             FineTuner::new(start, tokenizer.pad_id, max_len, self.request.labels.clone(), train.clone(), valid.clone(), run_config, &ad)
+                .and_then(|tuner| tuner.with_head_transform(transform))
                 .map_err(|e| e.to_string())
         };
         let resume = self.resume.take();

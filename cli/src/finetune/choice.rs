@@ -28,12 +28,13 @@ pub(super) fn features(args: &Args) -> Result<FeatureSpec> {
     Ok(FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level: Level::Choice })
 }
 
-/// The encoder with the pooler its `*ForMultipleChoice` reads.
-pub(super) fn model(bert: BertModel, config: &BertConfig, device: &Device) -> Result<BertModel> {
+/// The encoder with the pooler its `*ForMultipleChoice` reads (ModernBERT's: its `head`, the MLM
+/// head's where `head_weights` hold one).
+pub(super) fn model(bert: BertModel, config: &BertConfig, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> Result<BertModel> {
     let fresh = bert.pooler.is_none();
-    let bert = choice::with_pooler(bert, config, device).map_err(core_error)?;
+    let bert = choice::with_pooler(bert, config, head_weights, seed, device).map_err(core_error)?;
     if fresh {
-        eprintln!("the checkpoint has no pooler: a fresh one is trained, as transformers builds {}", config.model_type.base_architecture().replace("Model", "ForMultipleChoice"));
+        eprintln!("the checkpoint has no pooler: {}'s is trained, started as transformers starts it", config.model_type.base_architecture().replace("Model", "ForMultipleChoice"));
     }
     Ok(bert)
 }

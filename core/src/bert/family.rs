@@ -202,8 +202,9 @@ pub struct FamilyFacts {
     pub sequence_head: SequenceHead,
     pub sequence_activation: PoolerActivation,
     /// Its `*ForMultipleChoice` pools each ending with the sequence head's dense layer and
-    /// activation (DeBERTa's `ContextPooler`, `pooler.dense` with GELU) rather than with a pooler
-    /// of the base model (BERT's and the RoBERTa family's).
+    /// activation (DeBERTa's `ContextPooler`, `pooler.dense` with GELU; ModernBERT's `head`, with
+    /// its LayerNorm, on the first token or the mean as `classifier_pooling` says) rather than
+    /// with a pooler of the base model (BERT's and the RoBERTa family's).
     pub choice_reads_sequence_head: bool,
     /// Checkpoint name → module path, applied in order (after the family prefix is removed),
     /// and the inverse.
@@ -236,11 +237,16 @@ pub struct FamilyFacts {
     pub relative_attention: Option<RelativeBuckets>,
     /// Its encoder layer.
     pub layer: LayerKind,
-    /// Its token-classification, question-answering and multiple-choice classes put the
-    /// sequence head's dense → activation → LayerNorm (ModernBERT's `head`) before their output
-    /// layer, which this crate's token and span heads do not: such a head is exported with its
-    /// modelling code, and a checkpoint of those classes is refused.
-    pub task_head_transform: bool,
+    /// Its token-classification and question-answering classes apply the sequence head's dense
+    /// → activation → LayerNorm ([`SequenceHead`]'s `dense` and `norm`, ModernBERT's `head`) to
+    /// every token before their output layer: this crate's token and span heads then hold it as
+    /// their [`HeadTransform`](crate::tasks::classification::HeadTransform), read from such a
+    /// checkpoint, started from the MLM head's (as `transformers` loads it) or fresh, and saved
+    /// under those names.
+    pub token_head_transform: bool,
+    /// Where its `*ForQuestionAnswering` keeps its output layer (`qa_outputs.`; ModernBERT's
+    /// `classifier.`).
+    pub qa_outputs: &'static str,
     /// The tokenizer class its folders name, where it is not `<Family>Tokenizer` (ModernBERT's
     /// `PreTrainedTokenizerFast`: `tokenizer.json` alone).
     pub tokenizer_class: Option<&'static str>,

@@ -1,7 +1,8 @@
 //! Multiple choice (`*ForMultipleChoice`; SWAG): a premise and its endings, one of them right.
 //! Each (premise, ending) pair is read through BERT as one sequence (`[CLS] premise [SEP] ending
 //! [SEP]`), the head gives each pair one score from its pooled `[CLS]` vector (dropout, then
-//! `Linear(hidden, 1)`: `BertForMultipleChoice` on `outputs[1]`), and a softmax over the
+//! `Linear(hidden, 1)`: `BertForMultipleChoice` on `outputs[1]`; DeBERTa's and ModernBERT's
+//! classes pool with their sequence head instead, held as the pooler), and a softmax over the
 //! question's endings gives their probabilities; the loss is the cross-entropy of the right one,
 //! the metric accuracy.
 //!
@@ -16,10 +17,10 @@ use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, Level};
+use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HeadTransform, HeadTransformConfig, Level};
 use crate::bert::checkpoint::save_weights;
 use crate::bert::config::BertConfig;
-use crate::bert::family::PoolerActivation;
+use crate::bert::family::{PoolerActivation, SequenceHead};
 use crate::bert::model::{BertModel, BertPooler, rows_by_length};
 use crate::nn::linear::init_linear;
 use crate::bert::pooling::Pooling;
@@ -172,14 +173,27 @@ pub fn encode_question(tokenizer: &BertTokenizer, premise: &str, choices: &[Stri
 /// `bert` with the pooler its family's `*ForMultipleChoice` reads: its own, or, for a checkpoint
 /// saved without one (a RoBERTa encoder, say), a fresh one initialised as `transformers` does
 /// when it builds the class on such a checkpoint; DeBERTa's is its sequence head's dense layer
-/// with GELU (`pooler.dense`, outside the base model). Refuses a family whose class reads no
-/// pooler.
-pub fn with_pooler(mut bert: BertModel, config: &BertConfig, device: &Device) -> crate::Result<BertModel> {
+/// with GELU (`pooler.dense`, outside the base model); ModernBERT's its `head` (dense, GELU,
+/// LayerNorm) on the first token or the mean, read from the MLM head's `head.*` in
+/// `head_weights` (the checkpoint's head tensors) where there is one, as `transformers` loads a
+/// `ModernBertForMaskedLM` checkpoint into `ModernBertForMultipleChoice`, else fresh from
+/// `seed`. Refuses a family whose class reads no pooler.
+pub fn with_pooler(mut bert: BertModel, config: &BertConfig, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
     let family = config.model_type;
     if family.facts().choice_reads_sequence_head {
         if bert.pooler.is_none() {
-            let dense = init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device);
-            bert.pooler = Some(BertPooler::with_activation(dense, family.facts().sequence_activation));
+            let SequenceHead { dense, norm, .. } = family.facts().sequence_head;
+            bert.pooler = Some(if norm.is_empty() {
+                let dense = init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device);
+                BertPooler::with_activation(dense, family.facts().sequence_activation)
+            } else {
+                let has_norm = head_weights.and_then(|b| SafeTensors::deserialize(b).ok()).is_some_and(|st| st.names().iter().any(|n| **n == format!("{norm}weight")));
+                let transform = match head_weights {
+                    Some(bytes) if has_norm => HeadTransform::read(config, bytes, dense, norm, device)?,
+                    _ => HeadTransformConfig::from_model(config).with_seed(seed).init(device),
+                };
+                transform.into_pooler(config)?
+            });
         }
         return Ok(bert);
     }
@@ -241,8 +255,9 @@ pub async fn predict(model: &BertClassifier, tokenizer: &BertTokenizer, premise:
 /// [`super::classification::export`] passes them): the encoder with its pooler under the
 /// family's prefix and `classifier.{weight,bias}` (`[1, hidden]`, `[1]`), which
 /// `AutoModelForMultipleChoice` loads as it is. That is BERT's and the RoBERTa family's class (the
-/// pooler, dropout, one score) and DeBERTa's (its `ContextPooler`, `pooler.dense` with GELU, kept
-/// outside the base model); it reads `[CLS]` + pooler features of the last layer. A family
+/// pooler, dropout, one score), DeBERTa's (its `ContextPooler`, `pooler.dense` with GELU, kept
+/// outside the base model) and ModernBERT's (its `head`: `head.dense`, GELU, `head.norm`, on the
+/// first token or the mean); it reads `[CLS]` + pooler features of the last layer. A family
 /// whose class reads another head (DistilBERT's `pre_classifier`, ELECTRA's `sequence_summary`)
 /// and any other feature choice are refused by name.
 pub fn export(
@@ -297,9 +312,11 @@ pub fn export(
         None => vec![0.0],
     };
     let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    // The encoder under the family's prefix; DeBERTa's pooler at the top, where its class keeps it.
-    let name = |n: &str| match n.strip_prefix("pooler.dense.") {
-        Some(rest) if own_head => format!("{}{rest}", family.facts().sequence_head.dense),
+    // The encoder under the family's prefix; DeBERTa's pooler (and ModernBERT's with its
+    // LayerNorm) at the top, where its class keeps it.
+    let name = |n: &str| match (n.strip_prefix("pooler.dense."), n.strip_prefix("pooler.norm.")) {
+        (Some(rest), _) if own_head => format!("{}{rest}", family.facts().sequence_head.dense),
+        (_, Some(rest)) if own_head => format!("{}{rest}", family.facts().sequence_head.norm),
         _ => format!("{}{n}", family.prefix()),
     };
     let mut tensors: Vec<(String, Vec<u8>, Vec<usize>)> =
@@ -524,17 +541,53 @@ mod tests {
         let device = Device::flex();
         let config = Preset::Tiny.config(64).with_num_hidden_layers(1).with_model_type(Family::Roberta).with_pad_token_id(1);
         let bare = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
-        let pooled = with_pooler(bare, &config, &device).unwrap();
+        let pooled = with_pooler(bare, &config, None, 0, &device).unwrap();
         assert_eq!(pooled.pooler.as_ref().map(|p| (p.dense.weight.dims(), p.activation)), Some(([128, 128], PoolerActivation::Tanh)));
         let mut distil = config.clone();
         distil.model_type = Family::DistilBert;
-        let err = with_pooler(BertModelConfig::new(config.clone()).init(&device), &distil, &device).unwrap_err().to_string();
+        let err = with_pooler(BertModelConfig::new(config.clone()).init(&device), &distil, None, 0, &device).unwrap_err().to_string();
         assert!(err.contains("DistilBertForMultipleChoice"), "{err}");
         // DeBERTa's class pools with its sequence head: `pooler.dense` with GELU, fresh here.
         let deberta = config.with_model_type(Family::DebertaV2).with_type_vocab_size(0);
         let bare = BertModelConfig::new(deberta.clone()).with_with_pooler(false).init(&device);
-        let pooled = with_pooler(bare, &deberta, &device).unwrap();
+        let pooled = with_pooler(bare, &deberta, None, 0, &device).unwrap();
         assert_eq!(pooled.pooler.as_ref().map(|p| p.activation), Some(PoolerActivation::Gelu));
+    }
+
+    #[test]
+    fn a_modernbert_head_saved_alone_keeps_the_pooling_head_its_base_lacks() {
+        // ModernBertForMultipleChoice pools with its `head` (dense, GELU, LayerNorm), outside the
+        // base model: a head-only run's saved head carries it.
+        use crate::tasks::classification::{attach_head, export_head};
+        let device = Device::flex();
+        let tokenizer = BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap();
+        let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(40).without_dropout()
+            .with_model_type(Family::ModernBert).with_type_vocab_size(0).with_norm_bias(Some(false)).with_classifier_bias(Some(true))
+            .with_attention_bias(Some(true)).with_mlp_bias(Some(true)).with_classifier_pooling(Some(crate::bert::config::HeadPooling::Mean));
+        let bare = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        let encoder = save_weights(&bare).unwrap();
+        let bert = with_pooler(bare, &config, None, 3, &device).unwrap();
+        let pooler = bert.pooler.as_ref().unwrap();
+        assert!(pooler.norm.is_some() && pooler.mean && pooler.activation == PoolerActivation::Gelu);
+        let (_, mut model) = model(Family::Bert, pooler_spec());
+        model.bert = bert;
+        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None };
+        let files = export_head(&config, &model, &meta).unwrap();
+        let json: Value = serde_json::from_slice(&files[0].1).unwrap();
+        assert_eq!(json["architectures"][0], "ModernBertForMultipleChoice");
+        let names = SafeTensors::deserialize(&files[1].1).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+        assert!(["head.dense.weight", "head.dense.bias", "head.norm.weight"].iter().all(|n| names.contains(&n.to_string())), "{names:?}");
+        let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights: encoder, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
+        assert!(base.model.pooler.is_none());
+        let loaded = attach_head(base, &files, &device).unwrap();
+        assert!(loaded.model.head.transform.is_none(), "the pooler is the encoder's, not a token transform");
+        let choices: Vec<String> = ["you make tea .", "it freezes .", "it flies ."].map(String::from).to_vec();
+        let before = pollster::block_on(predict(&model, &tokenizer, "the kettle boils", &choices, &device)).unwrap();
+        let after = pollster::block_on(predict(&loaded.model, &loaded.tokenizer, "the kettle boils", &choices, &device)).unwrap();
+        assert!(before.iter().any(|&p| (p - 1.0 / 3.0).abs() > 1e-3), "{before:?}: too even to tell a wrong read from a right one");
+        for (a, b) in before.iter().zip(&after) {
+            assert!((a - b).abs() < 1e-5, "{before:?} vs {after:?}");
+        }
     }
 
     #[test]

@@ -25,6 +25,8 @@ use crate::tasks::metrics::softmax;
 use crate::tokenizer::{BertTokenizer, Encoded};
 
 mod export;
+mod transform;
+pub use transform::{HeadTransform, HeadTransformConfig};
 pub use export::{ENCODER_KEY, HEAD_FILE, MODELING_FILE, REMOTE_MODEL_TYPE, attach_head, export, export_head, load_classifier};
 pub(crate) use export::tokenizer_config;
 
@@ -415,6 +417,7 @@ impl ClassificationHeadConfig {
     /// Creates the head with freshly initialised weights.
     pub fn init(&self, device: &Device) -> ClassificationHead {
         ClassificationHead {
+            transform: None,
             dropout: DropoutConfig::new(self.dropout).init(),
             classifier: init_linear(self.hidden_size, self.num_labels, self.initializer_range, device),
         }
@@ -422,9 +425,12 @@ impl ClassificationHeadConfig {
 }
 
 /// Dropout then a dense layer to one logit per label (`classifier` in a Hugging Face
-/// `BertForSequenceClassification` checkpoint).
+/// `BertForSequenceClassification` checkpoint), after a [`HeadTransform`] where the family's
+/// token and span classes have one (ModernBERT's `head`).
 #[derive(Module, Debug)]
 pub struct ClassificationHead {
+    /// Dense → activation → LayerNorm on each row before the dropout, or none.
+    pub transform: Option<HeadTransform>,
     /// Dropout on the pooled vector.
     pub dropout: Dropout,
     /// `hidden → num_labels`.
@@ -436,7 +442,11 @@ impl ClassificationHead {
     /// - `pooled`: `[batch, hidden]`
     /// - output: logits `[batch, num_labels]`
     pub fn forward(&self, pooled: Tensor<2>) -> Tensor<2> {
-        linear(&self.classifier, dropout::forward(&self.dropout, pooled))
+        let rows = match &self.transform {
+            Some(transform) => transform.forward(pooled),
+            None => pooled,
+        };
+        linear(&self.classifier, dropout::forward(&self.dropout, rows))
     }
 
     /// Mean cross-entropy of `logits` against integer `labels`.
@@ -645,6 +655,39 @@ mod tests {
                 assert!((a - b).abs() < 1e-6, "{a} vs {b}");
             }
         }
+    }
+
+    #[test]
+    fn a_modernbert_tagger_saved_alone_keeps_its_head_transform() {
+        // ModernBertForTokenClassification: its `head` before `classifier` on every token.
+        let device = Device::flex();
+        let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(32).without_dropout()
+            .with_model_type(Family::ModernBert).with_type_vocab_size(0).with_norm_bias(Some(false)).with_classifier_bias(Some(true))
+            .with_attention_bias(Some(true)).with_mlp_bias(Some(true));
+        let bert = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        let spec = FeatureSpec::tokens();
+        let mut head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
+        head.transform = HeadTransform::for_run(&config, spec, None, 5, &device).unwrap();
+        let model = BertClassifier { bert, head, spec };
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-X".into(), "I-X".into()], spec, max_len: 20, scale: None };
+        let files = export_head(&config, &model, &meta).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&files[0].1).unwrap();
+        assert_eq!(json["architectures"][0], "ModernBertForTokenClassification");
+        let names = SafeTensors::deserialize(&files[1].1).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+        assert!(["head.dense.weight", "head.dense.bias", "head.norm.weight"].iter().all(|n| names.contains(&n.to_string())), "{names:?}");
+        let weights = save_weights(&model.bert).unwrap();
+        let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
+        let loaded = attach_head(base, &files, &device).unwrap();
+        assert!(loaded.model.head.transform.is_some());
+        let batch = Batch::from_rows(&[vec![2, 9, 11, 3]], &[vec![0; 4]], 0);
+        let tokens = |m: &BertClassifier| m.forward_tokens(BertInput::from_batch(&batch, &device)).unwrap().into_data().try_to_vec::<f32>().unwrap();
+        let (a, b) = (tokens(&model), tokens(&loaded.model));
+        // Equal up to summation order (the encoder's reloaded weights take another kernel).
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-4), "{a:?} vs {b:?}");
+        // Without its transform the head is another model: exported with the modelling code.
+        let plain = BertClassifier { head: ClassificationHead { transform: None, ..model.head.clone() }, ..model };
+        let files = export(&config, &plain, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+        assert!(files.iter().any(|(n, _)| n == MODELING_FILE));
     }
 
     #[test]

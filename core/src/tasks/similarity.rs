@@ -102,6 +102,7 @@ pub fn host_loss(level: Level, kind: SimilarityLoss, pred: &[f32], scores: &[f32
 /// vectors are the encoder's own.
 pub fn identity_head(width: usize, device: &Device) -> ClassificationHead {
     ClassificationHead {
+        transform: None,
         dropout: DropoutConfig::new(0.0).init(),
         classifier: Linear {
             weight: burn::module::Param::from_tensor(Tensor::<2>::eye(width, device)),
@@ -428,6 +429,7 @@ fn read_dense(config: &[u8], dense: &[u8], hidden: usize, device: &Device) -> cr
     }
     let width = wshape[0];
     Ok(ClassificationHead {
+        transform: None,
         dropout: DropoutConfig::new(0.0).init(),
         classifier: Linear {
             weight: burn::module::Param::from_tensor(Tensor::<2>::from_data(TensorData::new(weight, [width, hidden]), device).transpose()),

@@ -23,6 +23,14 @@ use crate::error::{Error, Result};
 /// Path parts of parameters that are not decayed.
 const NO_DECAY: [&str; 2] = ["bias", "layer_norm"];
 
+/// Whether the parameter at `path` (its modules' field names, outermost first) is decayed: not a
+/// bias nor a LayerNorm's, as `transformers`' `Trainer` decides by module type and by name
+/// (`bias`, `layer_norm`, and ModernBERT's `norm`, `attn_norm`, `final_norm`…: a part that is
+/// `norm` or ends in `_norm`).
+fn decays<S: AsRef<str>>(path: &[S]) -> bool {
+    !path.iter().map(AsRef::as_ref).any(|p| NO_DECAY.iter().any(|n| p.contains(n)) || p == "norm" || p.ends_with("_norm"))
+}
+
 /// One parameter's state: steps taken, first and second moments (flat, `[numel]`).
 #[derive(Clone)]
 struct Moments {
@@ -239,7 +247,7 @@ impl ModuleMapper for Step<'_> {
         let strategy = tensor.gradient_checkpointing_strategy();
         let dims = tensor.dims();
         let n = dims.iter().product::<usize>();
-        let decay = !self.path.iter().any(|p| NO_DECAY.iter().any(|n| p.contains(n)));
+        let decay = decays(&self.path);
         let updated = self.optim.update(id, decay, self.lr, tensor.inner().reshape([n]), grad.reshape([n]));
         let mut tensor = Tensor::from_inner(updated.reshape(dims));
         if let Some(strategy) = strategy {
@@ -360,6 +368,18 @@ mod tests {
             c = all.step(lr, c.clone(), grads(&c, step, &device));
         }
         assert!(max_diff(&a, &c) > 1e-5);
+    }
+
+    #[test]
+    fn biases_and_every_layer_norm_are_not_decayed() {
+        let path = |p: &str| p.split('.').map(String::from).collect::<Vec<_>>();
+        for kept in ["bert.encoder.layer.0.attention.output.layer_norm.gamma", "head.classifier.bias", "bert.encoder.layers.1.attn_norm.gamma",
+            "bert.encoder.layers.1.mlp_norm.gamma", "bert.encoder.final_norm.gamma", "bert.pooler.norm.beta", "head.transform.norm.gamma"] {
+            assert!(!decays(&path(kept)), "{kept}");
+        }
+        for decayed in ["bert.encoder.layer.0.attention.self_attn.query.weight", "head.transform.dense.weight", "bert.encoder.layers.1.attn.wqkv.weight", "bert.embeddings.word_embeddings.weight"] {
+            assert!(decays(&path(decayed)), "{decayed}");
+        }
     }
 
     #[test]

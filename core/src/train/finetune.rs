@@ -17,7 +17,7 @@ use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::tasks::classification::{BertClassifier, ClassificationHead, ClassifierMeta, features, span_rows, token_features};
+use crate::tasks::classification::{BertClassifier, ClassificationHead, ClassifierMeta, HeadTransform, features, span_rows, token_features};
 use crate::tasks::classification::Level;
 use crate::nn::dropout;
 use crate::error::Error;
@@ -275,6 +275,22 @@ impl FineTuner {
         }
         head.dropout = self.model.head.dropout.clone();
         self.model.head = head;
+        Ok(self)
+    }
+
+    /// Puts `transform` before the head's output layer, or none: the [`HeadTransform`] a family's
+    /// token and span classes apply to every token (ModernBERT's `head`; see
+    /// [`HeadTransform::for_run`]), trained with the head. Only before the run's first step or
+    /// feature; it must be as wide as the features.
+    pub fn with_head_transform(mut self, transform: Option<HeadTransform>) -> crate::Result<Self> {
+        if self.step > 0 || self.feature_done > 0 || self.train_features.is_some() {
+            return Err(Error::Training("the head can only be replaced before the run starts".into()));
+        }
+        let width = self.model.head.classifier.weight.dims()[0];
+        if let Some(got) = transform.as_ref().map(|t| t.dense.weight.dims()).filter(|&d| d != [width, width]) {
+            return Err(Error::Training(format!("the head's transform maps {} features to {}; this run's features are {width} wide", got[0], got[1])));
+        }
+        self.model.head.transform = transform;
         Ok(self)
     }
 
@@ -942,6 +958,61 @@ mod tests {
         let best = &tuner.best_model().bert;
         assert_ne!(before.0, best.encoder.layers[1].attn.wqkv.weight.val().into_data());
         assert_ne!(before.1, best.encoder.final_norm.as_ref().unwrap().gamma.val().into_data());
+    }
+
+    /// A ModernBERT question-answering run trains its `head` (the transform before the span
+    /// logits) with the output layer, on frozen features and then in full; the kept model
+    /// exports as `ModernBertForQuestionAnswering` and reads back to the same logits. A
+    /// transform of another width, or once the run has started, is refused.
+    #[test]
+    fn a_modernbert_span_run_trains_its_head_transform_and_exports_it() {
+        use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
+        use crate::tasks::classification::HeadTransformConfig;
+        let _rng = device_rng();
+        let device = Device::flex().autodiff();
+        let config = tiny_config(64)
+            .with_model_type(crate::bert::family::Family::ModernBert)
+            .with_type_vocab_size(0)
+            .with_layer_types(Some(vec![FullAttention, SlidingAttention]))
+            .with_local_attention(Some(2))
+            .with_norm_bias(Some(false))
+            .with_attention_bias(Some(true))
+            .with_mlp_bias(Some(true))
+            .with_classifier_bias(Some(false));
+        let run = || {
+            let bert = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+            let cfg = FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_features(FeatureSpec::spans()).with_batch_size(8).with_head_epochs(1).with_epochs(1);
+            FineTuner::new(bert, 0, 16, crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(), windows(16, 1), windows(8, 2), cfg, &device).unwrap()
+        };
+        let transform = HeadTransform::for_run(&config, FeatureSpec::spans(), None, 3, &device).unwrap().expect("ModernBERT's span class has one");
+        let before = transform.dense.weight.val().inner().into_data();
+        let narrow = HeadTransformConfig::new(32).init(&device);
+        assert!(run().with_head_transform(Some(narrow)).unwrap_err().to_string().contains("features are 128 wide"));
+        let mut tuner = run().with_head_transform(Some(transform)).unwrap();
+        while !matches!(pollster::block_on(tuner.advance()).unwrap(), Event::Step(_)) {}
+        assert!(tuner.with_head_transform(None).is_err(), "not once the run has started");
+        let mut tuner = run().with_head_transform(HeadTransform::for_run(&config, FeatureSpec::spans(), None, 3, &device).unwrap()).unwrap();
+        while !matches!(pollster::block_on(tuner.advance()).unwrap(), Event::Finished) {}
+        let model = tuner.best_model();
+        let trained = model.head.transform.as_ref().expect("kept with the head");
+        assert_ne!(trained.dense.weight.val().into_data(), before);
+        let vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map(String::from).into_iter().chain((5..64).map(|i| format!("w{i}"))).collect::<Vec<_>>().join("\n").into_bytes();
+        let tokenizer = crate::tokenizer::BertTokenizer::from_vocab_txt(&vocab, true, 16).unwrap();
+        let files = crate::tasks::classification::export(&config, &model, &tuner.meta(), &tokenizer, None, Some(&vocab)).unwrap();
+        let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+        let json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+        assert_eq!(json["architectures"][0], "ModernBertForQuestionAnswering");
+        let weights = get("model.safetensors").unwrap();
+        let names = safetensors::SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+        for name in ["head.dense.weight", "head.norm.weight", "classifier.weight", "classifier.bias"] {
+            assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+        }
+        let files = crate::bert::checkpoint::CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+        let loaded = crate::tasks::classification::load_classifier(files, None, &Device::flex()).unwrap();
+        let batch = Batch::from_encoded(&[windows(1, 9)[0].encoded.clone()], 0);
+        let logits = |m: &BertClassifier| m.forward_tokens(BertInput::from_batch(&batch, &Device::flex())).unwrap().into_data().try_to_vec::<f32>().unwrap();
+        let (a, b) = (logits(&model), logits(&loaded.model));
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-5), "{a:?} vs {b:?}");
     }
 
     /// Full fine-tuning of a DeBERTa-v3 (disentangled attention, log buckets shorter than the toy

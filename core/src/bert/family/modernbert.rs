@@ -12,8 +12,14 @@
 //! transform) and `decoder` (tied to the word embeddings, with a bias). Its
 //! `ForSequenceClassification` pools the last layer (`classifier_pooling`: the first token or the
 //! mean) and applies the same `head` before `classifier`: the model holds that head as a pooler
-//! with a LayerNorm. Its token, answer-span and multiple-choice classes put the head before each
-//! output too, which this crate's heads do not: see [`FamilyFacts::task_head_transform`].
+//! with a LayerNorm, and so it does for `ModernBertForMultipleChoice`, which pools each ending
+//! the same way ([`FamilyFacts::choice_reads_sequence_head`]). Its token-classification and
+//! question-answering classes apply the `head` to every token before `classifier` (the answer
+//! span's output layer too is `classifier`, not `qa_outputs`): the token and span heads hold it
+//! as their [`HeadTransform`](crate::tasks::classification::HeadTransform)
+//! ([`FamilyFacts::token_head_transform`]). A run starts each of these heads from the
+//! checkpoint's `head.*` (an MLM checkpoint's, as `transformers` loads it), else fresh as
+//! `transformers` initialises it; exports are the family's own classes.
 //!
 //! Read exactly or refused by name: an activation other than GELU (exact or tanh) or ReLU, a
 //! rotary scaling (`rope_type` other than `default`, `rope_scaling`), a `head_dim` other than
@@ -36,7 +42,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     // `ModernBertForSequenceClassification`: classifier(drop(norm(act(dense(pooled))))).
     sequence_head: SequenceHead { dense: "head.dense.", out: "classifier.", norm: "head.norm." },
     sequence_activation: PoolerActivation::Gelu,
-    choice_reads_sequence_head: false,
+    choice_reads_sequence_head: true,
     load_renames: &[
         (r"^embeddings\.tok_embeddings\.", "embeddings.word_embeddings."),
         (r"^embeddings\.norm\.", "embeddings.layer_norm."),
@@ -73,7 +79,9 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     shared_layers: false,
     relative_attention: None,
     layer: LayerKind::PreNormGated,
-    task_head_transform: true,
+    token_head_transform: true,
+    // `ModernBertForQuestionAnswering` calls its output layer `classifier`, as the others do.
+    qa_outputs: "classifier.",
     // ModernBERT's folders name no class of its own: `transformers` builds the tokenizer from
     // `tokenizer.json` alone.
     tokenizer_class: Some("PreTrainedTokenizerFast"),

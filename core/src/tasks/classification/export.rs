@@ -1,6 +1,7 @@
 //! A classifier's Hugging Face folder, out ([`export`]) and back in ([`load_classifier`]): the
 //! family's own `*ForSequenceClassification`, `*ForTokenClassification` or
-//! `*ForQuestionAnswering` where the features are what that class computes, else the encoder
+//! `*ForQuestionAnswering` where the features are what that class computes (ModernBERT's token
+//! and span classes with their `head` before the output, a [`HeadTransform`]), else the encoder
 //! with [`MODELING_FILE`] naming how the page computes them.
 
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 use safetensors::{Dtype, SafeTensors};
 
-use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
+use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, HeadTransform, Level, LoadedClassifier};
 use crate::bert::checkpoint::{CheckpointFiles, LoadedModel, save_weights};
 use crate::bert::config::BertConfig;
 use crate::bert::family::SequenceHead;
@@ -92,7 +93,15 @@ pub fn export(
         return crate::tasks::choice::export(config, model, meta, tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
     }
     let tokens = !level.pooled();
-    let hf_native = hf_native(meta.spec, family);
+    let hf_native = hf_native(meta.spec, family, &model.head);
+    if model.head.transform.is_some() && !hf_native {
+        return Err(Error::UnsupportedConfig(format!(
+            "this {} head transforms each token before its output layer, as {} does on the last layer; it reads {}",
+            family.display_name(),
+            family.base_architecture().replace("Model", if level == Level::Span { "ForQuestionAnswering" } else { "ForTokenClassification" }),
+            meta.spec.label()
+        )));
+    }
     // A token classifier has no pooler (transformers builds it with `add_pooling_layer=False`).
     let with_pooler = model.bert.pooler.is_some() && !tokens;
     if let Some(pooler) = model.bert.pooler.as_ref().filter(|_| hf_native && !tokens) {
@@ -111,10 +120,11 @@ pub fn export(
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let st = SafeTensors::deserialize(&encoder).map_err(|e| Error::Weights(e.to_string()))?;
     // Where the family's native classifier keeps its dense layer (in place of the pooler) and
-    // its head; every family's question-answering class calls its head `qa_outputs`.
+    // its head; a question-answering class calls its head `qa_outputs` (ModernBERT's
+    // `classifier`).
     let (pooler_as, head_as) = match (hf_native, level) {
         (true, Level::Sentence | Level::Score) => (family.facts().sequence_head.dense, family.facts().sequence_head.out),
-        (true, Level::Span) => ("", "qa_outputs."),
+        (true, Level::Span) => ("", family.facts().qa_outputs),
         _ => ("", "classifier."),
     };
     // ModernBERT's head keeps its LayerNorm beside its dense layer.
@@ -130,6 +140,7 @@ pub fn export(
         .filter(|(n, _)| with_pooler || !n.starts_with("pooler."))
         .map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec()))
         .collect();
+    all.extend(transform_tensors(family, &model.head)?);
     all.push((format!("{head_as}weight"), f32_bytes(&weight), shape.to_vec()));
     all.push((format!("{head_as}bias"), f32_bytes(&bias), vec![shape[0]]));
     let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), serialize(all)?)];
@@ -147,14 +158,22 @@ pub fn export(
 }
 
 /// Whether the family's own `transformers` class computes these features: `[CLS]` + pooler of
-/// the last layer for a text, the last layer for a token (not in a family whose token and span
-/// classes put a prediction head before the output layer: ModernBERT's).
-fn hf_native(spec: FeatureSpec, family: crate::bert::family::Family) -> bool {
+/// the last layer for a text, the last layer for a token, read through a [`HeadTransform`]
+/// exactly where the family's token and span classes have one (ModernBERT's `head`).
+fn hf_native(spec: FeatureSpec, family: crate::bert::family::Family, head: &ClassificationHead) -> bool {
     if spec.level.pooled() {
         spec.pooling == Pooling::Pooler && spec.layers == FeatureLayers::Last
     } else {
-        spec.layers == FeatureLayers::Last && !family.facts().task_head_transform
+        spec.layers == FeatureLayers::Last && head.transform.is_some() == family.facts().token_head_transform
     }
+}
+
+/// A head's [`HeadTransform`] under the names its family's classes keep it (`head.dense.`,
+/// `head.norm.`); none without one.
+fn transform_tensors(family: crate::bert::family::Family, head: &ClassificationHead) -> crate::Result<Vec<(String, Vec<u8>, Vec<usize>)>> {
+    let Some(transform) = &head.transform else { return Ok(Vec::new()) };
+    let SequenceHead { dense, norm, .. } = family.facts().sequence_head;
+    Ok(transform.tensors(dense, norm)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)).collect())
 }
 
 /// The `config.json` of an exported classifier: the encoder's configuration with the labels,
@@ -220,24 +239,48 @@ pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &Classifie
         return Err(Error::Input("a bi-encoder is saved whole, as a sentence-transformers folder".into()));
     }
     let with_pooler = model.bert.pooler.is_some() && meta.spec.level.pooled();
-    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type))?;
+    let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type, &model.head))?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
-    let head = serialize(vec![
-        ("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()),
-        ("classifier.bias".into(), f32_bytes(&bias), vec![shape[0]]),
-    ])?;
+    let mut tensors = transform_tensors(config.model_type, &model.head)?;
+    // ModernBERT's multiple choice pools with its `head`, which its base model lacks: saved here.
+    let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
+    if let Some(pooler) = model.bert.pooler.as_ref().filter(|p| meta.spec.level == Level::Choice && p.norm.is_some() && !norm.is_empty()) {
+        let as_transform = HeadTransform { dense: pooler.dense.clone(), norm: pooler.norm.clone().expect("filtered"), activation: crate::bert::config::HiddenAct::Gelu };
+        tensors.extend(as_transform.tensors(dense, norm)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)));
+    }
+    tensors.push(("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()));
+    tensors.push(("classifier.bias".into(), f32_bytes(&bias), vec![shape[0]]));
+    let head = serialize(tensors)?;
     Ok(vec![("config.json".into(), config_json), (HEAD_FILE.into(), head)])
 }
 
 /// A head saved by [`export_head`] on `bert`, the encoder it was trained on (its tokenizer cut
 /// to the length the head was trained with).
-pub fn attach_head(bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Device) -> crate::Result<LoadedClassifier> {
+pub fn attach_head(mut bert: LoadedModel, files: &[(String, Vec<u8>)], device: &Device) -> crate::Result<LoadedClassifier> {
     let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());
     let config_json = get("config.json").ok_or_else(|| Error::Input("the saved head has no config.json".into()))?;
     let head = get(HEAD_FILE).ok_or_else(|| Error::Input(format!("the saved head has no {HEAD_FILE}")))?;
     let about = HeadConfig::read(config_json)?;
-    let head = read_head(head, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?;
+    let head = read_head_file(&mut bert, about.spec.level, head, device)?;
     about.finish(bert, head)
+}
+
+/// The head in [`HEAD_FILE`]: `classifier.*`, after the family's [`HeadTransform`] where the
+/// file holds one for a token or span head; where it holds a multiple-choice head's pooler
+/// (ModernBERT's `head`), that pooler goes on `bert`.
+fn read_head_file(bert: &mut LoadedModel, level: Level, bytes: &[u8], device: &Device) -> crate::Result<ClassificationHead> {
+    let config = &bert.config;
+    let mut head = read_head(bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?;
+    let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
+    let has_norm = !norm.is_empty() && SafeTensors::deserialize(bytes).is_ok_and(|st| st.names().iter().any(|n| **n == format!("{norm}weight")));
+    match level {
+        Level::Token | Level::Span if config.model_type.facts().token_head_transform && has_norm => {
+            head.transform = Some(HeadTransform::read(config, bytes, dense, norm, device)?);
+        }
+        Level::Choice if has_norm => bert.model.pooler = Some(read_normed_pooler(config, bytes, dense, norm, device)?),
+        _ => {}
+    }
+    Ok(head)
 }
 
 /// The modelling code an export carries for `trust_remote_code`.
@@ -304,37 +347,7 @@ fn tokenizer_class(config: &BertConfig, tokenizer: &BertTokenizer) -> String {
 /// `norm`) from a checkpoint's head tensors, as a pooler of the first token or of the mean, as
 /// `classifier_pooling` says.
 fn read_normed_pooler(config: &BertConfig, bytes: &[u8], dense: &str, norm: &str, device: &Device) -> crate::Result<BertPooler> {
-    use burn_store::ModuleSnapshot;
-    let family = config.model_type;
-    let activation = match config.classifier_activation.unwrap_or(config.hidden_act) {
-        crate::bert::config::HiddenAct::Gelu => crate::bert::family::PoolerActivation::Gelu,
-        crate::bert::config::HiddenAct::Relu => crate::bert::family::PoolerActivation::Relu,
-        other => {
-            return Err(Error::UnsupportedConfig(format!(
-                "this {} classifier's head applies {other:?} (classifier_activation); bertbench reads its classifier head with GELU or ReLU",
-                family.display_name()
-            )));
-        }
-    };
-    let h = config.hidden_size;
-    let mut pooler = BertPooler {
-        dense: burn::nn::LinearConfig::new(h, h).with_bias(config.classifier_bias.unwrap_or(true)).init(device),
-        activation,
-        norm: Some(crate::nn::layer_norm::LayerNorm::with_bias(h, config.layer_norm_eps, config.norm_bias(), device)),
-        mean: config.classifier_pooling == Some(crate::bert::config::HeadPooling::Mean),
-    };
-    let mut store = crate::bert::checkpoint::hf_store(bytes.to_vec())
-        .with_key_remapping(format!("^{}", regex::escape(dense)), "dense.")
-        .with_key_remapping(format!("^{}", regex::escape(norm)), "norm.");
-    let result = pooler.load_from(&mut store).map_err(|e| Error::Weights(e.to_string()))?;
-    if !result.errors.is_empty() {
-        return Err(Error::ShapeMismatch(result.errors.iter().map(|e| format!("{} head: {e}", family.display_name())).collect()));
-    }
-    if !result.missing.is_empty() {
-        let name = |p: &str| p.replacen("dense.", dense, 1).replacen("norm.", norm, 1).replace(".gamma", ".weight").replace(".beta", ".bias");
-        return Err(Error::MissingTensors(result.missing.iter().map(|(p, _)| name(p)).collect()));
-    }
-    Ok(pooler)
+    HeadTransform::read(config, bytes, dense, norm, device)?.into_pooler(config)
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
@@ -363,6 +376,7 @@ fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Device) -> cra
     let weight = Tensor::<2>::from_data(TensorData::new(weight, [labels, width]), device).transpose();
     let bias = Tensor::<1>::from_data(TensorData::new(bias, [labels]), device);
     Ok(ClassificationHead {
+        transform: None,
         dropout: DropoutConfig::new(0.1).init(),
         classifier: Linear { weight: burn::module::Param::from_tensor(weight), bias: Some(burn::module::Param::from_tensor(bias)) },
     })
@@ -380,8 +394,9 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
 }
 
 /// Loads a folder written by [`export`], or any `*ForSequenceClassification` checkpoint (`[CLS]`
-/// + pooler features) or `*ForTokenClassification` one (the last layer's tokens) of the four
-/// families. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
+/// + pooler features), `*ForTokenClassification` or `*ForQuestionAnswering` one (the last
+/// layer's tokens; ModernBERT's through its `head`, a [`HeadTransform`]) or `*ForMultipleChoice`
+/// one of the families read here. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let about = HeadConfig::read(&files.config_json)?;
     let architecture = serde_json::from_slice::<serde_json::Value>(&files.config_json)
@@ -391,20 +406,21 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     let mut bert = crate::bert::checkpoint::load(files, device)?;
     let family = bert.config.model_type;
     let own_class = architecture.starts_with(family.base_architecture().trim_end_matches("Model"));
-    let per_token_or_choice = !about.spec.level.pooled() || about.spec.level == Level::Choice;
-    if family.facts().task_head_transform && own_class && per_token_or_choice {
-        return Err(Error::UnsupportedConfig(format!(
-            "{architecture} applies its prediction head (dense, activation, LayerNorm) to every token before its output layer; bertbench reads a {} head only on the pooled text (ForSequenceClassification)",
-            family.display_name()
-        )));
-    }
     let head_weights = bert.head_weights.clone().unwrap_or_default();
+    // ModernBERT's token and span classes apply its `head` to every token before the output.
+    let transform = if family.facts().token_head_transform && own_class && !about.spec.level.pooled() && head.is_none() {
+        let SequenceHead { dense, norm, .. } = family.facts().sequence_head;
+        Some(HeadTransform::read(&bert.config, &head_weights, dense, norm, device)?)
+    } else {
+        None
+    };
     let no_head = || Error::Input(format!(
         "this folder has no classifier head: model.safetensors lacks classifier.weight and there is no {HEAD_FILE}; load it as an encoder instead"
     ));
     let has = |name: &str| SafeTensors::deserialize(&head_weights).is_ok_and(|st| st.names().iter().any(|n| *n == name));
     let head = match head {
-        Some(bytes) => Some(read_head(&bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?),
+        Some(bytes) => Some(read_head_file(&mut bert, about.spec.level, &bytes, device)?),
+        None if transform.is_some() => None,
         // ModernBERT's `head` (dense → activation → LayerNorm on the pooled first token or
         // mean) is a pooler with a LayerNorm, its biases as the config says.
         None if !family.facts().sequence_head.norm.is_empty() && has(&format!("{}weight", family.facts().sequence_head.norm)) => {
@@ -436,6 +452,7 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
             other => other,
         })?,
     };
+    let head = ClassificationHead { transform: transform.or(head.transform), ..head };
     about.finish(bert, head)
 }
 
@@ -464,6 +481,9 @@ impl HeadConfig {
         // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
         let labels = match level {
             Level::Span => crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(),
+            // A multiple-choice head's one output is each ending's score, whatever `id2label`
+            // says (`transformers` 5 writes none for its default two labels).
+            Level::Choice => vec![crate::tasks::choice::SCORE_LABEL.to_string()],
             _ => labels_from_config(&raw)?,
         };
         // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
