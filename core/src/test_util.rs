@@ -25,6 +25,18 @@ pub fn tiny_config(vocab: usize) -> BertConfig {
     Preset::Tiny.config(vocab).with_max_position_embeddings(16)
 }
 
+/// `config` as a ModernBERT: a global then a local layer (a window of 2), no segments, no
+/// LayerNorm biases.
+pub fn as_modernbert(config: BertConfig) -> BertConfig {
+    use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
+    config
+        .with_model_type(crate::bert::family::Family::ModernBert)
+        .with_type_vocab_size(0)
+        .with_layer_types(Some(vec![FullAttention, SlidingAttention]))
+        .with_local_attention(Some(2))
+        .with_norm_bias(Some(false))
+}
+
 /// `config` as a DeBERTa-v3: disentangled attention both ways over 4 log buckets reaching 4,
 /// shared position projections, a normalised relative table, no absolute positions or segments.
 pub fn as_deberta_v3(config: BertConfig) -> BertConfig {

@@ -6,15 +6,14 @@
 use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
 
-use crate::widgets::spawn_in_view;
 
 use super::check::{Answer, Check, Expected, best};
 use super::forgetting::ForgettingSection;
-use super::recipe_runs::{Trained, train};
+use super::recipe_runs::Runs;
 use super::prompting::PromptingSection;
 use super::{Maths, TryThis};
 use crate::app::AppState;
-use crate::studio::{RunState, Studio, builtin_sentiment, where_moved};
+use crate::studio::{Studio, builtin_sentiment, where_moved};
 use crate::widgets::{LineChart, Series};
 
 pub const CHECKS: [&str; 2] = ["finetune-better", "finetune-moved"];
@@ -65,32 +64,9 @@ fn which_won(head: f32, full: f32, count: usize) -> String {
 pub fn FinetuneLesson() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let results = RwSignal::new(Vec::<Trained>::new());
-    let status = RwSignal::new(None::<Result<String, String>>);
-    let running = RwSignal::new(false);
-    let start = move |_| {
-        if matches!(studio.run.get_untracked(), RunState::Running { .. }) {
-            status.set(Some(Err("The studio is training: wait for its run to end (or cancel it there) first.".into())));
-            return;
-        }
-        running.set(true);
-        results.set(Vec::new());
-        spawn_in_view(async move {
-            let say = move |m: String| status.set(Some(Ok(m)));
-            for mode in MODES {
-                match train(studio, state, config(mode), say).await {
-                    Ok(t) => results.update(|r| r.push(t)),
-                    Err(e) => {
-                        status.set(Some(Err(e)));
-                        running.set(false);
-                        return;
-                    }
-                }
-            }
-            status.set(Some(Ok("Both runs are done; their curves and mistakes are in the studio tab.".into())));
-            running.set(false);
-        });
-    };
+    let runs = Runs::new();
+    let Runs { results, status, running } = runs;
+    let start = move |_| runs.start(studio, state, MODES.into_iter().map(config).collect(), "Both runs are done; their curves and mistakes are in the studio tab.");
     let both = move || results.with(|r| (r.len() == 2).then(|| r.clone()));
     let better = Signal::derive(move || {
         let Some(r) = both() else { return Some(Err("Train both recipes first (the button above).".into())) };

@@ -9,10 +9,10 @@ use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
 
 use super::check::{Answer, Check, Expected};
-use super::recipe_runs::{Trained, train};
+use super::recipe_runs::Runs;
 use crate::app::AppState;
-use crate::studio::{RunState, Senses, Studio};
-use crate::widgets::{LineChart, Series, spawn_in_view};
+use crate::studio::{Senses, Studio};
+use crate::widgets::{LineChart, Series};
 
 /// The question's id: not among the lesson's counted questions, since it takes two more runs.
 pub const CHECK: &str = "finetune-forgetting";
@@ -57,32 +57,9 @@ fn which_kept(full: f32, freeze: f32, sentences: usize) -> (Vec<usize>, String) 
 pub fn ForgettingSection() -> impl IntoView {
     let state = expect_context::<AppState>();
     let studio = expect_context::<Studio>();
-    let results = RwSignal::new(Vec::<Trained>::new());
-    let status = RwSignal::new(None::<Result<String, String>>);
-    let running = RwSignal::new(false);
-    let start = move |_| {
-        if matches!(studio.run.get_untracked(), RunState::Running { .. }) {
-            status.set(Some(Err("The studio is training: wait for its run to end (or cancel it there) first.".into())));
-            return;
-        }
-        running.set(true);
-        results.set(Vec::new());
-        spawn_in_view(async move {
-            let say = move |m: String| status.set(Some(Ok(m)));
-            for mode in MODES {
-                match train(studio, state, config(mode), say).await {
-                    Ok(t) => results.update(|r| r.push(t)),
-                    Err(e) => {
-                        status.set(Some(Err(e)));
-                        running.set(false);
-                        return;
-                    }
-                }
-            }
-            status.set(Some(Ok("Both runs are done.".into())));
-            running.set(false);
-        });
-    };
+    let runs = Runs::new();
+    let Runs { results, status, running } = runs;
+    let start = move |_| runs.start(studio, state, MODES.into_iter().map(config).collect(), "Both runs are done.");
     let both = move || results.with(|r| (r.len() == 2).then(|| r.clone()));
     let answer = Signal::derive(move || {
         let Some(r) = both() else { return Some(Err("Train both at the high learning rate first (the button above).".into())) };

@@ -6,11 +6,13 @@
 use std::sync::Arc;
 
 use bertbench_core::train::{FineTuneConfig, TrainMode};
+use leptos::prelude::*;
 
 use crate::app::AppState;
 use crate::compute::claim;
 use crate::runs::RunSummary;
-use crate::studio::{Change, Studio, builtin_sentiment, layer_change, recipe};
+use crate::studio::{Change, RunState, Studio, builtin_sentiment, layer_change, recipe};
+use crate::widgets::spawn_in_view;
 
 /// Texts each encoder is compared on.
 const TEXTS: usize = 48;
@@ -41,4 +43,45 @@ pub(super) async fn train(studio: Studio, state: AppState, config: FineTuneConfi
     let change = layer_change(studio, state, &engine, &texts, say).await;
     drop(current);
     Ok(Trained { mode, summary, change: change? })
+}
+
+/// A lesson's runs as they go: each outcome as it comes, what is happening (or the error that
+/// stopped it), and whether a run is on.
+#[derive(Clone, Copy)]
+pub(super) struct Runs {
+    pub results: RwSignal<Vec<Trained>>,
+    pub status: RwSignal<Option<Result<String, String>>>,
+    pub running: RwSignal<bool>,
+}
+
+impl Runs {
+    pub fn new() -> Self {
+        Self { results: RwSignal::new(Vec::new()), status: RwSignal::new(None), running: RwSignal::new(false) }
+    }
+
+    /// Trains each of `configs` in turn through [`train`], from a clean slate; `done` is said at
+    /// the end. Refused while the studio trains.
+    pub fn start(self, studio: Studio, state: AppState, configs: Vec<FineTuneConfig>, done: &'static str) {
+        if matches!(studio.run.get_untracked(), RunState::Running { .. }) {
+            self.status.set(Some(Err("The studio is training: wait for its run to end (or cancel it there) first.".into())));
+            return;
+        }
+        self.running.set(true);
+        self.results.set(Vec::new());
+        spawn_in_view(async move {
+            let say = move |m: String| self.status.set(Some(Ok(m)));
+            for config in configs {
+                match train(studio, state, config, say).await {
+                    Ok(t) => self.results.update(|r| r.push(t)),
+                    Err(e) => {
+                        self.status.set(Some(Err(e)));
+                        self.running.set(false);
+                        return;
+                    }
+                }
+            }
+            self.status.set(Some(Ok(done.into())));
+            self.running.set(false);
+        });
+    }
 }

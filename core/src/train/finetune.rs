@@ -587,7 +587,7 @@ mod tests {
     use crate::tasks::classification::predict;
     use crate::tokenizer::Encoded;
     use burn::module::{ModuleVisitor, Param};
-    use crate::test_util::{device_rng, tiny_config, toy};
+    use crate::test_util::{as_modernbert, device_rng, tiny_config, toy};
     use crate::bert::model::BertModelConfig;
     use crate::bert::pooling::Pooling;
     use crate::tasks::distillation::Distillation;
@@ -940,15 +940,9 @@ mod tests {
     /// shorter than the toy texts): every layer learns, the final LayerNorm too.
     #[test]
     fn full_fine_tuning_trains_modernbert_layers() {
-        use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let config = tiny_config(64)
-            .with_model_type(crate::bert::family::Family::ModernBert)
-            .with_type_vocab_size(0)
-            .with_layer_types(Some(vec![FullAttention, SlidingAttention]))
-            .with_local_attention(Some(2))
-            .with_norm_bias(Some(false));
+        let config = as_modernbert(tiny_config(64));
         let bert = BertModelConfig::new(config).with_with_pooler(false).init(&device);
         assert_eq!((bert.encoder.layer.len(), bert.encoder.layers.len(), bert.num_layers()), (0, 2, 2));
         let before = (bert.encoder.layers[1].attn.wqkv.weight.val().inner().into_data(), bert.encoder.final_norm.as_ref().unwrap().gamma.val().inner().into_data());
@@ -966,16 +960,10 @@ mod tests {
     /// transform of another width, or once the run has started, is refused.
     #[test]
     fn a_modernbert_span_run_trains_its_head_transform_and_exports_it() {
-        use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
         use crate::tasks::classification::HeadTransformConfig;
         let _rng = device_rng();
         let device = Device::flex().autodiff();
-        let config = tiny_config(64)
-            .with_model_type(crate::bert::family::Family::ModernBert)
-            .with_type_vocab_size(0)
-            .with_layer_types(Some(vec![FullAttention, SlidingAttention]))
-            .with_local_attention(Some(2))
-            .with_norm_bias(Some(false))
+        let config = as_modernbert(tiny_config(64))
             .with_attention_bias(Some(true))
             .with_mlp_bias(Some(true))
             .with_classifier_bias(Some(false));
