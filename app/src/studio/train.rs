@@ -48,6 +48,18 @@ fn number_field(
 #[component]
 pub fn StudioTrainPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
+    // What a multiple-choice model reads of each ending: its family's own class's features.
+    let choice_features = move || {
+        state.generation.get();
+        let family = state.engine().map(|e| e.bert.config.model_type);
+        let class = family.map_or("BertForMultipleChoice".to_string(), |f| f.base_architecture().replace("Model", "ForMultipleChoice"));
+        let pooled = if family.is_some_and(|f| f.facts().choice_reads_sequence_head) {
+            "pooled as its sequence classifier pools, through that head"
+        } else {
+            "[CLS] + pooler of the last layer"
+        };
+        format!("Features: each ending read with its premise, {pooled} (as {class})")
+    };
     let studio = expect_context::<Studio>();
     let choice = expect_context::<BackendChoice>();
     let client = studio.client;
@@ -226,8 +238,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     </select>
                 </label>
                 <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar | Task::Choice)>"Features: each token's vector from the"</span>
-                // Multiple choice reads what BertForMultipleChoice reads, so it exports as that class.
-                <span class="small" data-testid="choice-features" class:hidden=move || studio.task.get() != Task::Choice>"Features: each ending read with its premise, [CLS] + pooler of the last layer (as BertForMultipleChoice)"</span>
+                // Multiple choice reads what the family's *ForMultipleChoice reads, so it exports as that class.
+                <span class="small" data-testid="choice-features" class:hidden=move || studio.task.get() != Task::Choice>{choice_features}</span>
                 <label class="small" class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
