@@ -591,6 +591,36 @@ mod tests {
     }
 
     #[test]
+    fn a_fresh_pooler_is_saved_with_the_head_and_read_back() {
+        // DeBERTa's class pools with a `pooler.dense` its base checkpoint lacks (so does a BERT
+        // saved without its pooler): a head-only run trains on a fresh one, which its saved
+        // head must carry, or the encoder it goes back on reads other features.
+        use crate::tasks::classification::{attach_head, export_head};
+        let device = Device::flex();
+        let tokenizer = BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap();
+        for family in [Family::DebertaV2, Family::Bert] {
+            let config = Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(40).without_dropout().with_model_type(family);
+            let config = if family == Family::DebertaV2 { config.with_type_vocab_size(0) } else { config };
+            let bare = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+            let encoder = save_weights(&bare).unwrap();
+            let (_, mut model) = model(Family::Bert, pooler_spec());
+            model.bert = with_pooler(bare, &config, None, 3, &device).unwrap();
+            let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None };
+            let files = export_head(&config, &model, &meta).unwrap();
+            let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights: encoder, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
+            assert!(base.model.pooler.is_none(), "{family:?}: the base has no pooler");
+            let loaded = attach_head(base, &files, &device).unwrap();
+            let choices: Vec<String> = ["you make tea .", "it freezes .", "it flies ."].map(String::from).to_vec();
+            let before = pollster::block_on(predict(&model, &tokenizer, "the kettle boils", &choices, &device)).unwrap();
+            let after = pollster::block_on(predict(&loaded.model, &loaded.tokenizer, "the kettle boils", &choices, &device)).unwrap();
+            assert!(before.iter().any(|&p| (p - 1.0 / 3.0).abs() > 1e-3), "{family:?}: {before:?} too even to tell a wrong read from a right one");
+            for (a, b) in before.iter().zip(&after) {
+                assert!((a - b).abs() < 1e-5, "{family:?}: {before:?} vs {after:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_head_saved_alone_goes_back_on_its_encoder_as_a_multiple_choice_model() {
         // A head-only run keeps its encoder: the page saves the head alone.
         use crate::tasks::classification::{attach_head, export_head};

@@ -26,11 +26,16 @@ pub const HEAD_FILE: &str = "classifier_head.safetensors";
 
 /// `classifier.weight` `[labels, width]` and `classifier.bias` `[labels]`, PyTorch layout.
 fn head_tensors(head: &ClassificationHead) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
-    let weight = &head.classifier.weight.val();
+    linear_tensors(&head.classifier)
+}
+
+/// A linear layer's weight and bias as PyTorch keeps them, and the weight's `[out, in]` shape.
+fn linear_tensors(linear: &Linear) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
+    let weight = &linear.weight.val();
     let [width, labels] = weight.dims();
     // burn stores [in, out]; PyTorch [out, in].
     let weight = weight.clone().transpose().into_data().try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))?;
-    let bias = match &head.classifier.bias {
+    let bias = match &linear.bias {
         Some(b) => b.val().into_data().try_to_vec::<f32>().map_err(|e| Error::Device(format!("{e:?}")))?,
         None => vec![0.0; labels],
     };
@@ -242,17 +247,31 @@ pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &Classifie
     let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type, &model.head))?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let mut tensors = transform_tensors(config.model_type, &model.head)?;
-    // ModernBERT's multiple choice pools with its `head`, which its base model lacks: saved here.
+    // A multiple-choice model pools with a layer its base checkpoint may lack (ModernBERT's
+    // `head`, DeBERTa's `pooler`, the pooler of a BERT saved without one), fresh when the run
+    // began: saved here, so the head reads the same features on that base again.
     let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
-    if let Some(pooler) = model.bert.pooler.as_ref().filter(|p| meta.spec.level == Level::Choice && p.norm.is_some() && !norm.is_empty()) {
-        let as_transform = HeadTransform { dense: pooler.dense.clone(), norm: pooler.norm.clone().expect("filtered"), activation: crate::bert::config::HiddenAct::Gelu };
-        tensors.extend(as_transform.tensors(dense, norm)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)));
+    match model.bert.pooler.as_ref().filter(|_| meta.spec.level == Level::Choice) {
+        Some(pooler) if pooler.norm.is_some() && !norm.is_empty() => {
+            let as_transform = HeadTransform { dense: pooler.dense.clone(), norm: pooler.norm.clone().expect("matched"), activation: crate::bert::config::HiddenAct::Gelu };
+            tensors.extend(as_transform.tensors(dense, norm)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)));
+        }
+        Some(pooler) => {
+            let (weight, bias, shape) = linear_tensors(&pooler.dense)?;
+            tensors.push((format!("{CHOICE_POOLER}weight"), f32_bytes(&weight), shape.to_vec()));
+            tensors.push((format!("{CHOICE_POOLER}bias"), f32_bytes(&bias), vec![shape[0]]));
+        }
+        None => {}
     }
     tensors.push(("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()));
     tensors.push(("classifier.bias".into(), f32_bytes(&bias), vec![shape[0]]));
     let head = serialize(tensors)?;
     Ok(vec![("config.json".into(), config_json), (HEAD_FILE.into(), head)])
 }
+
+/// Where [`HEAD_FILE`] keeps a multiple-choice model's pooler (a dense layer and its
+/// activation, the family's: see `choice::with_pooler`).
+const CHOICE_POOLER: &str = "pooler.dense.";
 
 /// A head saved by [`export_head`] on `bert`, the encoder it was trained on (its tokenizer cut
 /// to the length the head was trained with).
@@ -267,7 +286,7 @@ pub fn attach_head(mut bert: LoadedModel, files: &[(String, Vec<u8>)], device: &
 
 /// The head in [`HEAD_FILE`]: `classifier.*`, after the family's [`HeadTransform`] where the
 /// file holds one for a token or span head; where it holds a multiple-choice head's pooler
-/// (ModernBERT's `head`), that pooler goes on `bert`.
+/// (ModernBERT's `head`, or [`CHOICE_POOLER`]), that pooler goes on `bert`.
 fn read_head_file(bert: &mut LoadedModel, level: Level, bytes: &[u8], device: &Device) -> crate::Result<ClassificationHead> {
     let config = &bert.config;
     let mut head = read_head(bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?;
@@ -278,6 +297,14 @@ fn read_head_file(bert: &mut LoadedModel, level: Level, bytes: &[u8], device: &D
             head.transform = Some(HeadTransform::read(config, bytes, dense, norm, device)?);
         }
         Level::Choice if has_norm => bert.model.pooler = Some(read_normed_pooler(config, bytes, dense, norm, device)?),
+        // A base with its own pooler is the one the run read (`choice::with_pooler` keeps it).
+        Level::Choice if bert.model.pooler.is_none() && SafeTensors::deserialize(bytes).is_ok_and(|st| st.names().iter().any(|n| **n == format!("{CHOICE_POOLER}weight"))) => {
+            let [weight, bias] = [format!("{CHOICE_POOLER}weight"), format!("{CHOICE_POOLER}bias")];
+            let pooler = read_head(bytes, HEAD_FILE, [&weight, &bias], device)?.classifier;
+            let facts = config.model_type.facts();
+            let activation = if facts.choice_reads_sequence_head { facts.sequence_activation } else { crate::bert::family::PoolerActivation::Tanh };
+            bert.model.pooler = Some(BertPooler::with_activation(pooler, activation));
+        }
         _ => {}
     }
     Ok(head)
