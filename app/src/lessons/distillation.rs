@@ -59,10 +59,11 @@ pub fn DistillationSection() -> impl IntoView {
     view! {
         <section class="screen-only" data-testid="lesson-distillation" aria-labelledby="lesson-distillation-title">
             <h3 id="lesson-distillation-title">"Distillation, on your data"</h3>
-            <p>"DistilBERT (in the table) kept half of BERT-base's layers and learned to give BERT's probabilities, not only "
-                "the right label: a teacher's “70% positive, 30% negative” says more than “positive”. Softened by a "
-                <em>"temperature"</em>" T above 1, its small probabilities count too. The studio does the same with the model "
-                "you fine-tuned as the teacher, beside a student of the same size trained on the gold labels alone."</p>
+            <p>"DistilBERT (in the table) kept half of BERT-base's layers and was pretrained to give BERT-base's probabilities "
+                "for each masked word, not only the right word (Sanh et al., 2019). The idea works on a task too: a teacher's "
+                "“70% positive, 30% negative” says more than “positive”. Softened by a "<em>"temperature"</em>" T above 1, its "
+                "small probabilities count too. The studio does this with the model you fine-tuned as the teacher, beside a "
+                "student of the same size trained on the gold labels alone."</p>
             {shown}
             <Check id=CHECK question="Which student reached the higher validation accuracy?".to_string() answer=answer />
         </section>
