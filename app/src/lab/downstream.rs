@@ -77,8 +77,11 @@ pub fn best_downstream(runs: &[KeptRun]) -> Option<(Vec<String>, Vec<usize>, Str
 
 impl Lab {
     /// Fine-tunes a head on each kept run's encoder that has none yet, one after the other, and
-    /// adds its accuracy to the run. `say` hears what is happening, or why it stopped.
-    pub fn fine_tune_each(self, state: AppState, studio: Studio, say: impl Fn(Result<String, String>) + Copy + 'static) {
+    /// adds its accuracy to the run; `downstream_note` says what is happening, or why it stopped.
+    pub fn fine_tune_each(self, state: AppState, studio: Studio) {
+        // On the lab, not the button's component: the table (and the button with it) is drawn
+        // again each time a run's result comes in.
+        let say = move |m: Result<String, String>| self.downstream_note.set(Some(m));
         if matches!(self.run.get_untracked(), LabRun::Running { .. }) || matches!(studio.run.get_untracked(), RunState::Running { .. }) {
             say(Err("A run is in progress (here or in the studio): wait for it to end first.".into()));
             return;
@@ -120,13 +123,13 @@ impl Lab {
 pub fn FineTuneEach() -> impl IntoView {
     let lab = expect_context::<Lab>();
     let (state, studio) = (expect_context::<AppState>(), expect_context::<Studio>());
-    let note = RwSignal::new(None::<Result<String, String>>);
+    let note = lab.downstream_note;
     view! {
         {move || lab.compared.with(|runs| downstream_sentence(runs)).map(|d| view! { <p class="small" data-testid="lab-downstream-sentence">{d}</p> })}
         <div class="row">
             <button class="secondary small" data-testid="lab-fine-tune-each" prop:disabled=move || lab.downstream_busy.get() || !state.has_model()
                 title="Trains a head on each run's frozen encoder over the built-in sentiment examples (same recipe and seed), in the studio's worker"
-                on:click=move |_| lab.fine_tune_each(state, studio, move |m| note.set(Some(m)))>"Fine-tune each on the sentiment examples"</button>
+                on:click=move |_| lab.fine_tune_each(state, studio)>"Fine-tune each on the sentiment examples"</button>
             {move || note.get().map(|m| match m {
                 Ok(t) => view! { <span class="small muted" role="status" data-testid="lab-downstream-status">{t}</span> }.into_any(),
                 Err(t) => view! { <span class="banner warn small" role="alert" data-testid="lab-downstream-status">{t}</span> }.into_any(),

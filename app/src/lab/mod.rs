@@ -91,6 +91,8 @@ pub struct Lab {
     started: StoredValue<Option<compare::KeptRun>>,
     /// "Fine-tune each" is training a head on the kept runs' encoders.
     pub downstream_busy: RwSignal<bool>,
+    /// What "Fine-tune each" is doing, or why it stopped.
+    pub downstream_note: RwSignal<Option<Result<String, String>>>,
     /// The settings of the run whose model the lab holds (as it ran, whatever the page shows
     /// since), which name the model on the page.
     model_settings: StoredValue<Option<LabSettings>>,
@@ -164,6 +166,7 @@ impl Lab {
             compared: RwSignal::new(Vec::new()),
             started: StoredValue::new(None),
             downstream_busy: RwSignal::new(false),
+            downstream_note: RwSignal::new(None),
             model_settings: StoredValue::new(None),
             planned: StoredValue::new(None),
             run_id: StoredValue::new(0),
