@@ -1,35 +1,53 @@
 #!/usr/bin/env python3
-"""Random-weight BERT-base and BERT-large folders with their MLM heads (BertForMaskedLM), for
-measuring what the page does with a model of that size (bench/open_big_model.mjs). The
-tokenizer is the default model's (the same 30,522-piece uncased vocabulary).
+"""Random-weight folders of the standard sizes with their MLM heads, for measuring what the page
+does with a model of that size (bench/open_big_model.mjs): BERT-base and BERT-large
+(BertForMaskedLM, the default model's 30,522-piece uncased vocabulary), DeBERTa-v3-base
+(DebertaV2ForMaskedLM) and ModernBERT-base (ModernBertForMaskedLM), each with its released
+model's configuration values. The last two take the tokenizer of the small test model of their
+family (`scripts/make_test_models.py`): a vocabulary smaller than the embedding table, which
+the weights do not care about.
 
-    python3 scripts/make_big_models.py OUT      # writes OUT/bert-base (438 MB), OUT/bert-large (1.34 GB)
+    python3 scripts/make_big_models.py OUT [NAME ...]   # all four by default
+    # OUT/bert-base (438 MB), OUT/bert-large (1.34 GB), OUT/deberta-v3-base, OUT/modernbert-base
 """
 import os
 import shutil
 import sys
 
 import torch
-from transformers import BertConfig, BertForMaskedLM
+from transformers import BertConfig, BertForMaskedLM, DebertaV2Config, DebertaV2ForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
 
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+MINILM = os.path.join(ROOT, "public", "models", "all-MiniLM-L6-v2")
+
+# name: (model class, its configuration, the folder its tokenizer files come from)
 SIZES = {
-    "bert-base": {},
-    "bert-large": dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096),
+    "bert-base": (BertForMaskedLM, BertConfig(), MINILM),
+    "bert-large": (BertForMaskedLM, BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096), MINILM),
+    "deberta-v3-base": (DebertaV2ForMaskedLM, DebertaV2Config(
+        vocab_size=128100, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+        max_position_embeddings=512, type_vocab_size=0, layer_norm_eps=1e-7, relative_attention=True, position_buckets=256,
+        norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"], max_relative_positions=-1,
+        position_biased_input=False), os.path.join(ROOT, "tests", "models", "deberta")),
+    "modernbert-base": (ModernBertForMaskedLM, ModernBertConfig(
+        vocab_size=50368, hidden_size=768, intermediate_size=1152, num_hidden_layers=22, num_attention_heads=12,
+        global_attn_every_n_layers=3, local_attention=128), os.path.join(ROOT, "tests", "models", "modernbert")),
 }
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/bertbench-big"
-    src = os.path.join(os.path.dirname(__file__), "..", "public", "models", "all-MiniLM-L6-v2")
-    for name, size in SIZES.items():
+    names = sys.argv[2:] or list(SIZES)
+    for name in names:
+        cls, config, tokenizer_from = SIZES[name]
         folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)
         torch.manual_seed(0)
-        model = BertForMaskedLM(BertConfig(**size))
+        model = cls(config)
         model.save_pretrained(folder)
-        for f in ("tokenizer.json", "vocab.txt"):
-            if os.path.exists(os.path.join(src, f)):
-                shutil.copy(os.path.join(src, f), folder)
+        for f in ("tokenizer.json", "vocab.txt", "tokenizer_config.json"):
+            if os.path.exists(os.path.join(tokenizer_from, f)):
+                shutil.copy(os.path.join(tokenizer_from, f), folder)
         print(name, sum(p.numel() for p in model.parameters()), "parameters,",
               os.path.getsize(os.path.join(folder, "model.safetensors")), "bytes")
 
