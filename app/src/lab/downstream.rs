@@ -28,15 +28,18 @@ fn recipe() -> FineTuneConfig {
     FineTuneConfig::new().with_mode(TrainMode::HeadOnly).with_head_epochs(10).with_batch_size(16).with_seed(42)
 }
 
+/// The runs with a downstream result, with it, and the settings all the runs differ in; `None`
+/// until two runs have one.
+fn results(runs: &[KeptRun]) -> Option<(Vec<&'static str>, Vec<(&KeptRun, Downstream)>)> {
+    let done: Vec<(&KeptRun, Downstream)> = runs.iter().filter_map(|r| r.downstream.map(|d| (r, d))).collect();
+    (done.len() >= 2).then(|| (differing(runs), done))
+}
+
 /// What the runs' downstream accuracies show: the best and the worst, named by the settings
 /// the runs differ in, and whether the gap is more than two held-out texts. `None` until two
 /// runs have one.
 pub fn downstream_sentence(runs: &[KeptRun]) -> Option<String> {
-    let differ = differing(runs);
-    let done: Vec<(&KeptRun, Downstream)> = runs.iter().filter_map(|r| r.downstream.map(|d| (r, d))).collect();
-    if done.len() < 2 {
-        return None;
-    }
+    let (differ, done) = results(runs)?;
     let best = done.iter().max_by(|a, b| a.1.accuracy.total_cmp(&b.1.accuracy))?;
     let worst = done.iter().min_by(|a, b| a.1.accuracy.total_cmp(&b.1.accuracy))?;
     let texts = best.1.texts.max(1);
@@ -62,11 +65,7 @@ pub fn downstream_sentence(runs: &[KeptRun]) -> Option<String> {
 /// The options are the runs with a result, named by the settings that differ; right is the
 /// best and every run within two held-out texts of it. `None` until two runs have one.
 pub fn best_downstream(runs: &[KeptRun]) -> Option<(Vec<String>, Vec<usize>, String)> {
-    let differ = differing(runs);
-    let done: Vec<(&KeptRun, Downstream)> = runs.iter().filter_map(|r| r.downstream.map(|d| (r, d))).collect();
-    if done.len() < 2 {
-        return None;
-    }
+    let (differ, done) = results(runs)?;
     let top = done.iter().map(|(_, d)| d.accuracy).fold(f32::MIN, f32::max);
     let two = 2.0 / done[0].1.texts.max(1) as f32;
     let right = done.iter().enumerate().filter(|(_, (_, d))| top - d.accuracy <= two + 1e-6).map(|(i, _)| i).collect();
