@@ -2,7 +2,8 @@
 """Check that a masked-language model bertbench exported (the MLM lab's export) loads in
 PyTorch + transformers with `AutoModelForMaskedLM` (`AutoModelForPreTraining` where it was
 exported with its sentence-pair head, as `BertForPreTraining` or `AlbertForPreTraining`) and fills
-the masks as bertbench did:
+the masks as bertbench did; an ELECTRA discriminator (`ElectraForPreTraining`, rows with
+`replaced_logits`) gives bertbench's replaced-token logits:
 
     python3 scripts/check_mlm_with_transformers.py FOLDER FILLS.json [MORE PROBS.json ...]
 
@@ -40,7 +41,12 @@ def check(path, fills_path):
             raise SystemExit(f"AutoTokenizer gives {ids} for {row['text']!r}; bertbench gave {row['input_ids']}")
         with torch.no_grad():
             out = model(**enc)
-            probs = torch.softmax((out.prediction_logits if pretraining else out.logits)[0], -1)
+        if "replaced_logits" in row:
+            # An ELECTRA discriminator: one replaced-or-not logit per token.
+            got = out.logits[0].tolist()
+            worst = max(worst, max(abs(a - b) for a, b in zip(got, row["replaced_logits"])))
+            continue
+        probs = torch.softmax((out.prediction_logits if pretraining else out.logits)[0], -1)
         for fill in row["fills"]:
             k = len(fill["top"])
             p, top = probs[fill["position"]].topk(k)
@@ -49,7 +55,8 @@ def check(path, fills_path):
             if pieces != want:
                 raise SystemExit(f"{row['text']!r} at {fill['position']}: transformers' top {pieces}, bertbench's {want}")
             worst = max(worst, max(abs(a - b) for a, (_, b) in zip(p.tolist(), fill["top"])))
-    print(f"{type(model).__name__}: the same top pieces; probabilities within {worst:.2e} over {len(rows)} texts")
+    what = "replaced-token logits" if "replaced_logits" in rows[0] else "the same top pieces; probabilities"
+    print(f"{type(model).__name__}: {what} within {worst:.2e} over {len(rows)} texts")
     if worst > 1e-4:
         raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
 

@@ -438,6 +438,25 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         let name = format!("lab-{architecture}");
         checks.add(&out.join(&name), exported, &rows, name.clone());
     }
+    // The lab's ELECTRA run keeps its discriminator: `ElectraForPreTraining`, whose logits say
+    // per token whether it was replaced.
+    {
+        use bertbench_core::tasks::replaced_token::{self, ElectraForPreTraining};
+        let config = bertbench_core::bert::config::Preset::Tiny.config(tokenizer.vocab_size()).with_max_position_embeddings(32).without_dropout();
+        let model = ElectraForPreTraining::from_scratch(&config, &device).discriminator;
+        let config = config.with_model_type(bertbench_core::bert::family::Family::Electra).with_embedding_size(Some(128));
+        let exported = replaced_token::export(&model, &config, &tokenizer, None, Some(&vocab_txt)).unwrap();
+        let rows: Vec<Value> = ["the cow eats grass in the green field.", "the goat eats the wide field."]
+            .iter()
+            .map(|text| {
+                let encoded = tokenizer.encode(text).unwrap();
+                let batch = Batch::from_encoded(std::slice::from_ref(&encoded), tokenizer.pad_id);
+                let logits = model.forward(BertInput::from_batch(&batch, &device)).into_data().try_to_vec::<f32>().unwrap();
+                serde_json::json!({ "text": text, "input_ids": encoded.ids(), "replaced_logits": logits })
+            })
+            .collect();
+        checks.add(&out.join("lab-ElectraForPreTraining"), exported, &rows, "lab-ElectraForPreTraining".into());
+    }
     checks.run();
     std::fs::remove_dir_all(&out).ok();
 }

@@ -20,6 +20,17 @@ pub enum HiddenAct {
     Relu,
 }
 
+impl HiddenAct {
+    /// The activation applied to `x`.
+    pub fn apply<const D: usize>(self, x: burn::prelude::Tensor<D>) -> burn::prelude::Tensor<D> {
+        match self {
+            HiddenAct::Gelu => crate::nn::activation::gelu(x),
+            HiddenAct::GeluApproximate => burn::tensor::activation::gelu_approximate(x),
+            HiddenAct::Relu => burn::tensor::activation::relu(x),
+        }
+    }
+}
+
 /// How a classifier pools the last layer before its head (ModernBERT's `classifier_pooling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

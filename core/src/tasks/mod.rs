@@ -13,6 +13,8 @@
 //! - [`distillation`]: a smaller student learning a classification task from a fine-tuned
 //!   teacher's softened probabilities (Hinton et al.; DistilBERT's student from kept layers)
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
+//! - [`replaced_token`]: ELECTRA's replaced-token detection: a small generator fills the
+//!   masks, the discriminator tells replaced tokens apart at every position, `ElectraForPreTraining`
 //! - [`masking`]: MLM masking (15 %: 80/10/10) and NSP/SOP sentence pairs
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
 //!   softmax and argmax
@@ -24,5 +26,6 @@ pub mod masking;
 pub mod metrics;
 pub mod pretraining;
 pub mod qa;
+pub mod replaced_token;
 pub mod similarity;
 pub mod tagging;

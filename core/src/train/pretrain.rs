@@ -1,6 +1,6 @@
 //! MLM pretraining as a step-at-a-time run the browser can drive between frames: the corpus,
-//! dynamic or static masking, NSP/SOP pairs drawn anew each epoch, and one optimizer step per
-//! [`Pretrainer::step`].
+//! dynamic or static masking, NSP/SOP pairs drawn anew each epoch, or ELECTRA's replaced-token
+//! detection on the same masks, and one optimizer step per [`Pretrainer::step`].
 
 use burn::optim::GradientsParams;
 use burn::prelude::*;
@@ -15,6 +15,7 @@ use crate::rng::Rng;
 use crate::tasks::classification::ClassificationHead;
 use crate::tasks::masking::{MaskVocab, Masked, MaskingConfig, PairTask, documents, make_pairs, pair_count};
 use crate::tasks::pretraining::{BertForPreTraining, MaskFill, fill_mask};
+use crate::tasks::replaced_token::{DISCRIMINATOR_WEIGHT, ElectraDiscriminator, ElectraForPreTraining, discriminator_loss, tied};
 use crate::tokenizer::{Batch, BertTokenizer, Encoded};
 
 /// Settings of a pretraining run.
@@ -48,6 +49,10 @@ pub struct PretrainConfig {
     pub dynamic_masking: bool,
     /// Train NSP or SOP next to MLM.
     pub pair_task: Option<PairTask>,
+    /// ELECTRA's objective: a small generator fills the masks and the model, a discriminator,
+    /// learns at every token which were replaced (see [`crate::tasks::replaced_token`]).
+    #[config(default = false)]
+    pub replaced_token_detection: bool,
     /// Seed for the new weights, shuffling, masking, pairs and dropout.
     #[config(default = 42)]
     pub seed: u64,
@@ -80,6 +85,17 @@ pub struct PretrainStep {
     /// 0 in runs saved before it was recorded.
     #[serde(default)]
     pub picked: usize,
+    /// ELECTRA: the discriminator's loss, over every real token of the batch.
+    #[serde(default)]
+    pub rtd_loss: Option<f32>,
+    /// ELECTRA: the share of the batch's real tokens the discriminator judged right (replaced
+    /// or original).
+    #[serde(default)]
+    pub rtd_accuracy: Option<f32>,
+    /// ELECTRA: the picked tokens the generator replaced by another piece (the rest it guessed
+    /// right, so they stay original).
+    #[serde(default)]
+    pub replaced: usize,
 }
 
 /// One training example before masking.
@@ -93,7 +109,11 @@ struct Example {
 
 /// A pretraining run, one step per [`Pretrainer::step`] call.
 pub struct Pretrainer {
+    /// The MLM model, or ELECTRA's generator (whose own embedding tables are unused: it reads
+    /// the discriminator's).
     model: BertForPreTraining,
+    /// ELECTRA's discriminator, when the run detects replaced tokens.
+    discriminator: Option<ElectraDiscriminator>,
     config: PretrainConfig,
     tokenizer: BertTokenizer,
     vocab: MaskVocab,
@@ -138,7 +158,29 @@ impl Pretrainer {
     /// Prepares a run over `lines` (the corpus, in reading order, a blank line between two
     /// documents: NSP draws its negatives from another document) on an autodiff `device`.
     pub fn new(model: BertForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
+        Self::start(model, None, tokenizer, lines, config, device)
+    }
+
+    /// [`Pretrainer::new`] for ELECTRA's replaced-token detection (`config` asks for it).
+    pub fn new_electra(model: ElectraForPreTraining, tokenizer: &BertTokenizer, lines: Vec<String>, config: PretrainConfig, device: &Device) -> crate::Result<Self> {
+        Self::start(model.generator, Some(model.discriminator), tokenizer, lines, config, device)
+    }
+
+    fn start(
+        model: BertForPreTraining,
+        discriminator: Option<ElectraDiscriminator>,
+        tokenizer: &BertTokenizer,
+        lines: Vec<String>,
+        config: PretrainConfig,
+        device: &Device,
+    ) -> crate::Result<Self> {
         config.masking.validate()?;
+        if config.replaced_token_detection != discriminator.is_some() {
+            return Err(Error::Input("the model does not match the objective (replaced-token detection needs a generator and a discriminator)".into()));
+        }
+        if config.replaced_token_detection && config.pair_task.is_some() {
+            return Err(Error::Input("ELECTRA's replaced-token detection trains no sentence-pair task: choose one objective".into()));
+        }
         if config.batch_size == 0 || config.epochs == 0 {
             return Err(Error::Input("batch size and epochs must be at least 1".into()));
         }
@@ -155,6 +197,7 @@ impl Pretrainer {
         let mut run = Self {
             vocab: MaskVocab::from_tokenizer(&tokenizer),
             model,
+            discriminator,
             tokenizer,
             documents,
             examples: Vec::new(),
@@ -204,9 +247,18 @@ impl Pretrainer {
         (self.step, self.total_steps)
     }
 
-    /// The model as trained so far.
-    pub fn model(&self) -> &BertForPreTraining {
-        &self.model
+    /// The MLM model as trained so far (ELECTRA's generator, reading the discriminator's
+    /// embeddings).
+    pub fn mlm_model(&self) -> BertForPreTraining {
+        match &self.discriminator {
+            Some(d) => tied(&self.model, d),
+            None => self.model.clone(),
+        }
+    }
+
+    /// ELECTRA's discriminator as trained so far, in a run that has one.
+    pub fn discriminator(&self) -> Option<&ElectraDiscriminator> {
+        self.discriminator.as_ref()
     }
 
     /// The run's tokenizer (truncating at `max_len`).
@@ -253,6 +305,7 @@ impl Pretrainer {
         let types: Vec<Vec<u32>> = idx.iter().map(|&i| self.examples[i].encoded.type_ids()).collect();
         let batch = Batch::from_rows(&ids, &types, self.tokenizer.pad_id);
         let seq = batch.seq_len;
+        let tokens = batch.attention_mask.iter().filter(|&&m| m == 1).count();
         let mut picked = Vec::new();
         let mut targets = Vec::new();
         for (b, m) in masked.iter().enumerate() {
@@ -268,27 +321,59 @@ impl Pretrainer {
         device.seed(self.config.seed ^ (self.step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let picked_t = Tensor::<1, Int>::from_data(TensorData::new(picked, [n]), device);
         let targets_t = Tensor::<1, Int>::from_data(TensorData::new(targets.clone(), [n]), device);
-        let (mlm_logits, pair_logits) = self.model.forward(BertInput::from_batch(&batch, device), picked_t);
-        let mlm_loss = ClassificationHead::loss(mlm_logits.clone(), targets_t);
-        let mlm_correct = mlm_logits.clone().argmax(1).reshape([n]).equal(Tensor::from_data(TensorData::new(targets, [n]), device)).int().sum();
-        let (loss, pair_loss) = match pair_logits {
-            Some(logits) => {
-                let labels: Vec<i64> = idx.iter().map(|&i| self.examples[i].pair_label.unwrap_or(0) as i64).collect();
-                let l = ClassificationHead::loss(logits, Tensor::from_data(TensorData::new(labels, [idx.len()]), device));
-                (mlm_loss.clone() + l.clone(), Some(l))
+        let input = BertInput::from_batch(&batch, device);
+        let attention_mask = input.attention_mask.clone();
+        let targets_check = Tensor::from_data(TensorData::new(targets, [n]), device);
+        let (values, grads, pair_trained, rtd_trained) = match self.discriminator.take() {
+            None => {
+                let (mlm_logits, pair_logits) = self.model.forward(input, picked_t);
+                let mlm_loss = ClassificationHead::loss(mlm_logits.clone(), targets_t);
+                let mlm_correct = mlm_logits.argmax(1).reshape([n]).equal(targets_check).int().sum();
+                let (loss, pair_loss) = match pair_logits {
+                    Some(logits) => {
+                        let labels: Vec<i64> = idx.iter().map(|&i| self.examples[i].pair_label.unwrap_or(0) as i64).collect();
+                        let l = ClassificationHead::loss(logits, Tensor::from_data(TensorData::new(labels, [idx.len()]), device));
+                        (mlm_loss.clone() + l.clone(), Some(l))
+                    }
+                    None => (mlm_loss.clone(), None),
+                };
+                let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
+                let norm = clip(&self.model, &mut grads, self.config.max_grad_norm, device);
+                let mut extra = vec![mlm_correct.inner().float().reshape([1])];
+                extra.extend(pair_loss.as_ref().map(|l| l.clone().inner()));
+                let on_gpu = device.clone().inner() != Device::flex();
+                let values = read_back(mlm_loss.inner(), &norm, extra, self.step, on_gpu).await?;
+                (values, grads, pair_loss.is_some(), false)
             }
-            None => (mlm_loss.clone(), None),
+            Some(discriminator) => {
+                let electra = ElectraForPreTraining { discriminator, generator: self.model.clone() };
+                let original: Vec<Vec<u32>> = idx.iter().map(|&i| self.examples[i].encoded.ids()).collect();
+                let original = BertInput::from_batch(&Batch::from_rows(&original, &types, self.tokenizer.pad_id), device).input_ids;
+                let out = electra.forward(input, original, picked_t, targets_t.clone());
+                let mlm_loss = ClassificationHead::loss(out.mlm_logits.clone(), targets_t);
+                let mlm_correct = out.mlm_logits.argmax(1).reshape([n]).equal(targets_check).int().sum();
+                let replaced = out.replaced.clone().sum();
+                let (rtd_loss, rtd_right) = discriminator_loss(out.logits, out.replaced, attention_mask);
+                let loss = mlm_loss.clone() + rtd_loss.clone() * DISCRIMINATOR_WEIGHT;
+                let mut grads = GradientsParams::from_grads(loss.backward(), &electra);
+                let norm = clip(&electra, &mut grads, self.config.max_grad_norm, device);
+                let extra = vec![mlm_correct.inner().float().reshape([1]), rtd_loss.inner(), rtd_right.inner(), replaced.inner().float().reshape([1])];
+                let on_gpu = device.clone().inner() != Device::flex();
+                let read = read_back(mlm_loss.inner(), &norm, extra, self.step, on_gpu).await;
+                // The generator and discriminator are put back before a failed step returns.
+                self.discriminator = Some(electra.discriminator);
+                (read?, grads, false, true)
+            }
         };
-        let mut grads = GradientsParams::from_grads(loss.backward(), &self.model);
-        let norm = clip(&self.model, &mut grads, self.config.max_grad_norm, device);
-        let mut extra = vec![mlm_correct.inner().float().reshape([1])];
-        if let Some(l) = &pair_loss {
-            extra.push(l.clone().inner());
-        }
-        let on_gpu = device.clone().inner() != Device::flex();
-        let values = read_back(mlm_loss.inner(), &norm, extra, self.step, on_gpu).await?;
         let lr = Schedule::new(self.total_steps, self.config.warmup_ratio, self.config.learning_rate).lr(self.step);
-        self.model = self.optim.step(lr, self.model.clone(), grads);
+        match self.discriminator.take() {
+            None => self.model = self.optim.step(lr, self.model.clone(), grads),
+            Some(discriminator) => {
+                let electra = self.optim.step(lr, ElectraForPreTraining { discriminator, generator: self.model.clone() }, grads);
+                self.model = electra.generator;
+                self.discriminator = Some(electra.discriminator);
+            }
+        }
         self.cursor = end;
         self.step += 1;
         let per_epoch = self.order.len().max(1);
@@ -298,10 +383,13 @@ impl Pretrainer {
             epoch: self.epoch as f64 + self.cursor as f64 / per_epoch as f64,
             mlm_loss: values.loss,
             mlm_accuracy: values.extra[0] / n.max(1) as f32,
-            pair_loss: pair_loss.map(|_| values.extra[1]),
+            pair_loss: pair_trained.then(|| values.extra[1]),
             lr,
-            tokens: batch.attention_mask.iter().filter(|&&m| m == 1).count(),
+            tokens,
             picked: n,
+            rtd_loss: rtd_trained.then(|| values.extra[1]),
+            rtd_accuracy: rtd_trained.then(|| values.extra[2] / tokens.max(1) as f32),
+            replaced: if rtd_trained { values.extra[3] as usize } else { 0 },
         }))
     }
 }
@@ -309,7 +397,7 @@ impl Pretrainer {
 impl Pretrainer {
     /// [`fill_mask`] with the model as trained so far (no dropout, no autodiff).
     pub async fn fill_mask(&self, text: &str, k: usize) -> crate::Result<Vec<MaskFill>> {
-        let model = self.model.valid();
+        let model = self.mlm_model().valid();
         fill_mask(&model, &self.tokenizer, text, k, &self.device.clone().inner()).await
     }
 }
@@ -340,5 +428,41 @@ mod tests {
         // 8 lines, each `[CLS] … [SEP]`: the specials are never picked.
         assert!(low >= 8, "at least one pick per line: {low}");
         assert!(high > low && high <= tokens - 16, "{low} at 5%, {high} at 90% of {tokens} tokens");
+    }
+
+    /// An ELECTRA run trains the discriminator on every real token: its loss falls over a few
+    /// epochs on a small corpus, the generator's MLM loss is reported beside it, and the
+    /// replaced tokens are among the picked ones. A model that does not match the objective is
+    /// refused.
+    #[test]
+    fn an_electra_run_learns_to_tell_replaced_tokens() {
+        let _rng = device_rng();
+        let words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cow", "eats", "grass", "in", "a", "field", "dog", "runs"];
+        let tokenizer = BertTokenizer::from_vocab_txt(words.join("\n").as_bytes(), true, 16).unwrap();
+        let lines: Vec<String> = (0..16).map(|i| ["the cow eats grass in a field", "a dog runs in the field", "the dog eats grass"][i % 3].to_string()).collect();
+        let device = Device::flex().autodiff();
+        device.seed(7);
+        let config = tiny_config(words.len());
+        let run = PretrainConfig::new().with_epochs(12).with_batch_size(8).with_learning_rate(2e-3).with_replaced_token_detection(true);
+        let mlm = BertForPreTraining::from_scratch(&config, false, &device);
+        assert!(Pretrainer::new(mlm, &tokenizer, lines.clone(), run.clone(), &device).is_err(), "an MLM model for an ELECTRA run");
+        let model = ElectraForPreTraining::from_scratch(&config, &device);
+        let mut trainer = Pretrainer::new_electra(model, &tokenizer, lines, run, &device).unwrap();
+        let mut steps = Vec::new();
+        while let Some(step) = pollster::block_on(trainer.step()).unwrap() {
+            steps.push(step);
+        }
+        assert_eq!(steps.len(), 24);
+        for s in &steps {
+            assert!(s.rtd_loss.is_some() && s.rtd_accuracy.is_some() && s.pair_loss.is_none());
+            assert!(s.replaced <= s.picked, "{} replaced of {} picked", s.replaced, s.picked);
+        }
+        let mean = |of: &[PretrainStep]| of.iter().map(|s| s.rtd_loss.unwrap()).sum::<f32>() / of.len() as f32;
+        let (first, last) = (mean(&steps[..4]), mean(&steps[20..]));
+        assert!(last < first * 0.8, "the discriminator's loss went from {first} to {last}");
+        assert!(trainer.discriminator().is_some());
+        // The generator fills masks through the shared embeddings.
+        let fills = pollster::block_on(trainer.fill_mask("the cow [MASK] grass", 3)).unwrap();
+        assert_eq!(fills[0].top.len(), 3);
     }
 }
