@@ -621,10 +621,15 @@ impl SavedLab {
         let s = &self.settings;
         let model = match (s.continue_pretrained, s.share_layers) {
             (true, _) => "continued pretraining".to_string(),
+            (false, _) if s.config.replaced_token_detection => format!("{} ELECTRA discriminator", s.preset),
             (false, true) => format!("{} (one shared layer)", s.preset),
             (false, false) => s.preset.clone(),
         };
-        let loss = self.steps.last().map(|s| format!(" · MLM loss {:.2}", s.mlm_loss)).unwrap_or_default();
+        let loss = self.steps.last().map(|s| match s.rtd_loss {
+            Some(rtd) => format!(" · replaced-token loss {rtd:.3}"),
+            None => format!(" · MLM loss {:.2}", s.mlm_loss),
+        });
+        let loss = loss.unwrap_or_default();
         let name = format!("{model} · {} · {done} steps{loss}", s.corpus_name);
         let saved = Self { cancelled, done, seconds, ..self };
         Item { id: format!("lab:{saved_ms:.0}"), kind: Kind::LabModel, name, saved_ms, size: 0, json: serde_json::to_string(&saved).unwrap_or_default() }
@@ -902,7 +907,7 @@ mod tests {
     }
 
     fn step(step: usize, mlm_loss: f32) -> PretrainStep {
-        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40, picked: 6 }
+        PretrainStep { step, total_steps: 3, epoch: step as f64 / 3.0, mlm_loss, mlm_accuracy: 0.1, pair_loss: None, lr: 1e-3, tokens: 40, picked: 6, rtd_loss: None, rtd_accuracy: None, replaced: 0 }
     }
 
     /// The worker saves a lab run from the events it sent: the saved run shows what the page

@@ -46,6 +46,9 @@ pub enum Kind {
     /// The MLM lab's settings (`lab::LabSettings`); its bytes are the lab's corpus unless it is
     /// the built-in one.
     LabSettings,
+    /// The MLM lab's "Runs compared" (their settings, curves and results; no bytes: each run's
+    /// model is in its saved lab model).
+    LabComparison,
     /// A model the user opened from the disk; its bytes are `config.json`, the weights as one
     /// safetensors file, `tokenizer.json` and `vocab.txt` (empty when absent).
     Model,

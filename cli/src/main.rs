@@ -41,10 +41,12 @@
 //!     start), on the gold labels alone or, with --teacher (a classifier folder of the same
 //!     labels), on the teacher's probabilities too (knowledge distillation; classify only)
 //! bertbench pretrain --corpus TXT --tokenizer-from DIR [--preset tiny] [--epochs 3]
-//!     [--batch 32] [--max-len 64] [--lr 1e-3] [--pair nsp|sop] [--masking dynamic|static]
-//!     [--minutes M] [--every 50] [--seed 42] [--backend cpu|wgpu] [PROBE TEXT WITH [MASK]...]
-//!     masked-language-model pretraining from scratch with the tokenizer of DIR: MLM (and
-//!     NSP/SOP) loss, accuracy and tokens/s every N steps as a table, and the probes' top-3
+//!     [--batch 32] [--max-len 64] [--lr 1e-3] [--pair nsp|sop] [--objective mlm|electra]
+//!     [--masking dynamic|static] [--minutes M] [--every 50] [--seed 42] [--backend cpu|wgpu]
+//!     [PROBE TEXT WITH [MASK]...]
+//!     masked-language-model pretraining from scratch with the tokenizer of DIR (or ELECTRA's
+//!     replaced-token detection: a generator a quarter as wide fills the masks): MLM (and
+//!     NSP/SOP or replaced-token) loss, accuracy and tokens/s every N steps as a table, and the probes' top-3
 //! bertbench classify --model DIR TEXT...
 //!     class probabilities from an exported classifier folder, as a JSON array
 //!     (`scripts/check_classifier_with_transformers.py` reads it)

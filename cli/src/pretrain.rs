@@ -1,5 +1,6 @@
-//! `bertbench pretrain`: masked-language-model pretraining from scratch (and NSP or SOP), with
-//! the tokenizer of a folder, reported every N steps as a table, with probe sentences filled.
+//! `bertbench pretrain`: masked-language-model pretraining from scratch (and NSP or SOP), or
+//! ELECTRA's replaced-token detection, with the tokenizer of a folder, reported every N steps as a
+//! table, with probe sentences filled (by ELECTRA's generator).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -7,6 +8,7 @@ use std::time::Instant;
 use bertbench_core::bert::config::Preset;
 use bertbench_core::tasks::masking::PairTask;
 use bertbench_core::tasks::pretraining::BertForPreTraining;
+use bertbench_core::tasks::replaced_token::ElectraForPreTraining;
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::train::{PretrainConfig, Pretrainer};
 
@@ -32,23 +34,34 @@ pub fn pretrain(args: &[String]) -> Result {
         Some("sop") => Some(PairTask::Sop),
         Some(other) => return Err(format!("--pair {other}: use nsp, sop or none")),
     };
+    let electra = match args.get("objective") {
+        None | Some("mlm") => false,
+        Some("electra") => true,
+        Some(other) => return Err(format!("--objective {other}: use mlm or electra")),
+    };
     let config = preset.config(tokenizer.vocab_size()).with_max_position_embeddings(max_len.max(16));
     let seed: u64 = parse(&args, "seed", 42)?;
     device.seed(seed);
-    let model = BertForPreTraining::from_scratch(&config, pair_task.is_some(), &device);
     let run = PretrainConfig::new()
         .with_epochs(parse(&args, "epochs", 3)?)
         .with_batch_size(parse(&args, "batch", 32)?)
         .with_max_len(max_len)
         .with_learning_rate(parse(&args, "lr", 1e-3)?)
         .with_pair_task(pair_task)
+        .with_replaced_token_detection(electra)
         .with_dynamic_masking(args.get("masking").unwrap_or("dynamic") != "static")
         .with_seed(seed);
     let every: usize = parse(&args, "every", 50)?;
     let minutes: f64 = parse(&args, "minutes", f64::INFINITY)?;
-    let mut trainer = Pretrainer::new(model, &tokenizer, lines, run, &device).map_err(|e| e.to_string())?;
+    let mut trainer = if electra {
+        Pretrainer::new_electra(ElectraForPreTraining::from_scratch(&config, &device), &tokenizer, lines, run, &device)
+    } else {
+        Pretrainer::new(BertForPreTraining::from_scratch(&config, pair_task.is_some(), &device), &tokenizer, lines, run, &device)
+    }
+    .map_err(|e| e.to_string())?;
     eprintln!("{}: {} parameters, {} steps planned, native {backend}", preset.name(), config.num_params(true), trainer.progress().1);
-    println!("| step | epoch | minutes | MLM loss | MLM accuracy | pair loss | tokens/s |");
+    let second = if electra { "replaced-token loss" } else { "pair loss" };
+    println!("| step | epoch | minutes | MLM loss | MLM accuracy | {second} | tokens/s |");
     println!("|---|---|---|---|---|---|---|");
     let start = Instant::now();
     let (mut window_start, mut sums, mut tokens, mut n) = (Instant::now(), (0f64, 0f64, 0f64), 0usize, 0usize);
@@ -67,7 +80,7 @@ pub fn pretrain(args: &[String]) -> Result {
     while let Some(step) = pollster::block_on(trainer.step()).map_err(|e| e.to_string())? {
         sums.0 += step.mlm_loss as f64;
         sums.1 += step.mlm_accuracy as f64;
-        sums.2 += step.pair_loss.unwrap_or(0.0) as f64;
+        sums.2 += step.pair_loss.or(step.rtd_loss).unwrap_or(0.0) as f64;
         tokens += step.tokens;
         n += 1;
         let out_of_time = start.elapsed().as_secs_f64() / 60.0 >= minutes;
@@ -80,7 +93,7 @@ pub fn pretrain(args: &[String]) -> Result {
                 start.elapsed().as_secs_f64() / 60.0,
                 sums.0 / n as f64,
                 sums.1 / n as f64 * 100.0,
-                if pair_task.is_some() { format!("{:.3}", sums.2 / n as f64) } else { "–".into() },
+                if pair_task.is_some() || electra { format!("{:.3}", sums.2 / n as f64) } else { "–".into() },
                 tokens as f64 / secs.max(1e-9)
             );
             show_probes(&trainer)?;

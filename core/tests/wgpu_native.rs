@@ -177,3 +177,37 @@ fn wgpu_sum_over_the_batch_of_a_transposed_view_matches_the_cpu() {
         close(&format!("sum over the batch of a transposed {shape:?}"), &sums[1], &sums[0]);
     }
 }
+
+/// ELECTRA's pieces on wgpu: the discriminator's logits and loss as on the CPU from the same
+/// weights, and the generator's sample (drawn on the device) replacing picked positions only.
+#[test]
+fn wgpu_electra_discriminator_matches_cpu_and_samples_at_the_picks_only() {
+    use bertbench_core::bert::model::BertInput;
+    use bertbench_core::burn::prelude::{Int, Tensor};
+    use bertbench_core::burn::tensor::TensorData;
+    use bertbench_core::tasks::replaced_token::{ElectraForPreTraining, discriminator_loss};
+    let cpu = Device::flex();
+    cpu.seed(5);
+    let config = bertbench_core::bert::config::Preset::Tiny.config(20).with_max_position_embeddings(16).without_dropout();
+    let model = ElectraForPreTraining::from_scratch(&config, &cpu);
+    let on_gpu = pollster::block_on(bertbench_core::train::copy_to(model.clone(), &gpu())).unwrap();
+    let ints = |v: Vec<i64>, d: &Device| Tensor::<2, Int>::from_data(TensorData::new(v, [2, 4]), d);
+    let input = |d: &Device| BertInput { input_ids: ints(vec![2, 7, 9, 3, 2, 11, 3, 0], d), token_type_ids: ints(vec![0; 8], d), attention_mask: ints(vec![1, 1, 1, 1, 1, 1, 1, 0], d) };
+    let replaced = |d: &Device| ints(vec![0, 1, 0, 0, 0, 1, 0, 0], d);
+    let read = |t: Tensor<2>| t.into_data().try_to_vec::<f32>().unwrap();
+    let (a, b) = (model.discriminator.forward(input(&cpu)), on_gpu.discriminator.forward(input(&gpu())));
+    let (la, _) = discriminator_loss(a.clone(), replaced(&cpu), input(&cpu).attention_mask);
+    let (lb, _) = discriminator_loss(b.clone(), replaced(&gpu()), input(&gpu()).attention_mask);
+    let worst = read(a).iter().zip(read(b)).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+    assert!(worst < 1e-4, "discriminator logits differ by {worst}");
+    let (la, lb) = (la.into_data().try_to_vec::<f32>().unwrap()[0], lb.into_data().try_to_vec::<f32>().unwrap()[0]);
+    assert!((la - lb).abs() < 1e-5, "loss {la} on the CPU, {lb} on wgpu");
+    let g = gpu();
+    let picked = Tensor::<1, Int>::from_data(TensorData::new(vec![1i64, 5], [2]), &g);
+    let targets = Tensor::<1, Int>::from_data(TensorData::new(vec![7i64, 11], [2]), &g);
+    let masked = BertInput { input_ids: ints(vec![2, 4, 9, 3, 2, 4, 3, 0], &g), ..input(&g) };
+    let out = on_gpu.forward(masked, ints(vec![2, 7, 9, 3, 2, 11, 3, 0], &g), picked, targets);
+    let flags = out.replaced.into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
+    assert!(flags.iter().enumerate().all(|(i, &f)| f == 0 || i == 1 || i == 5), "{flags:?}");
+    assert!(read(out.logits).iter().all(|v| v.is_finite()));
+}

@@ -1,5 +1,5 @@
-//! "Runs compared": every lab run of this tab that finished or was stopped is kept (in the page's
-//! memory only) with its settings, its parameter count and its curves. The lab shows them as a
+//! "Runs compared": every lab run that finished or was stopped is kept (in this browser, across
+//! a reload: `saved.rs`) with its settings, its parameter count and its curves. The lab shows them as a
 //! table of the settings that differ and the final numbers, overlays their curves on its charts,
 //! and says in a sentence, computed from the numbers, what the comparison shows and what it
 //! does not (MLM losses at different masking rates are not like for like).
@@ -22,7 +22,7 @@ pub type KeptFiles = Arc<Vec<(String, Vec<u8>)>>;
 
 /// A head trained on a kept run's frozen encoder ("Fine-tune each", `downstream.rs`): its
 /// held-out accuracy on `texts` texts.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Downstream {
     pub accuracy: f32,
     pub texts: usize,
@@ -53,12 +53,20 @@ pub struct KeptRun {
     pub files: Option<KeptFiles>,
     /// A head trained on its frozen encoder, once "Fine-tune each" has run.
     pub downstream: Option<Downstream>,
+    /// The id of its saved lab model in this browser, where its weights are after a reload.
+    pub saved_as: Option<String>,
 }
 
 impl KeptRun {
     /// `#2`.
     pub fn name(&self) -> String {
         format!("#{}", self.number)
+    }
+
+    /// Whether "Fine-tune each" can train on its encoder: its model is in the page, or it is a
+    /// small one from scratch saved in this browser.
+    pub fn fine_tunable(&self) -> bool {
+        self.files.is_some() || (self.saved_as.is_some() && !self.settings.continue_pretrained && self.params <= super::downstream::MAX_KEPT_PARAMS)
     }
 
     /// Steps done.
@@ -76,6 +84,7 @@ impl KeptRun {
             (false, LabVocab::Train(n)) => format!("trained, {n} asked"),
         };
         let objective = match s.config.pair_task {
+            None if s.config.replaced_token_detection => "replaced tokens (ELECTRA)",
             None => "MLM",
             Some(PairTask::Nsp) => "MLM + NSP",
             Some(PairTask::Sop) => "MLM + SOP",
@@ -113,6 +122,9 @@ impl KeptRun {
             shared: self.shared,
             params: self.params,
             picked: mean(&|s| s.picked as f64, &upto),
+            tokens: mean(&|s| s.tokens as f64, &upto),
+            electra: self.settings.config.replaced_token_detection,
+            seconds_per_step: self.seconds / self.done().max(1) as f64,
             loss: mean(&|s| s.mlm_loss as f64, recent),
             accuracy: mean(&|s| s.mlm_accuracy as f64, recent),
             but_rate: but("masked"),
@@ -156,6 +168,12 @@ pub struct AtStep {
     pub params: usize,
     /// Tokens predicted per step, on average.
     pub picked: f64,
+    /// Real tokens per step, on average.
+    pub tokens: f64,
+    /// Trained ELECTRA's replaced-token detection (its MLM numbers are its generator's).
+    pub electra: bool,
+    /// Seconds per step on this machine, over the whole run.
+    pub seconds_per_step: f64,
     /// MLM loss, mean of the last [`WINDOW`] steps.
     pub loss: f64,
     /// Share of the predicted tokens guessed right, mean of the last [`WINDOW`] steps.
@@ -170,6 +188,12 @@ impl AtStep {
     /// `#2`.
     fn short(&self) -> String {
         format!("#{}", self.number)
+    }
+
+    /// Tokens a step's loss learned from: every real token for ELECTRA's discriminator, the
+    /// picked ones for MLM.
+    pub fn learned_from(&self) -> f64 {
+        if self.electra { self.tokens } else { self.picked }
     }
 }
 
@@ -283,6 +307,7 @@ pub fn sentence(step: usize, runs: &[AtStep], differ: &[&str]) -> Option<String>
             accuracy_text(big.accuracy)
         );
     }
+    out += &electra_sentence(runs).unwrap_or_default();
     match differ.len() {
         0 => out += " The runs have the same settings.",
         1 => {}
@@ -290,6 +315,43 @@ pub fn sentence(step: usize, runs: &[AtStep], differ: &[&str]) -> Option<String>
         _ => out += &format!(" The runs differ in more than one setting ({}), so no one of them alone explains the difference.", differ.join(", ")),
     }
     Some(out)
+}
+
+/// The question lesson 5 asks of an ELECTRA run beside an MLM one: how many times more tokens
+/// per step its discriminator learned from than the MLM run predicted (each over its whole run),
+/// with the numbers it comes from; `None` until the lab has kept one of each.
+pub fn electra_learned_from(runs: &[KeptRun]) -> Option<(f64, String)> {
+    let e = runs.iter().find(|r| r.settings.config.replaced_token_detection && r.done() > 0)?.at_step(usize::MAX, &[]);
+    let m = runs.iter().find(|r| !r.settings.config.replaced_token_detection && r.done() > 0)?.at_step(usize::MAX, &[]);
+    let ratio = e.tokens / m.picked.max(1e-9);
+    Some((
+        ratio,
+        format!(
+            "{}'s discriminator learned from every token, {:.0} per step; {} predicted the {:.0} it picked per step: {ratio:.1}×.",
+            e.short(),
+            e.tokens,
+            m.short(),
+            m.picked
+        ),
+    ))
+}
+
+/// Where an ELECTRA run is compared with an MLM one: what its MLM numbers are, how many tokens
+/// each learned from per step, and what the same compute would take (from their times here).
+fn electra_sentence(runs: &[AtStep]) -> Option<String> {
+    let e = runs.iter().find(|r| r.electra)?;
+    let m = runs.iter().find(|r| !r.electra)?;
+    let ratio = e.seconds_per_step / m.seconds_per_step.max(1e-9);
+    Some(format!(
+        " {e_} trained ELECTRA's replaced-token detection: its MLM loss and accuracy are its generator's, a model a quarter as wide, so they do not \
+         measure its discriminator (“Fine-tune each” compares the encoders). Its discriminator learned from all {:.0} tokens per step, {:.1}× the {:.0} \
+         tokens {m_} predicted. A step of {e_} took {ratio:.1}× the time of one of {m_} here, so at the same compute {m_} would train {ratio:.1}× the steps.",
+        e.tokens,
+        e.tokens / m.picked.max(1e-9),
+        m.picked,
+        e_ = e.short(),
+        m_ = m.short(),
+    ))
 }
 
 /// The mean of `f` over the [`WINDOW`] steps up to each step, at each step: the charts' curves.
@@ -356,12 +418,13 @@ pub fn RunsCompared(fine_tune_each: ViewFn) -> impl IntoView {
                         <td>{steps}</td>
                         <td>{duration(r.seconds)}</td>
                         <td>{format!("{:.0}", end.picked)}</td>
+                        <td data-learned=format!("{:.0}", end.learned_from())>{format!("{:.0}", end.learned_from())}</td>
                         <td>{loss_text(end.loss)}</td>
                         <td>{accuracy_text(end.accuracy)}</td>
-                        <td data-downstream=r.downstream.map(|d| d.accuracy.to_string())>{match (r.downstream, &r.files) {
-                            (Some(d), _) => accuracy_text(d.accuracy as f64),
-                            (None, Some(_)) => "—".to_string(),
-                            (None, None) => "not kept".to_string(),
+                        <td data-downstream=r.downstream.map(|d| d.accuracy.to_string())>{match r.downstream {
+                            Some(d) => accuracy_text(d.accuracy as f64),
+                            None if r.fine_tunable() => "—".to_string(),
+                            None => "not kept".to_string(),
                         }}</td>
                     </tr>
                 }
@@ -371,7 +434,7 @@ pub fn RunsCompared(fine_tune_each: ViewFn) -> impl IntoView {
             <section data-testid="lab-compare" aria-labelledby="lab-compare-title">
                 <h3 id="lab-compare-title">"Runs compared"</h3>
                 <table class="plain small">
-                    <caption class="small muted">{format!("The runs of this tab (kept until the page closes); loss and accuracy are the means of the last {WINDOW} steps.")}</caption>
+                    <caption class="small muted">{format!("The runs of this lab, kept in this browser until cleared; loss and accuracy are the means of the last {WINDOW} steps.")}</caption>
                     <tr>
                         <th scope="col">"run"</th>
                         <th scope="col">"settings that differ"</th>
@@ -379,6 +442,7 @@ pub fn RunsCompared(fine_tune_each: ViewFn) -> impl IntoView {
                         <th scope="col">"steps"</th>
                         <th scope="col">"time"</th>
                         <th scope="col">"predicted per step"</th>
+                        <th scope="col" title="MLM: the picked tokens; ELECTRA's discriminator: every real token">"tokens learned from per step"</th>
                         <th scope="col">"MLM loss"</th>
                         <th scope="col">"accuracy"</th>
                         <th scope="col">"fine-tuned: sentiment"</th>
@@ -406,6 +470,9 @@ pub(super) mod tests {
             shared: false,
             params,
             picked,
+            tokens: picked / rate,
+            electra: false,
+            seconds_per_step: 0.5,
             loss,
             accuracy,
             but_rate: "bert-tiny".into(),
@@ -471,6 +538,21 @@ pub(super) mod tests {
         assert!(said.contains("differ in more than one setting (model, layers)"), "{said}");
     }
 
+    /// An ELECTRA run beside an MLM one: its MLM numbers are named the generator's, and the
+    /// tokens each learned from and the compute ratio follow the numbers given.
+    #[test]
+    fn an_electra_run_is_compared_by_what_it_learned_from_and_its_time() {
+        let mlm = run(1, 0.15, 1000, 60.0, 3.0, 0.40);
+        let electra = AtStep { number: 2, name: "#2".into(), electra: true, tokens: 400.0, seconds_per_step: 0.65, ..run(2, 0.15, 1200, 60.0, 3.4, 0.30) };
+        let said = sentence(100, &[mlm.clone(), electra.clone()], &["objective"]).unwrap();
+        assert!(said.contains(" #2 trained ELECTRA's replaced-token detection: its MLM loss and accuracy are its generator's"), "{said}");
+        assert!(said.contains("all 400 tokens per step, 6.7× the 60 tokens #1 predicted. A step of #2 took 1.3× the time of one of #1 here, so at the same compute #1 would train 1.3× the steps."), "{said}");
+        let other = AtStep { tokens: 120.0, seconds_per_step: 1.0, ..electra };
+        let said_other = sentence(100, &[mlm.clone(), other], &["objective"]).unwrap();
+        assert!(said_other.contains("all 120 tokens per step, 2.0× the 60 tokens #1 predicted. A step of #2 took 2.0× the time"), "{said_other}");
+        assert!(!sentence(100, &[mlm.clone(), run(3, 0.15, 1000, 60.0, 2.0, 0.5)], &["learning rate"]).unwrap().contains("ELECTRA"));
+    }
+
     /// With three runs, each comparison takes the two that differ in its setting alone.
     #[test]
     fn each_comparison_takes_the_runs_that_differ_in_its_setting_alone() {
@@ -484,7 +566,7 @@ pub(super) mod tests {
     }
 
     fn step(step: usize, loss: f32, accuracy: f32, picked: usize) -> PretrainStep {
-        PretrainStep { step, total_steps: 30, epoch: 0.0, mlm_loss: loss, mlm_accuracy: accuracy, pair_loss: None, lr: 1e-3, tokens: 100, picked }
+        PretrainStep { step, total_steps: 30, epoch: 0.0, mlm_loss: loss, mlm_accuracy: accuracy, pair_loss: None, lr: 1e-3, tokens: 100, picked, rtd_loss: None, rtd_accuracy: None, replaced: 0 }
     }
 
     pub(in crate::lab) fn kept(number: u32, rate: f64, steps: usize) -> KeptRun {
@@ -502,7 +584,7 @@ pub(super) mod tests {
             backend: crate::runs::Backend::Cpu,
         };
         let steps = (1..=steps).map(|s| step(s, 5.0 - s as f32 * 0.1, s as f32 / 100.0, (rate * 100.0) as usize)).collect();
-        KeptRun { number, settings, model: "bert-tiny".into(), layers: 2, shared: false, params: 1000, steps, seconds: 3.0, cancelled: false, files: None, downstream: None }
+        KeptRun { number, settings, model: "bert-tiny".into(), layers: 2, shared: false, params: 1000, steps, seconds: 3.0, cancelled: false, files: None, downstream: None, saved_as: None }
     }
 
     /// The numbers come from the steps: the last 10 up to the step both runs reached, and only

@@ -85,8 +85,8 @@ impl Lab {
             say(Err("A run is in progress (here or in the studio): wait for it to end first.".into()));
             return;
         }
-        let todo: Vec<(u32, KeptFiles)> = self.compared.with_untracked(|runs| {
-            runs.iter().filter(|r| r.downstream.is_none()).filter_map(|r| r.files.clone().map(|f| (r.number, f))).collect()
+        let todo: Vec<(u32, Option<KeptFiles>, Option<String>)> = self.compared.with_untracked(|runs| {
+            runs.iter().filter(|r| r.downstream.is_none() && r.fine_tunable()).map(|r| (r.number, r.files.clone(), r.saved_as.clone())).collect()
         });
         if todo.is_empty() {
             say(Err("No run here has its model kept to fine-tune (a continued pretraining of a large model is not kept in the page).".into()));
@@ -96,9 +96,14 @@ impl Lab {
         spawn_local(async move {
             let out = async {
                 let current = state.engine().ok_or("no model is loaded")?;
-                for (i, (number, files)) in todo.iter().enumerate() {
+                for (i, (number, files, saved_as)) in todo.iter().enumerate() {
                     say(Ok(format!("Fine-tuning on the lab model of #{number} ({} of {})…", i + 1, todo.len())));
-                    let engine = Rc::new(Engine::build(&format!("MLM lab run #{number}"), checkpoint_from(files)?, current.device.clone(), current.backend)?);
+                    let files = match (files, saved_as) {
+                        (Some(f), _) => f.clone(),
+                        (None, Some(id)) => super::saved::saved_files(id).await.map_err(|e| format!("the model of #{number}: {e}"))?,
+                        (None, None) => continue,
+                    };
+                    let engine = Rc::new(Engine::build(&format!("MLM lab run #{number}"), checkpoint_from(&files)?, current.device.clone(), current.backend)?);
                     let summary = studio.train_on_examples(&engine, recipe(), format!("lab #{number}: {}", crate::studio::recipe(&recipe()))).await?;
                     let done = Downstream { accuracy: summary.metrics.accuracy, texts: summary.metrics.count };
                     self.compared.update(|runs| {

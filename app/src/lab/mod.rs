@@ -22,6 +22,7 @@ mod downstream;
 mod saved;
 mod view;
 
+pub use compare::electra_learned_from;
 pub use downstream::best_downstream;
 pub use view::LabPanel;
 
@@ -84,8 +85,8 @@ pub struct Lab {
     /// Training speed in work units per second ([`work_per_token`] × tokens), CPU then WebGPU:
     /// measured defaults until a run here measures this machine.
     pub rates: RwSignal<[(f64, bool); 2]>,
-    /// The runs of this tab that finished or were stopped, oldest first, to compare (kept in
-    /// the page's memory only).
+    /// The lab's runs that finished or were stopped, oldest first, to compare (kept in this
+    /// browser across a reload, `saved.rs`).
     pub compared: RwSignal<Vec<compare::KeptRun>>,
     /// The run in progress as it will be kept when it ends (its steps and time then filled in).
     started: StoredValue<Option<compare::KeptRun>>,
@@ -118,6 +119,17 @@ pub fn work_per_token(config: &BertConfig) -> f64 {
     let embeddings = ((config.vocab_size + config.max_position_embeddings + config.type_vocab_size) as f64) * h;
     let matrices = unshared.num_params(false) as f64 - embeddings + h * h;
     6.0 * (matrices + 0.15 * config.vocab_size as f64 * h)
+}
+
+/// [`work_per_token`] under the objective set: ELECTRA's discriminator scores one logit per
+/// token instead of vocabulary logits at the picked ones, and its generator's work is added.
+pub fn objective_work_per_token(config: &BertConfig, electra: bool) -> f64 {
+    if !electra {
+        return work_per_token(config);
+    }
+    let h = config.hidden_size as f64;
+    let generator = bertbench_core::tasks::replaced_token::generator_config(config);
+    work_per_token(config) - 6.0 * 0.15 * config.vocab_size as f64 * h + 6.0 * (h * h + h) + work_per_token(&generator)
 }
 
 /// A quick token count for estimates: WordPiece splits about 1.3 pieces per word here, plus
@@ -179,7 +191,8 @@ impl Lab {
     pub fn epoch_seconds(&self, config: &BertConfig) -> (f64, bool) {
         let tokens = self.corpus.with(|c| estimate_tokens(c));
         let (rate, measured) = self.rates.get()[self.backend.get() as usize];
-        (tokens * work_per_token(config) / rate, measured)
+        let electra = self.config.with(|c| c.replaced_token_detection);
+        (tokens * objective_work_per_token(config, electra) / rate, measured)
     }
 
     /// The corpus as trimmed lines, blank ones kept: a blank line ends a document (NSP draws
@@ -203,6 +216,7 @@ impl Lab {
         let settings = self.model_settings.get_value().unwrap_or_else(|| untrack(|| self.settings()));
         let name = match (settings.continue_pretrained, settings.share_layers) {
             (true, _) => format!("{} + MLM on {} #{number}", current.model_id, settings.corpus_name),
+            (false, _) if settings.config.replaced_token_detection => format!("MLM lab ({}, ELECTRA discriminator) #{number}", settings.preset),
             (false, true) => format!("MLM lab ({}, one shared layer) #{number}", settings.preset),
             (false, false) => format!("MLM lab ({}) #{number}", settings.preset),
         };
@@ -232,6 +246,11 @@ impl Lab {
             }
         }
         let settings = untrack(|| self.settings());
+        if config.replaced_token_detection && (settings.continue_pretrained || settings.share_layers) {
+            return Err("ELECTRA's replaced-token detection trains a new discriminator (and its generator) from scratch, each layer its own: \
+                        pick a model size and “each layer its own weights”"
+                .into());
+        }
         let shared = settings.share_layers && !settings.continue_pretrained;
         if shared && config.pair_task == Some(bertbench_core::tasks::masking::PairTask::Nsp) {
             return Err("a model with one shared layer is an ALBERT, whose pretraining head predicts sentence order (AlbertForPreTraining has no \
@@ -280,6 +299,7 @@ impl Lab {
             cancelled: false,
             files: None,
             downstream: None,
+            saved_as: None,
         }));
         self.steps.set(Vec::new());
         self.probe_results.set(Vec::new());
@@ -289,7 +309,7 @@ impl Lab {
         self.run.set(LabRun::Running { paused: false });
         self.storage_note.set(None);
         self.planned.set_value(model_config.map(|c| {
-            let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * work_per_token(&c) * config.epochs as f64;
+            let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * objective_work_per_token(&c, config.replaced_token_detection) * config.epochs as f64;
             (self.backend.get_untracked(), work)
         }));
         let request = LabRequest { settings, lines };
@@ -310,7 +330,7 @@ impl Lab {
         match update {
             RunUpdate::Progress(Progress::Pretrain(event)) => self.on_event(event),
             RunUpdate::Paused(paused) => self.run.set(LabRun::Running { paused }),
-            RunUpdate::Finished { outcome: Outcome::Pretrain { cancelled, steps, seconds }, .. } => self.on_finished(cancelled, steps, seconds),
+            RunUpdate::Finished { outcome: Outcome::Pretrain { cancelled, steps, seconds }, saving } => self.on_finished(cancelled, steps, seconds, saving),
             RunUpdate::Failed { message, .. } => self.run.set(LabRun::Failed(message)),
             _ => {}
         }
@@ -330,7 +350,8 @@ impl Lab {
 
     /// The run ended: the model is kept in the worker, the run is kept to compare (unless it
     /// took no step), and its speed measures this machine.
-    fn on_finished(self, cancelled: bool, steps: usize, seconds: f64) {
+    /// `saving`: the id its saved lab model is being written under.
+    fn on_finished(self, cancelled: bool, steps: usize, seconds: f64, saving: Option<String>) {
         self.has_model.set(true);
         let started = self.started.get_value();
         if let Some(run) = &started {
@@ -341,6 +362,7 @@ impl Lab {
             kept.steps = self.steps.get_untracked();
             kept.seconds = seconds;
             kept.cancelled = cancelled;
+            kept.saved_as = saving;
             let (number, small) = (kept.number, !kept.settings.continue_pretrained && kept.params <= downstream::MAX_KEPT_PARAMS);
             self.compared.update(|runs| runs.push(kept));
             // Its model, for "Fine-tune each": the worker holds it until the next run.

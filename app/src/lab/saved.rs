@@ -2,23 +2,95 @@
 //! - its settings and corpus (unless built in), on every change once the saved ones are read;
 //! - each finished (or stopped) run: its model, written by the worker, with its curves, probes,
 //!   settings and corpus. Opening one shows the run again in the lab and makes its model the
-//!   lab's model (fill-mask, explore, fine-tune).
+//!   lab's model (fill-mask, explore, fine-tune);
+//! - "Runs compared", on every change: each run's numbers and the id of its saved lab model,
+//!   from which "Fine-tune each" reads its weights after a reload.
 
+use std::sync::Arc;
+
+use bertbench_core::train::PretrainStep;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use serde::{Deserialize, Serialize};
 
+use super::compare::{Downstream, KeptFiles, KeptRun};
 use super::{BUILTIN_NAME, Lab, LabRun};
 use crate::app::{AppState, Tab};
-use crate::runs::{LAB_FILES, LabSettings, SavedLab};
+use crate::runs::{LAB_FILES, LabSettings, SavedLab, thin};
 use crate::store::{self, Item, Kind};
 
 const LAB_SETTINGS_ID: &str = "lab-settings";
+const COMPARED_ID: &str = "lab-compared";
+
+/// A run of "Runs compared" as this browser keeps it (the storage copy of [`KeptRun`], without
+/// its model: that is in its saved lab model, `saved_as`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct KeptRecord {
+    number: u32,
+    settings: LabSettings,
+    model: String,
+    layers: usize,
+    shared: bool,
+    params: usize,
+    /// Thinned as a saved lab model's are.
+    steps: Vec<PretrainStep>,
+    seconds: f64,
+    cancelled: bool,
+    downstream: Option<Downstream>,
+    saved_as: Option<String>,
+}
+
+impl From<&KeptRun> for KeptRecord {
+    fn from(r: &KeptRun) -> Self {
+        Self {
+            number: r.number,
+            settings: r.settings.clone(),
+            model: r.model.clone(),
+            layers: r.layers,
+            shared: r.shared,
+            params: r.params,
+            steps: thin(r.steps.clone()),
+            seconds: r.seconds,
+            cancelled: r.cancelled,
+            downstream: r.downstream,
+            saved_as: r.saved_as.clone(),
+        }
+    }
+}
+
+impl From<KeptRecord> for KeptRun {
+    fn from(r: KeptRecord) -> Self {
+        Self {
+            number: r.number,
+            settings: r.settings,
+            model: r.model,
+            layers: r.layers,
+            shared: r.shared,
+            params: r.params,
+            steps: r.steps,
+            seconds: r.seconds,
+            cancelled: r.cancelled,
+            files: None,
+            downstream: r.downstream,
+            saved_as: r.saved_as,
+        }
+    }
+}
+
+/// The files of saved lab model `id`, by name (an absent one left out).
+pub(super) async fn saved_files(id: &str) -> Result<KeptFiles, String> {
+    let parts = store::bytes(id).await.map_err(|_| "its saved lab model is no longer in this browser".to_string())?;
+    if parts.len() != LAB_FILES.len() + 1 {
+        return Err("its saved lab model is incomplete".into());
+    }
+    Ok(Arc::new(LAB_FILES.iter().zip(parts).filter(|(_, b)| !b.is_empty()).map(|(n, b)| (n.to_string(), b)).collect()))
+}
 
 impl Lab {
     /// Puts back the saved settings and corpus (from `items`, the saved work), then keeps them
     /// saved as they change. Called once when the page starts.
     pub async fn restore_saved(self, items: &[Item]) {
-        if let Some(item) = items.iter().find(|i| i.kind == Kind::LabSettings) {
+        if let Some(item) = items.iter().find(|i| i.id == LAB_SETTINGS_ID) {
             if let Ok(s) = serde_json::from_str::<LabSettings>(&item.json) {
                 let corpus = if item.size > 0 {
                     store::bytes(&item.id).await.ok().and_then(|mut p| p.pop()).and_then(|b| String::from_utf8(b).ok())
@@ -28,6 +100,30 @@ impl Lab {
                 self.apply_settings(s, corpus);
             }
         }
+        if let Some(item) = items.iter().find(|i| i.id == COMPARED_ID)
+            && let Ok(records) = serde_json::from_str::<Vec<KeptRecord>>(&item.json)
+        {
+            let runs: Vec<KeptRun> = records.into_iter().map(KeptRun::from).collect();
+            // New runs are numbered after the kept ones.
+            self.runs.set_value(runs.iter().map(|r| r.number).max().unwrap_or(0));
+            self.compared.set(runs);
+        }
+        Effect::new(move |_| {
+            let records: Vec<KeptRecord> = self.compared.with(|runs| runs.iter().map(KeptRecord::from).collect());
+            spawn_local(async move {
+                let item = Item {
+                    id: COMPARED_ID.into(),
+                    kind: Kind::LabComparison,
+                    name: "lab runs compared".into(),
+                    saved_ms: js_sys::Date::now(),
+                    size: 0,
+                    json: serde_json::to_string(&records).unwrap_or_default(),
+                };
+                if let Err(e) = store::put(&item, &[]).await {
+                    self.storage_note.set(Some(Err(e)));
+                }
+            });
+        });
         Effect::new(move |_| {
             let settings = self.settings();
             let corpus = self.corpus.with(|c| if settings.corpus_name == BUILTIN_NAME { String::new() } else { c.clone() });
@@ -108,5 +204,30 @@ impl Lab {
         spawn_local(async move {
             let _ = self.saved.delete(&item).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept run comes back from its stored copy with its settings, curves, result and saved
+    /// model's id, but not its model's files (its saved lab model holds them).
+    #[test]
+    fn a_kept_run_comes_back_from_its_stored_copy() {
+        let mut run = super::super::compare::tests::kept(3, 0.4, 30);
+        run.downstream = Some(Downstream { accuracy: 0.75, texts: 40 });
+        run.saved_as = Some("lab:123".into());
+        run.files = Some(Arc::new(vec![("config.json".into(), b"{}".to_vec())]));
+        let json = serde_json::to_string(&vec![KeptRecord::from(&run)]).unwrap();
+        let back: Vec<KeptRun> = serde_json::from_str::<Vec<KeptRecord>>(&json).unwrap().into_iter().map(KeptRun::from).collect();
+        let b = &back[0];
+        assert_eq!((b.number, b.params, b.steps.len(), b.downstream, b.saved_as.as_deref()), (3, 1000, 30, run.downstream, Some("lab:123")));
+        assert_eq!(b.steps, run.steps);
+        assert!(b.files.is_none());
+        assert_eq!(b.facets(), run.facets());
+        assert!(b.fine_tunable(), "from its saved lab model");
+        let unsaved = KeptRun { saved_as: None, ..b.clone() };
+        assert!(!unsaved.fine_tunable());
     }
 }

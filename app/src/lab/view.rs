@@ -67,6 +67,27 @@ fn masking_rule(m: &MaskingConfig) -> String {
     )
 }
 
+/// What an ELECTRA run will do, with the sizes of its two models.
+fn electra_note(lab: Lab) -> String {
+    let scratch = lab.continue_pretrained.get() || lab.share_layers.get();
+    if scratch {
+        return "ELECTRA trains a new model from scratch with each layer its own: pick a model size above and “each layer its own weights”.".into();
+    }
+    // The widths do not depend on the vocabulary.
+    let sizes = scratch_config(&lab.preset.get(), false, lab.config.get().max_len, 1000).map(|c| {
+        let g = bertbench_core::tasks::replaced_token::generator_config(&c);
+        (c.hidden_size, g.hidden_size)
+    });
+    let (wide, narrow) = sizes.unwrap_or((0, 0));
+    format!(
+        "A generator {narrow} wide (the model is {wide}) fills the masked tokens with its own guesses; the model, the discriminator, reads the result \
+         and learns at every token whether it was replaced, so its loss counts every token of a line where MLM's counts only the {:.0}% picked. \
+         They share one embedding table. The probes show the generator's fills; the model kept, saved, exported and fine-tuned is the discriminator \
+         (as in ELECTRA, the generator is dropped).",
+        lab.config.get().masking.pick_prob * 100.0
+    )
+}
+
 #[component]
 fn SavedLabModels() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -259,12 +280,24 @@ pub fn LabPanel() -> impl IntoView {
         let current = lab.runs.get_value();
         let mlm = |s: &PretrainStep| Some(s.mlm_loss);
         let right = |s: &PretrainStep| Some(s.mlm_accuracy);
-        let mut losses = vec![Series { name: "MLM loss".into(), color: "#4e79a7", points: compare::smooth(&steps, &mlm), dots: false }];
+        let electra = steps.iter().any(|s| s.rtd_loss.is_some());
+        let (mlm_name, right_name) = if electra {
+            ("MLM loss (the generator)", "picked tokens the generator guessed right")
+        } else {
+            ("MLM loss", "picked tokens guessed right")
+        };
+        let mut losses = vec![Series { name: mlm_name.into(), color: "#4e79a7", points: compare::smooth(&steps, &mlm), dots: false }];
         if steps.iter().any(|s| s.pair_loss.is_some()) {
             losses.push(Series { name: "NSP/SOP loss".into(), color: "#f28e2b", points: compare::smooth(&steps, &|s| s.pair_loss), dots: false });
         }
+        let mut accuracy = vec![Series { name: right_name.into(), color: "#59a14f", points: compare::smooth(&steps, &right), dots: false }];
+        if electra {
+            losses.push(Series { name: "replaced-token loss (the discriminator, every token)".into(), color: "#e15759", points: compare::smooth(&steps, &|s| s.rtd_loss), dots: false });
+            accuracy.push(Series { name: "tokens the discriminator judged right".into(), color: "#e15759", points: compare::smooth(&steps, &|s| s.rtd_accuracy), dots: false });
+            let changed = |s: &PretrainStep| Some(s.replaced as f32 / s.picked.max(1) as f32);
+            accuracy.push(Series { name: "picked tokens the generator replaced".into(), color: "#b07aa1", points: compare::smooth(&steps, &changed), dots: false });
+        }
         losses.extend(compare::overlay(&kept, current, "MLM loss", &mlm));
-        let mut accuracy = vec![Series { name: "picked tokens guessed right".into(), color: "#59a14f", points: compare::smooth(&steps, &right), dots: false }];
         accuracy.extend(compare::overlay(&kept, current, "accuracy", &right));
         Some(view! {
             <div class="grid2">
@@ -310,6 +343,9 @@ pub fn LabPanel() -> impl IntoView {
         let last = results.last().cloned()?;
         Some(view! {
             <h3>{format!("Probe sentences after {} steps", last.0)}</h3>
+            {lab.steps.with(|s| s.iter().any(|s| s.rtd_loss.is_some())).then(|| view! {
+                <p class="small muted">"In an ELECTRA run the generator fills these blanks: its guesses are what the discriminator learns to tell from the real tokens."</p>
+            })}
             <table class="plain small" data-testid="lab-probes">
                 <tr><th>"sentence"</th><th>"before training"</th><th>"now (top 5)"</th></tr>
                 {last.1.iter().enumerate().map(|(i, (text, fills))| {
@@ -388,13 +424,21 @@ pub fn LabPanel() -> impl IntoView {
             <div class="row">
                 <label class="small muted" for="lab-pair">"Objective"</label>
                 <select id="lab-pair" data-testid="lab-pair" on:change=move |ev| {
-                    let task = match event_target_value(&ev).as_str() { "nsp" => Some(PairTask::Nsp), "sop" => Some(PairTask::Sop), _ => None };
-                    lab.config.update(|c| c.pair_task = task);
+                    let value = event_target_value(&ev);
+                    let task = match value.as_str() { "nsp" => Some(PairTask::Nsp), "sop" => Some(PairTask::Sop), _ => None };
+                    lab.config.update(|c| {
+                        c.pair_task = task;
+                        c.replaced_token_detection = value == "rtd";
+                    });
                 }>
                     <option value="none">"MLM only"</option>
                     <option value="nsp">"MLM + next-sentence prediction"</option>
                     <option value="sop">"MLM + sentence-order prediction"</option>
+                    <option value="rtd">"replaced-token detection (ELECTRA)"</option>
                 </select>
+                {move || lab.config.get().replaced_token_detection.then(|| view! {
+                    <p class="small muted" data-testid="lab-electra-note">{electra_note(lab)}</p>
+                })}
                 {move || (lab.config.get().pair_task == Some(PairTask::Nsp)).then(|| {
                     let n = lab.documents().len();
                     let note = if n > 1 {
@@ -481,7 +525,7 @@ pub fn LabPanel() -> impl IntoView {
                 </div>
                 {move || fill_result.get().map(|r| match r {
                     Ok(f) => view! { <p data-testid="lab-fill-result">{fills_view(&f)}</p> }.into_any(),
-                    Err(e) => view! { <p class="banner warn small">{e}</p> }.into_any(),
+                    Err(e) => view! { <p class="banner warn small" data-testid="lab-fill-error">{e}</p> }.into_any(),
                 })}
                 <div class="row">
                     <button class="secondary" data-testid="lab-save" on:click=save>"Save as a Hugging Face folder (zip)"</button>

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use super::check::{Answer, Check, Expected};
 use super::{Lessons, Maths, TryThis};
 use crate::app::AppState;
-use crate::lab::{Lab, best_downstream};
+use crate::lab::{Lab, best_downstream, electra_learned_from};
 
 pub const EXAMPLE: &str = "Mia packed her bag before dawn. She caught the first train to the coast. The sea was grey and calm. \
                            She walked along the beach until noon.\n\n\
@@ -19,6 +19,8 @@ pub const EXAMPLE: &str = "Mia packed her bag before dawn. She caught the first 
 pub const CHECKS: [&str; 2] = ["pairs-negatives", "pairs-topic"];
 /// The lab's downstream comparison: not counted, since it needs runs in the lab.
 pub const DOWNSTREAM: &str = "pairs-downstream";
+/// ELECTRA against MLM in the lab: not counted either.
+pub const ELECTRA: &str = "pairs-electra";
 
 /// The texts (documents) of the lesson's input, a blank line between two, each cut into its
 /// sentences.
@@ -110,6 +112,12 @@ pub fn PairsLesson() -> impl IntoView {
             None => Err("Compare two or more runs in the lab first, then press “Fine-tune each” (see Try this).".into()),
         })
     });
+    let electra = Signal::derive(move || {
+        Some(match lab.compared.with(|runs| electra_learned_from(runs)) {
+            Some((ratio, why)) => Ok(Answer { expected: Expected::Number { value: ratio, tolerance: ratio * 0.1 }, why }),
+            None => Err("Keep an “MLM only” run and a “replaced-token detection (ELECTRA)” run in the lab first (see Try this).".into()),
+        })
+    });
     // The first pair as the model reads it.
     let first = Memo::new(move |_| {
         state.generation.get();
@@ -173,12 +181,18 @@ pub fn PairsLesson() -> impl IntoView {
                 </p>
             }.into_any(),
         })}
-        <p class="small muted">"The MLM lab trains a tiny BERT with MLM and NSP or SOP on your own corpus, and shows how each loss falls."</p>
+        <p>"ELECTRA changed the objective itself. MLM learns only from the 15% of tokens it hides. ELECTRA lets a small "
+            <em>"generator"</em>" (an MLM model) fill those blanks with plausible tokens, and trains the model, the "
+            <em>"discriminator"</em>", to say at every token whether it was replaced: a lesson from every token of the "
+            "sequence. At the same compute, Clark et al. (2020) found its encoder better on GLUE than BERT's; the generator is "
+            "then dropped."</p>
+        <p class="small muted">"The MLM lab trains a tiny BERT with MLM, NSP, SOP or ELECTRA's replaced-token detection on your own corpus, and shows how each loss falls."</p>
         <TryThis>
             <ul>
                 <li>"Make the pairs again with NSP: could you tell the negatives without reading closely? Now with SOP?"</li>
                 <li>"Delete the empty line so both texts become one: where do NSP's negatives come from now, and can the topic still give them away?"</li>
                 <li>"In the MLM lab, pretrain BERT-tiny three times on one corpus: MLM only, + NSP, + SOP. Then press “Fine-tune each” under “Runs compared”: which objective gave a task the best encoder, and by more than two texts?"</li>
+                <li>"Pretrain BERT-tiny once with “MLM only” and once with “replaced-token detection (ELECTRA)”. Under “Runs compared”, how many more tokens per step did ELECTRA's discriminator learn from, and what did a step cost? Press “Fine-tune each”: which encoder served the task better?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="In the pairs shown, how many are negatives (label ✗)?".to_string() answer=negatives />
@@ -186,6 +200,7 @@ pub fn PairsLesson() -> impl IntoView {
         // On screen only, and not counted: it needs runs in the lab.
         <div class="screen-only">
             <Check id=DOWNSTREAM question="Of the lab's runs compared, whose encoder gave the sentiment task the best head?".to_string() answer=downstream />
+            <Check id=ELECTRA question="About how many times more tokens per step did the ELECTRA run's discriminator learn from than the MLM run predicted?".to_string() answer=electra />
         </div>
     }
 }

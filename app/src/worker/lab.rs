@@ -22,8 +22,22 @@ pub(super) async fn probe_all(trainer: &Pretrainer, probes: &[String]) -> Vec<(S
 
 impl LabModel {
     /// The model as a Hugging Face folder's files.
+    /// An ELECTRA run's are its discriminator's: its generator is dropped, as ELECTRA does.
     pub(super) fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
-        pretraining::export(&self.model, &self.config, &self.tokenizer, self.tokenizer_json.as_deref(), self.vocab_txt.as_deref()).map_err(|e| e.to_string())
+        let (tokenizer_json, vocab_txt) = (self.tokenizer_json.as_deref(), self.vocab_txt.as_deref());
+        match (&self.discriminator, &self.model) {
+            (Some(d), _) => replaced_token::export(d, &self.config, &self.tokenizer, tokenizer_json, vocab_txt),
+            (None, Some(m)) => pretraining::export(m, &self.config, &self.tokenizer, tokenizer_json, vocab_txt),
+            (None, None) => return Err("the lab model has no weights".into()),
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    /// The model that fills blanks, or why there is none.
+    pub(super) fn mlm(&self) -> Result<&BertForPreTraining, String> {
+        self.model.as_ref().ok_or_else(|| {
+            "this lab model is an ELECTRA discriminator: it tells replaced tokens apart and cannot fill a blank (its generator, which could, is not kept)".to_string()
+        })
     }
 }
 
@@ -39,8 +53,21 @@ pub(super) fn open_lab(mut parts: Vec<Vec<u8>>) -> Result<LabModel, String> {
     let config_json = parts.pop().unwrap_or_default();
     let files = CheckpointFiles { config_json, weights, tokenizer_json: tokenizer_json.clone(), vocab_txt: vocab_txt.clone() };
     let device = Device::flex();
-    let (model, tokenizer, config) = pretraining::load(files, &device).map_err(|e| format!("the saved lab model cannot be read: {e}"))?;
-    Ok(LabModel { model, tokenizer, config, device, tokenizer_json, vocab_txt })
+    let unreadable = |e: bertbench_core::Error| format!("the saved lab model cannot be read: {e}");
+    if is_electra_discriminator(&files.config_json) {
+        let (discriminator, tokenizer, config) = replaced_token::load(files, &device).map_err(unreadable)?;
+        return Ok(LabModel { model: None, discriminator: Some(discriminator), tokenizer, config, device, tokenizer_json, vocab_txt });
+    }
+    let (model, tokenizer, config) = pretraining::load(files, &device).map_err(unreadable)?;
+    Ok(LabModel { model: Some(model), discriminator: None, tokenizer, config, device, tokenizer_json, vocab_txt })
+}
+
+/// Whether `config.json` names `ElectraForPreTraining`: a discriminator, what an ELECTRA run saves.
+fn is_electra_discriminator(config_json: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(config_json)
+        .ok()
+        .and_then(|v| v["architectures"].as_array().map(|a| a.iter().any(|x| x == "ElectraForPreTraining")))
+        .unwrap_or(false)
 }
 
 /// What an MLM-lab run leaves: its model, whether it was cancelled, the steps done, and the
@@ -70,6 +97,10 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
     ad.seed(settings.config.seed);
     let max_len = settings.config.max_len;
     let pair = settings.config.pair_task.is_some();
+    let electra = settings.config.replaced_token_detection;
+    if electra && (settings.continue_pretrained || settings.share_layers) {
+        return Err("ELECTRA's replaced-token detection trains a new model with each layer its own: choose a model from scratch, layers unshared".into());
+    }
     let base = base_model().await;
     let (model, tokenizer, config, tokenizer_json, vocab_txt) = if settings.continue_pretrained {
         let base = base.ok_or("the pretrained model is not loaded in the worker yet")?;
@@ -104,8 +135,20 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
         let model = BertForPreTraining::from_scratch(&config, pair, &ad);
         (model, tokenizer, config, tokenizer_json, vocab_txt)
     };
-    let params = bertbench_core::burn::module::Module::num_params(&model);
-    let mut trainer = Pretrainer::new(model, &tokenizer, request.lines.clone(), settings.config.clone(), &ad).map_err(|e| e.to_string())?;
+    let (trainer, params, config) = if electra {
+        // The discriminator is an ELECTRA of the preset's size, with its generator a quarter as
+        // wide; the generator's own embedding tables go unused (it reads the discriminator's).
+        let width = config.hidden_size;
+        let config = config.with_model_type(bertbench_core::bert::family::Family::Electra).with_embedding_size(Some(width));
+        let model = ElectraForPreTraining::from_scratch(&config, &ad);
+        let unused = bertbench_core::burn::module::Module::num_params(&model.generator.bert.embeddings);
+        let params = bertbench_core::burn::module::Module::num_params(&model) - unused;
+        (Pretrainer::new_electra(model, &tokenizer, request.lines.clone(), settings.config.clone(), &ad), params, config)
+    } else {
+        let params = bertbench_core::burn::module::Module::num_params(&model);
+        (Pretrainer::new(model, &tokenizer, request.lines.clone(), settings.config.clone(), &ad), params, config)
+    };
+    let mut trainer = trainer.map_err(|e| e.to_string())?;
     send(LabEvent::Ready { params, total_steps: trainer.progress().1, preview: trainer.masking_preview(4, 1) });
     let probes = &settings.probe_lines();
     send(LabEvent::Probes { step: 0, fills: probe_all(&trainer, probes).await });
@@ -125,16 +168,20 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
         .map_err(|e| e.to_string())?;
     let was_cancelled = ended == Ended::Cancelled;
     let steps = trainer.progress().0;
-    let mut model = bertbench_core::burn::module::Module::valid(trainer.model());
+    let mut model = bertbench_core::burn::module::Module::valid(&trainer.mlm_model());
+    let mut discriminator = trainer.discriminator().map(bertbench_core::burn::module::Module::valid);
     let mut device = device;
     if settings.backend == Backend::WebGpu {
         // Kept on the CPU: export and saving read the weights synchronously, which WebGPU cannot
         // do in the browser, and fill-mask on a tiny model is quick there.
         let cpu = Device::flex();
         model = copy_to(model, &cpu).await.map_err(|e| e.to_string())?;
+        if let Some(d) = discriminator {
+            discriminator = Some(copy_to(d, &cpu).await.map_err(|e| e.to_string())?);
+        }
         device = cpu;
     }
-    let lab = LabModel { model, tokenizer: trainer.tokenizer().clone(), config, device, tokenizer_json, vocab_txt };
+    let lab = LabModel { model: Some(model), discriminator, tokenizer: trainer.tokenizer().clone(), config, device, tokenizer_json, vocab_txt };
     Ok(LabEnd { lab, cancelled: was_cancelled, steps, saved: saved.into_inner() })
 }
 

@@ -20,6 +20,7 @@ use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::bert::config::BertConfig;
 use bertbench_core::tasks::pretraining::{self, BertForPreTraining};
+use bertbench_core::tasks::replaced_token::{self, ElectraDiscriminator, ElectraForPreTraining};
 use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
@@ -68,7 +69,11 @@ struct Current {
 
 /// The MLM lab's model, kept after a run for fill-mask and export.
 struct LabModel {
-    model: BertForPreTraining,
+    /// The MLM model (an ELECTRA run's generator, on the discriminator's embeddings); none for a
+    /// saved ELECTRA discriminator, whose generator is not kept.
+    model: Option<BertForPreTraining>,
+    /// An ELECTRA run's discriminator: the model its files hold.
+    discriminator: Option<ElectraDiscriminator>,
     tokenizer: BertTokenizer,
     config: BertConfig,
     device: Device,

@@ -182,7 +182,7 @@ impl Handle for ask::Encoder {
 impl Handle for ask::FillMask {
     async fn handle(self, _: Vec<Vec<u8>>) -> Result<(Vec<pretraining::MaskFill>, Vec<Vec<u8>>), String> {
         let lab = lab()?;
-        let fills = pretraining::fill_mask(&lab.model, &lab.tokenizer, &self.text, 5, &lab.device).await.map_err(|e| e.to_string())?;
+        let fills = pretraining::fill_mask(lab.mlm()?, &lab.tokenizer, &self.text, 5, &lab.device).await.map_err(|e| e.to_string())?;
         Ok((fills, Vec::new()))
     }
 }
