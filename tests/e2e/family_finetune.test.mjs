@@ -43,8 +43,9 @@ function f32Tensors(bytes) {
   const header = safetensorsHeader(bytes);
   const start = 8 + Number(bytes.readBigUInt64LE(0));
   const tensors = {};
-  for (const [name, { dtype, shape, data_offsets: [a, b] }] of Object.entries(header)) {
-    if (name === '__metadata__' || dtype !== 'F32') continue;
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__' || entry.dtype !== 'F32') continue;
+    const { shape, data_offsets: [a, b] } = entry;
     const copy = bytes.subarray(start + a, start + b);
     tensors[name] = { shape, values: new Float32Array(copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length)) };
   }
