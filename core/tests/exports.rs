@@ -93,10 +93,12 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
         let loaded = checkpoint::load(files, &device).unwrap();
+        // On [CLS] + pooler, an encoder saved without a pooler (an MLM model, DistilBERT, ELECTRA's
+        // discriminator, DeBERTa, ModernBERT) gets the layer its family's class puts there, as the
+        // studio's run does: it exports as that class.
+        let pooled = classification::with_sequence_pooler(loaded.model.clone(), &loaded.config, loaded.head_weights.as_deref(), 0, &device).unwrap();
         for spec in choices {
-            if spec.check(loaded.config.num_hidden_layers, loaded.report.with_pooler).is_err() {
-                continue; // DistilBERT has no pooler
-            }
+            spec.check(loaded.config.num_hidden_layers, true).unwrap();
             let width = spec.width(loaded.config.hidden_size, loaded.config.num_hidden_layers);
             let mut head = ClassificationHeadConfig::new(width, 3).with_dropout(0.0).init(&device);
             // Weights larger than a fresh head's, so the probabilities are far from a third each,
@@ -105,7 +107,8 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
             let values: Vec<f32> = (0..width * 3).map(|k| 0.3 * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect();
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(values, [width, 3]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
-            let model = BertClassifier { bert: loaded.model.clone(), head, spec };
+            let bert = if spec.pooling == Pooling::Pooler { pooled.clone() } else { loaded.model.clone() };
+            let model = BertClassifier { bert, head, spec };
             let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: loaded.config.max_len(), scale: None };
             let encoded: Vec<_> = texts.iter().map(|(t, p)| loaded.tokenizer.encode_text(t, *p).unwrap()).collect();
             let probs = pollster::block_on(classification::predict(&model, &encoded, loaded.tokenizer.pad_id, 1, &device)).unwrap();
@@ -119,6 +122,9 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
                 .map(|(((t, p), e), probs)| serde_json::json!({ "text": t, "pair": p, "input_ids": e.ids(), "probs": probs }))
                 .collect();
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+            if spec.pooling == Pooling::Pooler {
+                assert!(!exported.iter().any(|(f, _)| f == classification::MODELING_FILE), "{name}: [CLS] + pooler exports as the family's own class");
+            }
             let dir = out.join(format!("{name}-{:?}-{:?}", spec.pooling, spec.layers));
             checks.add(&dir, exported, &rows, format!("{name}, {}", spec.label()));
         }
@@ -500,13 +506,16 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
         };
         // Cross-encoders.
         for spec in [FeatureSpec::scores(Pooling::Pooler, FeatureLayers::Last), FeatureSpec::scores(Pooling::Mean, FeatureLayers::Last)] {
-            if spec.check(loaded.config.num_hidden_layers, loaded.report.with_pooler).is_err() {
-                continue; // DistilBERT has no pooler
-            }
+            // On [CLS] + pooler, a checkpoint without one gets its family's layer, as in the studio.
+            let bert = if spec.pooling == Pooling::Pooler {
+                classification::with_sequence_pooler(loaded.model.clone(), &loaded.config, loaded.head_weights.as_deref(), 0, &device).unwrap()
+            } else {
+                loaded.model.clone()
+            };
             let mut head = ClassificationHeadConfig::new(hidden, 1).with_dropout(0.0).init(&device);
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(weights(hidden, 0.6), [hidden, 1]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
-            let model = BertClassifier { bert: loaded.model.clone(), head, spec };
+            let model = BertClassifier { bert, head, spec };
             let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None };
             let scores = pollster::block_on(similarity::score_pairs(&model, &loaded.tokenizer, &owned, &device)).unwrap();
             let rows: Vec<Value> = owned

@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
-import { MINUTE, recipe, train, exportZip, importZip, checkWithTransformers } from './studio_helpers.mjs';
+import { MINUTE, recipe, train, exportZip, importZip, checkWithTransformers, unzip, safetensorsHeader } from './studio_helpers.mjs';
 
 let server, chrome;
 
@@ -19,37 +19,6 @@ before(async () => {
   chrome = await launch({ webgpu: false });
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
-
-/** The files of a zip (stored or deflated entries, read through its central directory), by name. */
-async function unzip(path) {
-  const { inflateRawSync } = await import('node:zlib');
-  const buf = await readFile(path);
-  let end = buf.length - 22;
-  while (end >= 0 && buf.readUInt32LE(end) !== 0x06054b50) end--;
-  assert.ok(end >= 0, `${path} has no end of central directory`);
-  const count = buf.readUInt16LE(end + 10);
-  let at = buf.readUInt32LE(end + 16);
-  const files = {};
-  for (let i = 0; i < count; i++) {
-    assert.equal(buf.readUInt32LE(at), 0x02014b50, 'a central directory entry');
-    const method = buf.readUInt16LE(at + 10);
-    const size = buf.readUInt32LE(at + 20);
-    const [nameLen, extraLen, commentLen] = [buf.readUInt16LE(at + 28), buf.readUInt16LE(at + 30), buf.readUInt16LE(at + 32)];
-    const local = buf.readUInt32LE(at + 42);
-    const name = buf.toString('utf8', at + 46, at + 46 + nameLen);
-    const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
-    const raw = buf.subarray(start, start + size);
-    files[name] = method === 0 ? raw : inflateRawSync(raw);
-    at += 46 + nameLen + extraLen + commentLen;
-  }
-  return files;
-}
-
-/** A safetensors file's header: each tensor's dtype and shape, by name. */
-function safetensorsHeader(bytes) {
-  const n = Number(bytes.readBigUInt64LE(0));
-  return JSON.parse(bytes.toString('utf8', 8, 8 + n));
-}
 
 const QUESTION = 'She notices the plant on the windowsill is wilting.';
 const ENDINGS = ['She gives it a glass of water.', 'She paints it blue.', 'She puts it in the oven.', 'She sings it to sleep.'];

@@ -130,3 +130,18 @@ export async function startLongRun(page, csv) {
   }
   await page.getByTestId('train-start').click();
 }
+
+/** Picks a folder's files as the folder picker gives them, and waits for what the page says
+ * about that folder (an earlier pick's note is cleared when a pick starts). */
+export async function pick(page, dir) {
+  const name = dir.split('/').at(-1);
+  await page.getByTestId('open-model-folder').setInputFiles(dir);
+  await page.waitForFunction((n) => {
+    const note = document.querySelector('[data-testid=open-model-note]');
+    const error = document.querySelector('[data-testid=open-model-error]');
+    return error?.textContent.includes(`${n} could not be opened`) || note?.textContent.includes(`Opened ${n}`);
+  }, name, { timeout: 180_000 });
+  const error = page.getByTestId('open-model-error');
+  if (await error.count() > 0) return { ok: false, text: await error.textContent() };
+  return { ok: true, text: await page.getByTestId('open-model-note').textContent() };
+}

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { serve, offOriginRequests, screenshot, embedSentence, maxAbsDiff, ROOT, CHROMIUM_FLAGS } from './harness.mjs';
+import { serve, offOriginRequests, screenshot, embedSentence, maxAbsDiff, pick, ROOT, CHROMIUM_FLAGS } from './harness.mjs';
 import { predict } from './studio_helpers.mjs';
 
 const MINUTE = 60_000;
@@ -34,21 +34,6 @@ async function open() {
   await page.goto(server.origin + '/#explore');
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   return { context, page, problems };
-}
-
-/** Picks a folder's files as the folder picker gives them, and waits for what the page says
- * about that folder (an earlier pick's note is cleared when a pick starts). */
-async function pick(page, dir) {
-  const name = dir.split('/').at(-1);
-  await page.getByTestId('open-model-folder').setInputFiles(dir);
-  await page.waitForFunction((n) => {
-    const note = document.querySelector('[data-testid=open-model-note]');
-    const error = document.querySelector('[data-testid=open-model-error]');
-    return error?.textContent.includes(`${n} could not be opened`) || note?.textContent.includes(`Opened ${n}`);
-  }, name, { timeout: 3 * MINUTE });
-  const error = page.getByTestId('open-model-error');
-  if (await error.count() > 0) return { ok: false, text: await error.textContent() };
-  return { ok: true, text: await page.getByTestId('open-model-note').textContent() };
 }
 
 /** The mean of the hidden states PyTorch gave: the page's default (mean) embedding. */

@@ -254,7 +254,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <h3>"Take it away"</h3>
             <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, the tokenizer. "
                 "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: "
-                "a BERT on [CLS] + pooler as it is, any other choice with trust_remote_code=True (the folder carries "
+                "a classifier on [CLS] + pooler as it is (the family's own *ForSequenceClassification), any other choice with trust_remote_code=True (the folder carries "
                 "modeling_bertbench.py, the few lines that compute its features; without trust_remote_code transformers refuses it "
                 "rather than compute something else). A tagger loads with "
                 "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification), a question-answering "

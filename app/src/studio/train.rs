@@ -60,6 +60,12 @@ pub fn StudioTrainPanel() -> impl IntoView {
         };
         format!("Features: each ending read with its premise, {pooled} (as {class})")
     };
+    // The class a sentence classifier on [CLS] + pooler exports as: the loaded family's own
+    // (the pooler, or the layer that class puts there, fresh where the checkpoint has none).
+    let pooler_class = move || {
+        state.generation.get();
+        state.engine().map_or("BertForSequenceClassification".to_string(), |e| e.bert.config.model_type.base_architecture().replace("Model", "ForSequenceClassification"))
+    };
     let studio = expect_context::<Studio>();
     let choice = expect_context::<BackendChoice>();
     let client = studio.client;
@@ -245,7 +251,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
                         <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
                         <option value="pooler" prop:disabled=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding
-                            selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>"[CLS] + pooler (exports as BertForSequenceClassification)"</option>
+                            selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>{move || format!("[CLS] + pooler (exports as {})", pooler_class())}</option>
                     </select>
                 </label>
                 <label class="small" class:hidden=move || studio.task.get() == Task::Choice || (studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding)>

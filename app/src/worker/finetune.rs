@@ -307,6 +307,8 @@ impl Job {
         }
         drop(base);
         let has_pooler = base_weights.pooler.is_some();
+        let features = self.request.config.features;
+        let fresh_sequence_pooler = !has_pooler && features.pooling == bertbench_core::bert::pooling::Pooling::Pooler && matches!(features.level, Level::Sentence | Level::Score);
         // A run from random weights never needs the base's.
         let base_weights = RefCell::new(Some(base_weights).filter(|_| !self.request.from_scratch));
         let max_len = self.request.max_len.clamp(8, config.max_position_embeddings);
@@ -382,6 +384,13 @@ impl Job {
             // Multiple choice scores each ending from the pooler (`*ForMultipleChoice`): an
             // encoder saved without one gets a fresh one, as transformers builds the class.
             let start = if level == Level::Choice { choice::with_pooler(start, &config, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())? } else { start };
+            // So does a sentence classifier on `[CLS]` + pooler (`*ForSequenceClassification`):
+            // an MLM checkpoint, DistilBERT, ELECTRA, DeBERTa or ModernBERT gets its family's.
+            let start = if fresh_sequence_pooler {
+                classification::with_sequence_pooler(start, &config, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())?
+            } else {
+                start
+            };
             let start = match &kept_layers {
                 Some(keep) => start.keep_layers(keep).map_err(|e| e.to_string())?,
                 None => start,
@@ -473,7 +482,8 @@ impl Job {
             summary: summary.clone(),
             steps: thin(steps),
             evals,
-            head_on: self.request.head_on(),
+            // A fresh pooler is not the base's: a head-only run on one is saved whole.
+            head_on: self.request.head_on().filter(|_| !fresh_sequence_pooler),
         };
         Ok((summary, current, saved))
     }

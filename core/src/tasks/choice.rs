@@ -17,10 +17,10 @@ use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HeadTransform, HeadTransformConfig, Level};
+use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, Level};
 use crate::bert::checkpoint::save_weights;
 use crate::bert::config::BertConfig;
-use crate::bert::family::{PoolerActivation, SequenceHead};
+use crate::bert::family::PoolerActivation;
 use crate::bert::model::{BertModel, BertPooler, rows_by_length};
 use crate::nn::linear::init_linear;
 use crate::bert::pooling::Pooling;
@@ -177,25 +177,13 @@ pub fn encode_question(tokenizer: &BertTokenizer, premise: &str, choices: &[Stri
 /// LayerNorm) on the first token or the mean, read from the MLM head's `head.*` in
 /// `head_weights` (the checkpoint's head tensors) where there is one, as `transformers` loads a
 /// `ModernBertForMaskedLM` checkpoint into `ModernBertForMultipleChoice`, else fresh from
-/// `seed`. Refuses a family whose class reads no pooler.
+/// `seed` (the sequence classifier's layer:
+/// [`with_sequence_pooler`](super::classification::with_sequence_pooler)). Refuses a family whose
+/// class reads no pooler.
 pub fn with_pooler(mut bert: BertModel, config: &BertConfig, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
     let family = config.model_type;
     if family.facts().choice_reads_sequence_head {
-        if bert.pooler.is_none() {
-            let SequenceHead { dense, norm, .. } = family.facts().sequence_head;
-            bert.pooler = Some(if norm.is_empty() {
-                let dense = init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device);
-                BertPooler::with_activation(dense, family.facts().sequence_activation)
-            } else {
-                let has_norm = head_weights.and_then(|b| SafeTensors::deserialize(b).ok()).is_some_and(|st| st.names().iter().any(|n| **n == format!("{norm}weight")));
-                let transform = match head_weights {
-                    Some(bytes) if has_norm => HeadTransform::read(config, bytes, dense, norm, device)?,
-                    _ => HeadTransformConfig::from_model(config).with_seed(seed).init(device),
-                };
-                transform.into_pooler(config)?
-            });
-        }
-        return Ok(bert);
+        return super::classification::with_sequence_pooler(bert, config, head_weights, seed, device);
     }
     if !family.has_pooler() {
         return Err(Error::UnsupportedConfig(format!(

@@ -385,6 +385,37 @@ pub fn check_bi_encoder_spec(spec: &FeatureSpec) -> crate::Result<()> {
     Ok(())
 }
 
+/// `bert` with the layer its family's `*ForSequenceClassification` reads `[CLS]` through, for a
+/// classifier on `[CLS]` + pooler: its own pooler, or, for a checkpoint saved without one (a
+/// masked-language model, DistilBERT, an ELECTRA discriminator, DeBERTa, ModernBERT), a fresh one
+/// of the family's sequence head, as `transformers` builds the class on such a checkpoint:
+/// BERT's and ALBERT's pooler and RoBERTa's and MPNet's `classifier.dense` with `tanh`,
+/// DistilBERT's `pre_classifier` with ReLU, ELECTRA's `classifier.dense` and DeBERTa's
+/// `pooler.dense` with GELU, ModernBERT's `head` (dense, GELU, LayerNorm, on the first token or
+/// the mean) read from the MLM head's `head.*` in `head_weights` (the checkpoint's head tensors)
+/// where there is one, else fresh from `seed`. The export then names the family's own class.
+pub fn with_sequence_pooler(mut bert: BertModel, config: &BertConfig, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
+    if bert.pooler.is_some() {
+        return Ok(bert);
+    }
+    let facts = config.model_type.facts();
+    let crate::bert::family::SequenceHead { dense, norm, .. } = facts.sequence_head;
+    bert.pooler = Some(if norm.is_empty() {
+        let dense = init_linear(config.hidden_size, config.hidden_size, config.initializer_range, device);
+        crate::bert::model::BertPooler::with_activation(dense, facts.sequence_activation)
+    } else {
+        let has_norm = head_weights
+            .and_then(|b| safetensors::SafeTensors::deserialize(b).ok())
+            .is_some_and(|st| st.names().iter().any(|n| **n == format!("{norm}weight")));
+        let transform = match head_weights {
+            Some(bytes) if has_norm => HeadTransform::read(config, bytes, dense, norm, device)?,
+            _ => HeadTransformConfig::from_model(config).with_seed(seed).init(device),
+        };
+        transform.into_pooler(config)?
+    });
+    Ok(bert)
+}
+
 /// A loaded classifier: model, tokenizer and labels.
 #[derive(Debug, Clone)]
 pub struct LoadedClassifier {
@@ -588,6 +619,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_encoder_saved_without_a_pooler_gets_its_family_sequence_head_and_exports_as_its_own_class() {
+        // An MLM checkpoint (or DistilBERT, an ELECTRA discriminator, DeBERTa, ModernBERT) has no
+        // pooler: a classifier on [CLS] + pooler gets the layer the family's
+        // `*ForSequenceClassification` puts there, fresh as transformers builds it, and exports
+        // as that class (no modelling code), loading back to the same logits.
+        let device = Device::flex();
+        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
+        let tiny = || Preset::Tiny.config(64).with_num_hidden_layers(2).with_max_position_embeddings(34).without_dropout();
+        let modernbert = tiny().with_model_type(Family::ModernBert).with_type_vocab_size(0).with_norm_bias(Some(false)).with_classifier_bias(Some(true))
+            .with_attention_bias(Some(true)).with_mlp_bias(Some(true)).with_classifier_pooling(Some(crate::bert::config::HeadPooling::Mean));
+        for config in [
+            tiny(),
+            tiny().with_model_type(Family::Roberta).with_pad_token_id(1).with_type_vocab_size(1),
+            tiny().with_model_type(Family::DistilBert),
+            tiny().with_model_type(Family::Electra),
+            tiny().with_model_type(Family::DebertaV2).with_type_vocab_size(0),
+            modernbert,
+        ] {
+            let family = config.model_type;
+            let facts = family.facts();
+            let bare = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+            assert!(spec.check(2, bare.pooler.is_some()).is_err(), "{family:?}: the bare encoder has no pooler");
+            let bert = with_sequence_pooler(bare, &config, None, 3, &device).unwrap();
+            let pooler = bert.pooler.as_ref().expect("a pooler");
+            assert_eq!((pooler.activation, pooler.norm.is_some()), (facts.sequence_activation, !facts.sequence_head.norm.is_empty()), "{family:?}");
+            let mut head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
+            // Larger than a fresh head's weights, so a wrong read shows in the logits.
+            let values: Vec<f32> = (0..config.hidden_size * 3).map(|k| 0.3 * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect();
+            head.classifier.weight = burn::module::Param::from_tensor(Tensor::from_data(burn::tensor::TensorData::new(values, [config.hidden_size, 3]), &device));
+            let model = BertClassifier { bert, head, spec };
+            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None };
+            let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+            let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+            let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
+            let class = family.base_architecture().replace("Model", "ForSequenceClassification");
+            assert_eq!(config_json["architectures"][0], class.as_str(), "{family:?}");
+            assert_eq!(config_json["model_type"], family.model_type(), "{family:?}");
+            assert!(get(MODELING_FILE).is_none(), "{family:?}: no modelling code");
+            let weights = get("model.safetensors").unwrap();
+            let names = SafeTensors::deserialize(&weights).unwrap().names().into_iter().map(String::from).collect::<Vec<_>>();
+            let dense = match facts.sequence_head.dense {
+                "" => format!("{}pooler.dense.weight", family.prefix()),
+                d => format!("{d}weight"),
+            };
+            assert!(names.contains(&dense), "{family:?}: {dense} missing from {names:?}");
+            let files = CheckpointFiles { config_json: get("config.json").unwrap(), weights, tokenizer_json: None, vocab_txt: get("vocab.txt") };
+            let loaded = load_classifier(files, None, &device).unwrap();
+            let (before, after) = (logits(&model), logits(&loaded.model));
+            assert!(before.iter().any(|x| x.abs() > 1e-3), "{family:?}: {before:?} too small to tell a wrong read");
+            for (a, b) in before.iter().zip(&after) {
+                assert!((a - b).abs() < 1e-5, "{family:?}: {before:?} vs {after:?}");
+            }
+        }
+        // A checkpoint's own pooler stays as it is.
+        let (config, model) = classifier(spec, 2);
+        let own = model.bert.pooler.as_ref().unwrap().dense.weight.val().into_data();
+        let kept = with_sequence_pooler(model.bert, &config, None, 3, &device).unwrap();
+        assert_eq!(kept.pooler.unwrap().dense.weight.val().into_data(), own);
     }
 
     #[test]
