@@ -13,6 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
 import { tabTo, typeInto, expectRight } from './lesson_helpers.mjs';
+import { farmCorpus, chooseByKeys, trainKept, keptRows } from './lab_helpers.mjs';
 
 const MINUTE = 60_000;
 let server, chrome;
@@ -25,49 +26,6 @@ before(async () => {
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 
-// 96 short lines, 3 steps of 32 an epoch: each run is a few seconds of training.
-const ANIMALS = ['cow', 'duck', 'horse', 'sheep', 'goat', 'hen', 'pig', 'dog'];
-const FOODS = ['grass', 'corn', 'hay', 'seeds', 'apples', 'bread'];
-const corpus = () => Array.from({ length: 96 }, (_, i) => `the ${ANIMALS[i % 8]} eats ${FOODS[i % 6]} in the morning and sleeps in the barn at night.`).join('\n');
-
-/** Chooses the option of select `testid` whose value is `value` with the arrow keys, as a keyboard
- * user does (each ArrowDown or ArrowUp on a closed select moves one option and fires change). */
-async function chooseByKeys(page, testid, value) {
-  const select = page.getByTestId(testid);
-  const values = await select.evaluate((s) => [...s.options].map((o) => o.value));
-  const from = values.indexOf(await select.inputValue());
-  const to = values.indexOf(value);
-  assert.ok(to >= 0, `${testid} has no option ${value}: ${values}`);
-  await tabTo(page, select);
-  for (let i = 0; i < Math.abs(to - from); i++) await page.keyboard.press(to > from ? 'ArrowDown' : 'ArrowUp');
-  assert.equal(await select.inputValue(), value);
-}
-
-/** Starts a lab run with the keyboard and waits until it is kept as row `rows` of the comparison. */
-async function trainKept(page, rows) {
-  await tabTo(page, page.getByTestId('lab-start'));
-  await page.keyboard.press('Enter');
-  try {
-    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=lab-compare-row]').length === n
-      || document.querySelector('[data-testid=lab-failed], [data-testid=lab-message].err'), rows, { timeout: 4 * MINUTE });
-  } catch (e) {
-    throw new Error(`${e.message}\nthe lab shows: ${await page.getByTestId('lab-panel').innerText()}`);
-  }
-  assert.equal(await page.locator('[data-testid=lab-failed]').count(), 0, await page.getByTestId('lab-panel').innerText());
-  assert.match(await page.getByTestId('lab-done').textContent(), /^Finished after 24 steps/);
-}
-
-/** The rows of "Runs compared" as the page shows them. */
-async function rows(page) {
-  return page.getByTestId('lab-compare-row').evaluateAll((trs) => trs.map((tr) => ({
-    name: tr.querySelector('th').textContent,
-    cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
-    params: Number(tr.dataset.params),
-    loss: tr.dataset.loss,
-    accuracy: tr.dataset.accuracy,
-  })));
-}
-
 /** "4.4 M" / "850.3 k" / "950" as a number. */
 const count = (text) => {
   const [, n, unit] = text.match(/([\d.]+)\s*([kM]?)/);
@@ -76,7 +34,7 @@ const count = (text) => {
 
 test('two runs at different masking rates: two rows, their curves overlaid, and a sentence of their own numbers', { timeout: 10 * MINUTE }, async () => {
   const { page } = chrome;
-  await page.getByTestId('lab-file').setInputFiles({ name: 'farm.txt', mimeType: 'text/plain', buffer: Buffer.from(corpus()) });
+  await page.getByTestId('lab-file').setInputFiles({ name: 'farm.txt', mimeType: 'text/plain', buffer: Buffer.from(farmCorpus()) });
   await page.waitForFunction(() => document.querySelector('[data-testid=lab-corpus]')?.textContent.includes('farm.txt: 96 lines'), null, { timeout: MINUTE });
   await chooseByKeys(page, 'lab-model', 'bert-tiny');
   await chooseByKeys(page, 'lab-vocab-choice', '1000');
@@ -91,7 +49,7 @@ test('two runs at different masking rates: two rows, their curves overlaid, and 
   await chooseByKeys(page, 'lab-mask-rate', '0.4');
   await trainKept(page, 2);
 
-  const [low, high] = await rows(page);
+  const [low, high] = await keptRows(page);
   assert.deepEqual([low.name, high.name], ['#1', '#2']);
   // Only the masking rate differs, and only it is listed.
   assert.deepEqual([low.cells[0], high.cells[0]], ['masked 5%', 'masked 40%']);
@@ -154,7 +112,7 @@ test('one layer shared by all: fewer parameters at the same depth, it trains, fi
   await chooseByKeys(page, 'lab-pair', 'none');
   await trainKept(page, 3);
 
-  const all = await rows(page);
+  const all = await keptRows(page);
   const [, unshared, albert] = all;
   assert.equal(albert.name, '#3');
   assert.match(albert.cells[0], /layers 2, one shared \(ALBERT\)/);
@@ -248,7 +206,7 @@ test('MLM + SOP beside MLM alone, then "Fine-tune each": a head on every run\'s 
   await chooseByKeys(page, 'lab-sharing', 'own');
   await chooseByKeys(page, 'lab-pair', 'sop');
   await trainKept(page, 4);
-  assert.match((await rows(page))[3].cells[0], /objective MLM \+ SOP/);
+  assert.match((await keptRows(page))[3].cells[0], /objective MLM \+ SOP/);
 
   const studioRuns = await page.getByTestId('run-row').count();
   await tabTo(page, page.getByTestId('lab-fine-tune-each'));

@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serve, launch, offOriginRequests, screenshot, ARTIFACTS } from './harness.mjs';
 import { tabTo, typeInto, expectRight } from './lesson_helpers.mjs';
+import { farmCorpus, chooseByKeys, trainKept, keptRows } from './lab_helpers.mjs';
 
 const MINUTE = 60_000;
 let server, chrome;
@@ -26,44 +27,6 @@ before(async () => {
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 
-// 96 short lines, 3 steps of 32 an epoch.
-const ANIMALS = ['cow', 'duck', 'horse', 'sheep', 'goat', 'hen', 'pig', 'dog'];
-const FOODS = ['grass', 'corn', 'hay', 'seeds', 'apples', 'bread'];
-const corpus = () => Array.from({ length: 96 }, (_, i) => `the ${ANIMALS[i % 8]} eats ${FOODS[i % 6]} in the morning and sleeps in the barn at night.`).join('\n');
-
-async function chooseByKeys(page, testid, value) {
-  const select = page.getByTestId(testid);
-  const values = await select.evaluate((s) => [...s.options].map((o) => o.value));
-  const from = values.indexOf(await select.inputValue());
-  const to = values.indexOf(value);
-  assert.ok(to >= 0, `${testid} has no option ${value}: ${values}`);
-  await tabTo(page, select);
-  for (let i = 0; i < Math.abs(to - from); i++) await page.keyboard.press(to > from ? 'ArrowDown' : 'ArrowUp');
-  assert.equal(await select.inputValue(), value);
-}
-
-async function trainKept(page, rows) {
-  await tabTo(page, page.getByTestId('lab-start'));
-  await page.keyboard.press('Enter');
-  try {
-    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=lab-compare-row]').length === n
-      || document.querySelector('[data-testid=lab-failed], [data-testid=lab-message].err'), rows, { timeout: 4 * MINUTE });
-  } catch (e) {
-    throw new Error(`${e.message}\nthe lab shows: ${await page.getByTestId('lab-panel').innerText()}`);
-  }
-  assert.equal(await page.locator('[data-testid=lab-failed]').count(), 0, await page.getByTestId('lab-panel').innerText());
-  assert.match(await page.getByTestId('lab-done').textContent(), /^Finished after 24 steps/);
-}
-
-async function rows(page) {
-  return page.getByTestId('lab-compare-row').evaluateAll((trs) => trs.map((tr) => ({
-    name: tr.querySelector('th').textContent,
-    cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
-    learned: Number(tr.querySelector('td[data-learned]').dataset.learned),
-    downstream: Number(tr.querySelector('td[data-downstream]')?.dataset.downstream),
-  })));
-}
-
 /** The series of chart `testid`, by the names its caption lists in order. */
 async function series(page, testid) {
   const chart = page.getByTestId(testid);
@@ -72,7 +35,7 @@ async function series(page, testid) {
 
 test('an MLM run and an ELECTRA run: the discriminator learns from every token, and the comparison says so with its numbers', { timeout: 12 * MINUTE }, async () => {
   const { page } = chrome;
-  await page.getByTestId('lab-file').setInputFiles({ name: 'farm.txt', mimeType: 'text/plain', buffer: Buffer.from(corpus()) });
+  await page.getByTestId('lab-file').setInputFiles({ name: 'farm.txt', mimeType: 'text/plain', buffer: Buffer.from(farmCorpus()) });
   await page.waitForFunction(() => document.querySelector('[data-testid=lab-corpus]')?.textContent.includes('farm.txt: 96 lines'), null, { timeout: MINUTE });
   await chooseByKeys(page, 'lab-model', 'bert-tiny');
   await chooseByKeys(page, 'lab-vocab-choice', '1000');
@@ -97,7 +60,7 @@ test('an MLM run and an ELECTRA run: the discriminator learns from every token, 
   for (const v of accuracy.values[1].concat(accuracy.values[2])) assert.ok(v >= 0 && v <= 1, `${v}`);
 
   // The table: its objective, and the tokens each run learned from per step.
-  const [mlm, electra] = await rows(page);
+  const [mlm, electra] = await keptRows(page);
   assert.match(electra.cells[0], /objective replaced tokens \(ELECTRA\)/);
   assert.match(mlm.cells[0], /objective MLM/);
   assert.equal(mlm.learned, Number(mlm.cells[4]), 'MLM learns from the tokens it predicted');
@@ -141,7 +104,7 @@ test('an MLM run and an ELECTRA run: the discriminator learns from every token, 
 
 test('after a reload "Runs compared" is back, and "Fine-tune each" trains a head on both encoders from their saved models; lesson 5\'s question is answered from the table', { timeout: 10 * MINUTE }, async () => {
   const { page } = chrome;
-  const before = await rows(page);
+  const before = await keptRows(page);
   const said = await page.getByTestId('lab-compare-sentence').textContent();
   // Both runs' models are saved in this browser before the reload.
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=lab-saved-item]').length >= 2, null, { timeout: MINUTE });
@@ -149,7 +112,7 @@ test('after a reload "Runs compared" is back, and "Fine-tune each" trains a head
   await page.getByTestId('model-facts').waitFor({ timeout: 5 * MINUTE });
   await page.getByTestId('tab-lab').click();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=lab-compare-row]').length === 2, null, { timeout: MINUTE });
-  assert.deepEqual(await rows(page), before);
+  assert.deepEqual(await keptRows(page), before);
   assert.equal(await page.getByTestId('lab-compare-sentence').textContent(), said);
   await tabTo(page, page.getByTestId('lab-fine-tune-each'));
   await page.keyboard.press('Enter');
@@ -157,7 +120,7 @@ test('after a reload "Runs compared" is back, and "Fine-tune each" trains a head
     const said = document.querySelector('[data-testid=lab-downstream-status]')?.textContent ?? '';
     return said !== '' && !said.startsWith('Fine-tuning') && !document.querySelector('[data-testid=lab-fine-tune-each]').disabled;
   }, null, { timeout: 6 * MINUTE });
-  const [mlm, electra] = await rows(page);
+  const [mlm, electra] = await keptRows(page);
   for (const r of [mlm, electra]) assert.ok(r.downstream >= 0 && r.downstream <= 1, `${r.name}: ${r.downstream}`);
   const names = await page.getByTestId('run-row').evaluateAll((trs) => trs.map((tr) => tr.textContent));
   assert.ok(names.some((t) => t.includes('MLM lab run #2')), names.join(' / '));
