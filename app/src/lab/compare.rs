@@ -14,6 +14,10 @@ use super::Lab;
 use crate::runs::{LabSettings, LabVocab};
 use crate::widgets::{Series, duration, human_count};
 
+/// Runs of at most this many parameters keep their model in the page for "Fine-tune each"
+/// (a lab model of the tiny presets is a few MB; a continued MiniLM is 90 MB).
+pub const MAX_KEPT_PARAMS: usize = 12_000_000;
+
 /// Steps the charts' curves and the final numbers average over.
 pub const WINDOW: usize = 10;
 
@@ -49,7 +53,7 @@ pub struct KeptRun {
     pub seconds: f64,
     /// Stopped before its last step.
     pub cancelled: bool,
-    /// Its model, where the page keeps it (see [`MAX_KEPT_PARAMS`](super::downstream::MAX_KEPT_PARAMS)).
+    /// Its model, where the page keeps it (see [`MAX_KEPT_PARAMS`]).
     pub files: Option<KeptFiles>,
     /// A head trained on its frozen encoder, once "Fine-tune each" has run.
     pub downstream: Option<Downstream>,
@@ -66,7 +70,7 @@ impl KeptRun {
     /// Whether "Fine-tune each" can train on its encoder: its model is in the page, or it is a
     /// small one from scratch saved in this browser.
     pub fn fine_tunable(&self) -> bool {
-        self.files.is_some() || (self.saved_as.is_some() && !self.settings.continue_pretrained && self.params <= super::downstream::MAX_KEPT_PARAMS)
+        self.files.is_some() || (self.saved_as.is_some() && !self.settings.continue_pretrained && self.params <= MAX_KEPT_PARAMS)
     }
 
     /// Steps done.

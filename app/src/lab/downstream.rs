@@ -1,5 +1,5 @@
 //! "Fine-tune each": what a lab run's pretraining gives a task. Each run of "Runs compared"
-//! whose model the page kept (from scratch, up to [`MAX_KEPT_PARAMS`]) gets a head trained on
+//! whose model the page kept (from scratch, up to [`MAX_KEPT_PARAMS`](super::compare::MAX_KEPT_PARAMS)) gets a head trained on
 //! its frozen encoder over the built-in sentiment examples, in the studio's worker with one
 //! recipe and seed for all (they show in the studio's runs table too); the table adds each
 //! one's held-out accuracy and a sentence, computed from those numbers, says which pretraining
@@ -17,10 +17,6 @@ use super::{Lab, LabRun, checkpoint_from};
 use crate::app::AppState;
 use crate::engine::Engine;
 use crate::studio::{RunState, Studio};
-
-/// Runs of at most this many parameters keep their model in the page for "Fine-tune each"
-/// (a lab model of the tiny presets is a few MB; a continued MiniLM is 90 MB).
-pub const MAX_KEPT_PARAMS: usize = 12_000_000;
 
 /// The recipe every kept run is fine-tuned with: a head on the frozen encoder (what pretraining
 /// put in its vectors, not what fine-tuning adds), one seed.

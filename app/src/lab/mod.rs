@@ -363,7 +363,7 @@ impl Lab {
             kept.seconds = seconds;
             kept.cancelled = cancelled;
             kept.saved_as = saving;
-            let (number, small) = (kept.number, !kept.settings.continue_pretrained && kept.params <= downstream::MAX_KEPT_PARAMS);
+            let (number, small) = (kept.number, !kept.settings.continue_pretrained && kept.params <= compare::MAX_KEPT_PARAMS);
             self.compared.update(|runs| runs.push(kept));
             // Its model, for "Fine-tune each": the worker holds it until the next run.
             if small {
