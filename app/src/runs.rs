@@ -621,7 +621,7 @@ impl SavedLab {
         let s = &self.settings;
         let model = match (s.continue_pretrained, s.share_layers) {
             (true, _) => "continued pretraining".to_string(),
-            (false, _) if s.config.replaced_token_detection => format!("{} ELECTRA discriminator", s.preset),
+            (false, _) if s.config.electra() => format!("{} ELECTRA discriminator", s.preset),
             (false, true) => format!("{} (one shared layer)", s.preset),
             (false, false) => s.preset.clone(),
         };

@@ -48,7 +48,7 @@ pub fn pretrain(args: &[String]) -> Result {
         .with_max_len(max_len)
         .with_learning_rate(parse(&args, "lr", 1e-3)?)
         .with_pair_task(pair_task)
-        .with_replaced_token_detection(electra)
+        .with_replaced_token_detection(Some(electra))
         .with_dynamic_masking(args.get("masking").unwrap_or("dynamic") != "static")
         .with_seed(seed);
     let every: usize = parse(&args, "every", 50)?;

@@ -88,7 +88,7 @@ impl KeptRun {
             (false, LabVocab::Train(n)) => format!("trained, {n} asked"),
         };
         let objective = match s.config.pair_task {
-            None if s.config.replaced_token_detection => "replaced tokens (ELECTRA)",
+            None if s.config.electra() => "replaced tokens (ELECTRA)",
             None => "MLM",
             Some(PairTask::Nsp) => "MLM + NSP",
             Some(PairTask::Sop) => "MLM + SOP",
@@ -127,7 +127,7 @@ impl KeptRun {
             params: self.params,
             picked: mean(&|s| s.picked as f64, &upto),
             tokens: mean(&|s| s.tokens as f64, &upto),
-            electra: self.settings.config.replaced_token_detection,
+            electra: self.settings.config.electra(),
             seconds_per_step: self.seconds / self.done().max(1) as f64,
             loss: mean(&|s| s.mlm_loss as f64, recent),
             accuracy: mean(&|s| s.mlm_accuracy as f64, recent),
@@ -325,8 +325,8 @@ pub fn sentence(step: usize, runs: &[AtStep], differ: &[&str]) -> Option<String>
 /// per step its discriminator learned from than the MLM run predicted (each over its whole run),
 /// with the numbers it comes from; `None` until the lab has kept one of each.
 pub fn electra_learned_from(runs: &[KeptRun]) -> Option<(f64, String)> {
-    let e = runs.iter().find(|r| r.settings.config.replaced_token_detection && r.done() > 0)?.at_step(usize::MAX, &[]);
-    let m = runs.iter().find(|r| !r.settings.config.replaced_token_detection && r.done() > 0)?.at_step(usize::MAX, &[]);
+    let e = runs.iter().find(|r| r.settings.config.electra() && r.done() > 0)?.at_step(usize::MAX, &[]);
+    let m = runs.iter().find(|r| !r.settings.config.electra() && r.done() > 0)?.at_step(usize::MAX, &[]);
     let ratio = e.tokens / m.picked.max(1e-9);
     Some((
         ratio,

@@ -191,7 +191,7 @@ impl Lab {
     pub fn epoch_seconds(&self, config: &BertConfig) -> (f64, bool) {
         let tokens = self.corpus.with(|c| estimate_tokens(c));
         let (rate, measured) = self.rates.get()[self.backend.get() as usize];
-        let electra = self.config.with(|c| c.replaced_token_detection);
+        let electra = self.config.with(|c| c.electra());
         (tokens * objective_work_per_token(config, electra) / rate, measured)
     }
 
@@ -216,7 +216,7 @@ impl Lab {
         let settings = self.model_settings.get_value().unwrap_or_else(|| untrack(|| self.settings()));
         let name = match (settings.continue_pretrained, settings.share_layers) {
             (true, _) => format!("{} + MLM on {} #{number}", current.model_id, settings.corpus_name),
-            (false, _) if settings.config.replaced_token_detection => format!("MLM lab ({}, ELECTRA discriminator) #{number}", settings.preset),
+            (false, _) if settings.config.electra() => format!("MLM lab ({}, ELECTRA discriminator) #{number}", settings.preset),
             (false, true) => format!("MLM lab ({}, one shared layer) #{number}", settings.preset),
             (false, false) => format!("MLM lab ({}) #{number}", settings.preset),
         };
@@ -246,7 +246,7 @@ impl Lab {
             }
         }
         let settings = untrack(|| self.settings());
-        if config.replaced_token_detection && (settings.continue_pretrained || settings.share_layers) {
+        if config.electra() && (settings.continue_pretrained || settings.share_layers) {
             return Err("ELECTRA's replaced-token detection trains a new discriminator (and its generator) from scratch, each layer its own: \
                         pick a model size and “each layer its own weights”"
                 .into());
@@ -309,7 +309,7 @@ impl Lab {
         self.run.set(LabRun::Running { paused: false });
         self.storage_note.set(None);
         self.planned.set_value(model_config.map(|c| {
-            let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * objective_work_per_token(&c, config.replaced_token_detection) * config.epochs as f64;
+            let work = self.corpus.with_untracked(|t| estimate_tokens(t)) * objective_work_per_token(&c, config.electra()) * config.epochs as f64;
             (self.backend.get_untracked(), work)
         }));
         let request = LabRequest { settings, lines };

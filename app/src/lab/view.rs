@@ -428,7 +428,7 @@ pub fn LabPanel() -> impl IntoView {
                     let task = match value.as_str() { "nsp" => Some(PairTask::Nsp), "sop" => Some(PairTask::Sop), _ => None };
                     lab.config.update(|c| {
                         c.pair_task = task;
-                        c.replaced_token_detection = value == "rtd";
+                        c.replaced_token_detection = Some(value == "rtd");
                     });
                 }>
                     <option value="none">"MLM only"</option>
@@ -436,7 +436,7 @@ pub fn LabPanel() -> impl IntoView {
                     <option value="sop">"MLM + sentence-order prediction"</option>
                     <option value="rtd">"replaced-token detection (ELECTRA)"</option>
                 </select>
-                {move || lab.config.get().replaced_token_detection.then(|| view! {
+                {move || lab.config.get().electra().then(|| view! {
                     <p class="small muted" data-testid="lab-electra-note">{electra_note(lab)}</p>
                 })}
                 {move || (lab.config.get().pair_task == Some(PairTask::Nsp)).then(|| {

@@ -97,7 +97,7 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
     ad.seed(settings.config.seed);
     let max_len = settings.config.max_len;
     let pair = settings.config.pair_task.is_some();
-    let electra = settings.config.replaced_token_detection;
+    let electra = settings.config.electra();
     if electra && (settings.continue_pretrained || settings.share_layers) {
         return Err("ELECTRA's replaced-token detection trains a new model with each layer its own: choose a model from scratch, layers unshared".into());
     }

@@ -50,15 +50,23 @@ pub struct PretrainConfig {
     /// Train NSP or SOP next to MLM.
     pub pair_task: Option<PairTask>,
     /// ELECTRA's objective: a small generator fills the masks and the model, a discriminator,
-    /// learns at every token which were replaced (see [`crate::tasks::replaced_token`]).
-    #[config(default = false)]
-    pub replaced_token_detection: bool,
+    /// learns at every token which were replaced (see [`crate::tasks::replaced_token`]). An
+    /// option so that settings saved before it existed still read (as MLM): see
+    /// [`PretrainConfig::electra`].
+    pub replaced_token_detection: Option<bool>,
     /// Seed for the new weights, shuffling, masking, pairs and dropout.
     #[config(default = 42)]
     pub seed: u64,
     /// Token picking and corruption.
     #[config(default = "MaskingConfig::new()")]
     pub masking: MaskingConfig,
+}
+
+impl PretrainConfig {
+    /// Whether the run detects replaced tokens (ELECTRA) rather than training MLM alone.
+    pub fn electra(&self) -> bool {
+        self.replaced_token_detection == Some(true)
+    }
 }
 
 /// What one optimizer step did.
@@ -175,10 +183,10 @@ impl Pretrainer {
         device: &Device,
     ) -> crate::Result<Self> {
         config.masking.validate()?;
-        if config.replaced_token_detection != discriminator.is_some() {
+        if config.electra() != discriminator.is_some() {
             return Err(Error::Input("the model does not match the objective (replaced-token detection needs a generator and a discriminator)".into()));
         }
-        if config.replaced_token_detection && config.pair_task.is_some() {
+        if config.electra() && config.pair_task.is_some() {
             return Err(Error::Input("ELECTRA's replaced-token detection trains no sentence-pair task: choose one objective".into()));
         }
         if config.batch_size == 0 || config.epochs == 0 {
@@ -443,7 +451,7 @@ mod tests {
         let device = Device::flex().autodiff();
         device.seed(7);
         let config = tiny_config(words.len());
-        let run = PretrainConfig::new().with_epochs(12).with_batch_size(8).with_learning_rate(2e-3).with_replaced_token_detection(true);
+        let run = PretrainConfig::new().with_epochs(12).with_batch_size(8).with_learning_rate(2e-3).with_replaced_token_detection(Some(true));
         let mlm = BertForPreTraining::from_scratch(&config, false, &device);
         assert!(Pretrainer::new(mlm, &tokenizer, lines.clone(), run.clone(), &device).is_err(), "an MLM model for an ELECTRA run");
         let model = ElectraForPreTraining::from_scratch(&config, &device);
