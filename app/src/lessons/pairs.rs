@@ -181,18 +181,21 @@ pub fn PairsLesson() -> impl IntoView {
                 </p>
             }.into_any(),
         })}
-        <p>"ELECTRA changed the objective itself. MLM learns only from the 15% of tokens it hides. ELECTRA lets a small "
-            <em>"generator"</em>" (an MLM model) fill those blanks with plausible tokens, and trains the model, the "
-            <em>"discriminator"</em>", to say at every token whether it was replaced: a lesson from every token of the "
-            "sequence. At the same compute, Clark et al. (2020) found its encoder better on GLUE than BERT's; the generator is "
-            "then dropped."</p>
-        <p class="small muted">"The MLM lab trains a tiny BERT with MLM, NSP, SOP or ELECTRA's replaced-token detection on your own corpus, and shows how each loss falls."</p>
+        <p class="small muted">"The MLM lab trains a tiny BERT with MLM and NSP or SOP on your own corpus, and shows how each loss falls."</p>
+        // On screen only, as the lab questions below: the printed handout stays one page.
+        <div class="screen-only">
+            <p>"ELECTRA changed the objective itself. MLM learns only from the 15% of tokens it hides. ELECTRA lets a small "
+                <em>"generator"</em>" (an MLM model) fill those blanks with plausible tokens, and trains the model, the "
+                <em>"discriminator"</em>", to say at every token whether it was replaced: a lesson from every token of the "
+                "sequence. At the same compute, Clark et al. (2020) found its encoder better on GLUE than BERT's; the generator is "
+                "then dropped. Try it: in the MLM lab, pretrain BERT-tiny once with “MLM only” and once with “replaced-token "
+                "detection (ELECTRA)”, then read “Runs compared” and press “Fine-tune each”."</p>
+        </div>
         <TryThis>
             <ul>
                 <li>"Make the pairs again with NSP: could you tell the negatives without reading closely? Now with SOP?"</li>
                 <li>"Delete the empty line so both texts become one: where do NSP's negatives come from now, and can the topic still give them away?"</li>
                 <li>"In the MLM lab, pretrain BERT-tiny three times on one corpus: MLM only, + NSP, + SOP. Then press “Fine-tune each” under “Runs compared”: which objective gave a task the best encoder, and by more than two texts?"</li>
-                <li>"Pretrain BERT-tiny once with “MLM only” and once with “replaced-token detection (ELECTRA)”. Under “Runs compared”, how many more tokens per step did ELECTRA's discriminator learn from, and what did a step cost? Press “Fine-tune each”: which encoder served the task better?"</li>
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="In the pairs shown, how many are negatives (label ✗)?".to_string() answer=negatives />
