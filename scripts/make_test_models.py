@@ -11,7 +11,7 @@ mask, or the class probabilities). No download: `transformers` builds each model
 seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
 before the tests that read the folders (core/tests/families.rs, the browser's model tests).
 Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`, `mpnet`,
-`modernbert`, `deberta`) makes
+`modernbert`, `deberta`, `spm-files`) makes
 only theirs; the index lists every folder there.
 """
 import json
@@ -25,6 +25,7 @@ from tokenizers import ByteLevelBPETokenizer, SentencePieceUnigramTokenizer, Tok
 from tokenizers.models import Unigram
 from transformers import (
     AlbertConfig,
+    AlbertForMaskedLM,
     AlbertForPreTraining,
     AlbertForSequenceClassification,
     AlbertTokenizer,
@@ -38,6 +39,7 @@ from transformers import (
     BertModel,
     BertTokenizerFast,
     CamembertConfig,
+    CamembertForMaskedLM,
     CamembertForSequenceClassification,
     CamembertTokenizerFast,
     DebertaV2Config,
@@ -735,11 +737,77 @@ def make_deberta(out):
             save(folder, model, tok, "deberta-v2", described, texts, every_layer=True, classify=classify(model, tok, texts))
 
 
+# What the folders with only SentencePiece's own model file are also checked on: full-width
+# letters and a ligature (the model's NFKC table), runs of spaces and a tab, LaTeX quotes (ALBERT
+# turns them into "), and both mask spellings in running text (one is the family's special token).
+SPM_TEXTS = MULTILINGUAL_TEXTS + [
+    ("Ｆｕｌｌ-width ＡＢＣ, a ﬁne  day\tand ``quoted'' words.", None),
+    ("Le café <mask> près [MASK] de la rivière.", "Die Straße  führt nach München."),
+]
+
+
+def make_sentencepiece_files(out):
+    """ALBERT, XLM-RoBERTa, CamemBERT and DeBERTa-v3 folders whose tokenizer is only
+    SentencePiece's own model file, as older Hub repositories (and `microsoft/deberta-v3-base`
+    today) ship them: `spiece.model`, `sentencepiece.bpe.model`, `spm.model`, no tokenizer.json.
+    The SentencePiece models are trained here by `sentencepiece` with each family's own special
+    pieces and ids (fairseq's `<unk> <s> </s>` first for XLM-R and CamemBERT), with its default
+    NFKC normalization table; the reference is what `AutoTokenizer` builds from the folder. Each
+    has its MLM head."""
+    import sentencepiece
+
+    def train(path, **ids):
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter((CORPUS + MULTILINGUAL) * 4), model_prefix=path, vocab_size=120, model_type="unigram",
+            hard_vocab_limit=False, num_threads=1, minloglevel=2, **ids)
+        os.remove(path + ".vocab")
+        return path + ".model"
+
+    scratch = fresh(out, "_spm")
+    albert = train(os.path.join(scratch, "albert"), pad_id=0, unk_id=1, bos_id=2, eos_id=3, pad_piece="<pad>",
+                   unk_piece="<unk>", bos_piece="[CLS]", eos_piece="[SEP]", user_defined_symbols=["[MASK]"])
+    fairseq = train(os.path.join(scratch, "fairseq"))
+    deberta = train(os.path.join(scratch, "deberta"), pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]",
+                    bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]")
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+    cases = (
+        ("albert-spm", 31, albert, "spiece.model", AlbertConfig, AlbertForMaskedLM, None,
+         dict(embedding_size=16, max_position_embeddings=64)),
+        ("xlm-roberta-spm", 32, fairseq, "sentencepiece.bpe.model", XLMRobertaConfig, XLMRobertaForMaskedLM, None,
+         dict(max_position_embeddings=66, type_vocab_size=1)),
+        ("camembert-spm", 33, fairseq, "sentencepiece.bpe.model", CamembertConfig, CamembertForMaskedLM, None,
+         dict(max_position_embeddings=66, type_vocab_size=1)),
+        # As `microsoft/deberta-v3-base` ships it: spm.model and this tokenizer_config.json.
+        ("deberta-spm", 34, deberta, "spm.model", DebertaV2Config, DebertaV2ForMaskedLM, {"do_lower_case": False, "vocab_type": "spm"},
+         dict(relative_attention=True, position_buckets=32, max_relative_positions=64, pos_att_type=["p2c", "c2p"],
+              share_att_key=True, position_biased_input=False, norm_rel_ebd="layer_norm", type_vocab_size=0,
+              max_position_embeddings=512)),
+    )
+    for name, seed, model_file, file_name, config_class, model_class, tokenizer_config, extra in cases:
+        folder = fresh(out, name)
+        shutil.copy(model_file, os.path.join(folder, file_name))
+        if tokenizer_config is not None:
+            with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+                json.dump(tokenizer_config, f)
+        config_class(**small).save_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        torch.manual_seed(seed)
+        config = config_class(vocab_size=len(tok), pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                              eos_token_id=tok.eos_token_id, **small, **extra)
+        model = jitter(model_class(config))
+        model.save_pretrained(folder)
+        kept = sorted(os.listdir(folder))
+        assert "tokenizer.json" not in kept and file_name in kept, kept
+        described = f"{model_class.__name__}, {file_name} only (no tokenizer.json)"
+        save(folder, model, tok, config.model_type, described, SPM_TEXTS, fill_mask=fill_mask(model, tok, MULTILINGUAL_MASKED))
+    shutil.rmtree(scratch)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
               "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet, "modernbert": make_modernbert,
-              "deberta": make_deberta}
+              "deberta": make_deberta, "spm-files": make_sentencepiece_files}
     chosen = sys.argv[2:] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:

@@ -88,7 +88,9 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::SumLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::SecondToLast, ..Default::default() },
     ];
-    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert", "deberta"] {
+    // The `-spm` folders: their tokenizer.json is the one bertbench built from SentencePiece's own
+    // file, which the exported folder carries and `transformers` reads back the same.
+    for name in ["bert-mlm", "bert-classifier", "roberta", "distilbert", "electra", "xlm-roberta", "electra-small", "albert", "mpnet", "modernbert", "deberta", "albert-spm", "xlm-roberta-spm", "camembert-spm", "deberta-spm"] {
         let (files, _) = folder(name);
         let tokenizer_json = files.tokenizer_json.clone();
         let vocab_txt = files.vocab_txt.clone();
@@ -397,6 +399,11 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
         ("mpnet", "MPNetForMaskedLM"),
         ("modernbert", "ModernBertForMaskedLM"),
         ("deberta", "DebertaV2ForMaskedLM"),
+        // Tokenizers bertbench built from SentencePiece's own file (`<mask>` taking the space
+        // before it in CamemBERT's), carried into the export.
+        ("albert-spm", "AlbertForMaskedLM"),
+        ("camembert-spm", "CamembertForMaskedLM"),
+        ("deberta-spm", "DebertaV2ForMaskedLM"),
     ] {
         let (files, expected) = folder(name);
         let (tokenizer_json, vocab_txt) = (files.tokenizer_json.clone(), files.vocab_txt.clone());

@@ -6,7 +6,8 @@
 //! MPNet (relative position bias), ModernBERT (rotary positions, pre-norm gated layers, local
 //! attention; every layer's hidden states; its token-classification, question-answering and
 //! multiple-choice classes through their `head`), DeBERTa-v2/v3 (disentangled attention, log buckets;
-//! every layer's hidden states), an older RoBERTa with only `vocab.json` + `merges.txt`), each
+//! every layer's hidden states), an older RoBERTa with only `vocab.json` + `merges.txt`, and ALBERT,
+//! XLM-R, CamemBERT and DeBERTa-v3 folders whose tokenizer is only SentencePiece's model file), each
 //! read as a user's folder is: token ids and character offsets equal to `AutoTokenizer`'s,
 //! hidden states within 1e-4, fill-mask and class probabilities within 1e-4, and weights saved
 //! back under the family's own names. Exports loaded back in `transformers`: `exports.rs`.
@@ -117,6 +118,10 @@ family_tests! {
     a_modernbert_question_answering_model_reads_spans_through_its_head_as_transformers => "modernbert-qa", check_question_answering;
     a_modernbert_multiple_choice_model_scores_endings_as_transformers => "modernbert-choice", check_multiple_choice;
     deberta_v3_with_disentangled_attention_matches_transformers => "deberta", check_deberta;
+    an_albert_with_only_spiece_model_reads_as_transformers => "albert-spm", check_fill_mask;
+    an_xlm_roberta_with_only_sentencepiece_bpe_model_reads_as_transformers => "xlm-roberta-spm", check_fill_mask;
+    a_camembert_with_only_sentencepiece_bpe_model_reads_as_transformers => "camembert-spm", check_fill_mask;
+    a_deberta_v3_with_only_spm_model_reads_as_transformers => "deberta-spm", check_fill_mask;
 }
 
 /// Every layer's hidden states (the input to layer 0, then each layer's output, the last after

@@ -578,18 +578,20 @@ fn pin_inline_scripts(index: &Path) -> Result {
 
 /// PyTorch and `transformers` in a virtual environment in the cache (made once, reused): the
 /// reference the tests check every model family against; `sentence-transformers` (with scipy)
-/// for the bi-encoder exports and the correlations; `seqeval` for the tagging scores. Returns its
+/// for the bi-encoder exports and the correlations; `seqeval` for the tagging scores;
+/// `sentencepiece` and `protobuf` to train SentencePiece models and let `transformers` read
+/// folders that have only those. Returns its
 /// `python`.
 fn python_with_torch() -> Result<String> {
     let venv = cache().join("python");
     let python = venv.join("bin/python").display().to_string();
-    let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval";
+    let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf";
     if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
         return Ok(python);
     }
     step("PyTorch, transformers, torchmetrics, sentence-transformers and seqeval (PyPI) in a virtual environment in the cache");
     run("python3", &["-m", "venv", &venv.display().to_string()])?;
-    let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval"];
+    let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf"];
     run(&python, &[&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat())?;
     Ok(python)
 }

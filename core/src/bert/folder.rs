@@ -63,46 +63,56 @@ pub fn from_folder(files: Vec<(String, Vec<u8>)>) -> Result<CheckpointFiles> {
     let tokenizer_json = here.remove("tokenizer.json");
     let vocab_txt = here.remove("vocab.txt");
     let tokenizer_config = here.remove("tokenizer_config.json");
-    if tokenizer_json.is_none() && vocab_txt.is_none() && !(here.contains_key("vocab.json") && here.contains_key("merges.txt")) {
-        let hint = match names.iter().find(|n| n.ends_with(".model")) {
-            Some(sp) => format!(
-                " (it has {sp}, SentencePiece's own format, which bertbench does not read: `AutoTokenizer.from_pretrained(folder).save_pretrained(folder)` in Python adds tokenizer.json)"
-            ),
-            None => String::new(),
-        };
-        return Err(Error::Tokenizer(format!("the folder has no tokenizer.json, vocab.txt, or vocab.json with merges.txt{hint}; it has {}", names.join(", "))));
+    let model_type = serde_json::from_slice::<serde_json::Value>(&config_json)
+        .ok()
+        .and_then(|c| c.get("model_type").and_then(|t| t.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    let sentencepiece = names.iter().find(|n| n.ends_with(".model")).cloned();
+    if tokenizer_json.is_none() && vocab_txt.is_none() && !(here.contains_key("vocab.json") && here.contains_key("merges.txt")) && sentencepiece.is_none() {
+        return Err(Error::Tokenizer(format!(
+            "the folder has no tokenizer.json, vocab.txt, vocab.json with merges.txt, or SentencePiece model (spm.model, spiece.model, sentencepiece.bpe.model); it has {}",
+            names.join(", ")
+        )));
     }
-    // A `vocab.txt` model's casing and options live in `tokenizer_config.json`, and an older
-    // RoBERTa's tokenizer is `vocab.json` + `merges.txt`: the tokenizer they describe is written
+    // A `vocab.txt` model's casing and options live in `tokenizer_config.json`, an older
+    // RoBERTa's tokenizer is `vocab.json` + `merges.txt`, and an ALBERT, XLM-R, CamemBERT or
+    // DeBERTa's may be only SentencePiece's own model file: the tokenizer they describe is written
     // out as `tokenizer.json`, so every later step (the worker, saved items, exports) carries it
     // without knowing about them.
     let tokenizer_json = match (tokenizer_json, &vocab_txt) {
         (Some(json), _) => Some(json),
         (None, Some(vocab)) => Some(BertTokenizer::from_vocab_files(vocab, tokenizer_config.as_deref(), usize::MAX)?.to_tokenizer_json()?),
-        (None, None) => match (here.get("vocab.json"), here.get("merges.txt")) {
-            (Some(vocab), Some(merges)) => Some(crate::tokenizer::bpe_files::tokenizer_json(vocab, merges, tokenizer_config.as_deref())?),
+        (None, None) => match (here.get("vocab.json"), here.get("merges.txt"), &sentencepiece) {
+            (Some(vocab), Some(merges), _) => Some(crate::tokenizer::bpe_files::tokenizer_json(vocab, merges, tokenizer_config.as_deref())?),
+            (_, _, Some(file)) => {
+                Some(crate::tokenizer::sentencepiece::tokenizer_json(&here[file], file, &model_type, tokenizer_config.as_deref())?)
+            }
             _ => None,
         },
     };
-    let tokenizer_json = match (tokenizer_json, tokenizer_config) {
-        (Some(json), Some(config)) if passes_no_segments(&config) => Some(one_segment(&json)?),
-        (json, _) => json,
+    let tokenizer_json = match tokenizer_json {
+        Some(json) if passes_no_segments(tokenizer_config.as_deref(), &model_type) => Some(one_segment(&json)?),
+        json => json,
     };
     Ok(CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt })
 }
 
 /// Tokenizer classes whose `model_input_names` leave segment ids out by default in
-/// `transformers` (of the families read here, the ones with a segment table of two rows).
+/// `transformers` (of the families read here, the ones with a segment table of two rows), and
+/// the `model_type` whose folders get that class when `tokenizer_config.json` names none.
 const NO_SEGMENT_CLASSES: [&str; 2] = ["AlbertTokenizer", "AlbertTokenizerFast"];
+const NO_SEGMENT_MODEL_TYPES: [&str; 1] = ["albert"];
 
-/// Whether `transformers` gives the model no `token_type_ids` for this `tokenizer_config.json`:
-/// its `model_input_names` leaves them out, or names none and its tokenizer class leaves them
-/// out by default. The model then reads every token, a pair's second text too, as segment 0.
-fn passes_no_segments(tokenizer_config: &[u8]) -> bool {
-    let Ok(config) = serde_json::from_slice::<serde_json::Value>(tokenizer_config) else { return false };
-    match config.get("model_input_names").and_then(|v| v.as_array()) {
-        Some(names) => !names.iter().any(|n| n == "token_type_ids"),
-        None => config.get("tokenizer_class").and_then(|c| c.as_str()).is_some_and(|c| NO_SEGMENT_CLASSES.contains(&c)),
+/// Whether `transformers` gives the model no `token_type_ids` for this folder: its
+/// `tokenizer_config.json`'s `model_input_names` leaves them out, or names none and its tokenizer
+/// class (`tokenizer_class`, else the one `config.json`'s `model_type` maps to) leaves them out by
+/// default. The model then reads every token, a pair's second text too, as segment 0.
+fn passes_no_segments(tokenizer_config: Option<&[u8]>, model_type: &str) -> bool {
+    let config = tokenizer_config.and_then(|c| serde_json::from_slice::<serde_json::Value>(c).ok()).unwrap_or_default();
+    match (config.get("model_input_names").and_then(|v| v.as_array()), config.get("tokenizer_class").and_then(|c| c.as_str())) {
+        (Some(names), _) => !names.iter().any(|n| n == "token_type_ids"),
+        (None, Some(class)) => NO_SEGMENT_CLASSES.contains(&class),
+        (None, None) => NO_SEGMENT_MODEL_TYPES.contains(&model_type),
     }
 }
 
@@ -388,11 +398,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("vocab.json has no <s>"), "{err}");
-        // A SentencePiece model file alone is named, with how to add tokenizer.json.
-        let err = from_folder(vec![file("config.json", b"{}"), file("model.safetensors", b"x"), file("sentencepiece.bpe.model", b"x")])
+        // A SentencePiece model file alone, for a family whose tokenizer is not built from one, is
+        // named, with how to add tokenizer.json; one that is not a SentencePiece model says so.
+        let err = from_folder(vec![file("config.json", b"{\"model_type\": \"t5\"}"), file("model.safetensors", b"x"), file("spiece.model", b"x")])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("no tokenizer.json, vocab.txt") && err.contains("sentencepiece.bpe.model, SentencePiece's own format") && err.contains("save_pretrained"), "{err}");
+        assert!(err.contains("spiece.model") && err.contains("\"t5\"") && err.contains("deberta-v2") && err.contains("save_pretrained"), "{err}");
+        let err = from_folder(vec![file("config.json", b"{\"model_type\": \"deberta-v2\"}"), file("model.safetensors", b"x"), file("spm.model", b"\xff\xff")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("spm.model: not a SentencePiece model"), "{err}");
+        // No tokenizer at all lists what a folder may have.
+        let err = from_folder(vec![file("config.json", b"{}"), file("model.safetensors", b"x")]).unwrap_err().to_string();
+        assert!(err.contains("no tokenizer.json, vocab.txt") && err.contains("spm.model"), "{err}");
         // A transformers.js download: ONNX weights under onnx/, named as what it is.
         let err = from_folder(vec![file("m/config.json", b"{}"), file("m/tokenizer.json", b"{}"), file("m/onnx/model_quantized.onnx", b"x"), file("m/onnx/model.onnx", b"x")])
             .unwrap_err()

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 
 pub mod bpe_files;
 pub mod merges;
+pub mod sentencepiece;
 mod trainer;
 
 /// One token of an encoded text, with everything the page shows about it.
