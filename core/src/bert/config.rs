@@ -169,6 +169,13 @@ pub struct BertConfig {
     /// Whether DeBERTa's masked-language-model head is the legacy `cls.predictions` (`legacy`,
     /// `transformers`' default) rather than `lm_predictions.lm_head`.
     pub legacy: Option<bool>,
+    /// The special tokens' ids as the folder's `config.json` gives them, kept so an export writes
+    /// them back rather than the class's defaults (ModernBERT's are 50281 and 50282, past the end
+    /// of a smaller vocabulary); the model itself reads its tokens' ids from the tokenizer.
+    pub bos_token_id: Option<usize>,
+    pub eos_token_id: Option<usize>,
+    pub cls_token_id: Option<usize>,
+    pub sep_token_id: Option<usize>,
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small

@@ -246,6 +246,8 @@ mod tests {
         assert_eq!(json["rope_parameters"]["sliding_attention"]["rope_theta"], 10_000.0);
         assert_eq!((json["hidden_activation"].as_str(), json["norm_eps"].as_f64(), json["architectures"][0].as_str()), (Some("gelu"), Some(1e-5), Some("ModernBertModel")));
         assert_eq!(json["layer_types"][3], "full_attention");
+        let ids = ["pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id"].map(|k| json[k].as_u64());
+        assert_eq!(ids, [Some(50283), Some(50281), Some(50282), Some(50281), Some(50282)], "the special ids are kept");
         assert!(json.get("type_vocab_size").is_none() && json.get("hidden_act").is_none());
         assert_eq!(BertConfig::from_json_bytes(&config.to_hf_json()).unwrap(), config);
         let apart = config.distinctions().join("; ");
