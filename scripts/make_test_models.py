@@ -175,7 +175,10 @@ def fill_mask(model, tok, masked=MASKED):
         for at in masks:
             probs = logits[at].softmax(-1)
             top = probs.topk(TOP_K)
-            predictions.append({"position": at, "ids": top.indices.tolist(), "probs": top.values.tolist()})
+            # The pieces too, for a folder whose vocabulary is in no file a test can read
+            # (SentencePiece's own model file).
+            predictions.append({"position": at, "ids": top.indices.tolist(), "probs": top.values.tolist(),
+                                "pieces": tok.convert_ids_to_tokens(top.indices.tolist())})
         rows.append({"text": text, "input_ids": enc["input_ids"][0].tolist(), "masks": predictions})
     return rows
 
@@ -772,7 +775,7 @@ def make_sentencepiece_files(out):
     small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
     cases = (
         ("albert-spm", 31, albert, "spiece.model", AlbertConfig, AlbertForMaskedLM, None,
-         dict(embedding_size=16, max_position_embeddings=64)),
+         dict(embedding_size=16, max_position_embeddings=64, num_hidden_layers=3)),
         ("xlm-roberta-spm", 32, fairseq, "sentencepiece.bpe.model", XLMRobertaConfig, XLMRobertaForMaskedLM, None,
          dict(max_position_embeddings=66, type_vocab_size=1)),
         ("camembert-spm", 33, fairseq, "sentencepiece.bpe.model", CamembertConfig, CamembertForMaskedLM, None,
@@ -793,7 +796,7 @@ def make_sentencepiece_files(out):
         tok = AutoTokenizer.from_pretrained(folder)
         torch.manual_seed(seed)
         config = config_class(vocab_size=len(tok), pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
-                              eos_token_id=tok.eos_token_id, **small, **extra)
+                              eos_token_id=tok.eos_token_id, **{**small, **extra})
         model = jitter(model_class(config))
         model.save_pretrained(folder)
         kept = sorted(os.listdir(folder))
