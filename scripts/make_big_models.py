@@ -7,15 +7,18 @@ model's configuration values. The last two take the tokenizer of the small test 
 family (`scripts/make_test_models.py`): a vocabulary smaller than the embedding table, which
 the weights do not care about.
 
-    python3 scripts/make_big_models.py OUT [NAME ...]   # all four by default
-    # OUT/bert-base (438 MB), OUT/bert-large (1.34 GB), OUT/deberta-v3-base, OUT/modernbert-base
+    python3 scripts/make_big_models.py OUT [NAME ...]   # all by default
+    # OUT/bert-base (438 MB), OUT/bert-large (1.34 GB), OUT/deberta-v3-base, OUT/modernbert-base,
+    # OUT/albert-base-v2, OUT/mpnet-base, OUT/electra-small
 """
 import os
 import shutil
 import sys
 
 import torch
-from transformers import BertConfig, BertForMaskedLM, DebertaV2Config, DebertaV2ForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
+from transformers import (AlbertConfig, AlbertForMaskedLM, BertConfig, BertForMaskedLM, DebertaV2Config, DebertaV2ForMaskedLM,
+                          ElectraConfig, ElectraForPreTraining, ModernBertConfig, ModernBertForMaskedLM, MPNetConfig,
+                          MPNetForMaskedLM)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 MINILM = os.path.join(ROOT, "public", "models", "all-MiniLM-L6-v2")
@@ -32,12 +35,21 @@ SIZES = {
     "modernbert-base": (ModernBertForMaskedLM, ModernBertConfig(
         vocab_size=50368, hidden_size=768, intermediate_size=1152, num_hidden_layers=22, num_attention_heads=12,
         global_attn_every_n_layers=3, local_attention=128), os.path.join(ROOT, "tests", "models", "modernbert")),
+    "albert-base-v2": (AlbertForMaskedLM, AlbertConfig(
+        vocab_size=30000, embedding_size=128, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+        intermediate_size=3072, hidden_act="gelu_new"), os.path.join(ROOT, "tests", "models", "albert")),
+    "mpnet-base": (MPNetForMaskedLM, MPNetConfig(
+        vocab_size=30527, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+        max_position_embeddings=514, relative_attention_num_buckets=32), os.path.join(ROOT, "tests", "models", "mpnet")),
+    "electra-small": (ElectraForPreTraining, ElectraConfig(
+        vocab_size=30522, embedding_size=128, hidden_size=256, num_hidden_layers=12, num_attention_heads=4,
+        intermediate_size=1024), MINILM),
 }
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/bertbench-big"
-    names = sys.argv[2:] or list(SIZES)
+    names = sys.argv[2:] or list(SIZES)  # all of them by default
     for name in names:
         cls, config, tokenizer_from = SIZES[name]
         folder = os.path.join(out, name)
