@@ -6,7 +6,8 @@
 //! bertbench embed --model DIR [--backend cpu|wgpu] [--pooling mean|cls] TEXT...
 //!     one mean-pooled (or [CLS]) vector per text, as JSON lines
 //! bertbench check-device
-//!     the tiny-model comparison of wgpu against the CPU that the page runs
+//!     the tiny-model comparison of wgpu against the CPU that the page runs, then the same on
+//!     tiny ALBERT, MPNet, ModernBERT and DeBERTa-v3 models (their own blocks)
 //! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32] [--max-len 512]
 //!     embedding throughput on the first N sentences of a TSV (first column), as a table
 //! bertbench finetune --model DIR --train FILE [--valid FILE] [--task classify|tag|qa|similarity|choice]
@@ -71,7 +72,7 @@ use bertbench_core::bert::config::Preset;
 use bertbench_core::bert::folder;
 use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::burn::prelude::Device;
-use bertbench_core::device_check::compare_devices;
+use bertbench_core::device_check::{check_config, compare_devices_on, family_check_configs};
 use bertbench_core::tasks::classification;
 
 mod finetune;
@@ -252,9 +253,21 @@ fn embed(args: &[String]) -> Result {
 
 fn check_device() -> Result {
     let gpu = device("wgpu")?;
-    let report = pollster::block_on(compare_devices(&Device::flex(), &gpu, 42)).map_err(|e| e.to_string())?;
-    println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
-    if report.passed { Ok(()) } else { Err("wgpu disagrees with the CPU".into()) }
+    // BERT-tiny as the page checks it, then the tiny models of the families whose blocks it does
+    // not exercise (shared layers, relative bias, rotary positions and local windows,
+    // disentangled attention), each keyed by its `model_type`.
+    let mut reports = serde_json::Map::new();
+    let mut failed = Vec::new();
+    for (i, config) in std::iter::once(check_config()).chain(family_check_configs()).enumerate() {
+        let name = if i == 0 { "bert-tiny".to_string() } else { config.model_type.model_type().to_string() };
+        let report = pollster::block_on(compare_devices_on(&Device::flex(), &gpu, 42, config)).map_err(|e| format!("{name}: {e}"))?;
+        if !report.passed {
+            failed.push(name.clone());
+        }
+        reports.insert(name, serde_json::to_value(&report).expect("report serialises"));
+    }
+    println!("{}", serde_json::to_string_pretty(&reports).expect("reports serialise"));
+    if failed.is_empty() { Ok(()) } else { Err(format!("wgpu disagrees with the CPU on {}", failed.join(", "))) }
 }
 
 /// `--name`'s value, or `default` without one.
