@@ -144,6 +144,10 @@ pub async fn download(model_id: &str, mut progress: impl FnMut(&str, u64, Option
     Ok(CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt })
 }
 
+/// Weights' bytes from which a model on the CPU keeps them outside the wasm heap
+/// ([`Engine::outside_weights`]); smaller ones are written from the tensors when needed.
+const KEEP_OUTSIDE: usize = 256 << 20;
+
 /// A model loaded on a device.
 pub struct Engine {
     /// Directory name under `models/`.
@@ -154,6 +158,11 @@ pub struct Engine {
     /// the model moves to the CPU from. A model on the CPU writes them from its tensors when
     /// they are needed, so the page does not hold the weights twice (90 MB for MiniLM).
     gpu_weights: Option<Vec<u8>>,
+    /// The weights' bytes of a model over [`KEEP_OUTSIDE`] on the CPU, kept in a JavaScript
+    /// buffer outside the wasm heap: handing such a model to the training worker then writes
+    /// nothing in the page, where writing it from its tensors would need twice its size more in
+    /// a heap that already holds it (XLM-RoBERTa-base: 1.1 GB of weights).
+    outside_weights: Option<js_sys::Uint8Array>,
     /// The model.
     pub bert: LoadedModel,
     /// The masked-language-model head its checkpoint carries (fill-mask in the explorer), or
@@ -192,6 +201,8 @@ impl Engine {
         let CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt } = files;
         let small_files = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
         let gpu_weights = (backend == Backend::WebGpu).then(|| weights.clone());
+        let outside_weights = (backend == Backend::Cpu && weights.len() >= KEEP_OUTSIDE && cfg!(target_arch = "wasm32"))
+            .then(|| js_sys::Uint8Array::from(&weights[..]));
         match checkpoint::load(CheckpointFiles { weights, ..small_files.clone() }, &device) {
             Ok(bert) => {
                 let mlm = if bert.report.heads.contains(&Head::MaskedLm) {
@@ -199,10 +210,16 @@ impl Engine {
                 } else {
                     Err("it has no masked-language-model head".to_string())
                 };
-                Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, bert, mlm, device, backend, source: ModelSource::Page })
+                Ok(Self { model_id: model_id.to_string(), small_files, gpu_weights, outside_weights, bert, mlm, device, backend, source: ModelSource::Page })
             }
             Err(e) => Err((e.to_string(), CheckpointFiles { weights: gpu_weights.unwrap_or_default(), ..small_files })),
         }
+    }
+
+    /// `config.json` and the tokenizer's files, with the weights' bytes where the page keeps
+    /// them outside the wasm heap (else `None`: [`Engine::files`] writes them).
+    pub fn outside_files(&self) -> Option<(&CheckpointFiles, &js_sys::Uint8Array)> {
+        self.outside_weights.as_ref().map(|w| (&self.small_files, w))
     }
 
     /// The model as checkpoint files (to load it on another device, or in the training

@@ -230,6 +230,21 @@ impl WorkerClient {
 
     fn send(self, slot: usize, message: &ToWorker, bytes: &[&[u8]]) {
         let (data, transfer) = encode(message, bytes);
+        self.post(slot, data, transfer);
+    }
+
+    /// [`send`](Self::send) with `extra.1` put among the bytes at index `extra.0`, cloned by
+    /// `postMessage` rather than transferred.
+    fn send_with(self, slot: usize, message: &ToWorker, bytes: &[&[u8]], extra: (u32, &js_sys::Uint8Array)) {
+        let (data, transfer) = encode(message, bytes);
+        if let Ok(list) = js_sys::Reflect::get(&data, &"bytes".into()) {
+            wasm_bindgen::JsCast::unchecked_into::<js_sys::Array>(list).splice(extra.0, 0, extra.1);
+        }
+        self.post(slot, data, transfer);
+    }
+
+    /// Posts an encoded message to the worker of `slot`, or queues it until the worker is ready.
+    fn post(self, slot: usize, data: wasm_bindgen::JsValue, transfer: js_sys::Array) {
         self.routes.update_value(|r| {
             let slot = &mut r.slots[slot];
             match &slot.worker {
@@ -441,11 +456,26 @@ impl WorkerClient {
         if missing.is_empty() {
             return Ok(());
         }
-        let files = if engine.source == ModelSource::Server { None } else { Some(engine.files()?) };
+        let outside = engine.outside_files();
+        let files = if engine.source == ModelSource::Server || outside.is_some() { None } else { Some(engine.files()?) };
         for slot in missing {
-            match &files {
-                None => self.send(slot, &ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]),
-                Some(f) => {
+            match (&files, outside) {
+                (_, Some((small, weights))) => {
+                    // The weights go from their JavaScript buffer (copied by postMessage, not
+                    // transferred: the page keeps them for the next worker).
+                    let message = ToWorker::SetBase {
+                        model_id: engine.model_id.clone(),
+                        download: false,
+                        tokenizer_json: small.tokenizer_json.is_some(),
+                        vocab_txt: small.vocab_txt.is_some(),
+                    };
+                    let mut parts: Vec<&[u8]> = vec![&small.config_json];
+                    parts.extend(small.tokenizer_json.as_deref());
+                    parts.extend(small.vocab_txt.as_deref());
+                    self.send_with(slot, &message, &parts, (1, weights));
+                }
+                (None, None) => self.send(slot, &ToWorker::SetBase { model_id: engine.model_id.clone(), download: true, tokenizer_json: false, vocab_txt: false }, &[]),
+                (Some(f), None) => {
                     let mut parts: Vec<&[u8]> = vec![&f.config_json, &f.weights];
                     parts.extend(f.tokenizer_json.as_deref());
                     parts.extend(f.vocab_txt.as_deref());

@@ -13,7 +13,7 @@ use crate::explore::{AttentionPanel, EmbeddingPanel, FillMaskPanel, InputPartsPa
 use crate::lab::{Lab, LabPanel};
 use crate::lessons::{Lessons, LessonsPanel};
 use crate::saved_work::SavedWork;
-use crate::studio::{ResumeBanner, Studio, StudioChoiceDataPanel, StudioDataPanel, StudioDistilPanel, StudioInsidePanel, StudioPairDataPanel, StudioQaDataPanel, StudioResultsPanel, StudioTagDataPanel, StudioTaskSwitch, StudioTrainPanel, Task};
+use crate::studio::{ResumeBanner, Studio, StudioDistilPanel, StudioInsidePanel, StudioResultsPanel, StudioTaskData, StudioTaskSwitch, StudioTrainPanel};
 use crate::worker_client::WorkerClient;
 
 fn query_param(name: &str) -> Option<String> {
@@ -128,7 +128,6 @@ pub fn App() -> impl IntoView {
     });
     provide_context(crate::pwa::Pwa { offline, updated });
     let tab = state.tab;
-    let studio_task = studio.task;
     let show = move |t: Tab| state.show(t);
     spawn_local(async move {
         let models = engine::available_models().await;
@@ -186,11 +185,7 @@ pub fn App() -> impl IntoView {
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Studio>
                 <ResumeBanner />
                 <StudioTaskSwitch />
-                <div class:hidden=move || studio_task.get() != Task::Classify><StudioDataPanel /></div>
-                <div class:hidden=move || studio_task.get() != Task::Tag><StudioTagDataPanel /></div>
-                <div class:hidden=move || studio_task.get() != Task::Answer><StudioQaDataPanel /></div>
-                <div class:hidden=move || studio_task.get() != Task::Similar><StudioPairDataPanel /></div>
-                <div class:hidden=move || studio_task.get() != Task::Choice><StudioChoiceDataPanel /></div>
+                <StudioTaskData />
                 <StudioTrainPanel />
                 <StudioResultsPanel />
                 <StudioDistilPanel />

@@ -15,6 +15,7 @@ use leptos::task::spawn_local;
 
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
+use super::task::TaskPanel;
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::fetch::yield_to_browser;
@@ -45,14 +46,61 @@ pub struct QaUpload {
     pub answers_cut: usize,
 }
 
+/// The question-answering mode's own state.
+#[derive(Debug, Clone, Copy)]
+pub struct QaState {
+    /// The questions over passages.
+    pub questions: RwSignal<Option<QaUpload>>,
+    /// A window's length in tokens.
+    pub window_len: RwSignal<usize>,
+    /// Whether the model may answer "no answer" (SQuAD 2.0).
+    pub allow_null: RwSignal<bool>,
+}
+
+impl QaState {
+    /// No file yet; windows of 192 tokens; every question answered.
+    pub fn new() -> Self {
+        Self { questions: RwSignal::new(None), window_len: RwSignal::new(192), allow_null: RwSignal::new(false) }
+    }
+}
+
+/// The question-answering task (an answer span per question over a passage).
+pub(super) struct Answering;
+
+impl TaskPanel for Answering {
+    fn choice(&self) -> (&'static str, &'static str) {
+        (" answers found in a passage (question answering, SQuAD)", "task-answer")
+    }
+
+    fn data_panel(&self) -> AnyView {
+        view! { <StudioQaDataPanel /> }.into_any()
+    }
+
+    fn has_data(&self, studio: Studio) -> bool {
+        studio.qa.questions.with(Option::is_some)
+    }
+
+    fn epoch_examples(&self, studio: Studio) -> usize {
+        studio.training_windows()
+    }
+
+    fn start(&self, studio: Studio, state: AppState) -> Result<(), String> {
+        studio.start_answering(state)
+    }
+
+    fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
+        qa_results(summary).into_any()
+    }
+}
+
 impl Studio {
     /// Reads a question-answering file; a file that cannot be read leaves the data as it was.
     pub fn set_qa_file(self, state: AppState, name: String, bytes: Vec<u8>) {
         match parse_qa(&bytes, Some(&name)) {
             Ok(data) => {
                 self.data_error.set(None);
-                self.allow_null.set(data.unanswerable);
-                self.questions.set(Some(QaUpload { name, data: Arc::new(data), windows: None, split_passages: 0, answers_cut: 0 }));
+                self.qa.allow_null.set(data.unanswerable);
+                self.qa.questions.set(Some(QaUpload { name, data: Arc::new(data), windows: None, split_passages: 0, answers_cut: 0 }));
                 self.count_windows(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
@@ -61,8 +109,8 @@ impl Studio {
 
     /// Counts each question's windows with the model's tokenizer (in chunks, yielding).
     pub fn count_windows(self, state: AppState) {
-        let Some(upload) = self.questions.get_untracked() else { return };
-        let window = self.window_len.get_untracked();
+        let Some(upload) = self.qa.questions.get_untracked() else { return };
+        let window = self.qa.window_len.get_untracked();
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
@@ -83,7 +131,7 @@ impl Studio {
                     last = now_ms();
                 }
             }
-            self.questions.update(|t| {
+            self.qa.questions.update(|t| {
                 if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
                     t.windows = Some(windows);
                     t.split_passages = split.len();
@@ -94,10 +142,10 @@ impl Studio {
     }
 
     /// Starts a question-answering run on the loaded questions.
-    pub(super) fn start_answering(self, state: AppState) -> Result<(), String> {
-        let upload = self.questions.get_untracked().ok_or("load a file of questions first")?;
+    fn start_answering(self, state: AppState) -> Result<(), String> {
+        let upload = self.qa.questions.get_untracked().ok_or("load a file of questions first")?;
         let engine = state.engine().ok_or("the model is still loading")?;
-        let window = self.window_len.get_untracked();
+        let window = self.qa.window_len.get_untracked();
         let mut config = self.config.get_untracked();
         config.features = FeatureSpec { layers: config.features.layers, ..FeatureSpec::spans() };
         config.spans = SpanConfig::new().with_max_len(window).with_stride(window / 3);
@@ -118,8 +166,8 @@ impl Studio {
     }
 
     /// Training windows of the loaded questions (about: the split is by passage).
-    pub(super) fn training_windows(self) -> usize {
-        let Some(u) = self.questions.get_untracked() else { return 0 };
+    fn training_windows(self) -> usize {
+        let Some(u) = self.qa.questions.get_untracked() else { return 0 };
         let n = u.data.items.len();
         let windows = u.windows.unwrap_or(n);
         (windows as f32 * (1.0 - self.held_out_fraction())).round() as usize
@@ -152,11 +200,11 @@ pub fn StudioQaDataPanel() -> impl IntoView {
     let studio = expect_context::<Studio>();
     Effect::new(move |_| {
         state.generation.get();
-        studio.window_len.get();
+        studio.qa.window_len.get();
         studio.count_windows(state);
     });
     let report = move || {
-        studio.questions.get().map(|u| {
+        studio.qa.questions.get().map(|u| {
             let d = u.data.clone();
             view! {
                 <div data-testid="qa-report">
@@ -175,7 +223,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
                             "{} answer{} too long for a window of {} tokens with {} question: {} only learn \"no answer\". Choose a longer window.",
                             u.answers_cut,
                             if u.answers_cut == 1 { " is" } else { "s are" },
-                            studio.window_len.get_untracked(),
+                            studio.qa.window_len.get_untracked(),
                             if u.answers_cut == 1 { "its" } else { "their" },
                             if u.answers_cut == 1 { "that question can" } else { "those questions can" },
                         )}</p>
@@ -210,8 +258,8 @@ pub fn StudioQaDataPanel() -> impl IntoView {
                 <HeldOutChoice task=Task::Answer prefix="qa" unit="of passages held out" accept=QA_FILES />
                 <label class="small" title="A longer passage is cut into windows that overlap by a third; each window holds the whole question">
                     "Window: "
-                    <select data-testid="qa-window" on:change=move |ev| studio.window_len.set(event_target_value(&ev).parse().unwrap_or(192))>
-                        {[128usize, 192, 256, 384].map(|n| view! { <option value=n.to_string() selected=move || studio.window_len.get() == n>{format!("{n} tokens (stride {})", n / 3)}</option> }).collect_view()}
+                    <select data-testid="qa-window" on:change=move |ev| studio.qa.window_len.set(event_target_value(&ev).parse().unwrap_or(192))>
+                        {[128usize, 192, 256, 384].map(|n| view! { <option value=n.to_string() selected=move || studio.qa.window_len.get() == n>{format!("{n} tokens (stride {})", n / 3)}</option> }).collect_view()}
                     </select>
                 </label>
             </div>
@@ -274,7 +322,7 @@ pub fn QaPredict() -> impl IntoView {
         let (q, c) = (question.get_untracked(), context.get_untracked());
         busy.set(true);
         crate::widgets::spawn_in_view(async move {
-            let r = studio.client.answer(q, c.clone(), studio.allow_null.get_untracked()).await;
+            let r = studio.client.answer(q, c.clone(), studio.qa.allow_null.get_untracked()).await;
             busy.set(false);
             answers.update(|n| *n += 1);
             result.set(Some(r.map(|a| (c, a))));
@@ -290,7 +338,7 @@ pub fn QaPredict() -> impl IntoView {
                 Err(e) => return note.set(Some(Err(format!("{name}: {e}")))),
             };
             busy.set(true);
-            let allow_null = studio.allow_null.get_untracked();
+            let allow_null = studio.qa.allow_null.get_untracked();
             let (mut predictions, mut said) = (serde_json::Map::new(), Vec::new());
             for (i, q) in data.items.iter().enumerate() {
                 note.set(Some(Ok(format!("Answering question {} of {} of {name}…", i + 1, data.items.len()))));
@@ -324,8 +372,8 @@ pub fn QaPredict() -> impl IntoView {
             <input type="text" data-testid="qa-question" aria-label="Question" prop:value=move || question.get() on:input=move |ev| question.set(event_target_value(&ev)) />
             <button data-testid="qa-button" on:click=ask prop:disabled=move || busy.get()>"Answer"</button>
             <label class="small" title="SQuAD 2.0: the model may say the passage does not answer the question, when [CLS] scores above every span">
-                <input type="checkbox" data-testid="qa-allow-null" prop:checked=move || studio.allow_null.get()
-                    on:change=move |ev| studio.allow_null.set(event_target_checked(&ev)) />
+                <input type="checkbox" data-testid="qa-allow-null" prop:checked=move || studio.qa.allow_null.get()
+                    on:change=move |ev| studio.qa.allow_null.set(event_target_checked(&ev)) />
                 " allow \"no answer\""
             </label>
             <label class="filebutton secondary">"Answer a file of questions (predictions download)"

@@ -1,16 +1,215 @@
-//! Studio step 1: a labeled file in, columns mapped, checked before training.
+//! Studio step 1 of the classification mode: a labeled file in, columns mapped, checked before
+//! training; the mode's state, and its run's start.
 
+use std::sync::Arc;
+
+use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
+use bertbench_core::tasks::distillation::Distillation;
+use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use crate::app::AppState;
+use crate::runs::{RunData, RunSummary};
 use super::data_card::{DataCard, Example};
-use super::{EXAMPLE_CSV, Studio, Task};
+use super::task::TaskPanel;
+use super::{EXAMPLE_CSV, Studio, Task, recipe};
 use crate::files::on_files;
 
 const PREVIEW_ROWS: usize = 8;
 
 /// The files the classification mode's pickers offer.
 const TABLE_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz";
+
+/// An uploaded file, parsed.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    /// The file's name.
+    pub name: String,
+    /// Its rows.
+    pub table: Arc<Table>,
+}
+
+/// The data after column mapping and validation.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Usable examples and labels (skips recorded).
+    pub dataset: Arc<Dataset>,
+    /// The validation report.
+    pub report: ValidationReport,
+    /// Examples of the separate validation file, if one is used.
+    pub valid_file: Option<Arc<Dataset>>,
+}
+
+/// The classification mode's own state.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassifyState {
+    /// The training file.
+    pub upload: RwSignal<Option<Upload>>,
+    /// A separate validation file (same columns).
+    pub valid_upload: RwSignal<Option<Upload>>,
+    /// Column mapping.
+    pub columns: RwSignal<ColumnMap>,
+    /// Mapping + validation result.
+    pub prepared: RwSignal<Option<Prepared>>,
+}
+
+impl ClassifyState {
+    /// No file yet; the columns a two-column file has.
+    pub fn new() -> Self {
+        Self {
+            upload: RwSignal::new(None),
+            valid_upload: RwSignal::new(None),
+            columns: RwSignal::new(ColumnMap { text: 0, text_pair: None, label: Some(1) }),
+            prepared: RwSignal::new(None),
+        }
+    }
+}
+
+/// The classification task (a label per text or pair of texts).
+pub(super) struct Classification;
+
+impl TaskPanel for Classification {
+    fn choice(&self) -> (&'static str, &'static str) {
+        (" a label per text (sentiment, topic, sentence pairs)", "task-classify")
+    }
+
+    fn data_panel(&self) -> AnyView {
+        view! { <StudioDataPanel /> }.into_any()
+    }
+
+    fn has_data(&self, studio: Studio) -> bool {
+        studio.classify.prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty()))
+    }
+
+    fn epoch_examples(&self, studio: Studio) -> usize {
+        let Some(p) = studio.classify.prepared.get_untracked() else { return 0 };
+        match &p.valid_file {
+            Some(_) => p.dataset.examples.len(),
+            None => ((1.0 - studio.valid_fraction.get_untracked()) * p.dataset.examples.len() as f32).round() as usize,
+        }
+    }
+
+    fn start(&self, studio: Studio, state: AppState) -> Result<(), String> {
+        studio.start_classifier(state, None)
+    }
+
+    fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
+        super::results::classification_results(summary)
+    }
+}
+
+impl Studio {
+    /// Parses an uploaded training (or validation) file and re-validates.
+    pub fn set_file(self, state: AppState, name: String, bytes: Vec<u8>, validation: bool) {
+        match parse_table(&bytes, Some(&name)) {
+            Ok(table) => {
+                // A training file none of whose rows can be used with the guessed columns (no
+                // label column, nothing readable) is refused like an unreadable one, keeping the
+                // previous data: there would be nothing to fix by choosing columns.
+                if !validation {
+                    if let Err(e) = to_examples(&table, &guess_columns(&table)) {
+                        self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
+                        return;
+                    }
+                }
+                if !validation {
+                    self.save_dataset(name.clone(), bytes.clone(), table.rows.len());
+                }
+                let upload = Upload { name, table: Arc::new(table) };
+                self.data_error.set(None);
+                if validation {
+                    self.classify.valid_upload.set(Some(upload));
+                } else {
+                    self.classify.columns.set(guess_columns(&upload.table));
+                    self.classify.upload.set(Some(upload));
+                    self.classify.valid_upload.set(None);
+                }
+                self.revalidate(state);
+            }
+            // The previous data stays as it was: a bad file changes nothing.
+            Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
+        }
+    }
+
+    /// Maps columns, validates, and counts tokens (in chunks, yielding).
+    pub fn revalidate(self, state: AppState) {
+        let Some(upload) = self.classify.upload.get_untracked() else { return };
+        let map = self.classify.columns.get_untracked();
+        let max_len = self.max_len.get_untracked();
+        let dataset = match to_examples(&upload.table, &map) {
+            Ok(d) => Arc::new(d),
+            Err(e) => {
+                self.classify.prepared.set(None);
+                self.data_error.set(Some(e.to_string()));
+                return;
+            }
+        };
+        let valid_file = match self.classify.valid_upload.get_untracked() {
+            None => None,
+            Some(v) => match to_examples(&v.table, &map) {
+                Ok(d) => Some(Arc::new(d)),
+                Err(e) => {
+                    self.data_error.set(Some(format!("{} (validation file): {e}", v.name)));
+                    None
+                }
+            },
+        };
+        self.data_error.set(None);
+        spawn_local(async move {
+            let Some(engine) = state.engine() else {
+                self.data_error.set(Some("The model is still loading; its tokenizer is needed to count tokens.".into()));
+                return;
+            };
+            let tok = &engine.bert.tokenizer;
+            let lengths = super::data_card::token_counts(&dataset.examples, |ex| tok.encode_text(&ex.text, ex.text_pair.as_deref())).await;
+            let report = validate(&dataset, &lengths, max_len, 2);
+            self.classify.prepared.set(Some(Prepared { dataset, report, valid_file }));
+        });
+    }
+
+    /// Starts a sentence classifier's run on the prepared data: the studio's, or a student's of
+    /// `student.0` layers (learning from the current classifier's probabilities too where
+    /// `student.1` says how).
+    pub(crate) fn start_classifier(self, state: AppState, student: Option<(usize, Option<Distillation>)>) -> Result<(), String> {
+        let prepared = self.classify.prepared.get_untracked().ok_or("load a dataset first")?;
+        if let Some(first) = prepared.report.errors.first() {
+            return Err(format!("The data has a problem to fix first: {first}"));
+        }
+        let engine = state.engine().ok_or("the model is still loading")?;
+        let trains_encoder = self.config.get_untracked().mode != TrainMode::HeadOnly;
+        memory::check_memory(engine.bert.report.num_params as u64, trains_encoder, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
+        let dataset = &prepared.dataset;
+        let (train, valid) = match &prepared.valid_file {
+            Some(v) => {
+                if let Some(bad) = v.examples.iter().find(|e| dataset.label_index(&e.label).is_none()) {
+                    return Err(format!(
+                        "the validation file has label {:?} (line {}), which the training file does not",
+                        bad.label, bad.line
+                    ));
+                }
+                (dataset.examples.clone(), v.examples.clone())
+            }
+            None => {
+                let split = dataset
+                    .split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked())
+                    .map_err(|e| e.to_string())?;
+                let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
+                (pick(&split.train), pick(&split.valid))
+            }
+        };
+        let config = self.config.get_untracked().with_distil(student.as_ref().and_then(|s| s.1.clone()));
+        let (max_len, mut label) = (self.max_len.get_untracked(), recipe(&config));
+        if let Some((n, _)) = &student {
+            label = format!("student: {n} of {} layers · {label}", engine.bert.config.num_hidden_layers);
+        }
+        let keep_layers = student.map(|s| s.0);
+        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| {
+            r.data = RunData::Texts { train, valid };
+            r.keep_layers = keep_layers;
+        })
+    }
+}
 
 /// The data card (picker, drop zone, example), column mapping, preview and validation report.
 #[component]
@@ -28,19 +227,19 @@ pub fn StudioDataPanel() -> impl IntoView {
     // Re-check whenever the model (tokenizer) arrives or changes.
     Effect::new(move |_| {
         state.generation.get();
-        if studio.upload.get_untracked().is_some() {
+        if studio.classify.upload.get_untracked().is_some() {
             studio.revalidate(state);
         }
     });
 
     let column_select = move |which: &'static str| {
         let options = move || {
-            studio.upload.get().map(|u| {
+            studio.classify.upload.get().map(|u| {
                 u.table.columns.iter().enumerate().map(|(i, c)| view! { <option value=i.to_string()>{c.clone()}</option> }).collect_view()
             })
         };
         let current = move || {
-            let m = studio.columns.get();
+            let m = studio.classify.columns.get();
             match which {
                 "text" => m.text.to_string(),
                 "pair" => m.text_pair.map(|i| i.to_string()).unwrap_or_default(),
@@ -50,7 +249,7 @@ pub fn StudioDataPanel() -> impl IntoView {
         let on_change = move |ev| {
             let v = event_target_value(&ev);
             let idx = v.parse::<usize>().ok();
-            studio.columns.update(|m| match which {
+            studio.classify.columns.update(|m| match which {
                 "text" => m.text = idx.unwrap_or(0),
                 "pair" => m.text_pair = idx,
                 _ => m.label = idx,
@@ -66,7 +265,7 @@ pub fn StudioDataPanel() -> impl IntoView {
     };
 
     let preview = move || {
-        studio.upload.get().map(|u| {
+        studio.classify.upload.get().map(|u| {
             let t = u.table.clone();
             view! {
                 <div class="scroll-x">
@@ -87,7 +286,7 @@ pub fn StudioDataPanel() -> impl IntoView {
     };
 
     let report = move || {
-        studio.prepared.get().map(|p| {
+        studio.classify.prepared.get().map(|p| {
             let r = p.report.clone();
             let total: usize = r.class_counts.iter().map(|(_, n)| n).sum::<usize>().max(1);
             let skipped = p.dataset.skipped.clone();
@@ -141,7 +340,7 @@ pub fn StudioDataPanel() -> impl IntoView {
             example=Example { testid: "use-example", label: "use the example dataset" }
             on_file=move |(name, bytes)| studio.set_file(state, name, bytes, false)
             on_example=move |()| studio.set_file(state, "sentiment.csv (built-in example)".into(), EXAMPLE_CSV.to_vec(), false)>
-            {move || studio.upload.get().is_some().then(|| view! {
+            {move || studio.classify.upload.get().is_some().then(|| view! {
                 <div>
                     <div class="row mapping">
                         <label class="small">"Text " {column_select("text")}</label>
@@ -153,7 +352,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                     <div class="row">
                         <label class="small">"Validation: "
                             <select data-testid="valid-fraction"
-                                prop:disabled=move || studio.valid_upload.get().is_some()
+                                prop:disabled=move || studio.classify.valid_upload.get().is_some()
                                 on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
                                 {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% held out (stratified)", f * 100.0)}</option> }).collect_view()}
                             </select>
@@ -166,9 +365,9 @@ pub fn StudioDataPanel() -> impl IntoView {
                             <input type="file" accept=TABLE_FILES data-testid="valid-file"
                                 on:change=on_valid />
                         </label>
-                        {move || studio.valid_upload.get().map(|v| view! {
+                        {move || studio.classify.valid_upload.get().map(|v| view! {
                             <span class="small">{format!("validating on {} ({} rows) ", v.name, v.table.rows.len())}
-                                <button class="secondary small" on:click=move |_| { studio.valid_upload.set(None); studio.revalidate(state); }>"use a split instead"</button>
+                                <button class="secondary small" on:click=move |_| { studio.classify.valid_upload.set(None); studio.revalidate(state); }>"use a split instead"</button>
                             </span>
                         })}
                     </div>

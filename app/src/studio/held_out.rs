@@ -85,7 +85,7 @@ impl Studio {
     /// and says why.
     fn set_held_out(self, name: String, bytes: Vec<u8>) {
         let task = self.task.get_untracked();
-        let train = self.pairs.with_untracked(|p| p.as_ref().and_then(|p| p.data.clone()));
+        let train = self.similar.pairs.with_untracked(|p| p.as_ref().and_then(|p| p.data.clone()));
         match read_held_out(task, &name, &bytes, train.as_deref()) {
             Ok(data) => {
                 self.data_error.set(None);

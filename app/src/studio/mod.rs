@@ -9,10 +9,9 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
+use bertbench_core::data::{Dataset, guess_columns, parse_table, to_examples};
 use bertbench_core::tasks::classification::{ClassifierMeta, Level};
-use bertbench_core::tasks::distillation::Distillation;
-use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode, memory};
+use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use futures::channel::oneshot;
 use leptos::prelude::*;
@@ -40,44 +39,21 @@ mod resume;
 mod saved;
 mod similarity;
 mod tagging;
+mod task;
 mod train;
 
-pub use answering::StudioQaDataPanel;
-pub use choice::StudioChoiceDataPanel;
-pub use data::StudioDataPanel;
 pub use distil::StudioDistilPanel;
 pub(crate) use distil::{Distillations, Model as DistilModel, better_student};
 pub use inside::StudioInsidePanel;
 pub(crate) use inside::{Change, Senses, layer_change, where_moved};
 pub use results::StudioResultsPanel;
 pub use resume::ResumeBanner;
-pub use similarity::StudioPairDataPanel;
-pub use tagging::{StudioTagDataPanel, StudioTaskSwitch, Task};
+pub use task::{StudioTaskData, StudioTaskSwitch, Task};
 pub use train::StudioTrainPanel;
 use crate::widgets::now_ms;
 
 /// The built-in example dataset, written for this project.
 pub const EXAMPLE_CSV: &[u8] = crate::examples::SENTIMENT_CSV;
-
-/// An uploaded file, parsed.
-#[derive(Debug, Clone)]
-pub struct Upload {
-    /// The file's name.
-    pub name: String,
-    /// Its rows.
-    pub table: Arc<Table>,
-}
-
-/// The data after column mapping and validation.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// Usable examples and labels (skips recorded).
-    pub dataset: Arc<Dataset>,
-    /// The validation report.
-    pub report: ValidationReport,
-    /// Examples of the separate validation file, if one is used.
-    pub valid_file: Option<Arc<Dataset>>,
-}
 
 /// Where a run stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,18 +96,20 @@ pub struct Studio {
     pub client: WorkerClient,
     /// Work saved in this browser.
     pub saved: SavedWork,
-    /// The training file.
-    pub upload: RwSignal<Option<Upload>>,
-    /// A separate validation file (same columns).
-    pub valid_upload: RwSignal<Option<Upload>>,
+    /// The classification mode's own state: its table, columns and checked data.
+    pub classify: data::ClassifyState,
+    /// The tagging mode's own state.
+    pub tag: tagging::TagState,
+    /// The question-answering mode's own state.
+    pub qa: answering::QaState,
+    /// The similarity mode's own state.
+    pub similar: similarity::PairState,
+    /// The multiple-choice mode's own state.
+    pub multiple_choice: choice::ChoiceState,
     /// A separate validation file of the tagging, question-answering or similarity mode.
     pub held_out: RwSignal<Option<held_out::HeldOut>>,
-    /// Column mapping.
-    pub columns: RwSignal<ColumnMap>,
     /// Parse / mapping error to show.
     pub data_error: RwSignal<Option<String>>,
-    /// Mapping + validation result.
-    pub prepared: RwSignal<Option<Prepared>>,
     /// Validation share when splitting.
     pub valid_fraction: RwSignal<f32>,
     /// Seed of the split.
@@ -175,26 +153,8 @@ pub struct Studio {
     checkpointed: StoredValue<Option<u32>>,
     /// The saved training file last opened.
     dataset_id: RwSignal<Option<String>>,
-    /// What is trained: a label per text, or a tag per word.
+    /// What is trained: the chosen task (its own state is in its field above).
     pub task: RwSignal<Task>,
-    /// The tagged file (tagging mode).
-    pub tagged: RwSignal<Option<tagging::TaggedUpload>>,
-    /// Which pieces of a word a tagger's loss reads.
-    pub pieces: RwSignal<bertbench_core::tasks::tagging::LabelPieces>,
-    /// The questions over passages (question-answering mode).
-    pub questions: RwSignal<Option<answering::QaUpload>>,
-    /// A question-answering window's length in tokens.
-    pub window_len: RwSignal<usize>,
-    /// Whether the question-answering model may answer "no answer" (SQuAD 2.0).
-    pub allow_null: RwSignal<bool>,
-    /// The questions with endings (multiple-choice mode).
-    pub choices: RwSignal<Option<choice::ChoiceUpload>>,
-    /// The scored pairs (similarity mode).
-    pub pairs: RwSignal<Option<similarity::PairUpload>>,
-    /// Which kind of similarity model trains: a cross-encoder (`Score`) or a bi-encoder (`Embedding`).
-    pub pair_level: RwSignal<Level>,
-    /// What the similarity searches of this session cost, for the comparison of the two kinds.
-    pub costs: RwSignal<Vec<similarity::Cost>>,
     /// The page's backend choice, which may move a run to the backend faster at its batch shape.
     pub(crate) choice: StoredValue<Option<BackendChoice>>,
 }
@@ -219,12 +179,13 @@ impl Studio {
         let studio = Self {
             client,
             saved,
-            upload: RwSignal::new(None),
-            valid_upload: RwSignal::new(None),
+            classify: data::ClassifyState::new(),
+            tag: tagging::TagState::new(),
+            qa: answering::QaState::new(),
+            similar: similarity::PairState::new(),
+            multiple_choice: choice::ChoiceState::new(),
             held_out: RwSignal::new(None),
-            columns: RwSignal::new(ColumnMap { text: 0, text_pair: None, label: Some(1) }),
             data_error: RwSignal::new(None),
-            prepared: RwSignal::new(None),
             valid_fraction: RwSignal::new(0.2),
             split_seed: RwSignal::new(13),
             config: RwSignal::new(FineTuneConfig::new()),
@@ -248,15 +209,6 @@ impl Studio {
             checkpointed: StoredValue::new(None),
             dataset_id: RwSignal::new(None),
             task: RwSignal::new(Task::Classify),
-            tagged: RwSignal::new(None),
-            pieces: RwSignal::new(Default::default()),
-            questions: RwSignal::new(None),
-            window_len: RwSignal::new(192),
-            allow_null: RwSignal::new(false),
-            choices: RwSignal::new(None),
-            pairs: RwSignal::new(None),
-            pair_level: RwSignal::new(Level::Embedding),
-            costs: RwSignal::new(Vec::new()),
             choice: StoredValue::new(None),
         };
         client.on_error(move |message| studio.notice.set(Some(Err(message))));
@@ -367,126 +319,9 @@ impl Studio {
         }
     }
 
-    /// Parses an uploaded training (or validation) file and re-validates.
-    pub fn set_file(self, state: AppState, name: String, bytes: Vec<u8>, validation: bool) {
-        match parse_table(&bytes, Some(&name)) {
-            Ok(table) => {
-                // A training file none of whose rows can be used with the guessed columns (no
-                // label column, nothing readable) is refused like an unreadable one, keeping the
-                // previous data: there would be nothing to fix by choosing columns.
-                if !validation {
-                    if let Err(e) = to_examples(&table, &guess_columns(&table)) {
-                        self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
-                        return;
-                    }
-                }
-                if !validation {
-                    self.save_dataset(name.clone(), bytes.clone(), table.rows.len());
-                }
-                let upload = Upload { name, table: Arc::new(table) };
-                self.data_error.set(None);
-                if validation {
-                    self.valid_upload.set(Some(upload));
-                } else {
-                    self.columns.set(guess_columns(&upload.table));
-                    self.upload.set(Some(upload));
-                    self.valid_upload.set(None);
-                }
-                self.revalidate(state);
-            }
-            // The previous data stays as it was: a bad file changes nothing.
-            Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
-        }
-    }
-
-    /// Maps columns, validates, and counts tokens (in chunks, yielding).
-    pub fn revalidate(self, state: AppState) {
-        let Some(upload) = self.upload.get_untracked() else { return };
-        let map = self.columns.get_untracked();
-        let max_len = self.max_len.get_untracked();
-        let dataset = match to_examples(&upload.table, &map) {
-            Ok(d) => Arc::new(d),
-            Err(e) => {
-                self.prepared.set(None);
-                self.data_error.set(Some(e.to_string()));
-                return;
-            }
-        };
-        let valid_file = match self.valid_upload.get_untracked() {
-            None => None,
-            Some(v) => match to_examples(&v.table, &map) {
-                Ok(d) => Some(Arc::new(d)),
-                Err(e) => {
-                    self.data_error.set(Some(format!("{} (validation file): {e}", v.name)));
-                    None
-                }
-            },
-        };
-        self.data_error.set(None);
-        spawn_local(async move {
-            let Some(engine) = state.engine() else {
-                self.data_error.set(Some("The model is still loading; its tokenizer is needed to count tokens.".into()));
-                return;
-            };
-            let tok = &engine.bert.tokenizer;
-            let lengths = data_card::token_counts(&dataset.examples, |ex| tok.encode_text(&ex.text, ex.text_pair.as_deref())).await;
-            let report = validate(&dataset, &lengths, max_len, 2);
-            self.prepared.set(Some(Prepared { dataset, report, valid_file }));
-        });
-    }
-
-    /// Starts a run on the prepared data (or, in tagging mode, the tagged sentences).
+    /// Starts a run of the chosen task on its data.
     pub fn start(self, state: AppState) -> Result<(), String> {
-        match self.task.get_untracked() {
-            Task::Tag => return self.start_tagging(state),
-            Task::Answer => return self.start_answering(state),
-            Task::Similar => return self.start_similarity(state),
-            Task::Choice => return self.start_choice(state),
-            Task::Classify => {}
-        }
-        self.start_classifier(state, None)
-    }
-
-    /// Starts a sentence classifier's run on the prepared data: the studio's, or a student's of
-    /// `student.0` layers (learning from the current classifier's probabilities too where
-    /// `student.1` says how).
-    pub(crate) fn start_classifier(self, state: AppState, student: Option<(usize, Option<Distillation>)>) -> Result<(), String> {
-        let prepared = self.prepared.get_untracked().ok_or("load a dataset first")?;
-        if let Some(first) = prepared.report.errors.first() {
-            return Err(format!("The data has a problem to fix first: {first}"));
-        }
-        let engine = state.engine().ok_or("the model is still loading")?;
-        let trains_encoder = self.config.get_untracked().mode != TrainMode::HeadOnly;
-        memory::check_memory(engine.bert.report.num_params as u64, trains_encoder, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
-        let dataset = &prepared.dataset;
-        let (train, valid) = match &prepared.valid_file {
-            Some(v) => {
-                if let Some(bad) = v.examples.iter().find(|e| dataset.label_index(&e.label).is_none()) {
-                    return Err(format!(
-                        "the validation file has label {:?} (line {}), which the training file does not",
-                        bad.label, bad.line
-                    ));
-                }
-                (dataset.examples.clone(), v.examples.clone())
-            }
-            None => {
-                let split = dataset
-                    .split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked())
-                    .map_err(|e| e.to_string())?;
-                let pick = |idx: &[usize]| idx.iter().map(|&i| dataset.examples[i].clone()).collect::<Vec<_>>();
-                (pick(&split.train), pick(&split.valid))
-            }
-        };
-        let config = self.config.get_untracked().with_distil(student.as_ref().and_then(|s| s.1.clone()));
-        let (max_len, mut label) = (self.max_len.get_untracked(), recipe(&config));
-        if let Some((n, _)) = &student {
-            label = format!("student: {n} of {} layers · {label}", engine.bert.config.num_hidden_layers);
-        }
-        let keep_layers = student.map(|s| s.0);
-        self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| {
-            r.data = RunData::Texts { train, valid };
-            r.keep_layers = keep_layers;
-        })
+        self.task.get_untracked().panel().start(self, state)
     }
 
     /// Shows `task`; the recipe becomes its default unless the user changed the last one's (see
@@ -494,7 +329,7 @@ impl Studio {
     /// similarity model and the pair column).
     pub fn switch_task(self, task: Task) {
         let before = untrack(|| self.recipe_kind());
-        let after = recipe::RecipeKind { task, level: if task == Task::Similar { self.pair_level.get_untracked() } else { task.level() }, pairs: task == Task::Classify && self.columns.with_untracked(|c| c.text_pair.is_some()) };
+        let after = recipe::RecipeKind { task, level: if task == Task::Similar { self.similar.level.get_untracked() } else { task.level() }, pairs: task == Task::Classify && self.classify.columns.with_untracked(|c| c.text_pair.is_some()) };
         if self.config.with_untracked(|c| before.is_recipe(c)) {
             self.config.update(|c| *c = after.with_recipe(c));
         }
@@ -592,23 +427,7 @@ impl Studio {
     /// Optimizer steps one restart of the configured run takes on the prepared data.
     pub fn expected_steps(self) -> usize {
         let c = self.config.get_untracked();
-        let held_out = |n: usize| n - ((self.valid_fraction.get_untracked() * n as f32).round() as usize).clamp(1, n.max(2) - 1);
-        let n = if self.task.get_untracked() == Task::Similar {
-            self.training_pairs()
-        } else if self.task.get_untracked() == Task::Answer {
-            self.training_windows()
-        } else if self.task.get_untracked() == Task::Choice {
-            self.training_questions()
-        } else if self.task.get_untracked() == Task::Tag {
-            let Some(t) = self.tagged.get_untracked() else { return 0 };
-            held_out(t.data.sentences.len())
-        } else {
-            let Some(p) = self.prepared.get_untracked() else { return 0 };
-            match &p.valid_file {
-                Some(_) => p.dataset.examples.len(),
-                None => ((1.0 - self.valid_fraction.get_untracked()) * p.dataset.examples.len() as f32).round() as usize,
-            }
-        };
+        let n = self.task.get_untracked().panel().epoch_examples(self);
         let epochs = match c.mode {
             TrainMode::HeadOnly => c.head_epochs,
             TrainMode::Full => c.epochs,
@@ -644,7 +463,7 @@ impl Studio {
                     Level::Sentence => "a classifier",
                 };
                 if meta.spec.level.similarity() {
-                    self.pair_level.set(meta.spec.level);
+                    self.similar.level.set(meta.spec.level);
                 }
                 self.notice.set(Some(Ok(format!("Imported {what}: {description}."))));
                 self.task.set(Task::of(meta.spec.level));
@@ -689,8 +508,8 @@ impl Studio {
     /// Labeled texts for the layer views: the studio's dataset when one is loaded, otherwise
     /// the sentiment examples that ship with the page. Returns the dataset and where it came from.
     pub async fn labeled_data(self) -> Result<(Arc<Dataset>, String), String> {
-        if let Some(p) = self.prepared.get_untracked() {
-            let name = self.upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
+        if let Some(p) = self.classify.prepared.get_untracked() {
+            let name = self.classify.upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
             return Ok((p.dataset.clone(), name));
         }
         Ok((builtin_sentiment()?, "the built-in sentiment examples".into()))

@@ -69,8 +69,8 @@ impl Studio {
     /// classifier's pair column).
     pub fn recipe_kind(self) -> RecipeKind {
         let task = self.task.get();
-        let level = if task == Task::Similar { self.pair_level.get() } else { task.level() };
-        let pairs = task == Task::Classify && self.columns.with(|c| c.text_pair.is_some());
+        let level = if task == Task::Similar { self.similar.level.get() } else { task.level() };
+        let pairs = task == Task::Classify && self.classify.columns.with(|c| c.text_pair.is_some());
         RecipeKind { task, level, pairs }
     }
 

@@ -10,7 +10,10 @@ use web_sys::HtmlInputElement;
 
 use super::data::clip;
 use crate::widgets::{confusion_matrix, scores_table};
-use super::Studio;
+use std::sync::Arc;
+
+use super::{Studio, Task};
+use crate::runs::RunSummary;
 use crate::runs::KnownBy;
 use crate::files::{download, file_list, read_files};
 
@@ -132,49 +135,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
     let is_qa = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Span));
     let is_similarity = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level.similarity()));
     let is_choice = move || studio.classifier.with(|c| c.as_ref().is_some_and(|(m, _)| m.spec.level == Level::Choice));
-    let metrics = move || {
-        studio.summary.get().map(|s| {
-            match s.meta.spec.level {
-                Level::Token => return super::tagging::tag_results(s).into_any(),
-                Level::Span => return super::answering::qa_results(s).into_any(),
-                Level::Score | Level::Embedding => return super::similarity::similarity_results(s, studio).into_any(),
-                Level::Choice => return super::choice::choice_results(s).into_any(),
-                Level::Sentence => {}
-            }
-            let m = s.metrics.clone();
-            let labels = s.meta.labels.clone();
-            let mistakes = s.mistakes.labels().to_vec();
-            view! {
-                <div>
-                    <div class="facts">
-                        <div><b data-testid="valid-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"validation accuracy"</div>
-                        <div><b data-testid="macro-f1">{format!("{:.3}", m.macro_f1)}</b>"macro-F1"</div>
-                        <div><b>{m.count}</b>"validation examples"</div>
-                        <div><b>{s.meta.spec.label()}</b>"features"</div>
-                    </div>
-                    <div class="grid2">
-                        {scores_table(["label", "support"], &m.per_class, "per-class")}
-                        <div>
-                            {confusion_matrix(&labels, &m.confusion, "confusion")}
-                        </div>
-                    </div>
-                    <details data-testid="mistakes">
-                        <summary>{format!("Misclassified validation examples ({}), most confident first", mistakes.len())}</summary>
-                        <table class="plain">
-                            <tr><th>"line"</th><th>"text"</th><th>"true"</th><th>"predicted"</th><th>"probabilities"</th></tr>
-                            {mistakes.iter().take(200).map(|x| view! {
-                                <tr>
-                                    <td>{x.line}</td><td>{clip(&x.text, 140)}</td><td>{x.label.clone()}</td><td>{x.predicted.clone()}</td>
-                                    <td class="mono small">{labels.iter().zip(&x.probs).map(|(l, p)| format!("{l} {p:.2}")).collect::<Vec<_>>().join(" · ")}</td>
-                                </tr>
-                            }).collect_view()}
-                        </table>
-                    </details>
-                </div>
-            }
-            .into_any()
-        })
-    };
+    let metrics = move || studio.summary.get().map(|s| Task::of(s.meta.spec.level).panel().results(s, studio));
 
     let history = move || {
         let runs = studio.history.get();
@@ -289,4 +250,41 @@ fn export_name(level: Option<Level>) -> &'static str {
         Some(Level::Choice) => "bertbench-multiple-choice",
         Some(Level::Sentence) | None => "bertbench-classifier",
     }
+}
+
+/// A sentence classifier's results: accuracy, macro-F1, per-class scores, the confusion and the
+/// examples it got wrong.
+pub(super) fn classification_results(s: Arc<RunSummary>) -> AnyView {
+    let m = s.metrics.clone();
+    let labels = s.meta.labels.clone();
+    let mistakes = s.mistakes.labels().to_vec();
+    view! {
+        <div>
+            <div class="facts">
+                <div><b data-testid="valid-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"validation accuracy"</div>
+                <div><b data-testid="macro-f1">{format!("{:.3}", m.macro_f1)}</b>"macro-F1"</div>
+                <div><b>{m.count}</b>"validation examples"</div>
+                <div><b>{s.meta.spec.label()}</b>"features"</div>
+            </div>
+            <div class="grid2">
+                {scores_table(["label", "support"], &m.per_class, "per-class")}
+                <div>
+                    {confusion_matrix(&labels, &m.confusion, "confusion")}
+                </div>
+            </div>
+            <details data-testid="mistakes">
+                <summary>{format!("Misclassified validation examples ({}), most confident first", mistakes.len())}</summary>
+                <table class="plain">
+                    <tr><th>"line"</th><th>"text"</th><th>"true"</th><th>"predicted"</th><th>"probabilities"</th></tr>
+                    {mistakes.iter().take(200).map(|x| view! {
+                        <tr>
+                            <td>{x.line}</td><td>{clip(&x.text, 140)}</td><td>{x.label.clone()}</td><td>{x.predicted.clone()}</td>
+                            <td class="mono small">{labels.iter().zip(&x.probs).map(|(l, p)| format!("{l} {p:.2}")).collect::<Vec<_>>().join(" · ")}</td>
+                        </tr>
+                    }).collect_view()}
+                </table>
+            </details>
+        </div>
+    }
+    .into_any()
 }

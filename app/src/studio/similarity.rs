@@ -17,6 +17,7 @@ use leptos::task::spawn_local;
 use super::data::clip;
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
+use super::task::TaskPanel;
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::files::on_files;
@@ -72,6 +73,53 @@ pub fn kind(level: Level) -> &'static str {
     if level == Level::Score { "cross-encoder" } else { "bi-encoder" }
 }
 
+/// The similarity mode's own state.
+#[derive(Debug, Clone, Copy)]
+pub struct PairState {
+    /// The scored pairs.
+    pub pairs: RwSignal<Option<PairUpload>>,
+    /// Which kind of model trains: a cross-encoder (`Score`) or a bi-encoder (`Embedding`).
+    pub level: RwSignal<Level>,
+    /// What the similarity searches of this session cost, for the comparison of the two kinds.
+    pub costs: RwSignal<Vec<Cost>>,
+}
+
+impl PairState {
+    /// No file yet; a bi-encoder.
+    pub fn new() -> Self {
+        Self { pairs: RwSignal::new(None), level: RwSignal::new(Level::Embedding), costs: RwSignal::new(Vec::new()) }
+    }
+}
+
+/// The similarity task (a score per pair of texts).
+pub(super) struct Similarity;
+
+impl TaskPanel for Similarity {
+    fn choice(&self) -> (&'static str, &'static str) {
+        (" how alike two texts are (sentence similarity, STS)", "task-similar")
+    }
+
+    fn data_panel(&self) -> AnyView {
+        view! { <StudioPairDataPanel /> }.into_any()
+    }
+
+    fn has_data(&self, studio: Studio) -> bool {
+        studio.similar.pairs.with(|u| u.as_ref().is_some_and(|u| u.data.is_some()))
+    }
+
+    fn epoch_examples(&self, studio: Studio) -> usize {
+        studio.training_pairs()
+    }
+
+    fn start(&self, studio: Studio, state: AppState) -> Result<(), String> {
+        studio.start_similarity(state)
+    }
+
+    fn results(&self, summary: Arc<RunSummary>, studio: Studio) -> AnyView {
+        similarity_results(summary, studio).into_any()
+    }
+}
+
 impl Studio {
     /// Reads a file of pairs; a file that cannot be read (or gives no pair with any columns)
     /// leaves the data as it was.
@@ -85,13 +133,13 @@ impl Studio {
             return self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
         }
         self.data_error.set(None);
-        self.pairs.set(Some(PairUpload { name, table: Arc::new(table), columns, data: None, error: None, over_max_len: None }));
+        self.similar.pairs.set(Some(PairUpload { name, table: Arc::new(table), columns, data: None, error: None, over_max_len: None }));
         self.map_pairs(state, columns);
     }
 
     /// Reads the pairs with `columns` and counts their tokens (in chunks, yielding).
     pub fn map_pairs(self, state: AppState, columns: ColumnMap) {
-        let Some(upload) = self.pairs.get_untracked() else { return };
+        let Some(upload) = self.similar.pairs.get_untracked() else { return };
         let (data, error) = match to_pairs(&upload.table, &columns) {
             Ok(d) => (Some(Arc::new(d)), None),
             Err(e) => (None, Some(e.to_string())),
@@ -99,7 +147,7 @@ impl Studio {
         if data.as_ref().is_some_and(|d| !d.binary) && self.config.with_untracked(|c| c.similarity_loss == SimilarityLoss::Contrastive) {
             self.config.update(|c| c.similarity_loss = SimilarityLoss::Cosine);
         }
-        self.pairs.set(Some(PairUpload { columns, data: data.clone(), error, over_max_len: None, ..upload }));
+        self.similar.pairs.set(Some(PairUpload { columns, data: data.clone(), error, over_max_len: None, ..upload }));
         let Some(data) = data else { return };
         let max_len = self.max_len.get_untracked();
         spawn_local(async move {
@@ -107,7 +155,7 @@ impl Studio {
             let tok = &engine.bert.tokenizer;
             let counts = super::data_card::token_counts(&data.pairs, |p| tok.encode_pair(&p.text, &p.text_pair)).await;
             let over = counts.iter().filter(|&&n| n > max_len).count();
-            self.pairs.update(|u| {
+            self.similar.pairs.update(|u| {
                 if let Some(u) = u.as_mut().filter(|u| u.data.as_ref().is_some_and(|d| Arc::ptr_eq(d, &data))) {
                     u.over_max_len = Some(over);
                 }
@@ -116,11 +164,11 @@ impl Studio {
     }
 
     /// Starts a similarity run on the loaded pairs, as the chosen kind of model.
-    pub(super) fn start_similarity(self, state: AppState) -> Result<(), String> {
-        let upload = self.pairs.get_untracked().ok_or("load a file of scored pairs first")?;
+    fn start_similarity(self, state: AppState) -> Result<(), String> {
+        let upload = self.similar.pairs.get_untracked().ok_or("load a file of scored pairs first")?;
         let data = upload.data.clone().ok_or_else(|| upload.error.clone().unwrap_or_else(|| "choose the columns of the two texts and the score".into()))?;
         let engine = state.engine().ok_or("the model is still loading")?;
-        let level = self.pair_level.get_untracked();
+        let level = self.similar.level.get_untracked();
         let config = self.config.get_untracked().for_similarity(level, &data);
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
@@ -138,8 +186,8 @@ impl Studio {
     }
 
     /// Training pairs of the loaded file (about: the split is stratified by score).
-    pub(super) fn training_pairs(self) -> usize {
-        let n = self.pairs.with_untracked(|u| u.as_ref().and_then(|u| u.data.as_ref()).map_or(0, |d| d.pairs.len()));
+    fn training_pairs(self) -> usize {
+        let n = self.similar.pairs.with_untracked(|u| u.as_ref().and_then(|u| u.data.as_ref()).map_or(0, |d| d.pairs.len()));
         (n as f32 * (1.0 - self.held_out_fraction())).round() as usize
     }
 }
@@ -152,13 +200,13 @@ pub fn StudioPairDataPanel() -> impl IntoView {
     let studio = expect_context::<Studio>();
     Effect::new(move |_| {
         state.generation.get();
-        if let Some(columns) = studio.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) {
+        if let Some(columns) = studio.similar.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) {
             studio.map_pairs(state, columns);
         }
     });
     let column_select = move |which: &'static str, label: &'static str| {
         let current = move || {
-            studio.pairs.with(|u| {
+            studio.similar.pairs.with(|u| {
                 u.as_ref().map(|u| match which {
                     "text" => u.columns.text.to_string(),
                     "pair" => u.columns.text_pair.map(|i| i.to_string()).unwrap_or_default(),
@@ -167,7 +215,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             })
         };
         let on_change = move |ev| {
-            let Some(mut columns) = studio.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) else { return };
+            let Some(mut columns) = studio.similar.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) else { return };
             let idx = event_target_value(&ev).parse::<usize>().ok();
             match which {
                 "text" => columns.text = idx.unwrap_or(0),
@@ -180,14 +228,14 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             <label class="small">{label}
                 <select data-testid=format!("pair-column-{which}") on:change=on_change prop:value=current>
                     {(which != "text").then(|| view! { <option value="">"(none)"</option> })}
-                    {move || studio.pairs.with(|u| u.as_ref().map(|u| u.table.columns.iter().enumerate()
+                    {move || studio.similar.pairs.with(|u| u.as_ref().map(|u| u.table.columns.iter().enumerate()
                         .map(|(i, c)| view! { <option value=i.to_string()>{c.clone()}</option> }).collect_view()))}
                 </select>
             </label>
         }
     };
     let report = move || {
-        studio.pairs.get().map(|u| {
+        studio.similar.pairs.get().map(|u| {
             let Some(d) = u.data.clone() else {
                 return view! { <p class="banner err small" data-testid="pair-error">{u.error.clone().unwrap_or_default()}</p> }.into_any();
             };
@@ -237,9 +285,9 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             .into_any()
         })
     };
-    let binary = move || studio.pairs.with(|u| u.as_ref().and_then(|u| u.data.as_ref()).is_some_and(|d| d.binary));
+    let binary = move || studio.similar.pairs.with(|u| u.as_ref().and_then(|u| u.data.as_ref()).is_some_and(|d| d.binary));
     let running = move || matches!(studio.run.get(), RunState::Running { .. });
-    let level = move || studio.pair_level.get();
+    let level = move || studio.similar.level.get();
     view! {
         <DataCard task=Task::Similar testid="studio-pair-data" title="1 · Pairs of texts with a score"
             hint=concat!("A CSV, TSV or JSONL file with two text columns and a score: how alike the texts are (STS-B's 0–5, SICK's 1–5, ",
@@ -249,7 +297,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             example=Example { testid: "use-pair-example", label: "use the example (402 pairs scored 0–5)" }
             on_file=move |(name, bytes)| studio.set_pair_file(state, name, bytes)
             on_example=move |()| studio.set_pair_file(state, "similarity.csv (built-in example)".into(), EXAMPLE_PAIRS.to_vec())>
-            {move || studio.pairs.with(Option::is_some).then(|| view! {
+            {move || studio.similar.pairs.with(Option::is_some).then(|| view! {
                 <div class="row mapping">
                     {column_select("text", "Text ")}
                     {column_select("pair", "Second text ")}
@@ -264,14 +312,14 @@ pub fn StudioPairDataPanel() -> impl IntoView {
                 <legend>"Model"</legend>
                 <label>
                     <input type="radio" name="pair-level" data-testid="pair-bi" prop:checked=move || level() == Level::Embedding
-                        on:change=move |_| studio.pair_level.set(Level::Embedding) />
+                        on:change=move |_| studio.similar.level.set(Level::Embedding) />
                     <b>" bi-encoder"</b>": each text is encoded alone into a vector (mean or [CLS] of the last layer, then a dense layer), "
                     "and two texts are as alike as their vectors' cosine. Texts are encoded once: a query against N texts costs one pass and N dot products. "
                     "Before training it is the model's own sentence vector. Exports as a sentence-transformers folder."
                 </label>
                 <label>
                     <input type="radio" name="pair-level" data-testid="pair-cross" prop:checked=move || level() == Level::Score
-                        on:change=move |_| studio.pair_level.set(Level::Score) />
+                        on:change=move |_| studio.similar.level.set(Level::Score) />
                     <b>" cross-encoder"</b>": the pair is read as one sequence, [CLS] text [SEP] second text [SEP], so every word of one text attends to "
                     "every word of the other, and a linear head gives the score (squared error). Usually more accurate; a query against N texts costs N passes. "
                     "Exports as BertForSequenceClassification with one label (transformers' regression)."
@@ -366,7 +414,7 @@ fn comparison(studio: Studio) -> impl IntoView {
         let best = studio.history.with(|h| {
             h.iter().filter(|r| r.recipe.starts_with(kind(level))).filter_map(|r| match r.known_by { KnownBy::Correlations { spearman, .. } => Some(spearman), _ => None }).fold(None, |b: Option<f32>, x| Some(b.map_or(x, |b| b.max(x))))
         });
-        let cost = studio.costs.with(|c| c.iter().rev().find(|c| c.level == level).cloned());
+        let cost = studio.similar.costs.with(|c| c.iter().rev().find(|c| c.level == level).cloned());
         view! {
             <tr data-testid=format!("compare-{}", kind(level))>
                 <td>{kind(level)}</td>
@@ -423,9 +471,9 @@ pub fn SimilarityPredict() -> impl IntoView {
             if let Ok(result) = &r {
                 let level = studio.classifier.with_untracked(|c| c.as_ref().map_or(Level::Embedding, |(m, _)| m.spec.level));
                 let index_seconds = result.index_seconds.or_else(|| {
-                    studio.costs.with_untracked(|c| c.iter().rev().find(|c| c.level == level && c.texts == result.texts).and_then(|c| c.index_seconds))
+                    studio.similar.costs.with_untracked(|c| c.iter().rev().find(|c| c.level == level && c.texts == result.texts).and_then(|c| c.index_seconds))
                 });
-                studio.costs.update(|c| c.push(Cost { level, texts: result.texts, seconds: result.seconds, passes: result.passes, index_seconds }));
+                studio.similar.costs.update(|c| c.push(Cost { level, texts: result.texts, seconds: result.seconds, passes: result.passes, index_seconds }));
             }
             searches.update(|n| *n += 1);
             found.set(Some(r.map(|x| (x, list))));

@@ -17,7 +17,8 @@ use web_sys::HtmlInputElement;
 
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
-use super::{RunState, Studio, recipe};
+use super::task::TaskPanel;
+use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::files::{download, file_list, read_files};
 use crate::runs::{RunData, RunSummary, TaggedRequest};
@@ -29,46 +30,50 @@ pub const EXAMPLE_CONLL: &[u8] = crate::examples::ENTITIES_CONLL;
 /// The files a tagging mode's pickers offer.
 const TAG_FILES: &str = ".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz";
 
-/// What the studio trains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Task {
-    /// A label per text (or pair).
-    #[default]
-    Classify,
-    /// A tag per word.
-    Tag,
-    /// An answer span per question over a passage.
-    Answer,
-    /// A similarity score per pair of texts.
-    Similar,
-    /// The right ending of a premise among several (multiple choice, SWAG).
-    Choice,
+/// The tagging mode's own state.
+#[derive(Debug, Clone, Copy)]
+pub struct TagState {
+    /// The tagged file.
+    pub tagged: RwSignal<Option<TaggedUpload>>,
+    /// Which pieces of a word a tagger's loss reads.
+    pub pieces: RwSignal<LabelPieces>,
 }
 
-impl Task {
-    /// The kind of model the task trains (a similarity model's: the cross-encoder's; the studio's
-    /// choice between the two is [`Studio::pair_level`]).
-    pub fn level(self) -> bertbench_core::tasks::classification::Level {
-        use bertbench_core::tasks::classification::Level;
-        match self {
-            Task::Classify => Level::Sentence,
-            Task::Tag => Level::Token,
-            Task::Answer => Level::Span,
-            Task::Similar => Level::Score,
-            Task::Choice => Level::Choice,
-        }
+impl TagState {
+    /// No file yet; the loss on each word's first piece.
+    pub fn new() -> Self {
+        Self { tagged: RwSignal::new(None), pieces: RwSignal::new(LabelPieces::default()) }
+    }
+}
+
+/// The tagging task (a tag per word).
+pub(super) struct Tagging;
+
+impl TaskPanel for Tagging {
+    fn choice(&self) -> (&'static str, &'static str) {
+        (" a tag per word (named entities, BIO)", "task-tag")
     }
 
-    /// The task whose model labels at `level`.
-    pub fn of(level: bertbench_core::tasks::classification::Level) -> Self {
-        use bertbench_core::tasks::classification::Level;
-        match level {
-            Level::Sentence => Task::Classify,
-            Level::Token => Task::Tag,
-            Level::Span => Task::Answer,
-            Level::Score | Level::Embedding => Task::Similar,
-            Level::Choice => Task::Choice,
-        }
+    fn data_panel(&self) -> AnyView {
+        view! { <StudioTagDataPanel /> }.into_any()
+    }
+
+    fn has_data(&self, studio: Studio) -> bool {
+        studio.tag.tagged.with(Option::is_some)
+    }
+
+    fn epoch_examples(&self, studio: Studio) -> usize {
+        let Some(t) = studio.tag.tagged.get_untracked() else { return 0 };
+        let n = t.data.sentences.len();
+        n - ((studio.valid_fraction.get_untracked() * n as f32).round() as usize).clamp(1, n.max(2) - 1)
+    }
+
+    fn start(&self, studio: Studio, state: AppState) -> Result<(), String> {
+        studio.start_tagging(state)
+    }
+
+    fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
+        tag_results(summary).into_any()
     }
 }
 
@@ -91,7 +96,7 @@ impl Studio {
         match parse_tagged(&bytes) {
             Ok(data) => {
                 self.data_error.set(None);
-                self.tagged.set(Some(TaggedUpload { name, data: Arc::new(data), longest: None, over_max_len: 0 }));
+                self.tag.tagged.set(Some(TaggedUpload { name, data: Arc::new(data), longest: None, over_max_len: 0 }));
                 self.count_tagged(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
@@ -100,14 +105,14 @@ impl Studio {
 
     /// Counts each sentence's pieces with the model's tokenizer (in chunks, yielding).
     pub fn count_tagged(self, state: AppState) {
-        let Some(upload) = self.tagged.get_untracked() else { return };
+        let Some(upload) = self.tag.tagged.get_untracked() else { return };
         let max_len = self.max_len.get_untracked();
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
             let counts = super::data_card::token_counts(&upload.data.sentences, |s| tok.encode(&s.words.join(" "))).await;
             let (longest, over) = (counts.iter().copied().max().unwrap_or(0), counts.iter().filter(|&&n| n > max_len).count());
-            self.tagged.update(|t| {
+            self.tag.tagged.update(|t| {
                 if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
                     t.longest = Some(longest);
                     t.over_max_len = over;
@@ -117,8 +122,8 @@ impl Studio {
     }
 
     /// Starts a tagging run on the loaded sentences.
-    pub(super) fn start_tagging(self, state: AppState) -> Result<(), String> {
-        let upload = self.tagged.get_untracked().ok_or("load a tagged file first")?;
+    fn start_tagging(self, state: AppState) -> Result<(), String> {
+        let upload = self.tag.tagged.get_untracked().ok_or("load a tagged file first")?;
         let engine = state.engine().ok_or("the model is still loading")?;
         let mut config = self.config.get_untracked();
         config.features = bertbench_core::tasks::classification::FeatureSpec { layers: config.features.layers, ..bertbench_core::tasks::classification::FeatureSpec::tokens() };
@@ -130,45 +135,16 @@ impl Studio {
                 if let Some(tag) = valid.tags.iter().find(|t| !data.tags.contains(t)) {
                     return Err(format!("the validation file has the tag {tag}, which the training file never uses; the model could not predict it"));
                 }
-                TaggedRequest { train: data.sentences.clone(), valid: valid.sentences.clone(), pieces: self.pieces.get_untracked() }
+                TaggedRequest { train: data.sentences.clone(), valid: valid.sentences.clone(), pieces: self.tag.pieces.get_untracked() }
             }
             _ => {
                 let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
                 let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
-                TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.pieces.get_untracked() }
+                TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.tag.pieces.get_untracked() }
             }
         };
         let label = format!("tagging · {}", recipe(&config));
         self.launch(&engine, label, config, data.tags.clone(), self.max_len.get_untracked(), |r| r.data = RunData::Tagged(tagged))
-    }
-}
-
-/// The task the studio trains: classification, tagging, question answering, similarity or
-/// multiple choice.
-#[component]
-pub fn StudioTaskSwitch() -> impl IntoView {
-    let studio = expect_context::<Studio>();
-    let running = move || matches!(studio.run.get(), RunState::Running { .. });
-    let choice = move |task: Task, label: &'static str, testid: &'static str| {
-        view! {
-            <label class="small">
-                <input type="radio" name="studio-task" data-testid=testid prop:checked=move || studio.task.get() == task
-                    prop:disabled=running on:change=move |_| { studio.switch_task(task); studio.data_error.set(None); } />
-                {label}
-            </label>
-        }
-    };
-    view! {
-        <section class="card" data-testid="studio-task">
-            <div class="row">
-                <b>"What to train: "</b>
-                {choice(Task::Classify, " a label per text (sentiment, topic, sentence pairs)", "task-classify")}
-                {choice(Task::Tag, " a tag per word (named entities, BIO)", "task-tag")}
-                {choice(Task::Answer, " answers found in a passage (question answering, SQuAD)", "task-answer")}
-                {choice(Task::Similar, " how alike two texts are (sentence similarity, STS)", "task-similar")}
-                {choice(Task::Choice, " the right ending among several (multiple choice, SWAG)", "task-choice")}
-            </div>
-        </section>
     }
 }
 
@@ -184,7 +160,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
         studio.count_tagged(state);
     });
     let report = move || {
-        studio.tagged.get().map(|u| {
+        studio.tag.tagged.get().map(|u| {
             let d = u.data.clone();
             let words: usize = d.sentences.iter().map(|s| s.words.len()).sum();
             let mut per_type: Vec<(String, usize)> = d.entity_types().into_iter().map(|t| (t, 0)).collect();
@@ -233,9 +209,9 @@ pub fn StudioTagDataPanel() -> impl IntoView {
                 <HeldOutChoice task=Task::Tag prefix="tag" unit="of sentences held out" accept=TAG_FILES />
                 <label class="small" title="The BERT paper scores each word at its first piece and ignores the rest; reading every piece teaches the later pieces I- tags">
                     "The loss reads "
-                    <select data-testid="tag-pieces" on:change=move |ev| studio.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
-                        <option value="first" selected=move || studio.pieces.get() == LabelPieces::First>"each word's first piece"</option>
-                        <option value="all" selected=move || studio.pieces.get() == LabelPieces::All>"every piece"</option>
+                    <select data-testid="tag-pieces" on:change=move |ev| studio.tag.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
+                        <option value="first" selected=move || studio.tag.pieces.get() == LabelPieces::First>"each word's first piece"</option>
+                        <option value="all" selected=move || studio.tag.pieces.get() == LabelPieces::All>"every piece"</option>
                     </select>
                 </label>
             </div>

@@ -77,13 +77,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
     };
 
     // Data to train on, without a problem to fix first.
-    let has_data = move || match studio.task.get() {
-        Task::Classify => studio.prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty())),
-        Task::Tag => studio.tagged.with(Option::is_some),
-        Task::Answer => studio.questions.with(Option::is_some),
-        Task::Similar => studio.pairs.with(|u| u.as_ref().is_some_and(|u| u.data.is_some())),
-        Task::Choice => studio.choices.with(Option::is_some),
-    };
+    let has_data = move || studio.task.get().panel().has_data(studio);
     let mode = move || studio.config.with(|c| c.mode);
     let set_mode = move |ev| {
         let m = match event_target_value(&ev).as_str() {
@@ -250,11 +244,11 @@ pub fn StudioTrainPanel() -> impl IntoView {
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
                         <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
-                        <option value="pooler" prop:disabled=move || studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding
+                        <option value="pooler" prop:disabled=move || studio.task.get() == Task::Similar && studio.similar.level.get() == Level::Embedding
                             selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>{move || format!("[CLS] + pooler (exports as {})", pooler_class())}</option>
                     </select>
                 </label>
-                <label class="small" class:hidden=move || studio.task.get() == Task::Choice || (studio.task.get() == Task::Similar && studio.pair_level.get() == Level::Embedding)>
+                <label class="small" class:hidden=move || studio.task.get() == Task::Choice || (studio.task.get() == Task::Similar && studio.similar.level.get() == Level::Embedding)>
                     <span class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"of "</span>
                     <select data-testid="feature-layers" on:change=set_layers
                         prop:disabled=move || running() || (studio.task.get() == Task::Classify && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>

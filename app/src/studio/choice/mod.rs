@@ -19,6 +19,7 @@ use leptos::task::spawn_local;
 use super::data::clip;
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
+use super::task::TaskPanel;
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::runs::{ChoiceRequest, RunData, RunSummary};
@@ -76,6 +77,49 @@ pub fn split_questions(n: usize, fraction: f32, seed: u64) -> Result<(Vec<usize>
     Ok((order[held..].to_vec(), order[..held].to_vec()))
 }
 
+/// The multiple-choice mode's own state.
+#[derive(Debug, Clone, Copy)]
+pub struct ChoiceState {
+    /// The questions with endings.
+    pub choices: RwSignal<Option<ChoiceUpload>>,
+}
+
+impl ChoiceState {
+    /// No file yet.
+    pub fn new() -> Self {
+        Self { choices: RwSignal::new(None) }
+    }
+}
+
+/// The multiple-choice task (the right ending of a premise among several).
+pub(in crate::studio) struct MultipleChoice;
+
+impl TaskPanel for MultipleChoice {
+    fn choice(&self) -> (&'static str, &'static str) {
+        (" the right ending among several (multiple choice, SWAG)", "task-choice")
+    }
+
+    fn data_panel(&self) -> AnyView {
+        view! { <StudioChoiceDataPanel /> }.into_any()
+    }
+
+    fn has_data(&self, studio: Studio) -> bool {
+        studio.multiple_choice.choices.with(Option::is_some)
+    }
+
+    fn epoch_examples(&self, studio: Studio) -> usize {
+        studio.training_questions()
+    }
+
+    fn start(&self, studio: Studio, state: AppState) -> Result<(), String> {
+        studio.start_choice(state)
+    }
+
+    fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
+        choice_results(summary).into_any()
+    }
+}
+
 impl Studio {
     /// Reads a multiple-choice file; a file that cannot be read leaves the data as it was and
     /// says why (the reader names the line).
@@ -83,7 +127,7 @@ impl Studio {
         match parse_choices(&bytes, Some(&name)) {
             Ok(items) => {
                 self.data_error.set(None);
-                self.choices.set(Some(ChoiceUpload { name, items: Arc::new(items), longest: None, over_max_len: 0 }));
+                self.multiple_choice.choices.set(Some(ChoiceUpload { name, items: Arc::new(items), longest: None, over_max_len: 0 }));
                 self.count_choice_tokens(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e}. The data you had is kept."))),
@@ -93,7 +137,7 @@ impl Studio {
     /// Counts each (premise, ending) pair's tokens with the model's tokenizer (in chunks,
     /// yielding).
     pub fn count_choice_tokens(self, state: AppState) {
-        let Some(upload) = self.choices.get_untracked() else { return };
+        let Some(upload) = self.multiple_choice.choices.get_untracked() else { return };
         let max_len = self.max_len.get_untracked();
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
@@ -101,7 +145,7 @@ impl Studio {
             let pairs = upload.items.iter().flat_map(|q| q.choices.iter().map(move |ending| (q, ending)));
             let counts = super::data_card::token_counts(pairs, |(q, ending)| tok.encode_pair(&q.premise, ending)).await;
             let (longest, over) = (counts.iter().copied().max().unwrap_or(0), counts.iter().filter(|&&n| n > max_len).count());
-            self.choices.update(|u| {
+            self.multiple_choice.choices.update(|u| {
                 if let Some(u) = u.as_mut().filter(|u| Arc::ptr_eq(&u.items, &upload.items)) {
                     u.longest = Some(longest);
                     u.over_max_len = over;
@@ -112,8 +156,8 @@ impl Studio {
 
     /// Starts a multiple-choice run on the loaded questions: the features `BertForMultipleChoice`
     /// reads, validated on the separate file if one is loaded, else on a held-out share.
-    pub(super) fn start_choice(self, state: AppState) -> Result<(), String> {
-        let upload = self.choices.get_untracked().ok_or("load a file of questions with endings first")?;
+    fn start_choice(self, state: AppState) -> Result<(), String> {
+        let upload = self.multiple_choice.choices.get_untracked().ok_or("load a file of questions with endings first")?;
         let engine = state.engine().ok_or("the model is still loading")?;
         let mut config = self.config.get_untracked();
         config.features = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level: Level::Choice };
@@ -139,8 +183,8 @@ impl Studio {
     }
 
     /// Training questions of the loaded file (all of them when a validation file is loaded).
-    pub(super) fn training_questions(self) -> usize {
-        let Some(u) = self.choices.get_untracked() else { return 0 };
+    fn training_questions(self) -> usize {
+        let Some(u) = self.multiple_choice.choices.get_untracked() else { return 0 };
         let n = u.items.len();
         if self.held_out_file().is_some() { n } else { split_questions(n, self.valid_fraction.get_untracked(), 0).map_or(n, |(t, _)| t.len()) }
     }
@@ -158,7 +202,7 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
         studio.count_choice_tokens(state);
     });
     let report = move || {
-        studio.choices.get().map(|u| {
+        studio.multiple_choice.choices.get().map(|u| {
             let balance = label_balance(&u.items);
             let endings = u.endings();
             let preview: Vec<ChoiceItem> = u.items.iter().take(3).cloned().collect();

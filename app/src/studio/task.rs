@@ -1,0 +1,137 @@
+//! The studio's tasks, registered once. Each task is a module of `studio/` that owns its state
+//! (its data, and the settings only it has) and answers, through [`TaskPanel`], for what the
+//! shared parts of the studio need of it: the chooser's words, its data card, whether it has data
+//! to train on, how many examples an epoch reads, how its run starts, and its results. A new task
+//! is a module, a [`Task`] variant and its row in [`Task::panel`]; the chooser, the page, the
+//! Train button, the progress bar and the results panel follow from them.
+
+use std::sync::Arc;
+
+use bertbench_core::tasks::classification::Level;
+use leptos::prelude::*;
+
+use super::{RunState, Studio};
+use crate::app::AppState;
+use crate::runs::RunSummary;
+
+/// What the studio trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Task {
+    /// A label per text (or pair).
+    #[default]
+    Classify,
+    /// A tag per word.
+    Tag,
+    /// An answer span per question over a passage.
+    Answer,
+    /// A similarity score per pair of texts.
+    Similar,
+    /// The right ending of a premise among several (multiple choice, SWAG).
+    Choice,
+}
+
+/// What a task's module answers for the studio's shared parts.
+pub(crate) trait TaskPanel: Sync {
+    /// The chooser's words for the task, and their test id.
+    fn choice(&self) -> (&'static str, &'static str);
+    /// Step 1: the task's data card.
+    fn data_panel(&self) -> AnyView;
+    /// Whether data is loaded and ready to train on (tracked: the Train button follows it).
+    fn has_data(&self, studio: Studio) -> bool;
+    /// About how many examples one epoch of the configured run reads (untracked).
+    fn epoch_examples(&self, studio: Studio) -> usize;
+    /// Starts a run on the task's data, or says why it cannot.
+    fn start(&self, studio: Studio, state: AppState) -> Result<(), String>;
+    /// A finished run's results: its metrics and the mistakes it made.
+    fn results(&self, summary: Arc<RunSummary>, studio: Studio) -> AnyView;
+}
+
+impl Task {
+    /// Every task, in the chooser's order.
+    pub const ALL: [Task; 5] = [Task::Classify, Task::Tag, Task::Answer, Task::Similar, Task::Choice];
+
+    /// The module that implements the task.
+    pub(crate) fn panel(self) -> &'static dyn TaskPanel {
+        match self {
+            Task::Classify => &super::data::Classification,
+            Task::Tag => &super::tagging::Tagging,
+            Task::Answer => &super::answering::Answering,
+            Task::Similar => &super::similarity::Similarity,
+            Task::Choice => &super::choice::MultipleChoice,
+        }
+    }
+
+    /// The kind of model the task trains (a similarity model's: the cross-encoder's; the studio's
+    /// choice between the two is the similarity mode's `level`).
+    pub fn level(self) -> Level {
+        match self {
+            Task::Classify => Level::Sentence,
+            Task::Tag => Level::Token,
+            Task::Answer => Level::Span,
+            Task::Similar => Level::Score,
+            Task::Choice => Level::Choice,
+        }
+    }
+
+    /// The task whose model labels at `level`.
+    pub fn of(level: Level) -> Self {
+        match level {
+            Level::Sentence => Task::Classify,
+            Level::Token => Task::Tag,
+            Level::Span => Task::Answer,
+            Level::Score | Level::Embedding => Task::Similar,
+            Level::Choice => Task::Choice,
+        }
+    }
+}
+
+/// The task the studio trains, one choice per registered task.
+#[component]
+pub fn StudioTaskSwitch() -> impl IntoView {
+    let studio = expect_context::<Studio>();
+    let running = move || matches!(studio.run.get(), RunState::Running { .. });
+    let choice = move |task: Task| {
+        let (label, testid) = task.panel().choice();
+        view! {
+            <label class="small">
+                <input type="radio" name="studio-task" data-testid=testid prop:checked=move || studio.task.get() == task
+                    prop:disabled=running on:change=move |_| { studio.switch_task(task); studio.data_error.set(None); } />
+                {label}
+            </label>
+        }
+    };
+    view! {
+        <section class="card" data-testid="studio-task">
+            <div class="row">
+                <b>"What to train: "</b>
+                {Task::ALL.map(choice).collect_view()}
+            </div>
+        </section>
+    }
+}
+
+/// Step 1 of every task, the chosen one shown (the others keep their state, hidden).
+#[component]
+pub fn StudioTaskData() -> impl IntoView {
+    let studio = expect_context::<Studio>();
+    Task::ALL
+        .map(|task| view! { <div class:hidden=move || studio.task.get() != task>{task.panel().data_panel()}</div> })
+        .collect_view()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every level maps to a task whose model labels at it, and each task's chooser entry is its
+    /// own.
+    #[test]
+    fn levels_and_tasks_agree() {
+        for task in Task::ALL {
+            assert_eq!(Task::of(task.level()), task);
+        }
+        assert_eq!(Task::of(Level::Embedding), Task::Similar);
+        let ids: std::collections::HashSet<_> = Task::ALL.iter().map(|t| t.panel().choice().1).collect();
+        assert_eq!(ids.len(), Task::ALL.len());
+    }
+}
