@@ -1,6 +1,7 @@
 // Fine-tuning a model of a standard size in the studio (a benchmark, not a test): opens a model
 // folder in the page as a user picks it (CPU), fully fine-tunes it in the studio's training worker
-// on 64 of the built-in sentiment sentences (batch 16, one epoch, a tenth held out), and prints
+// on 64 of the built-in sentiment sentences (batch 16, one epoch, a tenth held out), or, where the
+// studio refuses that for the tab's 4 GB, prints the refusal and trains the head only; it prints
 // the seconds to open it, the run's own line ("Finished after N steps in …") and the seconds per
 // step from the click on Train to its end (the worker's copy of the model loaded included).
 //
@@ -24,13 +25,28 @@ try {
   if (!ok) process.exit(1);
   await page.getByTestId('tab-studio').click();
   await trainingFile(page, 'sample.csv', await sentimentSample(32), 64);
-  await recipe(page, { mode: 'full', 'batch-size': 16, 'learning-rate': 2e-5, epochs: 1, warmup: 0, 'eval-every': 0 });
-  const t1 = Date.now();
-  const done = await train(page, 'big-finetune', 30 * 60_000);
-  const wall = (Date.now() - t1) / 1000;
-  const steps = Number(done.match(/after (\d+) steps?/)?.[1]);
-  console.log(`run: ${done.trim()}`);
-  console.log(`${steps} steps, ${wall.toFixed(1)} s from Train to the end: ${(wall / steps).toFixed(2)} s per step`);
+  // Full fine-tuning first; a model the tab cannot hold for it is refused before the run starts
+  // (core::train::memory), and is then timed head-only, the mode the refusal points to.
+  for (const mode of ['full', 'head']) {
+    await recipe(page, { mode, 'batch-size': 16, 'learning-rate': 2e-5, epochs: 1, warmup: 0, 'eval-every': 0 });
+    const t1 = Date.now();
+    let done;
+    try {
+      done = await train(page, `big-finetune-${mode}`, 30 * 60_000);
+    } catch (e) {
+      const refused = e.message.match(/the run did not start: (.*)/)?.[1];
+      if (mode === 'full' && refused) {
+        console.log(`full fine-tuning refused: ${refused}`);
+        continue;
+      }
+      throw e;
+    }
+    const wall = (Date.now() - t1) / 1000;
+    const steps = Number(done.match(/after (\d+) steps?/)?.[1]);
+    console.log(`${mode} run: ${done.trim()}`);
+    console.log(`${mode}: ${steps} steps, ${wall.toFixed(1)} s from Train to the end: ${(wall / steps).toFixed(2)} s per step`);
+    break;
+  }
 } finally {
   await chrome.browser.close();
   await server.close();

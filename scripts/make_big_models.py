@@ -2,23 +2,25 @@
 """Random-weight folders of the standard sizes with their MLM heads, for measuring what the page
 does with a model of that size (bench/open_big_model.mjs): BERT-base and BERT-large
 (BertForMaskedLM, the default model's 30,522-piece uncased vocabulary), DeBERTa-v3-base
-(DebertaV2ForMaskedLM) and ModernBERT-base (ModernBertForMaskedLM), each with its released
-model's configuration values. The last two take the tokenizer of the small test model of their
+(DebertaV2ForMaskedLM), ModernBERT-base (ModernBertForMaskedLM), ALBERT-base-v2, MPNet-base,
+ELECTRA-small, XLM-RoBERTa-base and CamemBERT-base, each with its released model's configuration
+values. All but BERT and ELECTRA take the tokenizer of the small test model of their
 family (`scripts/make_test_models.py`): a vocabulary smaller than the embedding table, which
 the weights do not care about.
 
     python3 scripts/make_big_models.py OUT [NAME ...]   # all by default
     # OUT/bert-base (438 MB), OUT/bert-large (1.34 GB), OUT/deberta-v3-base, OUT/modernbert-base,
-    # OUT/albert-base-v2, OUT/mpnet-base, OUT/electra-small
+    # OUT/albert-base-v2, OUT/mpnet-base, OUT/electra-small, OUT/xlm-roberta-base (1.1 GB),
+    # OUT/camembert-base
 """
 import os
 import shutil
 import sys
 
 import torch
-from transformers import (AlbertConfig, AlbertForMaskedLM, BertConfig, BertForMaskedLM, DebertaV2Config, DebertaV2ForMaskedLM,
-                          ElectraConfig, ElectraForPreTraining, ModernBertConfig, ModernBertForMaskedLM, MPNetConfig,
-                          MPNetForMaskedLM)
+from transformers import (AlbertConfig, AlbertForMaskedLM, BertConfig, BertForMaskedLM, CamembertConfig, CamembertForMaskedLM,
+                          DebertaV2Config, DebertaV2ForMaskedLM, ElectraConfig, ElectraForPreTraining, ModernBertConfig,
+                          ModernBertForMaskedLM, MPNetConfig, MPNetForMaskedLM, XLMRobertaConfig, XLMRobertaForMaskedLM)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 MINILM = os.path.join(ROOT, "public", "models", "all-MiniLM-L6-v2")
@@ -44,6 +46,12 @@ SIZES = {
     "electra-small": (ElectraForPreTraining, ElectraConfig(
         vocab_size=30522, embedding_size=128, hidden_size=256, num_hidden_layers=12, num_attention_heads=4,
         intermediate_size=1024), MINILM),
+    "xlm-roberta-base": (XLMRobertaForMaskedLM, XLMRobertaConfig(
+        vocab_size=250002, max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, bos_token_id=0, pad_token_id=1,
+        eos_token_id=2), os.path.join(ROOT, "tests", "models", "xlm-roberta")),
+    "camembert-base": (CamembertForMaskedLM, CamembertConfig(
+        vocab_size=32005, max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, bos_token_id=5, pad_token_id=1,
+        eos_token_id=6), os.path.join(ROOT, "tests", "models", "camembert-classifier")),
 }
 
 

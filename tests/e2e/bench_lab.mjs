@@ -4,7 +4,9 @@
 // few seconds: time per step, tokens/s, and the MLM loss after each minute.
 //
 //   cargo xtask dist && node tests/e2e/bench_lab.mjs [--webgpu] [--epochs 4] [--steps N]
+//                                                    [--objective none|nsp|sop|rtd]
 //
+// --objective picks the lab's objective menu entry (rtd: ELECTRA's replaced-token detection).
 // --steps N cancels after N steps (use it for WebGPU on SwiftShader, whose steps are slow).
 import { serve, launch } from './harness.mjs';
 
@@ -13,6 +15,7 @@ const webgpu = args.includes('--webgpu');
 const opt = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const epochs = opt('--epochs', 4);
 const stopAfter = opt('--steps', 0);
+const objective = args.includes('--objective') ? args[args.indexOf('--objective') + 1] : 'none';
 const MINUTE = 60_000;
 
 const server = await serve();
@@ -29,6 +32,7 @@ if (webgpu) {
   await page.selectOption('[data-testid=lab-backend]', 'webgpu');
 }
 await page.selectOption('[data-testid=lab-vocab-choice]', '1000');
+await page.selectOption('[data-testid=lab-pair]', objective);
 await page.getByTestId('lab-epochs').fill(String(epochs));
 await page.getByTestId('lab-epochs').dispatchEvent('change');
 const estimate = await page.getByTestId('lab-estimate').textContent();
@@ -62,7 +66,9 @@ const loss = /MLM loss ([\d.]+)/.exec(progress)?.[1];
 console.log(`estimate before the run: ${estimate}`);
 console.log('| backend | run | result | final MLM loss | loss by minute |');
 console.log('|---|---|---|---|---|');
-console.log(`| ${webgpu ? 'WebGPU (SwiftShader)' : 'CPU (wasm)'} | BERT-tiny, vocab 1k, batch 32, ${epochs} epochs${stopAfter ? `, stopped at step ${stopAfter}` : ''} | ${doneText} | ${loss} | ${samples.join('; ') || '–'} |`);
+const steps = Number(/step (\d+) of/.exec(progress)?.[1]);
+console.log(`${steps} steps in ${((Date.now() - start) / 1000).toFixed(1)} s from the click on Start: ${((Date.now() - start) / 1000 / steps).toFixed(3)} s a step`);
+console.log(`| ${webgpu ? 'WebGPU (SwiftShader)' : 'CPU (wasm)'} | BERT-tiny, objective ${objective}, vocab 1k, batch 32, ${epochs} epochs${stopAfter ? `, stopped at step ${stopAfter}` : ''} | ${doneText} | ${loss} | ${samples.join('; ') || '–'} |`);
 console.log(`problems: ${JSON.stringify(chrome.problems)}`);
 await chrome.browser.close();
 await server.close();

@@ -92,13 +92,14 @@ export async function train(page, name, timeout = 4 * MINUTE) {
 export async function endOfRun(page, runs, name, timeout = 4 * MINUTE) {
   try {
     await page.waitForFunction((n) => document.querySelectorAll('[data-testid=run-row]').length > n
-      || document.querySelector('[data-testid=train-error]'), runs, { timeout });
+      || document.querySelector('[data-testid=train-error], [data-testid=train-start-error]'), runs, { timeout });
   } catch (e) {
     await screenshot(page, `${name}-failed`);
     const shown = await page.locator('[data-testid=studio-train]').textContent();
     throw new Error(`${e.message}\nthe studio shows: ${shown}`);
   }
   if (await page.getByTestId('train-error').count()) assert.fail(`the run failed: ${await page.getByTestId('train-error').textContent()}`);
+  if (await page.getByTestId('train-start-error').count()) assert.fail(`the run did not start: ${await page.getByTestId('train-start-error').textContent()}`);
   await page.getByTestId('train-done').waitFor({ timeout: MINUTE });
 }
 
