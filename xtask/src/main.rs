@@ -615,7 +615,7 @@ fn test() -> Result {
     }
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line, the vendored safetensors patch");
     // With the vendored safetensors' own tests (its patch): already built for the three packages.
-    run("cargo", &cargo_test(&[&packages[..], &["--package", "safetensors"]].concat(), &["--", "--skip", "wgpu_"]))?;
+    run("cargo", &cargo_test(&[&packages[..], &["--package", "safetensors@0.8.0"]].concat(), &["--", "--skip", "wgpu_"]))?;
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
     run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
