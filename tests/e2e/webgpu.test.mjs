@@ -1,10 +1,11 @@
 // The page in Chromium with WebGPU (a SwiftShader adapter here): the backend check must pass,
-// and the default model must give PyTorch's numbers on the GPU.
+// and the default model and a folder of each family with blocks of its own must give PyTorch's
+// numbers on the GPU.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve, launch, fixtures, maxAbsDiff, embedSentence, offOriginRequests, screenshot, ROOT } from './harness.mjs';
+import { serve, launch, fixtures, maxAbsDiff, embedSentence, offOriginRequests, screenshot, pick, ROOT } from './harness.mjs';
 
 const MINUTE = 60_000;
 let server, chrome, fx;
@@ -93,6 +94,33 @@ test('the studio trains on WebGPU in its worker (bert-tiny, head-only)', { timeo
   assert.match(done, /on the WebGPU · \S/);
   assert.equal(await page.locator('[data-testid=confusion] td').count(), 4);
   await screenshot(page, 'studio-webgpu');
+});
+
+// The blocks BERT does not have, on the GPU: ALBERT's shared layer and projected embeddings,
+// MPNet's relative position bias, ModernBERT's rotary positions, local windows and gated layers,
+// DeBERTa-v3's disentangled attention. Each folder of `scripts/make_test_models.py` opens on
+// WebGPU and embeds as PyTorch did (`expected.json`).
+test('each family\'s own blocks on WebGPU: ALBERT, MPNet, ModernBERT and DeBERTa-v3 folders embed as PyTorch', { timeout: 20 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('tab-explore').click();
+  for (const name of ['albert', 'mpnet', 'modernbert', 'deberta']) {
+    const dir = join(ROOT, 'tests', 'models', name);
+    const expected = JSON.parse(await readFile(join(dir, 'expected.json'), 'utf8'));
+    const { ok, text } = await pick(page, dir);
+    assert.ok(ok, `${name}: ${text}`);
+    await page.waitForFunction((n) => document.querySelector('[data-testid=model-facts]')?.textContent.includes(n), name, { timeout: 5 * MINUTE });
+    assert.match(await page.getByTestId('backend').textContent(), /^WebGPU/, `${name}: on WebGPU`);
+    // The folders share their sentences: a sentence of this folder's own first, so the vector
+    // read next is computed on this model, not the previous model's shown for the same text.
+    await embedSentence(page, `${name} on the GPU.`, 8 * MINUTE);
+    const single = expected.texts.find((t) => t.pair === null);
+    const vector = await embedSentence(page, single.text, 8 * MINUTE);
+    const hidden = single.last_hidden_state;
+    const mean = Array.from({ length: hidden[0].length }, (_, k) => hidden.reduce((s, row) => s + row[k], 0) / hidden.length);
+    const err = maxAbsDiff(vector, mean);
+    console.log(`${name} on WebGPU vs PyTorch: max abs error ${err.toExponential(2)}`);
+    assert.ok(err <= 1e-4, `${name}: max abs error ${err}`);
+  }
 });
 
 test('nothing leaves the page origin and nothing went wrong', async () => {
