@@ -15,6 +15,7 @@ use super::data_card::{DataCard, Example};
 use super::task::TaskPanel;
 use super::{EXAMPLE_CSV, Studio, Task, recipe};
 use crate::files::on_files;
+use crate::widgets::{confusion_matrix, scores_table};
 
 const PREVIEW_ROWS: usize = 8;
 
@@ -95,7 +96,7 @@ impl TaskPanel for Classification {
     }
 
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
-        super::results::classification_results(summary)
+        classification_results(summary)
     }
 }
 
@@ -380,4 +381,41 @@ pub fn StudioDataPanel() -> impl IntoView {
 /// At most `n` characters, with an ellipsis.
 pub fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
+}
+
+/// A sentence classifier's results: accuracy, macro-F1, per-class scores, the confusion and the
+/// examples it got wrong.
+fn classification_results(s: Arc<RunSummary>) -> AnyView {
+    let m = s.metrics.clone();
+    let labels = s.meta.labels.clone();
+    let mistakes = s.mistakes.labels().to_vec();
+    view! {
+        <div>
+            <div class="facts">
+                <div><b data-testid="valid-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"validation accuracy"</div>
+                <div><b data-testid="macro-f1">{format!("{:.3}", m.macro_f1)}</b>"macro-F1"</div>
+                <div><b>{m.count}</b>"validation examples"</div>
+                <div><b>{s.meta.spec.label()}</b>"features"</div>
+            </div>
+            <div class="grid2">
+                {scores_table(["label", "support"], &m.per_class, "per-class")}
+                <div>
+                    {confusion_matrix(&labels, &m.confusion, "confusion")}
+                </div>
+            </div>
+            <details data-testid="mistakes">
+                <summary>{format!("Misclassified validation examples ({}), most confident first", mistakes.len())}</summary>
+                <table class="plain">
+                    <tr><th>"line"</th><th>"text"</th><th>"true"</th><th>"predicted"</th><th>"probabilities"</th></tr>
+                    {mistakes.iter().take(200).map(|x| view! {
+                        <tr>
+                            <td>{x.line}</td><td>{clip(&x.text, 140)}</td><td>{x.label.clone()}</td><td>{x.predicted.clone()}</td>
+                            <td class="mono small">{labels.iter().zip(&x.probs).map(|(l, p)| format!("{l} {p:.2}")).collect::<Vec<_>>().join(" · ")}</td>
+                        </tr>
+                    }).collect_view()}
+                </table>
+            </details>
+        </div>
+    }
+    .into_any()
 }

@@ -159,6 +159,19 @@ pub struct Studio {
     pub(crate) choice: StoredValue<Option<BackendChoice>>,
 }
 
+impl Task {
+    /// The module that implements the task: the one place that lists them.
+    pub(crate) fn panel(self) -> &'static dyn task::TaskPanel {
+        match self {
+            Task::Classify => &data::Classification,
+            Task::Tag => &tagging::Tagging,
+            Task::Answer => &answering::Answering,
+            Task::Similar => &similarity::Similarity,
+            Task::Choice => &choice::MultipleChoice,
+        }
+    }
+}
+
 /// A training configuration in words ("full fine-tuning · 3 epochs · lr 2e-5").
 pub fn recipe(c: &FineTuneConfig) -> String {
     let recipe = match c.mode {

@@ -8,12 +8,7 @@ use crate::widgets::spawn_in_view;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
-use super::data::clip;
-use crate::widgets::{confusion_matrix, scores_table};
-use std::sync::Arc;
-
 use super::{Studio, Task};
-use crate::runs::RunSummary;
 use crate::runs::KnownBy;
 use crate::files::{download, file_list, read_files};
 
@@ -250,41 +245,4 @@ fn export_name(level: Option<Level>) -> &'static str {
         Some(Level::Choice) => "bertbench-multiple-choice",
         Some(Level::Sentence) | None => "bertbench-classifier",
     }
-}
-
-/// A sentence classifier's results: accuracy, macro-F1, per-class scores, the confusion and the
-/// examples it got wrong.
-pub(super) fn classification_results(s: Arc<RunSummary>) -> AnyView {
-    let m = s.metrics.clone();
-    let labels = s.meta.labels.clone();
-    let mistakes = s.mistakes.labels().to_vec();
-    view! {
-        <div>
-            <div class="facts">
-                <div><b data-testid="valid-accuracy">{format!("{:.1}%", m.accuracy * 100.0)}</b>"validation accuracy"</div>
-                <div><b data-testid="macro-f1">{format!("{:.3}", m.macro_f1)}</b>"macro-F1"</div>
-                <div><b>{m.count}</b>"validation examples"</div>
-                <div><b>{s.meta.spec.label()}</b>"features"</div>
-            </div>
-            <div class="grid2">
-                {scores_table(["label", "support"], &m.per_class, "per-class")}
-                <div>
-                    {confusion_matrix(&labels, &m.confusion, "confusion")}
-                </div>
-            </div>
-            <details data-testid="mistakes">
-                <summary>{format!("Misclassified validation examples ({}), most confident first", mistakes.len())}</summary>
-                <table class="plain">
-                    <tr><th>"line"</th><th>"text"</th><th>"true"</th><th>"predicted"</th><th>"probabilities"</th></tr>
-                    {mistakes.iter().take(200).map(|x| view! {
-                        <tr>
-                            <td>{x.line}</td><td>{clip(&x.text, 140)}</td><td>{x.label.clone()}</td><td>{x.predicted.clone()}</td>
-                            <td class="mono small">{labels.iter().zip(&x.probs).map(|(l, p)| format!("{l} {p:.2}")).collect::<Vec<_>>().join(" · ")}</td>
-                        </tr>
-                    }).collect_view()}
-                </table>
-            </details>
-        </div>
-    }
-    .into_any()
 }

@@ -2,8 +2,9 @@
 //! (its data, and the settings only it has) and answers, through [`TaskPanel`], for what the
 //! shared parts of the studio need of it: the chooser's words, its data card, whether it has data
 //! to train on, how many examples an epoch reads, how its run starts, and its results. A new task
-//! is a module, a [`Task`] variant and its row in [`Task::panel`]; the chooser, the page, the
-//! Train button, the progress bar and the results panel follow from them.
+//! is a module, a [`Task`] variant and its row in `Task::panel` (in `studio/mod.rs`, which holds
+//! every task module: the modules use this file, and this file uses none of them); the chooser,
+//! the page, the Train button, the progress bar and the results panel follow from them.
 
 use std::sync::Arc;
 
@@ -49,17 +50,6 @@ pub(crate) trait TaskPanel: Sync {
 impl Task {
     /// Every task, in the chooser's order.
     pub const ALL: [Task; 5] = [Task::Classify, Task::Tag, Task::Answer, Task::Similar, Task::Choice];
-
-    /// The module that implements the task.
-    pub(crate) fn panel(self) -> &'static dyn TaskPanel {
-        match self {
-            Task::Classify => &super::data::Classification,
-            Task::Tag => &super::tagging::Tagging,
-            Task::Answer => &super::answering::Answering,
-            Task::Similar => &super::similarity::Similarity,
-            Task::Choice => &super::choice::MultipleChoice,
-        }
-    }
 
     /// The kind of model the task trains (a similarity model's: the cross-encoder's; the studio's
     /// choice between the two is the similarity mode's `level`).
