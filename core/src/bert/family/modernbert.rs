@@ -187,7 +187,17 @@ fn read_config(config: Json) -> Result<Json, String> {
 /// ModernBERT's keys: its names for the activation, the LayerNorm epsilon and the dropouts (the
 /// embeddings' dropout is the feed-forward's here), the layer types and the rotary bases as
 /// `transformers` 5.24 writes them; no segments, no position type.
-fn write_config(config: Json) -> Json {
+fn write_config(mut config: Json) -> Json {
+    // A config built here rather than read may leave these unset: the model then has biases, the
+    // encoder's activation in its head and global attention in every layer, none of which is
+    // ModernBERT's default. Written out, `transformers` (and this reader) build the same model.
+    for key in ["norm_bias", "attention_bias", "mlp_bias", "classifier_bias", "decoder_bias"] {
+        config.entry(key).or_insert(true.into());
+    }
+    let activation = config.get("hidden_act").cloned().unwrap_or_else(|| "gelu".into());
+    config.entry("classifier_activation").or_insert(activation);
+    let layers = config.get("num_hidden_layers").and_then(serde_json::Value::as_u64).unwrap_or(0) as usize;
+    config.entry("layer_types").or_insert_with(|| vec!["full_attention"; layers].into());
     let mut out = Json::new();
     let mut rope = Json::new();
     for (key, value) in config {
@@ -254,6 +264,19 @@ mod tests {
         for said in ["rotary positions", "base 160000 in global layers, 10000 in local", "pre-norm", "GeGLU", "local attention in 14 of 22 layers", "64 tokens either side", "no biases"] {
             assert!(apart.contains(said), "{said}: {apart}");
         }
+    }
+
+    #[test]
+    fn a_config_built_here_is_written_as_the_model_it_builds() {
+        // Left unset, these mean biases, the encoder's activation in the head and global
+        // attention everywhere here; ModernBERT's defaults are none of these, so they are written.
+        let config = crate::bert::config::Preset::Tiny.config(64).with_num_hidden_layers(2).with_model_type(Family::ModernBert)
+            .with_type_vocab_size(0).with_hidden_act(HiddenAct::Relu);
+        let back = BertConfig::from_json_bytes(&config.to_hf_json()).unwrap();
+        assert_eq!(back.attention_kinds(), vec![AttentionKind::FullAttention; 2]);
+        assert_eq!((back.norm_bias(), back.attention_bias, back.mlp_bias, back.classifier_bias), (true, Some(true), Some(true), Some(true)));
+        assert_eq!((back.classifier_activation, back.decoder_bias, back.classifier_pooling), (Some(HiddenAct::Relu), Some(true), Some(HeadPooling::Cls)));
+        assert_eq!((back.global_rope_theta, back.local_rope_theta), (Some(160_000.0), Some(10_000.0)));
     }
 
     #[test]
