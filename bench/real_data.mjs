@@ -4,7 +4,7 @@
 // file with the task's standard metric. Prints one Markdown table (and writes it with --md).
 //
 //   node bench/real_data.mjs [--tasks tag,similarity-bi,similarity-cross,pairs,qa] [--seeds 42,7,3]
-//        [--mode full|head] [--quick] [--side both|ours|pytorch] [--reuse] [--md FILE]
+//        [--mode full|head] [--quick] [--side both|ours|pytorch|page|all] [--reuse] [--md FILE]
 //        [--bin PATH] [--python PATH] [--logs DIR]
 //
 // Tasks (training file → measured on, in ../shared/data/real; see make_subsets.py there):
@@ -33,10 +33,16 @@
 // log (in --logs, default ~/.cache/bertbench/bench/real-data) holds the same command and its
 // result is read instead of run again, so the sides can run at different times and the table
 // made from both. Long runs are best started under `nice -n 10` on a shared machine.
-import { spawn } from 'node:child_process';
+//
+// --side page (or all) also trains in the page (bench/real_data_page.mjs: the studio of dist/ in
+// headless Chromium, its worker on the CPU with 2 threads, the measured file given as the
+// validation file) and scores the page's export in PyTorch on the same file
+// (scripts/score_export.py): the table then has the page's own last evaluation and its export's
+// score beside it. Build dist/ first (`cargo xtask dist`).
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,8 +65,9 @@ const PYTHON = opt('python', 'python3');
 const LOGS = opt('logs', join(CACHE, 'bench', 'real-data'));
 for (const t of TASKS) if (!ALL.includes(t)) throw new Error(`unknown task ${t}; use ${ALL.join(', ')}`);
 if (!['full', 'head'].includes(MODE)) throw new Error('--mode is full or head');
-if (!['both', 'ours', 'pytorch'].includes(SIDE)) throw new Error('--side is both, ours or pytorch');
-if (SIDE !== 'pytorch' && !existsSync(BIN)) throw new Error(`no ${BIN}: cargo build --release -p bertbench-cli (or --bin PATH)`);
+if (!['both', 'ours', 'pytorch', 'page', 'all'].includes(SIDE)) throw new Error('--side is both, ours, pytorch, page or all');
+const sides = { ours: ['both', 'ours', 'all'].includes(SIDE), pytorch: ['both', 'pytorch', 'all'].includes(SIDE), page: ['page', 'all'].includes(SIDE) };
+if (sides.ours && !existsSync(BIN)) throw new Error(`no ${BIN}: cargo build --release -p bertbench-cli (or --bin PATH)`);
 mkdirSync(LOGS, { recursive: true });
 
 const tempDir = mkdtempSync(join(tmpdir(), 'bertbench-real-'));
@@ -270,6 +277,43 @@ function torchScore(name, text) {
   return { score: result.score.slice(0, name === 'pairs' ? 2 : 1), seconds: result.seconds };
 }
 
+/** The page's side: train in the studio, then score its export in PyTorch; logged as the others. */
+async function pageSide(name, seed) {
+  const t = TASK[name];
+  const r = recipe(name);
+  const [train, valid] = files(name);
+  const log = join(LOGS, `${name}-${MODE}${QUICK ? '-quick' : ''}-seed${seed}-page.log`);
+  const line = show('page', [basename(train), basename(valid), r.label, `seed ${seed}`]);
+  if (REUSE && existsSync(log)) {
+    const text = readFileSync(log, 'utf8');
+    const result = text.match(/^RESULT (.*)$/m);
+    if (text.split('\n')[0] === line && result) {
+      console.error(`${name} page seed ${seed}: reusing ${log}`);
+      return JSON.parse(result[1]);
+    }
+  }
+  console.error(`${name} page seed ${seed}: ${line}`);
+  const { runOnPage } = await import('./real_data_page.mjs');
+  const lines = [line];
+  const say = (l) => { lines.push(l); console.error(`  ${l}`); };
+  const before = loadavg()[0].toFixed(1);
+  const start = performance.now();
+  const got = await runOnPage(name, { train, valid, r: { ...r, mode: MODE }, len: t.len, seed, out: join(LOGS, 'exports'), log: say });
+  const wall = (performance.now() - start) / 1000;
+  say(`evaluations (the chart's series ×100): ${JSON.stringify(got.evaluations)}`);
+  const scorer = spawnSync(PYTHON, [join(ROOT, 'scripts', 'score_export.py'), '--task', name, got.zip, valid, '--max-len', String(t.len), '--window', String(t.len)],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TQDM_DISABLE: '1' } });
+  const scored = scorer.stdout.match(/^SCORE (.*)$/m);
+  if (!scored) throw new Error(`scoring the page's export failed:\n${scorer.stdout}\n${scorer.stderr}`);
+  const all = Object.values(JSON.parse(scored[1]));
+  const exported = all.slice(0, name === 'pairs' || name === 'qa' ? 2 : 1);
+  say(`export scored in PyTorch: ${scored[1]}`);
+  const result = { score: got.score, seconds: got.seconds, wall, load: `${before} → ${loadavg()[0].toFixed(1)}`, exported };
+  lines.push(`RESULT ${JSON.stringify(result)}`);
+  writeFileSync(log, lines.join('\n') + '\n');
+  return result;
+}
+
 const fmt = (s) => (s ? s.score.map((x) => x.toFixed(1)).join(' / ') : '–');
 const time = (s) => (s ? `${Math.round(s.seconds)} s (${Math.round(s.wall)} s${s.load ? `; load ${s.load}` : ''})` : '–');
 
@@ -279,28 +323,31 @@ for (const name of TASKS) {
     const t = TASK[name];
     let ours = null;
     let torch = null;
-    if (SIDE !== 'pytorch') {
+    if (sides.ours) {
       const [cmd, args] = oursCommand(name, seed);
       const r = await run(name, 'ours', seed, cmd, args);
       ours = { ...oursScore(name, r.text), wall: r.wall, load: r.load };
     }
     const tc = torchCommand(name, seed);
-    if (SIDE !== 'ours' && tc) {
+    if (sides.pytorch && tc) {
       const r = await run(name, 'pytorch', seed, tc[0], tc[1]);
       torch = { ...torchScore(name, r.text), wall: r.wall, load: r.load };
     }
+    const page = sides.page ? await pageSide(name, seed) : null;
     const [train, measured] = t.data;
-    rows.push([name, `${train} → ${measured}`, recipe(name).label, String(seed), t.metric, fmt(ours), time(ours), fmt(torch), time(torch)]);
+    rows.push([name, `${train} → ${measured}`, recipe(name).label, String(seed), t.metric, fmt(ours), time(ours), fmt(torch), time(torch),
+      fmt(page), time(page), page ? fmt({ score: page.exported }) : '–']);
   }
 }
 
-const header = ['task', 'data (train → measured on)', 'recipe', 'seed', 'metric', 'ours (bertbench CLI)', 'ours: time', 'PyTorch', 'PyTorch: time'];
+const header = ['task', 'data (train → measured on)', 'recipe', 'seed', 'metric', 'ours (bertbench CLI)', 'ours: time', 'PyTorch', 'PyTorch: time',
+  'page (worker)', 'page: time', 'page\'s export in PyTorch'];
 const table = [
   `| ${header.join(' | ')} |`,
   `|${header.map(() => '---').join('|')}|`,
   ...rows.map((r) => `| ${r.join(' | ')} |`),
 ].join('\n');
-const note = 'Time: training and the evaluation after each epoch, as each side reports it (QA\'s PyTorch: training only); in brackets the whole process, start-up and tokenizing included, and the machine\'s 1-minute load average at its start and end (2 cores).';
+const note = 'Time: training and the evaluation after each epoch, as each side reports it (QA\'s PyTorch: training only; the page: from the click on Train to the run\'s end, tokenizing included); in brackets the whole process, start-up and tokenizing included, and the machine\'s 1-minute load average at its start and end (2 cores).';
 console.log(table);
 console.log();
 console.log(note);
