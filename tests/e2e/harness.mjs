@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const DIST = join(ROOT, 'dist');
+// BERTBENCH_DIST serves another build (a copy of dist/ that a long benchmark keeps using while
+// dist/ is rebuilt).
+export const DIST = process.env.BERTBENCH_DIST ?? join(ROOT, 'dist');
 export const ARTIFACTS = join(ROOT, 'tests', 'e2e', 'artifacts');
 
 const MIME = {
