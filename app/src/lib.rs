@@ -17,6 +17,7 @@ mod lessons;
 mod protocol;
 mod pwa;
 mod runs;
+mod saved;
 mod saved_work;
 mod shell;
 mod store;

@@ -20,9 +20,19 @@ use bertbench_core::tasks::tagging::{EntityMetrics, LabelPieces};
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint, TaskScores};
 use serde::{Deserialize, Serialize};
 
+use crate::saved as saved_copy;
+use crate::saved::Versioned;
 use crate::store::{Item, Kind};
 
 mod saved;
+mod to_saved;
+
+/// The saved-item fixtures, for the tests of the other saved values (studio, lab).
+#[cfg(test)]
+pub(crate) mod to_saved_fixtures {
+    pub(crate) use super::saved_by_an_earlier_build::fixture as earlier_items;
+    pub(crate) use super::to_saved::tests::{todays_items, versioned};
+}
 
 /// Where a model runs or trains: the page's model, a run in the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -438,7 +448,9 @@ impl RunRecord {
 }
 
 /// A finished fine-tuning run as saved (the JSON of its item; the bytes are the classifier's zip).
+/// Written and read as its saved copy, `saved::run::SavedRun`, with the format's version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "Versioned<saved_copy::run::SavedRun>", from = "Versioned<saved_copy::run::SavedRun>")]
 pub struct SavedRun {
     /// Its row in the runs table.
     pub record: RunRecord,
@@ -451,7 +463,6 @@ pub struct SavedRun {
     /// The base model when the run is saved as its head alone (a head-only run: its bytes are
     /// `config.json` and the head, `classification::export_head`); `None`: the bytes are the
     /// whole classifier as a zip.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_on: Option<String>,
 }
 
@@ -493,8 +504,10 @@ pub enum LabVocab {
 }
 
 /// The lab's settings and corpus choice as the page holds them, saved with the lab's settings
-/// and with every lab model.
+/// and with every lab model. Sent to the worker, and saved, as its saved copy
+/// (`saved::lab::LabSettings`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "Versioned<saved_copy::lab::LabSettings>", from = "Versioned<saved_copy::lab::LabSettings>")]
 pub struct LabSettings {
     pub corpus_name: String,
     pub vocab: LabVocab,
@@ -504,7 +517,6 @@ pub struct LabSettings {
     pub continue_pretrained: bool,
     /// From scratch: one layer's weights shared by every layer (ALBERT), see
     /// [`scratch_config`]. Absent (false) in settings saved before it was offered.
-    #[serde(default)]
     pub share_layers: bool,
     /// Hyper-parameters, masking and pair task.
     pub config: PretrainConfig,
@@ -567,11 +579,12 @@ pub enum LabEvent {
 }
 
 /// A lab model as saved: the JSON of its item. The bytes are its files in [`LAB_FILES`] order,
-/// then the corpus (kept out of the JSON, which every listing reads).
+/// then the corpus (kept out of the JSON, which every listing reads). Written and read as its
+/// saved copy, `saved::lab::SavedLab`, with the format's version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "Versioned<saved_copy::lab::SavedLab>", from = "Versioned<saved_copy::lab::SavedLab>")]
 pub struct SavedLab {
     /// Corpus name and settings of the run.
-    #[serde(flatten)]
     pub settings: LabSettings,
     pub vocab_info: Option<(usize, bool, Vec<String>)>,
     pub ready: Option<(usize, usize)>,
@@ -643,8 +656,10 @@ pub const LAB_FILES: [&str; 4] = ["config.json", "model.safetensors", "tokenizer
 pub const CHECKPOINT_ID: &str = "checkpoint";
 
 /// What a saved checkpoint says about its run (the JSON of its [`Item`]); the bytes are the
-/// files of the current restart's snapshot, then those of the best earlier restart's.
+/// files of the current restart's snapshot, then those of the best earlier restart's. Written and
+/// read as its saved copy, `saved::train::CheckpointMeta`, with the format's version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "Versioned<saved_copy::train::CheckpointMeta>", from = "Versioned<saved_copy::train::CheckpointMeta>")]
 pub struct CheckpointMeta {
     /// The run's request, examples included.
     pub request: TrainRequest,

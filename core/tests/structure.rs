@@ -27,7 +27,7 @@ const CORE_LAYERS: &[&[&str]] = &[
 /// saved work and the engine; the worker and its client; what every tab shares; the tabs; the
 /// frame; the entry point.
 const APP_LAYERS: &[&[&str]] = &[
-    &["store", "examples", "local_store", "js_bytes", "files", "fetch"],
+    &["store", "examples", "local_store", "js_bytes", "files", "fetch", "saved"],
     &["runs", "protocol", "engine"],
     &["worker_client", "worker"],
     &["app", "widgets", "saved_work", "pwa", "bench"],

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use bertbench_core::train::PretrainStep;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
@@ -17,42 +16,66 @@ use super::compare::{Downstream, KeptFiles, KeptRun};
 use super::{BUILTIN_NAME, Lab, LabRun};
 use crate::app::{AppState, Tab};
 use crate::runs::{LAB_FILES, LabSettings, SavedLab, thin};
+use crate::saved::{Versioned, lab as saved_lab, list};
 use crate::store::{self, Item, Kind};
 
 const LAB_SETTINGS_ID: &str = "lab-settings";
 const COMPARED_ID: &str = "lab-compared";
 
-/// A run of "Runs compared" as this browser keeps it (the storage copy of [`KeptRun`], without
-/// its model: that is in its saved lab model, `saved_as`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A run of "Runs compared" as this browser keeps it (the storage copy of [`KeptRun`], in saved
+/// copies, `crate::saved`; without its model: that is in its saved lab model, `saved_as`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct KeptRecord {
     number: u32,
-    settings: LabSettings,
+    settings: saved_lab::LabSettings,
     model: String,
     layers: usize,
     shared: bool,
     params: usize,
     /// Thinned as a saved lab model's are.
-    steps: Vec<PretrainStep>,
+    steps: Vec<saved_lab::PretrainStep>,
     seconds: f64,
     cancelled: bool,
-    downstream: Option<Downstream>,
+    downstream: Option<KeptDownstream>,
     saved_as: Option<String>,
+}
+
+/// [`Downstream`] as saved.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct KeptDownstream {
+    accuracy: f32,
+    texts: usize,
+}
+
+/// "Runs compared" as saved today: its runs under the format's version. An earlier build saved
+/// the list alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Compared {
+    runs: Vec<KeptRecord>,
+}
+
+/// "Runs compared" as read: today's (versioned), or an earlier build's list.
+fn read_compared(json: &str) -> Result<Vec<KeptRecord>, String> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    if value.is_array() {
+        return serde_json::from_value(value).map_err(|e| e.to_string());
+    }
+    serde_json::from_value::<Versioned<Compared>>(value).map(|Versioned(c)| c.runs).map_err(|e| e.to_string())
 }
 
 impl From<&KeptRun> for KeptRecord {
     fn from(r: &KeptRun) -> Self {
         Self {
             number: r.number,
-            settings: r.settings.clone(),
+            settings: r.settings.clone().into(),
             model: r.model.clone(),
             layers: r.layers,
             shared: r.shared,
             params: r.params,
-            steps: thin(r.steps.clone()),
+            steps: list(thin(r.steps.clone())),
             seconds: r.seconds,
             cancelled: r.cancelled,
-            downstream: r.downstream,
+            downstream: r.downstream.map(|d| KeptDownstream { accuracy: d.accuracy, texts: d.texts }),
             saved_as: r.saved_as.clone(),
         }
     }
@@ -62,16 +85,16 @@ impl From<KeptRecord> for KeptRun {
     fn from(r: KeptRecord) -> Self {
         Self {
             number: r.number,
-            settings: r.settings,
+            settings: r.settings.into(),
             model: r.model,
             layers: r.layers,
             shared: r.shared,
             params: r.params,
-            steps: r.steps,
+            steps: list(r.steps),
             seconds: r.seconds,
             cancelled: r.cancelled,
             files: None,
-            downstream: r.downstream,
+            downstream: r.downstream.map(|d| Downstream { accuracy: d.accuracy, texts: d.texts }),
             saved_as: r.saved_as,
         }
     }
@@ -101,7 +124,7 @@ impl Lab {
             }
         }
         if let Some(item) = items.iter().find(|i| i.id == COMPARED_ID)
-            && let Ok(records) = serde_json::from_str::<Vec<KeptRecord>>(&item.json)
+            && let Ok(records) = read_compared(&item.json)
         {
             let runs: Vec<KeptRun> = records.into_iter().map(KeptRun::from).collect();
             // New runs are numbered after the kept ones.
@@ -109,7 +132,7 @@ impl Lab {
             self.compared.set(runs);
         }
         Effect::new(move |_| {
-            let records: Vec<KeptRecord> = self.compared.with(|runs| runs.iter().map(KeptRecord::from).collect());
+            let runs: Vec<KeptRecord> = self.compared.with(|runs| runs.iter().map(KeptRecord::from).collect());
             spawn_local(async move {
                 let item = Item {
                     id: COMPARED_ID.into(),
@@ -117,7 +140,7 @@ impl Lab {
                     name: "lab runs compared".into(),
                     saved_ms: js_sys::Date::now(),
                     size: 0,
-                    json: serde_json::to_string(&records).unwrap_or_default(),
+                    json: serde_json::to_string(&Versioned(Compared { runs })).unwrap_or_default(),
                 };
                 if let Err(e) = store::put(&item, &[]).await {
                     self.storage_note.set(Some(Err(e)));
@@ -219,8 +242,8 @@ mod tests {
         run.downstream = Some(Downstream { accuracy: 0.75, texts: 40 });
         run.saved_as = Some("lab:123".into());
         run.files = Some(Arc::new(vec![("config.json".into(), b"{}".to_vec())]));
-        let json = serde_json::to_string(&vec![KeptRecord::from(&run)]).unwrap();
-        let back: Vec<KeptRun> = serde_json::from_str::<Vec<KeptRecord>>(&json).unwrap().into_iter().map(KeptRun::from).collect();
+        let json = serde_json::to_string(&Versioned(Compared { runs: vec![KeptRecord::from(&run)] })).unwrap();
+        let back: Vec<KeptRun> = read_compared(&json).unwrap().into_iter().map(KeptRun::from).collect();
         let b = &back[0];
         assert_eq!((b.number, b.params, b.steps.len(), b.downstream, b.saved_as.as_deref()), (3, 1000, 30, run.downstream, Some("lab:123")));
         assert_eq!(b.steps, run.steps);
@@ -229,5 +252,21 @@ mod tests {
         assert!(b.fine_tunable(), "from its saved lab model");
         let unsaved = KeptRun { saved_as: None, ..b.clone() };
         assert!(!unsaved.fine_tunable());
+    }
+
+    /// "Runs compared" as today's build saved it (the list alone) reads, and is written back as
+    /// the same list under the format's version; one from a newer build is refused, saying why.
+    #[test]
+    fn runs_compared_are_written_back_as_they_were_saved() {
+        let items = crate::runs::to_saved_fixtures::todays_items();
+        let json = items.iter().find(|(n, _)| n == "lab_compared").map(|(_, j)| j.clone()).unwrap();
+        let runs = read_compared(&json).unwrap();
+        assert_eq!(runs.len(), 2);
+        let written = serde_json::to_string(&Versioned(Compared { runs })).unwrap();
+        assert_eq!(written, format!("{{\"v\":{},\"runs\":{json}}}", crate::saved::VERSION));
+        assert_eq!(read_compared(&written).unwrap(), read_compared(&json).unwrap());
+        let newer = written.replacen(&format!("\"v\":{}", crate::saved::VERSION), &format!("\"v\":{}", crate::saved::VERSION + 1), 1);
+        let e = read_compared(&newer).unwrap_err();
+        assert!(e.contains("newer version of this page"), "{e}");
     }
 }

@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use bertbench_core::train::FineTuneConfig;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
@@ -21,18 +20,19 @@ use super::{Live, RunState, Studio, recipe};
 use crate::app::AppState;
 use crate::protocol::Work;
 use crate::runs::{Backend, CHECKPOINT_ID, CheckpointMeta, RunRecord, SavedRun};
+use crate::saved::{Versioned, train as saved_train};
 use crate::store::{self, Item, Kind};
 
 const SETTINGS_ID: &str = "settings";
 
-/// The studio's settings as saved.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The studio's settings as saved (in saved copies: `crate::saved`), with the format's version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Settings {
-    #[serde(deserialize_with = "bertbench_core::train::config_with_defaults")]
-    config: FineTuneConfig,
+    /// Hyper-parameters (one an earlier build did not save takes its default).
+    config: saved_train::FineTuneConfig,
     max_len: usize,
     restarts: usize,
-    backend: Backend,
+    backend: saved_train::Backend,
     valid_fraction: f32,
     split_seed: u64,
     from_scratch: bool,
@@ -40,8 +40,8 @@ struct Settings {
     dataset: Option<String>,
 }
 
-/// Details of a saved training file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Details of a saved training file (written with the format's version).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedDataset {
     /// Rows in the file.
     pub rows: usize,
@@ -55,12 +55,12 @@ impl Studio {
         let settings = items
             .iter()
             .find(|i| i.kind == Kind::Settings)
-            .and_then(|i| serde_json::from_str::<Settings>(&i.json).ok());
-        if let Some(s) = settings {
-            self.config.set(s.config);
+            .and_then(|i| serde_json::from_str::<Versioned<Settings>>(&i.json).ok());
+        if let Some(Versioned(s)) = settings {
+            self.config.set(s.config.into());
             self.max_len.set(s.max_len);
             self.restarts.set(s.restarts);
-            self.backend.set(s.backend);
+            self.backend.set(s.backend.into());
             self.valid_fraction.set(s.valid_fraction);
             self.split_seed.set(s.split_seed);
             self.from_scratch.set(s.from_scratch);
@@ -79,10 +79,10 @@ impl Studio {
         // Write the settings read back (or the defaults) once, and on every change after.
         Effect::new(move |_| {
             let settings = Settings {
-                config: self.config.get(),
+                config: self.config.get().into(),
                 max_len: self.max_len.get(),
                 restarts: self.restarts.get(),
-                backend: self.backend.get(),
+                backend: self.backend.get().into(),
                 valid_fraction: self.valid_fraction.get(),
                 split_seed: self.split_seed.get(),
                 from_scratch: self.from_scratch.get(),
@@ -95,7 +95,7 @@ impl Studio {
                     name: "studio settings".into(),
                     saved_ms: js_sys::Date::now(),
                     size: 0,
-                    json: serde_json::to_string(&settings).unwrap_or_default(),
+                    json: serde_json::to_string(&Versioned(settings)).unwrap_or_default(),
                 };
                 if let Err(e) = store::put(&item, &[]).await {
                     self.saved.error.set(Some(e));
@@ -126,7 +126,7 @@ impl Studio {
                 name,
                 saved_ms: js_sys::Date::now(),
                 size: bytes.len() as u64,
-                json: serde_json::to_string(&SavedDataset { rows }).unwrap_or_default(),
+                json: serde_json::to_string(&Versioned(SavedDataset { rows })).unwrap_or_default(),
             };
             match store::put(&item, &[&bytes]).await {
                 Ok(()) => self.saved.error.set(None),
@@ -326,5 +326,42 @@ impl Studio {
             }
             self.saved.refresh();
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::runs::to_saved_fixtures::{todays_items, versioned};
+
+    /// The studio's settings and a training file's details, as today's build saved them, are
+    /// written back the same bytes (with the version); settings an earlier build saved come
+    /// back with their every value, and the hyper-parameter added since at its default.
+    #[test]
+    fn settings_and_datasets_are_written_back_as_they_were_saved() {
+        let items = todays_items();
+        let get = |name: &str| items.iter().find(|(n, _)| n == name).map(|(_, j)| j.clone()).unwrap();
+        for name in ["settings", "settings_no_dataset"] {
+            let json = get(name);
+            let Versioned(settings) = serde_json::from_str::<Versioned<Settings>>(&json).unwrap();
+            assert_eq!(serde_json::to_string(&Versioned(settings.clone())).unwrap(), versioned(&json), "{name}");
+            let config: bertbench_core::train::FineTuneConfig = settings.config.into();
+            assert_eq!(config.seed, 7, "{name}: read into core's hyper-parameters");
+        }
+        let json = get("dataset");
+        let Versioned(dataset) = serde_json::from_str::<Versioned<SavedDataset>>(&json).unwrap();
+        assert_eq!(serde_json::to_string(&Versioned(dataset)).unwrap(), versioned(&json));
+
+        let (_, earlier) = crate::runs::to_saved_fixtures::earlier_items();
+        let item = earlier.iter().find(|(i, _)| i.kind == Kind::Settings).map(|(i, _)| i).unwrap();
+        let Versioned(settings) = serde_json::from_str::<Versioned<Settings>>(&item.json).unwrap();
+        // Through the text, as the browser keeps it (`to_value` would widen the f32s).
+        let mut written: Value = serde_json::from_str(&serde_json::to_string(&Versioned(settings)).unwrap()).unwrap();
+        assert_eq!(written.as_object_mut().unwrap().remove("v"), Some(json!(crate::saved::VERSION)));
+        let mut expected: Value = serde_json::from_str(&item.json).unwrap();
+        expected["config"]["distil"] = Value::Null;
+        assert_eq!(written, expected);
     }
 }
