@@ -5,14 +5,13 @@
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use serde::Serialize;
 
 use crate::bert::checkpoint::LoadedModel;
 use crate::error::{Error, Result};
 use crate::nn::read_f32;
 
 /// A vocabulary piece near a query vector.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Neighbour {
     /// The piece as the vocabulary writes it (RoBERTa's `Ġ` and SentencePiece's `▁` taken off).
     pub word: String,

@@ -4,7 +4,6 @@
 //! thread. Natively, drive these futures with any executor (`pollster::block_on`).
 
 use burn::prelude::*;
-use serde::Serialize;
 
 use crate::bert::checkpoint::LoadedModel;
 use crate::error::{Error, Result};
@@ -13,7 +12,7 @@ use crate::bert::pooling::{Pooling, l2_normalize};
 use crate::tokenizer::Encoded;
 
 /// Sentence vectors for a list of texts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SentenceEmbeddings {
     /// The tokenization of each text.
     pub encoded: Vec<Encoded>,

@@ -6,7 +6,6 @@
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use serde::Serialize;
 
 use crate::bert::attention::AttentionMask;
 use crate::bert::checkpoint::LoadedModel;
@@ -16,7 +15,7 @@ use crate::bert::model::{BertInput, ForwardOptions};
 use crate::tokenizer::{Batch, Encoded};
 
 /// Which vector stands for a text (or a token) in the explorer's views.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VectorKind {
     /// One vector per WordPiece token (specials left out).
     Token,
@@ -89,7 +88,7 @@ impl TextStates {
 }
 
 /// Every layer's and head's attention for one input.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct AttentionMap {
     /// The token pieces, in order.
     pub tokens: Vec<String>,
@@ -151,7 +150,7 @@ impl AttentionMap {
 
 /// The input representation of one text, token by token: the three looked-up embeddings, their
 /// sum, and the sum after LayerNorm (what layer 1 receives).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct InputParts {
     /// The token pieces.
     pub tokens: Vec<String>,

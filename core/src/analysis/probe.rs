@@ -2,8 +2,6 @@
 //! assignment, anisotropy (with and without z-scoring), and linear CKA between two sets of
 //! representations (before vs after fine-tuning).
 
-use serde::Serialize;
-
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 use crate::analysis::similarity::cosine;
@@ -131,7 +129,7 @@ pub fn linear_cka(x: &[Vec<f32>], y: &[Vec<f32>]) -> Result<f32> {
 }
 
 /// How well a linear classifier reads a property off one layer's vectors.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProbeResult {
     /// Accuracy on the vectors it was fitted on.
     pub train_accuracy: f32,

@@ -4,12 +4,11 @@
 //! Everything here is plain host math on `f32` rows, so it runs the same natively and in wasm.
 
 use nalgebra::DMatrix;
-use serde::Serialize;
 
 use crate::error::{Error, Result};
 
 /// A principal component analysis of a set of row vectors.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Pca {
     /// The mean that was subtracted, `dim` long.
     pub mean: Vec<f32>,
@@ -85,7 +84,7 @@ pub fn pca(vectors: &[Vec<f32>], k: usize) -> Result<Pca> {
 }
 
 /// How to draw vectors in two dimensions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// Principal components: linear, distances along the axes are meaningful.
     Pca,
@@ -119,7 +118,7 @@ impl Default for TsneOptions {
 }
 
 /// A 2-D map of a set of vectors.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Projection {
     /// How it was made.
     pub method: Method,

@@ -6,7 +6,6 @@
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use serde::Serialize;
 
 use crate::bert::model::{BertInput, BertModel, ForwardOptions};
 use crate::error::{Error, Result};
@@ -32,7 +31,7 @@ pub struct Prompt {
 }
 
 /// A label's word as the model's vocabulary holds it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verbalized {
     /// The word as typed.
     pub word: String,
@@ -43,7 +42,7 @@ pub struct Verbalized {
 }
 
 /// Every text's scores under a prompt.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Prompted {
     /// The labels' words as pieces.
     pub words: Vec<Verbalized>,

@@ -1,14 +1,12 @@
 //! Columns: which column holds the text, the second text and the label ([`ColumnMap`],
 //! [`guess_columns`]), guessed from names and per-column statistics.
 
-use serde::{Deserialize, Serialize};
-
 use super::SAMPLE_ROWS;
 use super::table::Table;
 use super::text::normalise_name;
 
 /// Which columns hold the text, the optional second text (sentence pairs) and the label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColumnMap {
     /// Column of the text (0-based).
     pub text: usize,

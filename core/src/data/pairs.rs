@@ -69,7 +69,7 @@ impl ScoreScale {
 }
 
 /// A pair file, read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PairData {
     /// The usable pairs, in file order.
     pub pairs: Vec<ScoredPair>,

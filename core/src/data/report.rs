@@ -3,12 +3,10 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::examples::{Dataset, count_reasons, summarise};
 
 /// Summary of token lengths.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LengthStats {
     /// The longest.
     pub max: usize,
@@ -20,7 +18,7 @@ pub struct LengthStats {
 
 /// What the page shows before training: counts, problems that block training (`errors`) and
 /// problems worth knowing about (`warnings`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ValidationReport {
     /// Rows in the table: usable plus skipped.
     pub total_rows: usize,

@@ -1,12 +1,10 @@
 //! Splits and shuffles: a stratified train/validation [`Split`] and seeded epoch orders.
 
-use serde::{Deserialize, Serialize};
-
 use super::DataError;
 use crate::rng::Rng;
 
 /// A train/validation split: indices into the examples, each list sorted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Split {
     /// Indices of the training examples.
     pub train: Vec<usize>,

@@ -17,7 +17,7 @@ use super::{DataError, Split};
 use crate::rng::Rng;
 
 /// The formats [`parse_qa`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QaFormat {
     /// SQuAD's nested JSON: `data → paragraphs → qas`.
     Squad,
@@ -64,7 +64,7 @@ pub struct QaItem {
 }
 
 /// A question-answering file, read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QaData {
     /// What it was read as.
     pub format: QaFormat,

@@ -18,7 +18,7 @@ use super::decode::decode;
 use crate::rng::Rng;
 
 /// The formats [`parse_tagged`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaggedFormat {
     /// A word and its tag per line (tag in the last column), sentences separated by blank lines.
     Conll,
@@ -51,7 +51,7 @@ pub struct TaggedSentence {
 }
 
 /// A tagged file, read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaggedData {
     /// What it was read as.
     pub format: TaggedFormat,

@@ -38,7 +38,7 @@ pub enum MaskCase {
 }
 
 /// One picked position: the loss is computed here and only here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pick {
     /// Index in the sequence.
     pub position: usize,
@@ -49,7 +49,7 @@ pub struct Pick {
 }
 
 /// A sequence after masking.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Masked {
     /// The corrupted input ids.
     pub input_ids: Vec<u32>,
@@ -147,7 +147,7 @@ impl PairTask {
 }
 
 /// Two segments and whether they are a true pair.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentencePair {
     /// Segment A.
     pub a: String,

@@ -36,7 +36,7 @@ pub enum LabelPieces {
 }
 
 /// One token the loss reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenTarget {
     /// Position of the token in its encoding (specials included).
     pub position: usize,
@@ -136,7 +136,7 @@ pub fn encode_words<S: AsRef<str>>(
 }
 
 /// An entity: its type and its words `start..end`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Entity {
     /// Type (`PER`, `LOC`, …).
     pub kind: String,

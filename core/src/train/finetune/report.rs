@@ -174,7 +174,7 @@ pub enum Event {
 }
 
 /// Where the run stands, for a progress bar.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy)]
 pub struct Progress {
     /// Current stage.
     pub phase: Phase,
