@@ -77,9 +77,9 @@ pub struct AppState {
     pub model_id: RwSignal<String>,
     /// The model directories the server offers.
     pub models: RwSignal<Vec<String>>,
-    /// True while a computation holds the model and its device ([`AppState::take_turn`]).
+    /// True while a computation holds the model (`compute::claim`).
     pub busy: RwSignal<bool>,
-    /// Computations waiting for the model, first in line first (dropping a [`Turn`] wakes it).
+    /// Computations waiting for the model, first in line first (dropping a `compute::Claim` wakes it).
     pub waiting: StoredValue<VecDeque<oneshot::Sender<()>>, LocalStorage>,
     /// The sentence being explored.
     pub sentence_a: RwSignal<String>,
@@ -156,24 +156,6 @@ impl AppState {
     pub fn idle(&self) -> bool {
         self.generation.get();
         !self.busy.get() && self.engine().is_some()
-    }
-
-    /// Waits until no other computation holds the page's model and its device, then holds them
-    /// until the returned [`Turn`] is dropped. The explorer's views take turns through
-    /// `compute::claim`; the device check takes one too, since two readbacks from the WebGPU
-    /// device at once fail ("staging buffer could not be mapped").
-    pub async fn take_turn(self) -> Turn {
-        loop {
-            if !self.busy.get_untracked() {
-                self.busy.set(true);
-                return Turn(self);
-            }
-            // Queue up; a dropped turn wakes the first in line, which tries again (another request
-            // may have taken the model in between, and then it queues up again).
-            let (wake, woken) = oneshot::channel();
-            self.waiting.update_value(|w| w.push_back(wake));
-            let _ = woken.await;
-        }
     }
 
     /// Makes `engine` the model every panel uses.
@@ -366,23 +348,6 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     Ok(())
 }
 
-/// The page's model and its device, held by one computation until this is dropped: every path
-/// out of a computation lets them go, including one cancelled because its view closed.
-pub struct Turn(AppState);
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        let state = self.0;
-        state.busy.set(false);
-        // A waiter whose future was dropped cannot be woken; the next one is.
-        while let Some(wake) = state.waiting.try_update_value(|w| w.pop_front()).flatten() {
-            if wake.send(()).is_ok() {
-                break;
-            }
-        }
-    }
-}
-
 /// Re-loads the current model's bytes onto another backend.
 pub async fn switch_backend(state: AppState, to: Backend) {
     let Some(current) = state.engine() else { return };
@@ -432,10 +397,7 @@ pub async fn run_device_check(state: AppState) {
     };
     state.check.set(CheckState::Running);
     yield_to_browser().await;
-    let turn = state.take_turn().await;
-    let compared = compare_devices(&Device::flex(), &gpu.device, 42).await;
-    drop(turn);
-    match compared {
+    match compare_devices(&Device::flex(), &gpu.device, 42).await {
         Ok(report) => {
             let passed = report.passed;
             state.check.set(CheckState::Done(report));
