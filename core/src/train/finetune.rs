@@ -18,7 +18,6 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 
 use crate::tasks::classification::{BertClassifier, ClassificationHead, ClassifierMeta, HeadTransform, features, span_rows, token_features};
-use crate::tasks::classification::Level;
 use crate::nn::dropout;
 use crate::error::Error;
 use crate::nn::read_f32;
@@ -195,7 +194,7 @@ impl FineTuner {
         task.check(&labels, &train.iter().chain(&valid).collect::<Vec<_>>())?;
         if let Some(d) = &config.distil {
             d.check()?;
-            if config.features.level != Level::Sentence {
+            if !task.distils() {
                 return Err(Error::Training("a student learns from its teacher's probabilities in sentence classification only".into()));
             }
             if train.iter().any(|t| t.teacher.len() != labels.len()) {

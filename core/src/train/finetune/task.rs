@@ -31,6 +31,12 @@ pub(crate) trait UnitTask: Sync {
     /// validation).
     fn check(&self, labels: &[String], examples: &[&LabeledText]) -> crate::Result<()>;
 
+    /// Whether a student can learn the task from its teacher's probabilities (distillation:
+    /// sentence classification only).
+    fn distils(&self) -> bool {
+        false
+    }
+
     /// The recipe the studio and the command line start from.
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new()
@@ -184,3 +190,17 @@ pub(super) struct Scored {
     pub(super) probs: Vec<Vec<f32>>,
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a sentence classifier learns from a teacher's probabilities: every other task's
+    /// session refuses a distillation.
+    #[test]
+    fn only_sentence_classification_distils() {
+        let levels = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice];
+        let distilled: Vec<Level> = levels.into_iter().filter(|&l| of(l).distils()).collect();
+        assert_eq!(distilled, [Level::Sentence]);
+    }
+}

@@ -23,6 +23,10 @@ impl UnitTask for Classify {
         labels_in_range(self, labels, examples)
     }
 
+    fn distils(&self) -> bool {
+        true
+    }
+
     fn unit_labels(&self, t: &LabeledText) -> Vec<usize> {
         vec![t.label]
     }
