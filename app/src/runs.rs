@@ -14,9 +14,7 @@ use bertbench_core::tasks::choice::ChoiceItem;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::metrics::Metrics;
 use bertbench_core::tasks::pretraining::MaskFill;
-use bertbench_core::tasks::qa::AnswerMetrics;
-use bertbench_core::tasks::similarity::SimilarityMetrics;
-use bertbench_core::tasks::tagging::{EntityMetrics, LabelPieces};
+use bertbench_core::tasks::tagging::LabelPieces;
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint, TaskScores};
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +22,6 @@ use crate::saved as saved_copy;
 use crate::saved::Versioned;
 use crate::store::{Item, Kind};
 
-mod saved;
 mod to_saved;
 
 /// The saved-item fixtures, for the tests of the other saved values (studio, lab).
@@ -97,7 +94,7 @@ impl RunData {
 
 /// A fine-tuning run to start.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(from = "saved::SavedTrainRequest")]
+#[serde(into = "saved_copy::train::TrainRequest", from = "saved_copy::train::TrainRequest")]
 pub struct TrainRequest {
     /// Hyper-parameters.
     pub config: FineTuneConfig,
@@ -330,7 +327,7 @@ impl Mistakes {
 
 /// What a finished (or cancelled) fine-tuning run leaves.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(from = "saved::SavedRunSummary")]
+#[serde(into = "saved_copy::run::RunSummary", from = "saved_copy::run::RunSummary")]
 pub struct RunSummary {
     /// Labels, features, length.
     pub meta: ClassifierMeta,
@@ -389,7 +386,7 @@ impl KnownBy {
 
 /// One ended fine-tuning run, as the comparison table shows it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "saved::SavedRunRecord")]
+#[serde(into = "saved_copy::run::RunRecord", from = "saved_copy::run::RunRecord")]
 pub struct RunRecord {
     /// The page's model when the run started.
     pub model: String,
@@ -708,6 +705,7 @@ pub fn thin<T>(steps: Vec<T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bertbench_core::tasks::tagging::EntityMetrics;
     use bertbench_core::train::TrainMode;
 
     fn example(text: &str, label: &str, line: usize) -> Example {
