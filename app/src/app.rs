@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use crate::runs::Backend;
 use crate::engine::{self, Engine, ModelSource};
 use crate::fetch::yield_to_browser;
-use crate::widgets::{mark, mark_next_frame};
+use crate::widgets::{DeviceHold, mark, mark_next_frame};
 
 /// How far loading the model has got.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,9 +77,9 @@ pub struct AppState {
     pub model_id: RwSignal<String>,
     /// The model directories the server offers.
     pub models: RwSignal<Vec<String>>,
-    /// True while a computation holds the model (`compute::claim`).
+    /// True while a computation holds the model and its device ([`AppState::take_turn`]).
     pub busy: RwSignal<bool>,
-    /// Computations waiting for the model, first in line first (dropping a `compute::Claim` wakes it).
+    /// Computations waiting for the model, first in line first (dropping a [`Turn`] wakes it).
     pub waiting: StoredValue<VecDeque<oneshot::Sender<()>>, LocalStorage>,
     /// The sentence being explored.
     pub sentence_a: RwSignal<String>,
@@ -156,6 +156,24 @@ impl AppState {
     pub fn idle(&self) -> bool {
         self.generation.get();
         !self.busy.get() && self.engine().is_some()
+    }
+
+    /// Waits until no other computation holds the page's model and its device, then holds them
+    /// until the returned [`Turn`] is dropped. The explorer's views take turns through
+    /// `compute::claim`; the device check takes one too, since two readbacks from the WebGPU
+    /// device at once fail ("staging buffer could not be mapped").
+    pub async fn take_turn(self) -> Turn {
+        loop {
+            if !self.busy.get_untracked() {
+                self.busy.set(true);
+                return Turn(self, DeviceHold::begin());
+            }
+            // Queue up; a dropped turn wakes the first in line, which tries again (another request
+            // may have taken the model in between, and then it queues up again).
+            let (wake, woken) = oneshot::channel();
+            self.waiting.update_value(|w| w.push_back(wake));
+            let _ = woken.await;
+        }
     }
 
     /// Makes `engine` the model every panel uses.
@@ -309,7 +327,13 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     };
     state.load.set(LoadState::Building(format!("Building the model on the {}", kind.label())));
     yield_to_browser().await;
-    match Engine::try_build(model_id, files, device, kind) {
+    // Building on WebGPU writes the weights to the page's device and submits work there: it waits
+    // for the device check's or a view's readback to end, since a submit while one of their
+    // buffers is mapped fails ("used in submit while mapped").
+    let turn = if kind == Backend::WebGpu { Some(state.take_turn().await) } else { None };
+    let built = Engine::try_build(model_id, files, device, kind);
+    drop(turn);
+    match built {
         Ok(mut engine) => {
             engine.source = source;
             mark("built");
@@ -348,6 +372,24 @@ async fn build(state: AppState, model_id: &str, files: CheckpointFiles, gpu: Opt
     Ok(())
 }
 
+/// The page's model and its device, held by one computation until this is dropped: every path
+/// out of a computation lets them go. A view's computation is not stopped while it holds them
+/// (`widgets::spawn_in_view`): a WebGPU readback dropped in flight would leave the device unusable.
+pub struct Turn(AppState, #[allow(dead_code)] DeviceHold);
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let state = self.0;
+        state.busy.set(false);
+        // A waiter whose future was dropped cannot be woken; the next one is.
+        while let Some(wake) = state.waiting.try_update_value(|w| w.pop_front()).flatten() {
+            if wake.send(()).is_ok() {
+                break;
+            }
+        }
+    }
+}
+
 /// Re-loads the current model's bytes onto another backend.
 pub async fn switch_backend(state: AppState, to: Backend) {
     let Some(current) = state.engine() else { return };
@@ -369,10 +411,13 @@ pub async fn switch_backend(state: AppState, to: Backend) {
     };
     state.load.set(LoadState::Building(format!("Moving the model to the {}", to.label())));
     yield_to_browser().await;
+    // As in `build`: writing to the page's WebGPU device waits for its readbacks to end.
+    let turn = if to == Backend::WebGpu { Some(state.take_turn().await) } else { None };
     let built = current.files().and_then(|files| Engine::build(&current.model_id, files, device, to)).map(|mut e| {
         e.source = current.source;
         e
     });
+    drop(turn);
     match built {
         Ok(engine) => state.set_engine(engine),
         Err(e) => {
@@ -397,7 +442,10 @@ pub async fn run_device_check(state: AppState) {
     };
     state.check.set(CheckState::Running);
     yield_to_browser().await;
-    match compare_devices(&Device::flex(), &gpu.device, 42).await {
+    let turn = state.take_turn().await;
+    let compared = compare_devices(&Device::flex(), &gpu.device, 42).await;
+    drop(turn);
+    match compared {
         Ok(report) => {
             let passed = report.passed;
             state.check.set(CheckState::Done(report));

@@ -1,5 +1,5 @@
 //! Computing on the page's own model, shared by the explorer's views and the studio's look
-//! inside: taking turns on it ([`claim`]/[`release`]), numbering requests so only the newest
+//! inside: taking turns on it ([`claim`]), numbering requests so only the newest
 //! answer shows ([`Latest`]), running many texts through it a few at a time so the tab keeps
 //! drawing ([`each_states`]), and the one-input views' computations ([`attention_map`],
 //! [`input_parts`], [`embed`]). Where the page is isolated, the CPU worker runs on every core:
@@ -14,10 +14,9 @@ use bertbench_core::analysis::probe::{mean_random_cosine, nearest_centroid_accur
 use bertbench_core::analysis::samples::SensePreset;
 use bertbench_core::bert::attention::AttentionMask;
 use bertbench_core::tokenizer::Encoded;
-use futures::channel::oneshot;
 use leptos::prelude::*;
 
-use crate::app::AppState;
+use crate::app::{AppState, Turn};
 use crate::engine::{Engine, ModelSource};
 use crate::runs::Backend;
 use crate::protocol::Inspecting;
@@ -27,10 +26,11 @@ use crate::fetch::{after_paint, yield_to_browser};
 /// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
 pub const BATCH: usize = 8;
 
-/// The page's model, held by one computation (`busy`) until this is dropped: every path out of
-/// a computation lets the model go, including a computation cancelled because its view closed.
+/// The page's model, held by one computation until this is dropped (its [`Turn`]): every path
+/// out of a computation lets the model go, including a computation cancelled because its view
+/// closed.
 pub struct Claim {
-    state: AppState,
+    _turn: Turn,
     engine: Rc<Engine>,
 }
 
@@ -42,29 +42,15 @@ impl std::ops::Deref for Claim {
     }
 }
 
-impl Drop for Claim {
-    fn drop(&mut self) {
-        release(self.state);
-    }
-}
-
 /// Waits until no other computation holds the model, then holds it until the returned [`Claim`]
 /// is dropped. `None` when no model is loaded.
 pub async fn claim(state: AppState) -> Option<Claim> {
     // Let the page show what just changed (a model that is ready, a "working" state) first.
     after_paint().await;
-    loop {
-        let engine = state.engine()?;
-        if !state.busy.get_untracked() {
-            state.busy.set(true);
-            return Some(Claim { state, engine });
-        }
-        // Queue up; `release` wakes the first in line, which tries again (another request may
-        // have taken the model in between, and then it queues up again).
-        let (wake, woken) = oneshot::channel();
-        state.waiting.update_value(|w| w.push_back(wake));
-        let _ = woken.await;
-    }
+    state.engine()?;
+    let turn = state.take_turn().await;
+    // The model in use when the turn comes (another may have been loaded meanwhile).
+    Some(Claim { engine: state.engine()?, _turn: turn })
 }
 
 /// [`claim`] for request `ticket` of `latest`: `None` (and the model let go again) when a newer
@@ -72,17 +58,6 @@ pub async fn claim(state: AppState) -> Option<Claim> {
 pub async fn claim_newest(state: AppState, latest: Latest, ticket: u64) -> Option<Claim> {
     let engine = claim(state).await?;
     latest.is(ticket).then_some(engine)
-}
-
-/// Lets other work use the model again, and wakes the first request waiting for it.
-fn release(state: AppState) {
-    state.busy.set(false);
-    // A waiter whose future was dropped cannot be woken; the next one is.
-    while let Some(wake) = state.waiting.try_update_value(|w| w.pop_front()).flatten() {
-        if wake.send(()).is_ok() {
-            break;
-        }
-    }
 }
 
 /// Numbers a panel's requests so that only the newest one's answer is shown. Requests wait in

@@ -1,25 +1,84 @@
 //! Small shared pieces: progress bars, banners, colour scales, number formatting.
 
+use std::cell::Cell;
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 
-use futures::future::{AbortHandle, Abortable};
+use futures::task::AtomicWaker;
+
 use leptos::prelude::*;
+
+thread_local! {
+    /// The [`spawn_in_view`] task being polled now (0: none).
+    static POLLED: Cell<u64> = const { Cell::new(0) };
+    /// The [`spawn_in_view`] task that holds the page's device now (0: none, or a task that is
+    /// never stopped).
+    static HOLDER: Cell<u64> = const { Cell::new(0) };
+    static NEXT_TASK: Cell<u64> = const { Cell::new(1) };
+}
+
+/// Marks the task being polled as holding the page's device until this is dropped (the turn on
+/// the model, `app::Turn`): [`spawn_in_view`] does not stop a task while it holds the device.
+pub struct DeviceHold(u64);
+
+impl DeviceHold {
+    pub fn begin() -> Self {
+        let task = POLLED.get();
+        HOLDER.set(task);
+        Self(task)
+    }
+}
+
+impl Drop for DeviceHold {
+    fn drop(&mut self) {
+        if HOLDER.get() == self.0 {
+            HOLDER.set(0);
+        }
+    }
+}
 
 /// Spawns `task` for the reactive scope running now: a component (its event handlers run in
 /// it too) or an effect's run. The task stops at its next `.await` once that scope is cleaned up
 /// (the view closed, or the effect ran again), so it never reads a signal or stored value the
-/// view owned after the view is gone (reading a disposed one panics). A computation holding the
-/// page's model lets it go when dropped (`compute::Claim`). Work that must finish whatever the
-/// view does (loading a model, a training run, a save) belongs to state that lives as long as
-/// the page and is spawned with `spawn_local`.
+/// view owned after the view is gone (reading a disposed one panics). Work that must finish
+/// whatever the view does (loading a model, a training run, a save) belongs to state that lives
+/// as long as the page and is spawned with `spawn_local`.
+///
+/// A task holding the page's device ([`DeviceHold`]) is not stopped until it lets the device
+/// go: dropping a WebGPU readback in flight returns its staging buffer to cubecl's pool still
+/// mapped, and the device's next submit that uses it fails ("used in submit while mapped").
 pub fn spawn_in_view(task: impl Future<Output = ()> + 'static) {
-    let (handle, registration) = AbortHandle::new_pair();
+    let id = NEXT_TASK.get();
+    NEXT_TASK.set(id + 1);
+    let stopped = Arc::new(AtomicBool::new(false));
+    let waker = Arc::new(AtomicWaker::new());
     if Owner::current().is_some() {
-        on_cleanup(move || handle.abort());
+        let (stopped, waker) = (Arc::clone(&stopped), Arc::clone(&waker));
+        on_cleanup(move || {
+            stopped.store(true, Ordering::Relaxed);
+            // Woken, a task that does not hold the device ends at once.
+            waker.wake();
+        });
     }
-    leptos::task::spawn_local(async move {
-        let _ = Abortable::new(task, registration).await;
-    });
+    let mut task = Box::pin(task);
+    leptos::task::spawn_local(std::future::poll_fn(move |cx| {
+        let ends = || stopped.load(Ordering::Relaxed) && HOLDER.get() != id;
+        if ends() {
+            return Poll::Ready(());
+        }
+        let outer = POLLED.replace(id);
+        let polled = task.as_mut().poll(cx);
+        POLLED.set(outer);
+        if polled.is_pending() {
+            if ends() {
+                return Poll::Ready(());
+            }
+            waker.register(cx.waker());
+        }
+        polled
+    }));
 }
 
 /// After the next paint, focuses the element `selector` finds, if the focus is nowhere (on the

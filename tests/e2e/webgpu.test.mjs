@@ -123,6 +123,78 @@ test('each family\'s own blocks on WebGPU: ALBERT, MPNet, ModernBERT and DeBERTa
   }
 });
 
+// The page's device check (the tiny model on WebGPU and on the CPU) runs after the first model
+// loads, for seconds on a software adapter. A folder picked and embedded meanwhile waits for its
+// turn on the device: two readbacks at once failed ("staging buffer could not be mapped").
+test('a folder embedded while the device check still runs waits for the device and gives PyTorch\'s vector', { timeout: 15 * MINUTE }, async () => {
+  const page = await chrome.browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  try {
+    await page.goto(server.origin + '/?model=bert-tiny#explore');
+    await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('bert-tiny'), null, { timeout: 5 * MINUTE });
+    const dir = join(ROOT, 'tests', 'models', 'modernbert');
+    const expected = JSON.parse(await readFile(join(dir, 'expected.json'), 'utf8'));
+    const { ok, text } = await pick(page, dir);
+    assert.ok(ok, text);
+    const checking = await page.evaluate(() => document.querySelector('[data-testid=device-check-status]')?.textContent ?? '(no status shown)');
+    console.log(`device check when the embed is asked: ${checking}`);
+    const single = expected.texts.find((t) => t.pair === null);
+    const vector = await embedSentence(page, single.text, 10 * MINUTE);
+    const hidden = single.last_hidden_state;
+    const mean = Array.from({ length: hidden[0].length }, (_, k) => hidden.reduce((s, row) => s + row[k], 0) / hidden.length);
+    const err = maxAbsDiff(vector, mean);
+    console.log(`modernbert embedded beside the device check: max abs error ${err.toExponential(2)}`);
+    assert.ok(err <= 1e-4, `max abs error ${err}`);
+    await page.waitForFunction(() => /agrees|disagrees|unavailable/.test(document.querySelector('[data-testid=device-check-status]')?.textContent ?? 'agrees'), null, { timeout: 10 * MINUTE });
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
+
+// A lesson computes on the page's WebGPU device as its text changes; each change stops the
+// computation before. One stopped while it read from the GPU left cubecl's staging buffer mapped,
+// and the next read of that size panicked ("used in submit while mapped"): a view now lets go only
+// once its read is done.
+test('editing a lesson\'s text while it computes on WebGPU leaves the device working', { timeout: 15 * MINUTE }, async () => {
+  const page = await chrome.browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  try {
+    await page.goto(server.origin + '/?model=all-MiniLM-L6-v2#lesson=attention');
+    await page.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent.startsWith('WebGPU'), null, { timeout: 5 * MINUTE });
+    await page.getByTestId('lesson-attention-summary').waitFor({ timeout: 10 * MINUTE });
+    // Texts of one length, so each computation reads back buffers of the same sizes.
+    const texts = ['the cat sat on the mat', 'the dog sat on the mat', 'the cow sat on the mat'];
+    for (let i = 0; i < 24; i++) {
+      await page.locator('#lesson-attention-text').fill(texts[i % texts.length]);
+      await page.locator('#lesson-attention-text').press('Enter');
+      await page.waitForTimeout(250 + 50 * (i % 5));
+    }
+    await page.waitForFunction(() => !document.querySelector('[data-testid=attention-button]')?.disabled, null, { timeout: 10 * MINUTE });
+    await page.getByTestId('tab-explore').click();
+    const ex = fx.examples[0];
+    await page.getByTestId('sentence-a').fill(ex.text);
+    await page.getByTestId('embed-button').click();
+    // The vector, or the device's failure ("the staging buffer could not be mapped").
+    await page.waitForFunction((t) => document.querySelector('[data-testid=embedding] p')?.textContent.includes(`“${t}”`)
+      || document.querySelector('[data-testid=embedding-error]'), ex.text, { timeout: 10 * MINUTE });
+    const failed = await page.getByTestId('embedding-error').count() ? await page.getByTestId('embedding-error').textContent() : null;
+    assert.equal(failed, null, 'the embedding failed');
+    const vector = JSON.parse(await page.getByTestId('embedding-values').textContent());
+    const err = maxAbsDiff(vector, ex.mean_pooled);
+    console.log(`embedded on WebGPU after the edits: max abs error ${err.toExponential(2)}`);
+    assert.ok(err <= 1e-4, `max abs error ${err}`);
+    assert.match(await page.getByTestId('embedding').getAttribute('data-computed-on'), /WebGPU/);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('nothing leaves the page origin and nothing went wrong', async () => {
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
   assert.deepEqual(chrome.problems, []);

@@ -117,7 +117,8 @@ pub fn MapPanel() -> impl IntoView {
                 kind_now,
                 &word,
                 |done, total| progress.set(Some((done, total))),
-                move || cancel.get_untracked(),
+                // A closed view cancels (its signal is gone).
+                move || cancel.try_get_untracked().unwrap_or(true),
             )
             .await;
             progress.set(None);

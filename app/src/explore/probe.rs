@@ -105,8 +105,8 @@ pub fn ProbePanel() -> impl IntoView {
                 let ids: Vec<usize> = picked.iter().map(|&i| all_ids[i]).collect();
                 let split = stratified_split(&ids, dataset.labels.len(), 0.3, 17).map_err(|e| e.to_string())?;
                 let texts: Vec<String> = picked.iter().map(|&i| dataset.examples[i].text.clone()).collect();
-                let per_text = layer_vectors(&engine, &texts, |d, t| progress.set(Some(format!("embedding {d} / {t} texts"))), move || cancel.get_untracked()).await?;
-                let probed = probe_layers(&per_text, &ids, dataset.labels.len(), &split, |l, n| progress.set(Some(format!("probing layer {l} of {n}"))), move || cancel.get_untracked()).await?;
+                let per_text = layer_vectors(&engine, &texts, |d, t| progress.set(Some(format!("embedding {d} / {t} texts"))), move || cancel.try_get_untracked().unwrap_or(true)).await?;
+                let probed = probe_layers(&per_text, &ids, dataset.labels.len(), &split, |l, n| progress.set(Some(format!("probing layer {l} of {n}"))), move || cancel.try_get_untracked().unwrap_or(true)).await?;
                 let majority = probed.first().map(|r| r.majority).unwrap_or(0.0);
                 let by_layer = probed.iter().map(|r| (r.test_accuracy, r.train_accuracy)).collect();
                 Ok(Probed {
