@@ -51,7 +51,7 @@ impl Backend {
 }
 
 /// A run's training and validation data, by task.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub enum RunData {
     /// Labeled texts, or pairs of texts (sentence classification).
     Texts {
@@ -134,7 +134,7 @@ impl TrainRequest {
 }
 
 /// The scored pairs of a sentence-similarity run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct PairRequest {
     /// Training pairs.
     pub train: Vec<ScoredPair>,
@@ -143,7 +143,7 @@ pub struct PairRequest {
 }
 
 /// The questions of a multiple-choice run (every one with the same number of endings).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct ChoiceRequest {
     /// Training questions.
     pub train: Vec<ChoiceItem>,
@@ -196,7 +196,7 @@ pub struct PairMistake {
 }
 
 /// The questions of an extractive question-answering run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct QaRequest {
     /// Training questions.
     pub train: Vec<QaItem>,
@@ -222,7 +222,7 @@ pub struct AnswerMistake {
 }
 
 /// The sentences of a token-tagging run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct TaggedRequest {
     /// Training sentences.
     pub train: Vec<TaggedSentence>,
@@ -782,7 +782,11 @@ mod tests {
         let mut value = serde_json::to_value(request()).unwrap();
         let fields = value.as_object_mut().unwrap();
         fields.remove("data").expect("saved today");
-        fields.insert("train".into(), serde_json::to_value(vec![example("a fine day", "pos", 2), example("a sad day", "neg", 5)]).unwrap());
+        let texts = serde_json::json!([
+            {"text": "a fine day", "text_pair": null, "label": "pos", "line": 2},
+            {"text": "a sad day", "text_pair": null, "label": "neg", "line": 5},
+        ]);
+        fields.insert("train".into(), texts);
         fields.insert("valid".into(), serde_json::json!([]));
         for task in ["tagged", "questions", "pairs", "choices"] {
             fields.insert(task.into(), serde_json::Value::Null);
@@ -790,9 +794,7 @@ mod tests {
         let back: TrainRequest = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(back.data.counts(), (2, 0));
         assert!(matches!(back.data, RunData::Texts { .. }));
-        let pair = ScoredPair { line: 2, text: "a".into(), text_pair: "b".into(), score: 0.5, raw: "2.5".into() };
-        let pairs = PairRequest { train: Vec::new(), valid: vec![pair] };
-        value["pairs"] = serde_json::to_value(&pairs).unwrap();
+        value["pairs"] = serde_json::json!({"train": [], "valid": [{"line": 2, "text": "a", "text_pair": "b", "score": 0.5, "raw": "2.5"}]});
         value["train"] = serde_json::json!([]);
         let back: TrainRequest = serde_json::from_value(value).unwrap();
         assert!(matches!(&back.data, RunData::Pairs(p) if p.valid.len() == 1));

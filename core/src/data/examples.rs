@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
 
 use super::DataError;
 use super::columns::ColumnMap;
@@ -13,7 +12,7 @@ use super::table::{Format, Record, Table};
 use super::text::preview;
 
 /// One labeled (or, for prediction, unlabeled) text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Example {
     /// 1-based line in the file where its row starts.
     pub line: usize,
@@ -26,7 +25,7 @@ pub struct Example {
 }
 
 /// Why a row did not become an [`Example`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipReason {
     /// The text (or the second text) is empty.
     EmptyText,
@@ -82,7 +81,7 @@ impl fmt::Display for SkipReason {
 }
 
 /// A row left out of the [`Dataset`], and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
     /// 1-based line where the row starts.
     pub line: usize,
@@ -93,7 +92,7 @@ pub struct Skipped {
 }
 
 /// Examples ready for training or prediction, and the rows that were left out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
     /// The usable rows, in file order.
     pub examples: Vec<Example>,
@@ -104,12 +103,10 @@ pub struct Dataset {
     pub skipped: Vec<Skipped>,
     /// The lines where the rows start whose fields hold a line break (a quoted field over several
     /// lines of the file): each is one example, which the report says.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub multiline: Vec<usize>,
     /// The lines of a tab-separated file's rows with fields past its last column (STS-B's test
     /// file appends two attributions to some rows): each is read by its columns' positions, and
     /// the fields past them are not read, which the report says.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_fields: Vec<usize>,
 }
 

@@ -21,7 +21,7 @@ use super::text::normalise_name;
 use super::{DataError, SAMPLE_ROWS};
 
 /// One pair with its score.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoredPair {
     /// 1-based line of the row in the file.
     pub line: usize,

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::decode::decode;
@@ -39,7 +38,7 @@ impl QaFormat {
 }
 
 /// One answer: its text and where it starts in the passage, in characters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QaAnswer {
     /// The answer as written in the passage.
     pub text: String,
@@ -48,7 +47,7 @@ pub struct QaAnswer {
 }
 
 /// One question over its passage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QaItem {
     /// 1-based line of the file where it is (SQuAD JSON: its `id`'s line, where found).
     pub line: usize,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::text::{
     LineCounter, count_separators, first_non_space, is_number, normalise_name, strip_bom,
@@ -14,7 +14,7 @@ use super::decode::{Decoded, decode};
 use super::{DataError, SAMPLE_ROWS};
 
 /// A file format for labeled text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Comma-separated values (semicolon-separated is recognised too, as Excel writes it in many
     /// locales), RFC 4180 quoting.
@@ -57,7 +57,7 @@ pub fn detect_format(bytes: &[u8], file_name: Option<&str>) -> Format {
 }
 
 /// A parsed file: named columns and the rows under them, fields as text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     /// The format it was read as.
     pub format: Format,
@@ -68,12 +68,11 @@ pub struct Table {
     /// The data rows (header excluded; blank lines dropped, rows of empty fields kept).
     pub rows: Vec<Record>,
     /// How the file was read when it was not plain UTF-8 text (see [`decode`]), for the report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoded: Option<String>,
 }
 
 /// One row of a [`Table`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     /// 1-based line of the file where the row starts (for a top-level JSON array: the item's
     /// 1-based position in the array).
@@ -84,7 +83,6 @@ pub struct Record {
     pub fields: Vec<String>,
     /// Why the row could not be read, for a row that is kept only to be reported as skipped (a
     /// JSON line that is not an object; a quoted CSV field that never closes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 

@@ -10,7 +10,6 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::DataError;
@@ -40,7 +39,7 @@ impl TaggedFormat {
 }
 
 /// One sentence: words and their tags, as many of each.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaggedSentence {
     /// 1-based line of the file where it starts.
     pub line: usize,

@@ -14,7 +14,6 @@
 
 use burn::prelude::*;
 use safetensors::{Dtype, SafeTensors};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, Level};
@@ -34,7 +33,7 @@ pub const SCORE_LABEL: &str = "score";
 
 /// One multiple-choice question as a file gives it (serialisable: the page sends questions to
 /// its training worker).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChoiceItem {
     /// 1-based line of the file where it starts.
     pub line: usize,
