@@ -195,7 +195,7 @@ async fn in_worker(engine: &Engine, tokens: usize, what: impl FnOnce() -> Inspec
 pub async fn attention_map(engine: &Engine, encoded: &Encoded, mask: AttentionMask) -> Result<(AttentionMap, String), String> {
     let heads = engine.bert.config.num_attention_heads;
     let causal = mask == AttentionMask::Causal;
-    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspecting::Attention { encoded: encoded.clone(), causal }).await {
+    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspecting::Attention { encoded: encoded.clone().into(), causal }).await {
         if let Some(Ok(map)) = arrays.into_iter().next().map(|w| AttentionMap::new(encoded, heads, w)) {
             return Ok((map, on));
         }
@@ -207,7 +207,7 @@ pub async fn attention_map(engine: &Engine, encoded: &Encoded, mask: AttentionMa
 /// The input representation of `encoded`, part by part, and where it was computed.
 pub async fn input_parts(engine: &Engine, encoded: &Encoded) -> Result<(InputParts, String), String> {
     let width = engine.bert.config.hidden_size;
-    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspecting::InputParts { encoded: encoded.clone() }).await {
+    if let Some((arrays, on)) = in_worker(engine, encoded.tokens.len(), || Inspecting::InputParts { encoded: encoded.clone().into() }).await {
         if let Some(Ok(parts)) = <[Vec<f32>; 5]>::try_from(arrays).ok().map(|a| InputParts::new(encoded, width, a)) {
             return Ok((parts, on));
         }

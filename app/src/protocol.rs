@@ -20,6 +20,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::runs::{Backend, LabEvent, LabRequest, RunRecord, RunSummary, TrainEvent, TrainRequest};
 
+pub mod answers;
 mod requests;
 
 pub use requests::*;

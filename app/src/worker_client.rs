@@ -37,6 +37,7 @@ use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 use crate::engine::{Engine, ModelSource};
 use crate::protocol::{self as ask, Ask, FromWorker, Inspect, Inspecting, Request, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
 use crate::runs::Backend;
+use crate::saved::list;
 
 /// An answer (as JSON) with its byte attachments, or why there is none.
 type Reply = Result<(serde_json::Value, Vec<Vec<u8>>), String>;
@@ -376,7 +377,7 @@ impl WorkerClient {
     /// Every layer's vectors of `encoded` from the worker's base model, which must be the model
     /// they were encoded for ([`send_base`](Self::send_base) first).
     pub async fn states(self, model_id: &str, encoded: &[Encoded]) -> Result<Vec<TextStates>, String> {
-        let request = ask::States { model_id: model_id.to_string(), encoded: encoded.to_vec() };
+        let request = ask::States { model_id: model_id.to_string(), encoded: encoded.iter().cloned().map(Into::into).collect() };
         let (ask::StatesShape { hidden, layers }, bytes) = self.request(request, &[]).await?;
         if bytes.len() != encoded.len() {
             return Err("the worker's vectors came back for another number of texts".into());
@@ -502,18 +503,18 @@ impl WorkerClient {
     /// Each text's words with their predicted tags, from the current tagger, and its tags.
     pub async fn tag(self, texts: Vec<String>) -> Result<(Vec<String>, Vec<Vec<TaggedWord>>), String> {
         let (ask::Tagged { tags, texts }, _) = self.request(ask::Tag { texts }, &[]).await?;
-        Ok((tags, texts))
+        Ok((tags, texts.into_iter().map(list).collect()))
     }
 
     /// What the current tagger's head reads off each layer for `text`, and its tags.
     pub async fn tag_layers(self, text: String) -> Result<(Vec<String>, TagsByLayer), String> {
         let (ask::LayerTags { tags, layers }, _) = self.request(ask::TagLayers { text }, &[]).await?;
-        Ok((tags, layers))
+        Ok((tags, layers.into()))
     }
 
     /// The current question-answering model's answer to `question` over `context`.
     pub async fn answer(self, question: String, context: String, allow_null: bool) -> Result<bertbench_core::tasks::qa::Answered, String> {
-        Ok(self.request(ask::AnswerQuestion { question, context, allow_null }, &[]).await?.0)
+        Ok(self.request(ask::AnswerQuestion { question, context, allow_null }, &[]).await?.0.into())
     }
 
     /// Each ending's probability as the end of `premise`, by the current multiple-choice model.
@@ -533,7 +534,7 @@ impl WorkerClient {
 
     /// Top-5 fills for every `[MASK]` of `text`, from the lab's model.
     pub async fn fill_mask(self, text: String) -> Result<Vec<MaskFill>, String> {
-        Ok(self.request(ask::FillMask { text }, &[]).await?.0)
+        Ok(list(self.request(ask::FillMask { text }, &[]).await?.0))
     }
 
     /// The lab's model as Hugging Face files (name, bytes).

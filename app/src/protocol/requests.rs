@@ -9,13 +9,10 @@
 
 use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::tasks::classification::ClassifierMeta;
-use bertbench_core::tasks::pretraining::MaskFill;
-use bertbench_core::tasks::qa::Answered;
-use bertbench_core::tasks::tagging::{TaggedWord, TagsByLayer};
-use bertbench_core::tokenizer::Encoded;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::answers::{Answered, Encoded, MaskFill, TaggedWord, TagsByLayer};
 use crate::runs::{Backend, SearchResult, Timing};
 
 /// A request with exactly one answer, of type [`Answer`](Self::Answer).

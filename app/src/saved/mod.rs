@@ -99,6 +99,33 @@ macro_rules! unit_enum {
 
 pub(crate) use unit_enum;
 
+/// Declares a plain serialisable copy of one of core's plain data structs (same fields, each
+/// converted with `Into`), with conversions both ways: a saved item's, or a worker message's
+/// (`protocol/answers.rs`).
+macro_rules! plain_struct {
+    ($(#[$doc:meta])* $name:ident = $core:path { $($field:ident: $ty:ty),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        pub struct $name {
+            $(pub $field: $ty),+
+        }
+
+        impl From<$core> for $name {
+            fn from(c: $core) -> Self {
+                Self { $($field: c.$field.into()),+ }
+            }
+        }
+
+        impl From<$name> for $core {
+            fn from(s: $name) -> Self {
+                Self { $($field: s.$field.into()),+ }
+            }
+        }
+    };
+}
+
+pub(crate) use plain_struct;
+
 #[cfg(test)]
 mod tests {
     use super::*;

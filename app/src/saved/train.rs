@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::list;
 use super::run::RunRecord;
 use super::scores::{EvalReport, FeatureSpec, Phase, ScoreScale, StepPoint};
-use super::unit_enum;
+use super::{plain_struct, unit_enum};
 
 unit_enum!(
     /// What trains.
@@ -155,30 +155,6 @@ impl From<FineTuneConfig> for train::FineTuneConfig {
             distil: s.distil.map(Into::into),
         }
     }
-}
-
-/// Declares a saved copy of one of core's plain data structs (same fields, each converted with
-/// `Into`), with conversions both ways.
-macro_rules! plain_struct {
-    ($(#[$doc:meta])* $name:ident = $core:path { $($field:ident: $ty:ty),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        pub struct $name {
-            $(pub $field: $ty),+
-        }
-
-        impl From<$core> for $name {
-            fn from(c: $core) -> Self {
-                Self { $($field: c.$field.into()),+ }
-            }
-        }
-
-        impl From<$name> for $core {
-            fn from(s: $name) -> Self {
-                Self { $($field: s.$field.into()),+ }
-            }
-        }
-    };
 }
 
 plain_struct!(

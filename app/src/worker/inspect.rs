@@ -35,10 +35,12 @@ pub(super) async fn inspect(inspect: Inspect) -> Result<((), Vec<Vec<u8>>), Stri
     let device = Device::flex();
     let arrays: Vec<Vec<f32>> = match inspect.what {
         Inspecting::Attention { encoded, causal } => {
+            let encoded = encoded.into();
             let mask = if causal { AttentionMask::Causal } else { AttentionMask::Bidirectional };
             vec![bert.attention_map(&encoded, mask, &device).await.map_err(|e| e.to_string())?.weights]
         }
         Inspecting::InputParts { encoded } => {
+            let encoded = encoded.into();
             let p = bert.input_parts(&encoded, &device).await.map_err(|e| e.to_string())?;
             [p.token, p.segment, p.position, p.sum, p.normalized].iter().map(|rows| rows.concat()).collect()
         }

@@ -3,7 +3,8 @@
 //! with another's answer.
 
 use super::*;
-use crate::protocol::{self as ask, Ask, Request};
+use crate::protocol::{self as ask, Ask, Request, answers};
+use crate::saved::list;
 
 /// How the worker answers request `Self`.
 pub(super) trait Handle: Request + Sized {
@@ -74,7 +75,7 @@ impl Handle for ask::Tag {
     async fn handle(self, _: Vec<Vec<u8>>) -> Result<(ask::Tagged, Vec<Vec<u8>>), String> {
         let current = tagger()?;
         let texts = tag_texts(&current, &self.texts).await?;
-        Ok((ask::Tagged { tags: current.loaded.meta.labels.clone(), texts }, Vec::new()))
+        Ok((ask::Tagged { tags: current.loaded.meta.labels.clone(), texts: texts.into_iter().map(list).collect() }, Vec::new()))
     }
 }
 
@@ -83,7 +84,7 @@ impl Handle for ask::TagLayers {
         let current = tagger()?;
         let c = &current.loaded;
         let layers = tagging::tags_by_layer(&c.model, &c.tokenizer, &self.text, &current.device).await.map_err(|e| e.to_string())?;
-        Ok((ask::LayerTags { tags: c.meta.labels.clone(), layers }, Vec::new()))
+        Ok((ask::LayerTags { tags: c.meta.labels.clone(), layers: layers.into() }, Vec::new()))
     }
 }
 
@@ -100,7 +101,7 @@ impl Handle for ask::Search {
 }
 
 impl Handle for ask::AnswerQuestion {
-    async fn handle(self, _: Vec<Vec<u8>>) -> Result<(qa::Answered, Vec<Vec<u8>>), String> {
+    async fn handle(self, _: Vec<Vec<u8>>) -> Result<(answers::Answered, Vec<Vec<u8>>), String> {
         let current = current().ok_or("there is no question-answering model yet: train or import one first")?;
         let c = &current.loaded;
         if c.meta.spec.level != Level::Span {
@@ -108,7 +109,7 @@ impl Handle for ask::AnswerQuestion {
         }
         let spans = SpanConfig::new().with_max_len(c.meta.max_len).with_stride(c.meta.max_len / 3);
         let answered = qa::answer(&c.model, &c.tokenizer, &self.question, &self.context, &spans, self.allow_null).await.map_err(|e| e.to_string())?;
-        Ok((answered, Vec::new()))
+        Ok((answered.into(), Vec::new()))
     }
 }
 
@@ -180,10 +181,10 @@ impl Handle for ask::Encoder {
 }
 
 impl Handle for ask::FillMask {
-    async fn handle(self, _: Vec<Vec<u8>>) -> Result<(Vec<pretraining::MaskFill>, Vec<Vec<u8>>), String> {
+    async fn handle(self, _: Vec<Vec<u8>>) -> Result<(Vec<answers::MaskFill>, Vec<Vec<u8>>), String> {
         let lab = lab()?;
         let fills = pretraining::fill_mask(lab.mlm()?, &lab.tokenizer, &self.text, 5, &lab.device).await.map_err(|e| e.to_string())?;
-        Ok((fills, Vec::new()))
+        Ok((list(fills), Vec::new()))
     }
 }
 
@@ -212,7 +213,7 @@ impl Handle for ask::TimeWork {
 
 impl Handle for ask::States {
     async fn handle(self, _: Vec<Vec<u8>>) -> Result<(ask::StatesShape, Vec<Vec<u8>>), String> {
-        inspect::states(&self.model_id, self.encoded).await
+        inspect::states(&self.model_id, list(self.encoded)).await
     }
 }
 

@@ -77,7 +77,7 @@ pub fn answer_positions(window: &Window, answer: Option<&QaAnswer>) -> (usize, u
 }
 
 /// One candidate answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SpanAnswer {
     /// First character in the passage.
     pub start: usize,
@@ -92,7 +92,7 @@ pub struct SpanAnswer {
 }
 
 /// A passage token with its start and end probabilities (the best over the windows it is in).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PassageToken {
     /// Characters of the passage.
     pub offsets: (usize, usize),
@@ -103,7 +103,7 @@ pub struct PassageToken {
 }
 
 /// The answer to a question, from every window's logits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Answered {
     /// The answer; `None`: the passage does not answer it (only when no answer is allowed).
     pub answer: Option<SpanAnswer>,

@@ -231,7 +231,7 @@ impl EntityMetrics {
 }
 
 /// A word of a tagged text, as predicted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaggedWord {
     /// The word.
     pub word: String,
@@ -299,7 +299,7 @@ pub async fn tag_text(model: &BertClassifier, tokenizer: &BertTokenizer, tags: &
 /// (the embeddings, then each layer), read at each word's first piece. The last row is the
 /// tagger's own answer; the rows before show how far into the encoder each word's tag is
 /// already there. Only for a head on the last layer (one layer's width).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TagsByLayer {
     /// The text's words (see [`split_words`]).
     pub words: Vec<String>,

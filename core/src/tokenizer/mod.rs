@@ -2,7 +2,6 @@
 //! XLM-RoBERTa's and CamemBERT's SentencePiece Unigram: any `tokenizer.json`), and padded batches
 //! for the model. [`merges`]: the vocabulary trainer's merges one at a time.
 
-use serde::{Deserialize, Serialize};
 use tokenizers::decoders::wordpiece::WordPiece as WordPieceDecoder;
 use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::normalizers::bert::BertNormalizer;
@@ -22,7 +21,7 @@ pub mod sentencepiece;
 mod trainer;
 
 /// One token of an encoded text, with everything the page shows about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Token {
     /// The vocabulary piece: WordPiece's `##` marks a continuation (`"play"`, `"##ing"`,
     /// `"[CLS]"`), byte-level BPE's `Ġ` and SentencePiece's `▁` a word's start (`"Ġplay"`,
@@ -39,7 +38,7 @@ pub struct Token {
 }
 
 /// A text (or pair) after tokenization.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
     /// Tokens, specials included, in model order.
     pub tokens: Vec<Token>,
