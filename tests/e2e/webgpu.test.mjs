@@ -18,6 +18,15 @@ before(async () => {
 });
 after(async () => { await chrome?.browser.close(); await server?.close(); });
 
+/** A new page of the shared browser, with its errors and console errors collected. */
+async function watchedPage() {
+  const page = await chrome.browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  return { page, problems };
+}
+
 test('runs on WebGPU and names the adapter', { timeout: 5 * MINUTE }, async () => {
   const { page } = chrome;
   await page.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent.startsWith('WebGPU ·'), null, { timeout: 5 * MINUTE });
@@ -127,10 +136,7 @@ test('each family\'s own blocks on WebGPU: ALBERT, MPNet, ModernBERT and DeBERTa
 // loads, for seconds on a software adapter. A folder picked and embedded meanwhile waits for its
 // turn on the device: two readbacks at once failed ("staging buffer could not be mapped").
 test('a folder embedded while the device check still runs waits for the device and gives PyTorch\'s vector', { timeout: 15 * MINUTE }, async () => {
-  const page = await chrome.browser.newPage({ viewport: { width: 1200, height: 900 } });
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  const { page, problems } = await watchedPage();
   try {
     await page.goto(server.origin + '/?model=bert-tiny#explore');
     await page.waitForFunction(() => document.querySelector('[data-testid=model-facts]')?.textContent.includes('bert-tiny'), null, { timeout: 5 * MINUTE });
@@ -159,10 +165,7 @@ test('a folder embedded while the device check still runs waits for the device a
 // and the next read of that size panicked ("used in submit while mapped"): a view now lets go only
 // once its read is done.
 test('editing a lesson\'s text while it computes on WebGPU leaves the device working', { timeout: 15 * MINUTE }, async () => {
-  const page = await chrome.browser.newPage({ viewport: { width: 1200, height: 900 } });
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  const { page, problems } = await watchedPage();
   try {
     await page.goto(server.origin + '/?model=all-MiniLM-L6-v2#lesson=attention');
     await page.waitForFunction(() => document.querySelector('[data-testid=backend]')?.textContent.startsWith('WebGPU'), null, { timeout: 5 * MINUTE });
