@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use bertbench_core::data::{QaData, QaItem, parse_qa, parse_questions};
-use bertbench_core::tasks::classification::FeatureSpec;
+use bertbench_core::tasks::classification::{FeatureSpec, Level};
 use bertbench_core::tasks::qa::{AnswerMetrics, Answered, LABELS, SpanConfig, encode_question};
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
@@ -90,6 +90,14 @@ impl TaskPanel for Answering {
 
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         qa_results(summary).into_any()
+    }
+
+    fn predict(&self) -> AnyView {
+        view! { <QaPredict /> }.into_any()
+    }
+
+    fn export_name(&self, _: Level) -> &'static str {
+        "bertbench-qa"
     }
 }
 

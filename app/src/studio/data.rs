@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
 use bertbench_core::tasks::distillation::Distillation;
+use bertbench_core::tasks::classification::Level;
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -97,6 +98,14 @@ impl TaskPanel for Classification {
 
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         classification_results(summary)
+    }
+
+    fn predict(&self) -> AnyView {
+        view! { <super::predict::ClassifyPredict /> }.into_any()
+    }
+
+    fn export_name(&self, _: Level) -> &'static str {
+        "bertbench-classifier"
     }
 }
 

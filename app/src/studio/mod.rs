@@ -34,6 +34,7 @@ mod held_out;
 mod answering;
 mod choice;
 mod inside;
+mod predict;
 mod results;
 mod resume;
 mod saved;

@@ -118,6 +118,14 @@ impl TaskPanel for Similarity {
     fn results(&self, summary: Arc<RunSummary>, studio: Studio) -> AnyView {
         similarity_results(summary, studio).into_any()
     }
+
+    fn predict(&self) -> AnyView {
+        view! { <SimilarityPredict /> }.into_any()
+    }
+
+    fn export_name(&self, level: Level) -> &'static str {
+        if level == Level::Embedding { "bertbench-bi-encoder" } else { "bertbench-cross-encoder" }
+    }
 }
 
 impl Studio {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::tasks::metrics::argmax;
+use bertbench_core::tasks::classification::Level;
 use bertbench_core::tasks::tagging::{LabelPieces, TaggedWord, TagsByLayer, entities};
 use bertbench_core::train::memory;
 use leptos::prelude::*;
@@ -74,6 +75,14 @@ impl TaskPanel for Tagging {
 
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         tag_results(summary).into_any()
+    }
+
+    fn predict(&self) -> AnyView {
+        view! { <TagPredict /> }.into_any()
+    }
+
+    fn export_name(&self, _: Level) -> &'static str {
+        "bertbench-tagger"
     }
 }
 

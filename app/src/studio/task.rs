@@ -1,7 +1,8 @@
 //! The studio's tasks, registered once. Each task is a module of `studio/` that owns its state
 //! (its data, and the settings only it has) and answers, through [`TaskPanel`], for what the
 //! shared parts of the studio need of it: the chooser's words, its data card, whether it has data
-//! to train on, how many examples an epoch reads, how its run starts, and its results. A new task
+//! to train on, how many examples an epoch reads, how its run starts, its results, its predict box
+//! and its export's name. A new task
 //! is a module, a [`Task`] variant and its row in `Task::panel` (in `studio/mod.rs`, which holds
 //! every task module: the modules use this file, and this file uses none of them); the chooser,
 //! the page, the Train button, the progress bar and the results panel follow from them.
@@ -45,6 +46,10 @@ pub(crate) trait TaskPanel: Sync {
     fn start(&self, studio: Studio, state: AppState) -> Result<(), String>;
     /// A finished run's results: its metrics and the mistakes it made.
     fn results(&self, summary: Arc<RunSummary>, studio: Studio) -> AnyView;
+    /// Step 3's predict box for the task's model.
+    fn predict(&self) -> AnyView;
+    /// The exported zip's name for a model of the task labelling at `level`.
+    fn export_name(&self, level: Level) -> &'static str;
 }
 
 impl Task {

@@ -118,6 +118,14 @@ impl TaskPanel for MultipleChoice {
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         choice_results(summary).into_any()
     }
+
+    fn predict(&self) -> AnyView {
+        view! { <ChoicePredict /> }.into_any()
+    }
+
+    fn export_name(&self, _: Level) -> &'static str {
+        "bertbench-multiple-choice"
+    }
 }
 
 impl Studio {
