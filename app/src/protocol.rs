@@ -18,9 +18,10 @@ use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::runs::{Backend, LabEvent, LabRequest, RunRecord, RunSummary, TrainEvent, TrainRequest};
+use crate::runs::{Backend, LabRequest, RunRecord, RunSummary, TrainRequest};
 
 pub mod answers;
+pub mod events;
 mod requests;
 
 pub use requests::*;
@@ -111,8 +112,8 @@ impl RunUpdate {
 /// A task's progress.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Progress {
-    FineTune(TrainEvent),
-    Pretrain(LabEvent),
+    FineTune(events::TrainEvent),
+    Pretrain(events::LabEvent),
 }
 
 /// What a finished run leaves.

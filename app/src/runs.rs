@@ -245,8 +245,9 @@ pub struct TagMistake {
     pub predicted: Vec<String>,
 }
 
-/// A fine-tuning event, as the page draws it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A fine-tuning event, as the page draws it (it crosses from the worker as
+/// `protocol::events::TrainEvent`).
+#[derive(Debug, Clone)]
 pub enum TrainEvent {
     /// Restart `index` (from 0) of `of` begins, with this seed.
     Restart { index: usize, of: usize, seed: u64 },
@@ -562,8 +563,8 @@ pub struct LabRequest {
     pub lines: Vec<String>,
 }
 
-/// Progress of an MLM-lab run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Progress of an MLM-lab run (it crosses from the worker as `protocol::events::LabEvent`).
+#[derive(Debug, Clone)]
 pub enum LabEvent {
     /// The vocabulary is ready: its size and some of its pieces (`##` ones included).
     Vocab { size: usize, trained: bool, sample: Vec<String> },

@@ -418,7 +418,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
             .map(|case| {
                 let text = case["text"].as_str().unwrap();
                 let fills = pollster::block_on(pretraining::fill_mask(&model, &tokenizer, text, 5, &device)).unwrap();
-                serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills })
+                serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills_json(&fills) })
             })
             .collect();
         checks.add(&out.join(name), exported, &rows, name.to_string());
@@ -445,7 +445,7 @@ fn every_mlm_export_loads_in_transformers_and_fills_the_same_masks() {
             .iter()
             .map(|text| {
                 let fills = pollster::block_on(pretraining::fill_mask(&model, &tokenizer, text, 5, &device)).unwrap();
-                serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills })
+                serde_json::json!({ "text": text, "input_ids": tokenizer.encode(text).unwrap().ids(), "fills": fills_json(&fills) })
             })
             .collect();
         let name = format!("lab-{architecture}");
@@ -573,4 +573,10 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
     cross_checks.run();
     bi_checks.run();
     std::fs::remove_dir_all(&out).ok();
+}
+
+/// Fill-mask results as `scripts/check_mlm_with_transformers.py` reads them:
+/// `[{"position": p, "top": [[piece, probability], ...]}]`.
+fn fills_json(fills: &[pretraining::MaskFill]) -> Value {
+    fills.iter().map(|f| serde_json::json!({ "position": f.position, "top": f.top })).collect()
 }

@@ -328,7 +328,7 @@ impl Lab {
             return;
         }
         match update {
-            RunUpdate::Progress(Progress::Pretrain(event)) => self.on_event(event),
+            RunUpdate::Progress(Progress::Pretrain(event)) => self.on_event(event.into()),
             RunUpdate::Paused(paused) => self.run.set(LabRun::Running { paused }),
             RunUpdate::Finished { outcome: Outcome::Pretrain { cancelled, steps, seconds }, saving } => self.on_finished(cancelled, steps, seconds, saving),
             RunUpdate::Failed { message, .. } => self.run.set(LabRun::Failed(message)),

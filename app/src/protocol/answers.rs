@@ -1,6 +1,6 @@
 //! The core values that cross between the page and the worker inside a request or an answer, as
 //! plain serialisable copies: the wire's shape is defined here, not by core's types, which carry
-//! serde only where they are a file format (or still cross inside a run's events). Each converts
+//! serde only where they are a file format (a run's events are `events.rs`'s). Each converts
 //! both ways, field by field.
 
 use bertbench_core::tasks::{qa, tagging};

@@ -367,3 +367,37 @@ impl From<EvalReport> for train::EvalReport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(scores: train::TaskScores) -> train::EvalReport {
+        let metrics = met::Metrics::new(&[0, 1, 1], &[0, 1, 0], &["a".to_string(), "b".to_string()]);
+        train::EvalReport { phase: train::Phase::Full, step: 9, epoch: 1.5, train_loss: 0.4, train_accuracy: 0.8, valid_loss: 0.5, metrics, scores, best: true }
+    }
+
+    /// An evaluation saved by an earlier build (a run's curves, a checkpoint's), with each task's
+    /// scores in an optional field of its own, reads as its task's variant; today's comes back
+    /// as it went.
+    #[test]
+    fn an_evaluation_saved_with_one_field_per_task_reads_as_its_task() {
+        let answers = qa::AnswerMetrics::new(&[vec!["the cat"]], &["a cat"]);
+        let mut old = serde_json::to_value(EvalReport::from(report(train::TaskScores::Classes))).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("scores").expect("saved today");
+        fields.insert("entities".into(), serde_json::Value::Null);
+        fields.insert("answers".into(), serde_json::to_value(AnswerMetrics::from(answers.clone())).unwrap());
+        let read: train::EvalReport = serde_json::from_value::<EvalReport>(old.clone()).unwrap().into();
+        assert_eq!(read.scores, train::TaskScores::Answers(answers));
+        assert_eq!((read.step, read.best), (9, true));
+        old.as_object_mut().unwrap().remove("answers");
+        let read: train::EvalReport = serde_json::from_value::<EvalReport>(old).unwrap().into();
+        assert_eq!(read.scores, train::TaskScores::Classes, "a classifier's had none");
+
+        let today = report(train::TaskScores::Similarity(sim::SimilarityMetrics::new(&[0.0, 1.0, 0.5], &[0.2, 0.9, 0.4], false)));
+        let json = serde_json::to_string(&EvalReport::from(today.clone())).unwrap();
+        let back: train::EvalReport = serde_json::from_str::<EvalReport>(&json).unwrap().into();
+        assert_eq!(back.scores, today.scores);
+    }
+}

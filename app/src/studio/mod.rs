@@ -240,7 +240,7 @@ impl Studio {
             return;
         }
         match update {
-            RunUpdate::Progress(Progress::FineTune(event)) => self.on_event(event),
+            RunUpdate::Progress(Progress::FineTune(event)) => self.on_event(event.into()),
             RunUpdate::Progress(_) => {}
             RunUpdate::Paused(paused) => self.run.set(RunState::Running { paused }),
             RunUpdate::Finished { outcome: Outcome::FineTune(summary), saving } => {

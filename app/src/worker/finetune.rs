@@ -167,7 +167,7 @@ impl Job {
     }
 
     fn send(&self, event: TrainEvent) {
-        update(self.run, RunUpdate::Progress(Progress::FineTune(event)));
+        update(self.run, RunUpdate::Progress(Progress::FineTune(event.into())));
     }
 
     /// The message for a training error; notes a failed WebGPU device, so the page can go on

@@ -85,7 +85,7 @@ pub(super) async fn run_lab(run: u32, request: &LabRequest, control: &Control) -
     let saved = RefCell::new(SavedLab::starting(settings.clone()));
     let send = |event: LabEvent| {
         saved.borrow_mut().record(&event);
-        update(run, RunUpdate::Progress(Progress::Pretrain(event)));
+        update(run, RunUpdate::Progress(Progress::Pretrain(event.into())));
     };
     let device = match settings.backend {
         Backend::Cpu => Device::flex(),

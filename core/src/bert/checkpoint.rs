@@ -47,7 +47,7 @@ pub struct CheckpointFiles {
 }
 
 /// What loading found, for the page to show.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoadReport {
     /// Tensors loaded into the model.
     pub loaded: usize,

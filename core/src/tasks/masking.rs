@@ -27,7 +27,7 @@ pub struct MaskingConfig {
 }
 
 /// What happened to a picked token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MaskCase {
     /// Replaced by `[MASK]`.
     Mask,

@@ -8,7 +8,6 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use burn_store::{BurnToPyTorchAdapter, ModuleSnapshot, SafetensorsStore};
-use serde::{Deserialize, Serialize};
 
 use burn::module::Param;
 use burn::tensor::activation::{gelu_approximate, relu};
@@ -81,7 +80,7 @@ impl BertForPreTraining {
 }
 
 /// Top predictions for one `[MASK]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MaskFill {
     /// Index of the `[MASK]` in the tokenized input.
     pub position: usize,

@@ -5,7 +5,6 @@
 use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use serde::{Deserialize, Serialize};
 
 use super::adamw::{AdamW, adamw};
 use super::step::{Schedule, clip, read_back};
@@ -70,7 +69,7 @@ impl PretrainConfig {
 }
 
 /// What one optimizer step did.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PretrainStep {
     /// Steps done, this one included.
     pub step: usize,
@@ -90,19 +89,14 @@ pub struct PretrainStep {
     pub tokens: usize,
     /// Tokens picked for prediction in the step's batch: what the MLM loss averages over (at
     /// least one per sequence, so a low masking rate on short lines picks more than its rate).
-    /// 0 in runs saved before it was recorded.
-    #[serde(default)]
     pub picked: usize,
     /// ELECTRA: the discriminator's loss, over every real token of the batch.
-    #[serde(default)]
     pub rtd_loss: Option<f32>,
     /// ELECTRA: the share of the batch's real tokens the discriminator judged right (replaced
     /// or original).
-    #[serde(default)]
     pub rtd_accuracy: Option<f32>,
     /// ELECTRA: the picked tokens the generator replaced by another piece (the rest it guessed
     /// right, so they stay original).
-    #[serde(default)]
     pub replaced: usize,
 }
 
@@ -139,7 +133,7 @@ pub struct Pretrainer {
 }
 
 /// One token of a masking preview.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownToken {
     /// The piece in the text.
     pub original: String,

@@ -10,7 +10,7 @@ use crate::tasks::similarity::SimilarityMetrics;
 use crate::tasks::tagging::EntityMetrics;
 
 /// One optimizer step, as reported.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy)]
 pub struct StepPoint {
     /// Stage the step belongs to.
     pub phase: Phase,
@@ -81,8 +81,7 @@ impl TaskScores {
 }
 
 /// An evaluation on the validation set.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(from = "SavedEvalReport")]
+#[derive(Debug, Clone)]
 pub struct EvalReport {
     /// Stage evaluated in.
     pub phase: Phase,
@@ -109,35 +108,6 @@ impl EvalReport {
     /// The score runs are compared by ([`TaskScores::score`]).
     pub fn score(&self) -> f32 {
         self.scores.score(&self.metrics)
-    }
-}
-
-/// An [`EvalReport`] as saved with a run or a checkpoint: today's, or an earlier build's, which
-/// kept each task's scores in an optional field of its own.
-#[derive(Deserialize)]
-struct SavedEvalReport {
-    phase: Phase,
-    step: usize,
-    epoch: f32,
-    train_loss: f32,
-    train_accuracy: f32,
-    valid_loss: f32,
-    metrics: Metrics,
-    #[serde(default)]
-    scores: Option<TaskScores>,
-    #[serde(default)]
-    entities: Option<EntityMetrics>,
-    #[serde(default)]
-    answers: Option<AnswerMetrics>,
-    #[serde(default)]
-    similarity: Option<SimilarityMetrics>,
-    best: bool,
-}
-
-impl From<SavedEvalReport> for EvalReport {
-    fn from(s: SavedEvalReport) -> Self {
-        let scores = s.scores.unwrap_or_else(|| TaskScores::from_fields(s.entities, s.answers, s.similarity));
-        EvalReport { phase: s.phase, step: s.step, epoch: s.epoch, train_loss: s.train_loss, train_accuracy: s.train_accuracy, valid_loss: s.valid_loss, metrics: s.metrics, scores, best: s.best }
     }
 }
 
@@ -204,28 +174,5 @@ mod tests {
         assert_eq!(report(TaskScores::Answers(answers.clone())).score(), answers.all.f1);
         assert_eq!(report(TaskScores::Similarity(similarity.clone())).score(), similarity.spearman);
         assert_eq!(report(TaskScores::Entities(entities)).score(), 1.0);
-    }
-
-    /// An evaluation saved by an earlier build (a run's curves, a checkpoint's), with each task's
-    /// scores in an optional field of its own, reads as its task's variant; today's comes back
-    /// as it went.
-    #[test]
-    fn an_evaluation_saved_with_one_field_per_task_reads_as_its_task() {
-        let answers = AnswerMetrics::new(&[vec!["the cat"]], &["a cat"]);
-        let mut old = serde_json::to_value(report(TaskScores::Classes)).unwrap();
-        let fields = old.as_object_mut().unwrap();
-        fields.remove("scores").expect("saved today");
-        fields.insert("entities".into(), serde_json::Value::Null);
-        fields.insert("answers".into(), serde_json::to_value(&answers).unwrap());
-        let read: EvalReport = serde_json::from_value(old.clone()).unwrap();
-        assert_eq!(read.scores, TaskScores::Answers(answers));
-        assert_eq!((read.step, read.best), (9, true));
-        old.as_object_mut().unwrap().remove("answers");
-        let read: EvalReport = serde_json::from_value(old).unwrap();
-        assert_eq!(read.scores, TaskScores::Classes, "a classifier's had none");
-
-        let today = report(TaskScores::Similarity(SimilarityMetrics::new(&[0.0, 1.0, 0.5], &[0.2, 0.9, 0.4], false)));
-        let back: EvalReport = serde_json::from_str(&serde_json::to_string(&today).unwrap()).unwrap();
-        assert_eq!(back.scores, today.scores);
     }
 }
