@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use bertbench_core::bert::family::Family;
 use bertbench_core::data::{ColumnMap, Dataset, Table, ValidationReport, guess_columns, parse_table, to_examples, validate};
 use bertbench_core::tasks::distillation::Distillation;
 use bertbench_core::tasks::classification::Level;
@@ -13,7 +14,7 @@ use leptos::task::spawn_local;
 use crate::app::AppState;
 use crate::runs::{RunData, RunSummary};
 use super::data_card::{DataCard, Example};
-use super::task::TaskPanel;
+use super::task::{Features, TaskPanel};
 use super::{EXAMPLE_CSV, Studio, Task, recipe};
 use crate::files::on_files;
 use crate::widgets::{confusion_matrix, scores_table};
@@ -106,6 +107,10 @@ impl TaskPanel for Classification {
 
     fn export_name(&self, _: Level) -> &'static str {
         "bertbench-classifier"
+    }
+
+    fn features(&self, _: Studio, _: Option<Family>) -> Features {
+        Features::Pooled { pooler: true, layers: true, pooler_fixes_layers: true }
     }
 }
 

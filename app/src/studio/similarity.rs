@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use bertbench_core::bert::family::Family;
 use bertbench_core::data::{ColumnMap, PairData, Table, guess_pair_columns, parse_table, to_pairs};
 use bertbench_core::tasks::classification::Level;
 use bertbench_core::tasks::similarity::{LABELS, SimilarityLoss, SimilarityMetrics};
@@ -17,7 +18,7 @@ use leptos::task::spawn_local;
 use super::data::clip;
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
-use super::task::TaskPanel;
+use super::task::{Features, TaskPanel};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
 use crate::files::on_files;
@@ -125,6 +126,13 @@ impl TaskPanel for Similarity {
 
     fn export_name(&self, level: Level) -> &'static str {
         if level == Level::Embedding { "bertbench-bi-encoder" } else { "bertbench-cross-encoder" }
+    }
+
+    /// The bi-encoder pools the last layer (as sentence-transformers does), without a pooler;
+    /// the cross-encoder chooses as a classifier does.
+    fn features(&self, studio: Studio, _: Option<Family>) -> Features {
+        let cross = studio.similar.level.get() != Level::Embedding;
+        Features::Pooled { pooler: cross, layers: cross, pooler_fixes_layers: false }
     }
 }
 

@@ -1,14 +1,15 @@
 //! The studio's tasks, registered once. Each task is a module of `studio/` that owns its state
 //! (its data, and the settings only it has) and answers, through [`TaskPanel`], for what the
 //! shared parts of the studio need of it: the chooser's words, its data card, whether it has data
-//! to train on, how many examples an epoch reads, how its run starts, its results, its predict box
-//! and its export's name. A new task
+//! to train on, how many examples an epoch reads, which features its head may read, how its run
+//! starts, its results, its predict box and its export's name. A new task
 //! is a module, a [`Task`] variant and its row in `Task::panel` (in `studio/mod.rs`, which holds
 //! every task module: the modules use this file, and this file uses none of them); the chooser,
 //! the page, the Train button, the progress bar and the results panel follow from them.
 
 use std::sync::Arc;
 
+use bertbench_core::bert::family::Family;
 use bertbench_core::tasks::classification::Level;
 use leptos::prelude::*;
 
@@ -50,6 +51,25 @@ pub(crate) trait TaskPanel: Sync {
     fn predict(&self) -> AnyView;
     /// The exported zip's name for a model of the task labelling at `level`.
     fn export_name(&self, level: Level) -> &'static str;
+    /// What step 2 lets the user choose of the features the head reads, for a base of `family`
+    /// (tracked: the similarity mode's choice of encoder changes it). Each token's vector from a
+    /// chosen layer unless the task says otherwise.
+    fn features(&self, _studio: Studio, _family: Option<Family>) -> Features {
+        Features::PerToken
+    }
+}
+
+/// The features a task's head reads, as step 2 offers them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Features {
+    /// Each token's vector from a chosen layer (tagging, question answering).
+    PerToken,
+    /// A text's one vector: a pooling, and (where `layers`) the layers pooled. `pooler` offers
+    /// `[CLS]` + pooler; where `pooler_fixes_layers`, choosing it fixes the layer (the pooler
+    /// reads the last one).
+    Pooled { pooler: bool, layers: bool, pooler_fixes_layers: bool },
+    /// Nothing to choose: this sentence says what the task's model reads.
+    Fixed(String),
 }
 
 impl Task {

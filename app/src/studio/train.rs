@@ -1,6 +1,6 @@
 //! Studio step 2: choose a recipe, train in the worker, watch the curves.
 
-use bertbench_core::tasks::classification::{FeatureLayers, Level};
+use bertbench_core::tasks::classification::FeatureLayers;
 use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::train::{FineTuneConfig, Phase, TaskScores, TrainMode};
 use leptos::prelude::*;
@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use crate::app::{AppState, BackendStatus, CheckState};
 use crate::backend_choice::BackendChoice;
 use crate::runs::Backend;
+use super::task::Features;
 use super::{RunState, Studio, Task};
 use crate::widgets::{LineChart, ProgressBar, Series, duration};
 
@@ -48,18 +49,6 @@ fn number_field(
 #[component]
 pub fn StudioTrainPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    // What a multiple-choice model reads of each ending: its family's own class's features.
-    let choice_features = move || {
-        state.generation.get();
-        let family = state.engine().map(|e| e.bert.config.model_type);
-        let class = family.map_or("BertForMultipleChoice".to_string(), |f| f.base_architecture().replace("Model", "ForMultipleChoice"));
-        let pooled = if family.is_some_and(|f| f.facts().choice_reads_sequence_head) {
-            "pooled as its sequence classifier pools, through that head"
-        } else {
-            "[CLS] + pooler of the last layer"
-        };
-        format!("Features: each ending read with its premise, {pooled} (as {class})")
-    };
     // The class a sentence classifier on [CLS] + pooler exports as: the loaded family's own
     // (the pooler, or the layer that class puts there, fresh where the checkpoint has none).
     let pooler_class = move || {
@@ -68,6 +57,13 @@ pub fn StudioTrainPanel() -> impl IntoView {
     };
     let studio = expect_context::<Studio>();
     let choice = expect_context::<BackendChoice>();
+    // What the task lets the user choose of its head's features, for the loaded family.
+    let features = move || {
+        state.generation.get();
+        studio.task.get().panel().features(studio, state.engine().map(|e| e.bert.config.model_type))
+    };
+    let pooled = move || matches!(features(), Features::Pooled { .. });
+    let fixed = move || if let Features::Fixed(text) = features() { Some(text) } else { None };
     let client = studio.client;
     let start_error = RwSignal::new(None::<String>);
     let running = move || matches!(studio.run.get(), RunState::Running { .. });
@@ -237,21 +233,20 @@ pub fn StudioTrainPanel() -> impl IntoView {
                         <option value="ftu" selected=move || mode() == TrainMode::FreezeThenUnfreeze>{TrainMode::FreezeThenUnfreeze.label()}</option>
                     </select>
                 </label>
-                <span class="small" class:hidden=move || matches!(studio.task.get(), Task::Classify | Task::Similar | Task::Choice)>"Features: each token's vector from the"</span>
-                // Multiple choice reads what the family's *ForMultipleChoice reads, so it exports as that class.
-                <span class="small" data-testid="choice-features" class:hidden=move || studio.task.get() != Task::Choice>{choice_features}</span>
-                <label class="small" class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"Features "
+                <span class="small" class:hidden=move || features() != Features::PerToken>"Features: each token's vector from the"</span>
+                <span class="small" data-testid="choice-features" class:hidden=move || fixed().is_none()>{move || fixed().unwrap_or_default()}</span>
+                <label class="small" class:hidden=move || !pooled()>"Features "
                     <select data-testid="feature-pooling" on:change=set_pooling prop:disabled=running>
                         <option value="mean" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Mean)>"mean of tokens"</option>
                         <option value="cls" selected=move || studio.config.with(|c| c.features.pooling == Pooling::Cls)>"[CLS] token"</option>
-                        <option value="pooler" prop:disabled=move || studio.task.get() == Task::Similar && studio.similar.level.get() == Level::Embedding
+                        <option value="pooler" prop:disabled=move || matches!(features(), Features::Pooled { pooler: false, .. })
                             selected=move || studio.config.with(|c| c.features.pooling == Pooling::Pooler)>{move || format!("[CLS] + pooler (exports as {})", pooler_class())}</option>
                     </select>
                 </label>
-                <label class="small" class:hidden=move || studio.task.get() == Task::Choice || (studio.task.get() == Task::Similar && studio.similar.level.get() == Level::Embedding)>
-                    <span class:hidden=move || !matches!(studio.task.get(), Task::Classify | Task::Similar)>"of "</span>
+                <label class="small" class:hidden=move || matches!(features(), Features::Fixed(_) | Features::Pooled { layers: false, .. })>
+                    <span class:hidden=move || !pooled()>"of "</span>
                     <select data-testid="feature-layers" on:change=set_layers
-                        prop:disabled=move || running() || (studio.task.get() == Task::Classify && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
+                        prop:disabled=move || running() || (matches!(features(), Features::Pooled { pooler_fixes_layers: true, .. }) && studio.config.with(|c| c.features.pooling == Pooling::Pooler))>
                         {[(FeatureLayers::Last, "last"), (FeatureLayers::SecondToLast, "second"), (FeatureLayers::SumLastFour, "sum4"), (FeatureLayers::ConcatLastFour, "cat4")].map(|(l, v)| view! {
                             <option value=v selected=move || studio.config.with(|c| c.features.layers == l)>{l.label()}</option>
                         }).collect_view()}

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use bertbench_core::bert::family::Family;
 use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::data::shuffled;
 use bertbench_core::tasks::choice::{ChoiceItem, parse_choices};
@@ -19,7 +20,7 @@ use leptos::task::spawn_local;
 use super::data::clip;
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutData};
-use super::task::TaskPanel;
+use super::task::{Features, TaskPanel};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
 use crate::runs::{ChoiceRequest, RunData, RunSummary};
@@ -125,6 +126,18 @@ impl TaskPanel for MultipleChoice {
 
     fn export_name(&self, _: Level) -> &'static str {
         "bertbench-multiple-choice"
+    }
+
+    /// What the family's own `*ForMultipleChoice` reads of each ending, so that the model exports
+    /// as that class.
+    fn features(&self, _: Studio, family: Option<Family>) -> Features {
+        let class = family.map_or("BertForMultipleChoice".to_string(), |f| f.base_architecture().replace("Model", "ForMultipleChoice"));
+        let pooled = if family.is_some_and(|f| f.facts().choice_reads_sequence_head) {
+            "pooled as its sequence classifier pools, through that head"
+        } else {
+            "[CLS] + pooler of the last layer"
+        };
+        Features::Fixed(format!("Features: each ending read with its premise, {pooled} (as {class})"))
     }
 }
 
