@@ -9,12 +9,9 @@
 
 use bertbench_core::bert::config::{BertConfig, Preset};
 use bertbench_core::bert::family::Family;
-use bertbench_core::data::{Example, QaItem, ScoredPair, TaggedSentence};
-use bertbench_core::tasks::choice::ChoiceItem;
 use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::tasks::metrics::Metrics;
 use bertbench_core::tasks::pretraining::MaskFill;
-use bertbench_core::tasks::tagging::LabelPieces;
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, PretrainConfig, PretrainStep, ShownToken, StepPoint, TaskScores};
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +19,10 @@ use crate::saved as saved_copy;
 use crate::saved::Versioned;
 use crate::store::{Item, Kind};
 
+mod data;
 mod to_saved;
+
+pub use data::{AnswerMistake, ChoiceMistake, ChoiceRequest, Encoding, Kept, Mistake, PairMistake, PairRequest, QaRequest, RunData, TagMistake, TaggedRequest, TaskData, TextRequest};
 
 /// The saved-item fixtures, for the tests of the other saved values (studio, lab).
 #[cfg(test)]
@@ -46,48 +46,6 @@ impl Backend {
         match self {
             Backend::WebGpu => "WebGPU",
             Backend::Cpu => "CPU",
-        }
-    }
-}
-
-/// A run's training and validation data, by task.
-#[derive(Debug, Clone)]
-pub enum RunData {
-    /// Labeled texts, or pairs of texts (sentence classification).
-    Texts {
-        /// Training examples.
-        train: Vec<Example>,
-        /// Validation examples.
-        valid: Vec<Example>,
-    },
-    /// A token-tagging run's sentences (`labels` are the tags, the features are per token).
-    Tagged(TaggedRequest),
-    /// A question-answering run's questions (`labels` are `start` and `end`, the features are
-    /// per token, and `max_len` is a window's length).
-    Questions(QaRequest),
-    /// A similarity run's scored pairs (`labels` is `score`; the configuration's features say
-    /// cross- or bi-encoder).
-    Pairs(PairRequest),
-    /// A multiple-choice run's questions (the features are `[CLS]` + pooler of the last layer,
-    /// at `Level::Choice`).
-    Choices(ChoiceRequest),
-}
-
-impl Default for RunData {
-    fn default() -> Self {
-        RunData::Texts { train: Vec::new(), valid: Vec::new() }
-    }
-}
-
-impl RunData {
-    /// How many training and validation items it has (texts, sentences, questions, pairs).
-    pub fn counts(&self) -> (usize, usize) {
-        match self {
-            RunData::Texts { train, valid } => (train.len(), valid.len()),
-            RunData::Tagged(t) => (t.train.len(), t.valid.len()),
-            RunData::Questions(q) => (q.train.len(), q.valid.len()),
-            RunData::Pairs(p) => (p.train.len(), p.valid.len()),
-            RunData::Choices(c) => (c.train.len(), c.valid.len()),
         }
     }
 }
@@ -133,39 +91,6 @@ impl TrainRequest {
     }
 }
 
-/// The scored pairs of a sentence-similarity run.
-#[derive(Debug, Clone)]
-pub struct PairRequest {
-    /// Training pairs.
-    pub train: Vec<ScoredPair>,
-    /// Validation pairs.
-    pub valid: Vec<ScoredPair>,
-}
-
-/// The questions of a multiple-choice run (every one with the same number of endings).
-#[derive(Debug, Clone)]
-pub struct ChoiceRequest {
-    /// Training questions.
-    pub train: Vec<ChoiceItem>,
-    /// Validation questions.
-    pub valid: Vec<ChoiceItem>,
-}
-
-/// A validation question whose best-scored ending is not the right one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChoiceMistake {
-    /// Line in the uploaded file.
-    pub line: usize,
-    /// The premise.
-    pub premise: String,
-    /// The ending the model chose, and its probability.
-    pub chosen: String,
-    pub chosen_prob: f32,
-    /// The right ending, and the probability the model gave it.
-    pub right: String,
-    pub right_prob: f32,
-}
-
 /// A search of a list of texts with a query, and what it cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResult {
@@ -180,69 +105,6 @@ pub struct SearchResult {
     /// A bi-encoder's encoding of the list, when this query did it (the list is encoded once
     /// and kept for the next queries).
     pub index_seconds: Option<f64>,
-}
-
-/// A validation pair whose predicted similarity is far from its score.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PairMistake {
-    /// Line in the uploaded file.
-    pub line: usize,
-    /// The two texts.
-    pub text: String,
-    pub text_pair: String,
-    /// The gold score and the prediction, both 0..1.
-    pub gold: f32,
-    pub predicted: f32,
-}
-
-/// The questions of an extractive question-answering run.
-#[derive(Debug, Clone)]
-pub struct QaRequest {
-    /// Training questions.
-    pub train: Vec<QaItem>,
-    /// Validation questions.
-    pub valid: Vec<QaItem>,
-}
-
-/// A validation question the model answered wrong (exact match 0).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AnswerMistake {
-    /// Line in the uploaded file.
-    pub line: usize,
-    /// The question.
-    pub question: String,
-    /// Its passage.
-    pub context: String,
-    /// The gold answers (none: the passage does not answer it).
-    pub gold: Vec<String>,
-    /// The model's answer (`""`: no answer).
-    pub predicted: String,
-    /// Its token F1 against the best gold answer.
-    pub f1: f32,
-}
-
-/// The sentences of a token-tagging run.
-#[derive(Debug, Clone)]
-pub struct TaggedRequest {
-    /// Training sentences.
-    pub train: Vec<TaggedSentence>,
-    /// Validation sentences.
-    pub valid: Vec<TaggedSentence>,
-    /// Which pieces of a word the loss reads.
-    pub pieces: LabelPieces,
-}
-
-/// A validation sentence the tagger got (partly) wrong.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TagMistake {
-    /// Line in the uploaded file.
-    pub line: usize,
-    /// Its words.
-    pub words: Vec<String>,
-    /// Their true tags.
-    pub gold: Vec<String>,
-    /// The predicted tags (`""` for a word the model's length cut off).
-    pub predicted: Vec<String>,
 }
 
 /// A fine-tuning event, as the page draws it (it crosses from the worker as
@@ -261,21 +123,6 @@ pub enum TrainEvent {
     Evaluating { done: usize, total: usize },
     /// A validation pass.
     Evaluated(Box<EvalReport>),
-}
-
-/// A validation example the classifier got wrong.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Mistake {
-    /// Line in the uploaded file.
-    pub line: usize,
-    /// The text (and pair).
-    pub text: String,
-    /// True label.
-    pub label: String,
-    /// Predicted label.
-    pub predicted: String,
-    /// Probability per label.
-    pub probs: Vec<f32>,
 }
 
 /// The validation items a finished run got wrong, as its task shows them.
@@ -706,6 +553,7 @@ pub fn thin<T>(steps: Vec<T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bertbench_core::data::Example;
     use bertbench_core::tasks::tagging::EntityMetrics;
     use bertbench_core::train::TrainMode;
 
@@ -717,7 +565,7 @@ mod tests {
         TrainRequest {
             config: FineTuneConfig::new().with_mode(TrainMode::FreezeThenUnfreeze).with_epochs(3),
             labels: vec!["neg".into(), "pos".into()],
-            data: RunData::Texts { train: vec![example("a fine day", "pos", 2)], valid: vec![example("a dull day", "neg", 3)] },
+            data: RunData::Texts(TextRequest { train: vec![example("a fine day", "pos", 2)], valid: vec![example("a dull day", "neg", 3)] }),
             max_len: 64,
             backend: Backend::Cpu,
             restarts: 2,
@@ -756,7 +604,7 @@ mod tests {
         let back: TrainRequest = serde_json::from_str(&json).unwrap();
         assert_eq!(serde_json::to_string(&back).unwrap(), json);
         assert_eq!(back.config.mode, TrainMode::FreezeThenUnfreeze);
-        let RunData::Texts { valid, .. } = &back.data else { panic!("texts") };
+        let RunData::Texts(TextRequest { valid, .. }) = &back.data else { panic!("texts") };
         assert_eq!(valid[0].line, 3);
         assert_eq!(back.record.model, "bert-tiny");
     }
@@ -794,7 +642,7 @@ mod tests {
         }
         let back: TrainRequest = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(back.data.counts(), (2, 0));
-        assert!(matches!(back.data, RunData::Texts { .. }));
+        assert!(matches!(back.data, RunData::Texts(_)));
         value["pairs"] = serde_json::json!({"train": [], "valid": [{"line": 2, "text": "a", "text_pair": "b", "score": 0.5, "raw": "2.5"}]});
         value["train"] = serde_json::json!([]);
         let back: TrainRequest = serde_json::from_value(value).unwrap();

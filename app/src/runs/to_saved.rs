@@ -163,7 +163,7 @@ impl From<s_train::Backend> for Backend {
 impl From<RunData> for s_train::RunData {
     fn from(c: RunData) -> Self {
         match c {
-            RunData::Texts { train, valid } => Self::Texts { train: list(train), valid: list(valid) },
+            RunData::Texts(t) => Self::Texts { train: list(t.train), valid: list(t.valid) },
             RunData::Tagged(t) => Self::Tagged(s_train::TaggedRequest { train: list(t.train), valid: list(t.valid), pieces: t.pieces.into() }),
             RunData::Questions(q) => Self::Questions(s_train::Items { train: list(q.train), valid: list(q.valid) }),
             RunData::Pairs(p) => Self::Pairs(s_train::Items { train: list(p.train), valid: list(p.valid) }),
@@ -175,7 +175,7 @@ impl From<RunData> for s_train::RunData {
 impl From<s_train::RunData> for RunData {
     fn from(s: s_train::RunData) -> Self {
         match s {
-            s_train::RunData::Texts { train, valid } => Self::Texts { train: list(train), valid: list(valid) },
+            s_train::RunData::Texts { train, valid } => Self::Texts(TextRequest { train: list(train), valid: list(valid) }),
             s_train::RunData::Tagged(t) => Self::Tagged(TaggedRequest { train: list(t.train), valid: list(t.valid), pieces: t.pieces.into() }),
             s_train::RunData::Questions(q) => Self::Questions(QaRequest { train: list(q.train), valid: list(q.valid) }),
             s_train::RunData::Pairs(p) => Self::Pairs(PairRequest { train: list(p.train), valid: list(p.valid) }),

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::AppState;
-use crate::runs::{RunData, RunSummary};
+use crate::runs::{RunData, RunSummary, TextRequest};
 use super::data_card::{DataCard, Example};
 use super::task::{Features, TaskPanel};
 use super::{EXAMPLE_CSV, Studio, Task, recipe};
@@ -220,7 +220,7 @@ impl Studio {
         }
         let keep_layers = student.map(|s| s.0);
         self.launch(&engine, label, config, dataset.labels.clone(), max_len, |r| {
-            r.data = RunData::Texts { train, valid };
+            r.data = RunData::Texts(TextRequest { train, valid });
             r.keep_layers = keep_layers;
         })
     }

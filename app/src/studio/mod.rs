@@ -22,7 +22,7 @@ use crate::backend_choice::BackendChoice;
 use crate::engine::{Engine, ModelSource};
 use crate::files::download;
 use crate::protocol::{Outcome, Progress, RunUpdate, Work};
-use crate::runs::{Backend, CheckpointMeta, RunData, RunRecord, RunSummary, TrainEvent, TrainRequest};
+use crate::runs::{Backend, CheckpointMeta, RunData, RunRecord, RunSummary, TextRequest, TrainEvent, TrainRequest};
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
@@ -420,7 +420,7 @@ impl Studio {
         let end = self.run_end();
         let model = engine.model_id.clone();
         self.launch(engine, label.clone(), config, dataset.labels.clone(), 64, |r| {
-            r.data = RunData::Texts { train, valid };
+            r.data = RunData::Texts(TextRequest { train, valid });
             r.from_scratch = false;
             r.restarts = 1;
             r.record = RunRecord::starting(model, false, label.clone());

@@ -316,28 +316,7 @@ impl Job {
         let labels = &self.request.labels;
         let spans = self.request.config.spans.with_max_len(max_len);
         let level = self.request.config.features.level;
-        let (train, valid) = match &self.request.data {
-            RunData::Choices(c) => (
-                encode_choices(&tokenizer, &c.train).map_err(|e| e.to_string())?,
-                encode_choices(&tokenizer, &c.valid).map_err(|e| format!("the validation questions: {e}"))?,
-            ),
-            RunData::Pairs(p) => (
-                encode_pairs(&tokenizer, &p.train, level).map_err(|e| e.to_string())?,
-                encode_pairs(&tokenizer, &p.valid, level).map_err(|e| e.to_string())?,
-            ),
-            RunData::Tagged(t) => (
-                encode_tagged(&tokenizer, &t.train, labels, t.pieces).map_err(|e| e.to_string())?.0,
-                encode_tagged(&tokenizer, &t.valid, labels, t.pieces).map_err(|e| e.to_string())?.0,
-            ),
-            RunData::Questions(q) => (
-                encode_questions(&tokenizer, &q.train, &spans).map_err(|e| e.to_string())?.0,
-                encode_questions(&tokenizer, &q.valid, &spans).map_err(|e| e.to_string())?.0,
-            ),
-            RunData::Texts { train, valid } => (
-                encode_examples(&tokenizer, train, labels).map_err(|e| e.to_string())?,
-                encode_examples(&tokenizer, valid, labels).map_err(|e| e.to_string())?,
-            ),
-        };
+        let (train, valid) = self.request.data.task().encode(&Encoding { tokenizer: &tokenizer, labels, level, spans: &spans })?;
         // A token the model has no row for would stop the worker with a panic deep in the
         // embedding look-up: refuse the run by name instead (the tokenizer and the weights are
         // then not the same model's).
@@ -444,13 +423,7 @@ impl Job {
             return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
         };
         let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
-        let mistakes = match &self.request.data {
-            RunData::Tagged(t) => Mistakes::Tags(tag_mistakes(&t.valid, &valid, probs, labels)),
-            RunData::Questions(q) => Mistakes::Answers(answer_mistakes(&q.valid, tuner.best_predictions())),
-            RunData::Pairs(p) => Mistakes::Pairs(pair_mistakes(&p.valid, probs)),
-            RunData::Choices(c) => Mistakes::Choices(choice_mistakes(&c.valid, probs)),
-            RunData::Texts { valid, .. } => Mistakes::Labels(label_mistakes(valid, probs, labels)),
-        };
+        let mistakes = self.request.data.task().mistakes(&Kept { valid: &valid, probs, predictions: tuner.best_predictions(), labels });
         let speed = match self.request.keep_layers {
             Some(_) => Some(Speed { ms_per_text: ms_per_text(&tuner.best_model(), &valid, tokenizer.pad_id, &device).await?, teacher_ms_per_text: teacher_ms }),
             None => None,
@@ -487,112 +460,4 @@ impl Job {
         };
         Ok((summary, current, saved))
     }
-}
-
-/// The validation texts (or pairs) classified wrong, most confident first (at most 500).
-fn label_mistakes(valid: &[Example], probs: &[Vec<f32>], labels: &[String]) -> Vec<Mistake> {
-    let mut mistakes: Vec<Mistake> = valid
-        .iter()
-        .zip(probs)
-        .filter_map(|(ex, p)| {
-            let predicted = argmax(p);
-            (labels[predicted] != ex.label).then(|| Mistake {
-                line: ex.line,
-                text: match &ex.text_pair {
-                    Some(b) => format!("{} ‖ {b}", ex.text),
-                    None => ex.text.clone(),
-                },
-                label: ex.label.clone(),
-                predicted: labels[predicted].clone(),
-                probs: p.clone(),
-            })
-        })
-        .collect();
-    mistakes.sort_by(|a, b| {
-        let conf = |m: &Mistake| m.probs.iter().cloned().fold(0.0, f32::max);
-        conf(b).total_cmp(&conf(a))
-    });
-    mistakes.truncate(500);
-    mistakes
-}
-
-/// The validation sentences with a wrong word tag, most wrong tags first (at most 500): `probs`
-/// holds each scored word's probabilities in order, `encoded` says which words were scored (a
-/// prefix of each sentence's words, the rest cut off by the model's length).
-fn tag_mistakes(sentences: &[TaggedSentence], encoded: &[LabeledText], probs: &[Vec<f32>], tags: &[String]) -> Vec<TagMistake> {
-    let mut probs = probs.iter();
-    let mut out: Vec<(usize, TagMistake)> = sentences
-        .iter()
-        .zip(encoded)
-        .filter_map(|(s, e)| {
-            let scored = e.tokens.iter().filter(|t| t.word_start).count();
-            let predicted: Vec<String> = (0..s.words.len())
-                .map(|i| if i < scored { probs.next().map(|p| tags[argmax(p)].clone()).unwrap_or_default() } else { String::new() })
-                .collect();
-            let wrong = predicted.iter().zip(&s.tags).filter(|(p, g)| !p.is_empty() && p != g).count();
-            (wrong > 0).then(|| (wrong, TagMistake { line: s.line, words: s.words.clone(), gold: s.tags.clone(), predicted }))
-        })
-        .collect();
-    out.sort_by(|a, b| b.0.cmp(&a.0));
-    out.into_iter().take(500).map(|(_, m)| m).collect()
-}
-
-/// The validation pairs with their predicted similarity (`probs`: one value per pair, in
-/// order), furthest from their score first (at most 2,000: the results plot them all).
-fn pair_mistakes(pairs: &[ScoredPair], probs: &[Vec<f32>]) -> Vec<PairMistake> {
-    let mut out: Vec<PairMistake> = pairs
-        .iter()
-        .zip(probs)
-        .map(|(p, pred)| PairMistake { line: p.line, text: p.text.clone(), text_pair: p.text_pair.clone(), gold: p.score, predicted: pred.first().copied().unwrap_or_default() })
-        .collect();
-    out.sort_by(|a, b| (b.predicted - b.gold).abs().total_cmp(&(a.predicted - a.gold).abs()));
-    out.truncate(2000);
-    out
-}
-
-/// The validation questions answered wrong (exact match 0), lowest F1 first (at most 500):
-/// `predicted` holds the answer to each question in order (`""`: no answer).
-fn answer_mistakes(questions: &[QaItem], predicted: &[String]) -> Vec<AnswerMistake> {
-    let mut out: Vec<AnswerMistake> = questions
-        .iter()
-        .zip(predicted)
-        .filter_map(|(q, p)| {
-            let gold: Vec<String> = q.answers.iter().map(|a| a.text.clone()).collect();
-            let scores = AnswerMetrics::new(std::slice::from_ref(&gold), std::slice::from_ref(p));
-            (scores.all.exact < 1.0).then(|| AnswerMistake {
-                line: q.line,
-                question: q.question.clone(),
-                context: q.context.clone(),
-                gold,
-                predicted: p.clone(),
-                f1: scores.all.f1,
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.f1.total_cmp(&b.f1));
-    out.truncate(500);
-    out
-}
-
-/// The validation questions whose best-scored ending is not the right one, the model's surest
-/// first (at most 500): `probs` holds each question's ending probabilities in order.
-fn choice_mistakes(questions: &[ChoiceItem], probs: &[Vec<f32>]) -> Vec<ChoiceMistake> {
-    let mut out: Vec<ChoiceMistake> = questions
-        .iter()
-        .zip(probs)
-        .filter_map(|(q, p)| {
-            let chosen = argmax(p);
-            (chosen != q.label).then(|| ChoiceMistake {
-                line: q.line,
-                premise: q.premise.clone(),
-                chosen: q.choices.get(chosen).cloned().unwrap_or_default(),
-                chosen_prob: p[chosen],
-                right: q.choices[q.label].clone(),
-                right_prob: p.get(q.label).copied().unwrap_or_default(),
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| b.chosen_prob.total_cmp(&a.chosen_prob));
-    out.truncate(500);
-    out
 }

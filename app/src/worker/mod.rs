@@ -14,8 +14,7 @@ use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 use bertbench_core::tasks::classification::{self, HEAD_FILE, Level, LoadedClassifier};
 use bertbench_core::tasks::tagging::{self, TaggedWord};
 use bertbench_core::tasks::similarity;
-use bertbench_core::tasks::choice::{self, ChoiceItem};
-use bertbench_core::tasks::metrics::argmax;
+use bertbench_core::tasks::choice;
 use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::bert::config::BertConfig;
@@ -25,9 +24,8 @@ use bertbench_core::train::{PretrainStep, Pretrainer};
 use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
-use bertbench_core::data::{Example, QaItem, ScoredPair, TaggedSentence};
-use bertbench_core::tasks::qa::{self, AnswerMetrics, SpanConfig};
-use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, encode_choices, encode_examples, encode_pairs, encode_questions, encode_tagged};
+use bertbench_core::tasks::qa::{self, SpanConfig};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to};
 use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -37,7 +35,7 @@ use crate::engine;
 use crate::fetch::sleep_ms;
 use crate::protocol::{FromWorker, Outcome, Progress, RunUpdate, ToWorker, Work, decode, encode};
 use crate::runs::{
-    AnswerMistake, Backend, ChoiceMistake, CHECKPOINT_ID, CheckpointMeta, LAB_FILES, LabEvent, LabRequest, LabVocab, Mistake, Mistakes, PairMistake, RunData, RunSummary, SavedLab, SavedRun, Speed, TagMistake,
+    Backend, CHECKPOINT_ID, CheckpointMeta, Encoding, Kept, LAB_FILES, LabEvent, LabRequest, LabVocab, RunSummary, SavedLab, SavedRun, Speed,
     TrainEvent, TrainRequest, thin,
 };
 use crate::store::{self, BlobWriter, Item, Kind, StoredBlob};
