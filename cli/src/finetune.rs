@@ -8,12 +8,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use bertbench_core::Pooling;
-use bertbench_core::data;
+use bertbench_core::{BertConfig, Pooling};
+use bertbench_core::bert::model::BertModel;
+use bertbench_core::burn::prelude::Device;
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, HeadTransform, Level};
 use bertbench_core::tasks::qa::SpanConfig;
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TaskScores, TrainMode};
+use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TrainMode};
 
 use crate::{Args, Result, device, load_dir, parse, read, read_optional};
 
@@ -24,96 +25,99 @@ mod distil;
 mod similarity;
 mod tag;
 
-/// What a run trains, as the studio's task switch offers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Task {
-    /// A label per text or pair of texts (`--task classify`).
-    Classify,
-    /// A tag per word (`--task tag`).
-    Tag,
-    /// An answer span per question over a passage (`--task qa`).
-    Answer,
-    /// A similarity score per pair (`--task similarity`): a cross-encoder (`Level::Score`) or a
-    /// bi-encoder (`Level::Embedding`), as `--encoder` says.
-    Similarity(Level),
-    /// The right ending of a premise among its endings (`--task choice`).
-    Choice,
-}
+/// A task the command line trains, as the studio's task switch offers it: one file per task
+/// below, each listed once in [`TASKS`].
+trait CliTask: Sync {
+    /// Its `--task` name.
+    fn name(&self) -> &'static str;
 
-impl Task {
-    fn from_args(args: &Args) -> Result<Self> {
-        let task = match args.get("task").unwrap_or("classify") {
-            "classify" => Task::Classify,
-            "tag" => Task::Tag,
-            "qa" => Task::Answer,
-            "similarity" => match args.get("encoder").unwrap_or("bi") {
-                "bi" => Task::Similarity(Level::Embedding),
-                "cross" => Task::Similarity(Level::Score),
-                other => return Err(format!("unknown encoder {other}; use bi (each text alone, compared by cosine) or cross (the pair read together)")),
-            },
-            "choice" => Task::Choice,
-            other => return Err(format!("unknown task {other}; use classify, tag, qa, similarity or choice")),
-        };
-        // An option of another task would be ignored: said instead.
-        let owners = [("encoder", "similarity"), ("loss", "similarity"), ("pieces", "tag"), ("stride", "qa")];
-        let name = match task {
-            Task::Classify => "classify",
-            Task::Tag => "tag",
-            Task::Answer => "qa",
-            Task::Similarity(_) => "similarity",
-            Task::Choice => "choice",
-        };
-        if let Some((option, owner)) = owners.into_iter().find(|&(option, owner)| owner != name && args.get(option).is_some()) {
-            return Err(format!("--{option} is for --task {owner}"));
-        }
-        Ok(task)
+    /// What its files hold, for a refusal that points to it ("questions over passages").
+    fn holds(&self) -> &'static str;
+
+    /// Whether its reader takes the file `path` holding `bytes`.
+    fn reads(&self, bytes: &[u8], path: &str) -> bool;
+
+    /// The options only it takes (any other task refuses them rather than ignore them).
+    fn options(&self) -> &'static [&'static str] {
+        &[]
     }
 
-    /// What the model labels: the level whose recipe the run starts with.
-    fn level(self) -> Level {
-        match self {
-            Task::Classify => Level::Sentence,
-            Task::Tag => Level::Token,
-            Task::Answer => Level::Span,
-            Task::Similarity(level) => level,
-            Task::Choice => Level::Choice,
-        }
+    /// What the model labels: the level whose recipe the run starts with (a similarity run's
+    /// `--encoder` chooses it).
+    fn level(&self, args: &Args) -> Result<Level>;
+
+    /// The run's length in tokens unless `--max-len` says otherwise: the studio's.
+    fn max_len(&self) -> usize {
+        64
+    }
+
+    /// The features its head reads, given `--pooling` and `--layers`: the pooled text unless
+    /// the task says otherwise.
+    fn features(&self, _args: &Args, pooling: Pooling, layers: FeatureLayers) -> Result<FeatureSpec> {
+        Ok(FeatureSpec { pooling, layers, ..Default::default() })
+    }
+
+    /// Reads and encodes its data (the training file, and `--valid` or a held-out share of
+    /// it); the configuration as the data finishes it (a similarity run's kind and scale).
+    fn units(&self, input: &Input, config: FineTuneConfig) -> Result<(FineTuneConfig, Units)>;
+
+    /// The encoder the run starts from, made from the checkpoint's (a multiple-choice run's gets
+    /// the pooler its class reads).
+    fn model(&self, bert: BertModel, _config: &BertConfig, _head_weights: Option<&[u8]>, _seed: u64, _device: &Device) -> Result<BertModel> {
+        Ok(bert)
+    }
+
+    /// Whether it trains students (`--keep-layers`, `--teacher`).
+    fn students(&self) -> bool {
+        false
     }
 
     /// The two metric columns of the table, and a row's values.
-    fn columns(self) -> [&'static str; 2] {
-        match self {
-            Task::Classify => ["valid accuracy", "macro-F1"],
-            Task::Tag => ["entity F1", "word accuracy"],
-            Task::Answer => ["exact match", "F1"],
-            Task::Similarity(_) => ["Spearman", "Pearson"],
-            Task::Choice => ["valid accuracy", "questions"],
-        }
-    }
+    fn columns(&self) -> [&'static str; 2];
 
-    fn cells(self, r: &EvalReport) -> [String; 2] {
-        match self {
-            Task::Classify => [format!("{:.2}%", r.metrics.accuracy * 100.0), format!("{:.4}", r.metrics.macro_f1)],
-            Task::Tag => [r.scores.entities().map_or("–".into(), |e| format!("{:.4}", e.f1)), format!("{:.2}%", r.metrics.accuracy * 100.0)],
-            Task::Answer => r.scores.answers().map_or(["–".into(), "–".into()], |a| [format!("{:.2}", a.all.exact * 100.0), format!("{:.2}", a.all.f1 * 100.0)]),
-            Task::Similarity(_) => r.scores.similarity().map_or(["–".into(), "–".into()], |s| [format!("{:.4}", s.spearman), format!("{:.4}", s.pearson)]),
-            Task::Choice => [format!("{:.2}%", r.metrics.accuracy * 100.0), r.metrics.count.to_string()],
-        }
-    }
+    fn cells(&self, r: &EvalReport) -> [String; 2];
+
+    /// What it says of each evaluation beyond its row.
+    fn evaluated(&self, _r: &EvalReport) {}
 
     /// The best validation score, as a sentence.
-    fn best(self, tuner: &FineTuner) -> String {
-        match self {
-            Task::Classify => format!("best validation accuracy {:.2}%", tuner.best_accuracy().unwrap_or(0.0) * 100.0),
-            Task::Tag => tag::best(tuner),
-            Task::Answer => match tuner.best_scores().and_then(TaskScores::answers) {
-                Some(a) => format!("best validation exact match {:.2}, F1 {:.2}", a.all.exact * 100.0, a.all.f1 * 100.0),
-                None => "no evaluation".into(),
-            },
-            Task::Similarity(_) => similarity::best(tuner),
-            Task::Choice => choice::best(tuner),
+    fn best(&self, tuner: &FineTuner) -> String;
+
+    /// What it prints after the table, at the best weights.
+    fn finished(&self, _tuner: &FineTuner) {}
+}
+
+/// The tasks, in the studio's order. A file one refuses is offered to the others from the last
+/// to the first, so to classification last: a multiple-choice file, and pairs of texts with
+/// their scores, are also tables with a text column.
+const TASKS: [&dyn CliTask; 5] = [&classify::Classify, &tag::Tag, &answer::Answer, &similarity::Similarity, &choice::Choice];
+
+/// The task `--task` names (classification without it), refusing another task's options.
+fn task(args: &Args) -> Result<&'static dyn CliTask> {
+    let name = args.get("task").unwrap_or("classify");
+    let task = *TASKS.iter().find(|t| t.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = TASKS.iter().map(|t| t.name()).collect();
+        let (last, first) = names.split_last().expect("tasks");
+        format!("unknown task {name}; use {} or {last}", first.join(", "))
+    })?;
+    // An option of another task would be ignored: said instead.
+    for other in TASKS.iter().filter(|t| t.name() != name) {
+        if let Some(option) = other.options().iter().find(|o| args.get(o).is_some()) {
+            return Err(format!("--{option} is for --task {}", other.name()));
         }
     }
+    Ok(task)
+}
+
+/// What a task's [`CliTask::units`] reads.
+struct Input<'a> {
+    tokenizer: &'a BertTokenizer,
+    /// The training file, and the validation file if given.
+    train: &'a str,
+    valid: Option<&'a str>,
+    args: &'a Args,
+    /// The level of [`CliTask::level`].
+    level: Level,
 }
 
 /// A run's encoded units (texts, sentences, windows or pairs) and their label names.
@@ -123,6 +127,8 @@ struct Units {
     valid: Vec<LabeledText>,
     /// What a unit is, for the log: "examples", "windows", ….
     what: &'static str,
+    /// Pairs of texts read together: the run starts from the pair classifier's recipe.
+    pairs_recipe: bool,
 }
 
 /// The share of the training file held out when no `--valid` file is given, and the split's
@@ -143,37 +149,17 @@ fn core_error(e: impl ToString) -> String {
 /// Why `task`'s reader refused the file at `path` (`e`), and the task whose reader takes it,
 /// when another's does: a SQuAD file given to the classifier, a CoNLL file to the similarity
 /// model.
-fn refused(task: Task, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> String {
-    let table = || data::parse_table(bytes, Some(path)).ok();
-    let reads = |other: Task| match other {
-        Task::Answer => data::parse_qa(bytes, Some(path)).is_ok(),
-        Task::Tag => data::parse_tagged(bytes).is_ok(),
-        Task::Similarity(_) => table().is_some_and(|t| data::to_pairs(&t, &data::guess_pair_columns(&t)).is_ok()),
-        Task::Choice => bertbench_core::tasks::choice::parse_choices(bytes, Some(path)).is_ok(),
-        Task::Classify => table().is_some_and(|t| {
-            let map = data::guess_columns(&t);
-            map.label.is_some() && data::to_examples(&t, &map).is_ok()
-        }),
-    };
-    let others = [
-        (Task::Answer, "qa", "questions over passages"),
-        // Before the tables' tasks: a multiple-choice file is also a table with a text column.
-        (Task::Choice, "choice", "multiple-choice questions"),
-        (Task::Tag, "tag", "tagged words"),
-        (Task::Similarity(Level::Embedding), "similarity", "scored pairs of texts"),
-        (Task::Classify, "classify", "labeled texts"),
-    ];
-    let same = |other: Task| std::mem::discriminant(&other) == std::mem::discriminant(&task);
-    match others.into_iter().find(|&(other, _, _)| !same(other) && reads(other)) {
-        Some((_, name, what)) => format!("{path}: {e} It reads as {what}: try --task {name}."),
+fn refused(task: &dyn CliTask, path: &str, bytes: &[u8], e: impl std::fmt::Display) -> String {
+    match TASKS.iter().rev().find(|other| other.name() != task.name() && other.reads(bytes, path)) {
+        Some(other) => format!("{path}: {e} It reads as {}: try --task {}.", other.holds(), other.name()),
         None => format!("{path}: {e}"),
     }
 }
 
 /// The run's configuration: the task's recipe (`FineTuneConfig::recipe`, the studio's), each
 /// setting given on the command line in its place, and the task's features.
-fn config(args: &Args, task: Task, max_len: usize, pairs: bool) -> Result<FineTuneConfig> {
-    let recipe = FineTuneConfig::recipe_for_data(task.level(), pairs);
+fn config(args: &Args, task: &dyn CliTask, level: Level, max_len: usize, pairs: bool) -> Result<FineTuneConfig> {
+    let recipe = FineTuneConfig::recipe_for_data(level, pairs);
     let mode = match args.get("mode") {
         None => recipe.mode,
         Some("head") => TrainMode::HeadOnly,
@@ -194,15 +180,7 @@ fn config(args: &Args, task: Task, max_len: usize, pairs: bool) -> Result<FineTu
         "cat4" => FeatureLayers::ConcatLastFour,
         other => return Err(format!("unknown layers {other}; use last, second, sum4 or cat4")),
     };
-    // As the studio sets them: a tagger reads each token, a question-answering head each token
-    // of a window, a classifier (and a similarity model, which `for_similarity` finishes once
-    // its data is read) the pooled text.
-    let features = match task {
-        Task::Tag => FeatureSpec { layers, ..FeatureSpec::tokens() },
-        Task::Answer => FeatureSpec { layers, ..FeatureSpec::spans() },
-        Task::Classify | Task::Similarity(_) => FeatureSpec { pooling, layers, ..Default::default() },
-        Task::Choice => choice::features(args)?,
-    };
+    let features = task.features(args, pooling, layers)?;
     // A question-answering run's windows share a third of their tokens by default, as the
     // studio's do.
     let spans = SpanConfig::new().with_max_len(max_len).with_stride(parse(args, "stride", max_len / 3)?);
@@ -221,22 +199,10 @@ fn config(args: &Args, task: Task, max_len: usize, pairs: bool) -> Result<FineTu
         .with_spans(spans))
 }
 
-/// Reads and encodes the task's data (the training file, and `--valid` or a held-out share of
-/// it); the configuration as the data finishes it (a similarity run's kind and scale).
-fn units(task: Task, args: &Args, tokenizer: &BertTokenizer, config: FineTuneConfig) -> Result<(FineTuneConfig, Units)> {
-    let (train, valid) = (args.require("train")?, args.get("valid"));
-    match task {
-        Task::Classify => Ok((config, classify::units(tokenizer, train, valid)?)),
-        Task::Tag => Ok((config, tag::units(tokenizer, train, valid, args)?)),
-        Task::Answer => Ok((config.clone(), answer::units(tokenizer, train, valid, &config.spans)?)),
-        Task::Similarity(level) => similarity::units(tokenizer, train, valid, level, config, args),
-        Task::Choice => Ok((config, choice::units(tokenizer, train, valid)?)),
-    }
-}
-
 pub fn finetune(args: &[String]) -> Result {
     let args = Args::parse(args)?;
-    let task = Task::from_args(&args)?;
+    let task = task(&args)?;
+    let level = task.level(&args)?;
     let backend = args.get("backend").unwrap_or("cpu");
     let mut device = device(backend)?.autodiff();
     // burn's gradient checkpointing: memory-bound operations are recomputed in the backward pass
@@ -245,20 +211,21 @@ pub fn finetune(args: &[String]) -> Result {
         device = device.gradient_checkpointing();
     }
     // The studio's lengths: 64 tokens, a question-answering window 192.
-    let max_len: usize = parse(&args, "max-len", if task == Task::Answer { 192 } else { 64 })?;
-    let config = config(&args, task, max_len, false)?;
+    let max_len: usize = parse(&args, "max-len", task.max_len())?;
+    let config = config(&args, task, level, max_len, false)?;
     let max_steps: usize = parse(&args, "max-steps", usize::MAX)?;
 
     let dir = PathBuf::from(args.require("model")?);
     let bert = load_dir(&dir, &device)?;
     let tokenizer = bert.tokenizer.clone().with_max_len(max_len);
-    let (config, Units { labels, train, valid, what }) = units(task, &args, &tokenizer, config)?;
+    let input = Input { tokenizer: &tokenizer, train: args.require("train")?, valid: args.get("valid"), args: &args, level };
+    let (config, Units { labels, train, valid, what, pairs_recipe }) = task.units(&input, config)?;
     // Pairs of texts read together start from the pair classifier's recipe (the studio's too).
-    let config = if task == Task::Classify && what == "pairs" { self::config(&args, task, max_len, true)? } else { config };
+    let config = if pairs_recipe { self::config(&args, task, level, max_len, true)? } else { config };
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let head_weights = bert.head_weights.as_deref();
-    let model = if task == Task::Choice { choice::model(bert.model, &bert.config, head_weights, config.seed, &device)? } else { bert.model };
+    let model = task.model(bert.model, &bert.config, head_weights, config.seed, &device)?;
     let (model, model_config, train, config) = distil::student(&args, task, model, bert.config, train, &labels, config)?;
     // ModernBERT's token and span classes apply its `head` to every token: the MLM head's where
     // the checkpoint has one (as transformers loads it), else a fresh one.
@@ -309,12 +276,7 @@ pub fn finetune(args: &[String]) -> Result {
                     let [a, b] = task.cells(&r);
                     let [name_a, name_b] = task.columns();
                     eprintln!("{:?} epoch {:.2}: train loss {:.4}, valid loss {:.4}, {name_a} {a}, {name_b} {b}", r.phase, r.epoch, r.train_loss, r.valid_loss);
-                    // A classifier's F1 of each label: MRPC's and QQP's F1 is the positive
-                    // class's, not the macro mean.
-                    if task == Task::Classify {
-                        let each: Vec<String> = r.metrics.per_class.iter().map(|c| format!("{} {:.4} ({} examples)", c.label, c.f1, c.support)).collect();
-                        eprintln!("  F1 per label: {}", each.join(", "));
-                    }
+                    task.evaluated(&r);
                     rows.push((r, stage_steps as f64 / secs.max(1e-9)));
                 }
                 _ => {}
@@ -351,9 +313,7 @@ pub fn finetune(args: &[String]) -> Result {
     }
     println!();
     println!("{} · features {feature_secs:.1} s · total {total:.1} s · native {backend}", task.best(&tuner));
-    if task == Task::Tag {
-        tag::per_type(&tuner);
-    }
+    task.finished(&tuner);
     if let Some(out) = args.get("out") {
         let out = PathBuf::from(out);
         let files = classification::export(

@@ -5,19 +5,19 @@
 use std::path::Path;
 
 use bertbench_core::data::{self, ColumnMap, Dataset, Table};
-use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::encode_examples;
+use bertbench_core::tasks::classification::Level;
+use bertbench_core::train::{EvalReport, FineTuneConfig, FineTuner, encode_examples};
 
-use super::{SPLIT_SEED, Task, Units, VALID_FRACTION, core_error, pick, refused};
-use crate::{Result, read};
+use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, pick, refused};
+use crate::{Args, Result, read};
 
 /// A table's examples with `map` (the training file's columns when `map` is given, as the
 /// studio reads a validation file), the rows it skipped said on stderr.
 fn dataset(path: &str, map: Option<ColumnMap>) -> Result<(Dataset, ColumnMap, Table)> {
     let bytes = read(Path::new(path))?;
-    let table = data::parse_table(&bytes, Some(path)).map_err(|e| refused(Task::Classify, path, &bytes, e))?;
+    let table = data::parse_table(&bytes, Some(path)).map_err(|e| refused(&Classify, path, &bytes, e))?;
     let map = map.unwrap_or_else(|| data::guess_columns(&table));
-    let set = data::to_examples(&table, &map).map_err(|e| refused(Task::Classify, path, &bytes, e))?;
+    let set = data::to_examples(&table, &map).map_err(|e| refused(&Classify, path, &bytes, e))?;
     if !set.skipped.is_empty() {
         eprintln!("{path}: skipped {} row(s), e.g. line {}: {}", set.skipped.len(), set.skipped[0].line, set.skipped[0].reason);
     }
@@ -37,19 +37,65 @@ fn columns(table: &Table, map: &ColumnMap) -> String {
     out
 }
 
-pub(super) fn units(tokenizer: &BertTokenizer, train: &str, valid: Option<&str>) -> Result<Units> {
-    let (train_set, map, table) = dataset(train, None)?;
-    eprintln!("{train}: columns: {}", columns(&table, &map));
-    let (train, valid) = match valid {
-        Some(v) => (train_set.examples.clone(), dataset(v, Some(map))?.0.examples),
-        None => {
-            let split = train_set.split(VALID_FRACTION, SPLIT_SEED).map_err(core_error)?;
-            (pick(&train_set.examples, &split.train), pick(&train_set.examples, &split.valid))
-        }
-    };
-    let labels = train_set.labels.clone();
-    let train = encode_examples(tokenizer, &train, &labels).map_err(core_error)?;
-    let valid = encode_examples(tokenizer, &valid, &labels).map_err(|e| format!("the validation file: {e}"))?;
-    let what = if map.text_pair.is_some() { "pairs" } else { "examples" };
-    Ok(Units { labels, train, valid, what })
+/// `--task classify`.
+pub(super) struct Classify;
+
+impl CliTask for Classify {
+    fn name(&self) -> &'static str {
+        "classify"
+    }
+
+    fn holds(&self) -> &'static str {
+        "labeled texts"
+    }
+
+    fn reads(&self, bytes: &[u8], path: &str) -> bool {
+        data::parse_table(bytes, Some(path)).is_ok_and(|t| {
+            let map = data::guess_columns(&t);
+            map.label.is_some() && data::to_examples(&t, &map).is_ok()
+        })
+    }
+
+    fn level(&self, _args: &Args) -> Result<Level> {
+        Ok(Level::Sentence)
+    }
+
+    fn units(&self, input: &Input, config: FineTuneConfig) -> Result<(FineTuneConfig, Units)> {
+        let (train_set, map, table) = dataset(input.train, None)?;
+        eprintln!("{}: columns: {}", input.train, columns(&table, &map));
+        let (train, valid) = match input.valid {
+            Some(v) => (train_set.examples.clone(), dataset(v, Some(map))?.0.examples),
+            None => {
+                let split = train_set.split(VALID_FRACTION, SPLIT_SEED).map_err(core_error)?;
+                (pick(&train_set.examples, &split.train), pick(&train_set.examples, &split.valid))
+            }
+        };
+        let labels = train_set.labels.clone();
+        let train = encode_examples(input.tokenizer, &train, &labels).map_err(core_error)?;
+        let valid = encode_examples(input.tokenizer, &valid, &labels).map_err(|e| format!("the validation file: {e}"))?;
+        let pairs = map.text_pair.is_some();
+        Ok((config, Units { labels, train, valid, what: if pairs { "pairs" } else { "examples" }, pairs_recipe: pairs }))
+    }
+
+    fn students(&self) -> bool {
+        true
+    }
+
+    fn columns(&self) -> [&'static str; 2] {
+        ["valid accuracy", "macro-F1"]
+    }
+
+    fn cells(&self, r: &EvalReport) -> [String; 2] {
+        [format!("{:.2}%", r.metrics.accuracy * 100.0), format!("{:.4}", r.metrics.macro_f1)]
+    }
+
+    /// Each label's F1: MRPC's and QQP's F1 is the positive class's, not the macro mean.
+    fn evaluated(&self, r: &EvalReport) {
+        let each: Vec<String> = r.metrics.per_class.iter().map(|c| format!("{} {:.4} ({} examples)", c.label, c.f1, c.support)).collect();
+        eprintln!("  F1 per label: {}", each.join(", "));
+    }
+
+    fn best(&self, tuner: &FineTuner) -> String {
+        format!("best validation accuracy {:.2}%", tuner.best_accuracy().unwrap_or(0.0) * 100.0)
+    }
 }

@@ -14,7 +14,7 @@ use bertbench_core::tasks::distillation::{Distillation, spaced_layers};
 use bertbench_core::train::{FineTuneConfig, LabeledText};
 use bertbench_core::burn::prelude::Device;
 
-use super::{Task, core_error};
+use super::{CliTask, core_error};
 use crate::{Args, Result, folder_files, parse, read_optional};
 
 /// The student of `args` (or the model as it is without `--keep-layers` and `--teacher`): its
@@ -22,7 +22,7 @@ use crate::{Args, Result, folder_files, parse, read_optional};
 /// configuration.
 pub(super) fn student(
     args: &Args,
-    task: Task,
+    task: &dyn CliTask,
     model: BertModel,
     bert: BertConfig,
     train: Vec<LabeledText>,
@@ -30,7 +30,7 @@ pub(super) fn student(
     config: FineTuneConfig,
 ) -> Result<(BertModel, BertConfig, Vec<LabeledText>, FineTuneConfig)> {
     let (keep, teacher) = (args.get("keep-layers"), args.get("teacher"));
-    if (keep.is_some() || teacher.is_some()) && task != Task::Classify {
+    if (keep.is_some() || teacher.is_some()) && !task.students() {
         return Err("--keep-layers and --teacher train a student sentence classifier: use them with --task classify".into());
     }
     let (model, bert) = match keep {
