@@ -8,13 +8,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use bertbench_core::{BertConfig, Pooling};
-use bertbench_core::bert::model::BertModel;
-use bertbench_core::burn::prelude::Device;
+use bertbench_core::Pooling;
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, HeadTransform, Level};
 use bertbench_core::tasks::qa::SpanConfig;
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TrainMode};
+use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTuneConfig, FineTuner, Host, LabeledText, Phase, Session, Snapshot, TrainMode, start_encoder};
 
 use crate::{Args, Result, device, load_dir, parse, read, read_optional};
 
@@ -60,12 +58,6 @@ trait CliTask: Sync {
     /// Reads and encodes its data (the training file, and `--valid` or a held-out share of
     /// it); the configuration as the data finishes it (a similarity run's kind and scale).
     fn units(&self, input: &Input, config: FineTuneConfig) -> Result<(FineTuneConfig, Units)>;
-
-    /// The encoder the run starts from, made from the checkpoint's (a multiple-choice run's gets
-    /// the pooler its class reads).
-    fn model(&self, bert: BertModel, _config: &BertConfig, _head_weights: Option<&[u8]>, _seed: u64, _device: &Device) -> Result<BertModel> {
-        Ok(bert)
-    }
 
     /// Whether it trains students (`--keep-layers`, `--teacher`).
     fn students(&self) -> bool {
@@ -225,7 +217,13 @@ pub fn finetune(args: &[String]) -> Result {
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let head_weights = bert.head_weights.as_deref();
-    let model = task.model(bert.model, &bert.config, head_weights, config.seed, &device)?;
+    // What the task's class adds on the encoder where the checkpoint lacks it: a pooler for a
+    // multiple-choice model, and for a classifier on `[CLS]` + pooler, as the studio starts it.
+    let fresh = bert.model.pooler.is_none();
+    let model = start_encoder(bert.model, &bert.config, &config.features, head_weights, config.seed, &device).map_err(core_error)?;
+    if fresh && model.pooler.is_some() {
+        eprintln!("the checkpoint has no pooler: a fresh one of {} is trained, started as transformers starts it", bert.config.model_type.base_architecture().replace("Model", ""));
+    }
     let (model, model_config, train, config) = distil::student(&args, task, model, bert.config, train, &labels, config)?;
     // ModernBERT's token and span classes apply its `head` to every token: the MLM head's where
     // the checkpoint has one (as transformers loads it), else a fresh one.

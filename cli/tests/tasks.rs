@@ -170,6 +170,31 @@ fn classify_reports_accuracy_and_its_export_scores_the_held_out_texts_the_same()
     assert!(close(reported, computed, valid.len(), 100.0), "the run reported {reported}%, its export scores {computed}%");
 }
 
+/// A classifier on `[CLS]` + pooler from a checkpoint saved without a pooler (DistilBERT's MLM)
+/// starts its family's sequence pooler fresh, as the studio does, rather than being refused,
+/// and exports as the family's own class, scoring the held-out texts as the run did.
+#[test]
+fn classify_on_the_pooler_of_a_checkpoint_without_one_starts_its_familys_fresh() {
+    let out = scratch("classify-fresh-pooler");
+    let run = Command::new(env!("CARGO_BIN_EXE_bertbench"))
+        .arg("finetune")
+        .arg("--model")
+        .arg(root().join("tests/models/distilbert"))
+        .args(["--train", example("sentiment.csv").to_str().unwrap(), "--pooling", "pooler", "--mode", "full", "--epochs", "1", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("the checkpoint has no pooler: a fresh one of DistilBert is trained"), "{stderr}");
+    assert_eq!(config_json(&out)["architectures"][0], "DistilBertForSequenceClassification");
+    let loaded = load(&out);
+    assert_eq!(loaded.meta.spec.level, Level::Sentence);
+    let valid = held_out_examples(&example("sentiment.csv"));
+    let reported = Run { ok: true, stdout: stdout.into(), stderr: stderr.into() }.best("best validation accuracy");
+    let computed = accuracy(&loaded, &valid);
+    assert!(close(reported, computed, valid.len(), 100.0), "the run reported {reported}%, its export scores {computed}%");
+}
+
 #[test]
 fn classify_reads_a_pair_of_texts_from_pair_columns() {
     // Pairs labelled as MRPC's are (similar or not), from the similarity example.

@@ -360,16 +360,10 @@ impl Job {
             } else {
                 base_weights.borrow().clone().ok_or("the base model's weights were already used")?
             };
-            // Multiple choice scores each ending from the pooler (`*ForMultipleChoice`): an
-            // encoder saved without one gets a fresh one, as transformers builds the class.
-            let start = if level == Level::Choice { choice::with_pooler(start, &config, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())? } else { start };
-            // So does a sentence classifier on `[CLS]` + pooler (`*ForSequenceClassification`):
-            // an MLM checkpoint, DistilBERT, ELECTRA, DeBERTa or ModernBERT gets its family's.
-            let start = if fresh_sequence_pooler {
-                classification::with_sequence_pooler(start, &config, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())?
-            } else {
-                start
-            };
+            // What the task's class adds on the encoder, where the checkpoint lacks it: a
+            // multiple-choice model's pooler, a classifier's on `[CLS]` + pooler (an MLM
+            // checkpoint, DistilBERT, ELECTRA, DeBERTa or ModernBERT gets its family's).
+            let start = start_encoder(start, &config, &run_config.features, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())?;
             let start = match &kept_layers {
                 Some(keep) => start.keep_layers(keep).map_err(|e| e.to_string())?,
                 None => start,

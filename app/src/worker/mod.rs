@@ -25,7 +25,7 @@ use bertbench_core::tokenizer::BertTokenizer;
 use bertbench_core::tasks::classification::predict;
 use bertbench_core::train::session::{Ended, Host, Session, better, restart_seed};
 use bertbench_core::tasks::qa::{self, SpanConfig};
-use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to};
+use bertbench_core::train::{CheckpointPolicy, EvalReport, Event, FileSink, FineTuner, LabeledText, Snapshot, StepPoint, copy_to, start_encoder};
 use futures::channel::oneshot;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;

@@ -6,10 +6,7 @@
 
 use std::path::Path;
 
-use bertbench_core::BertConfig;
 use bertbench_core::Pooling;
-use bertbench_core::bert::model::BertModel;
-use bertbench_core::burn::prelude::Device;
 use bertbench_core::data;
 use bertbench_core::tasks::choice::{self, ChoiceItem};
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level};
@@ -62,17 +59,6 @@ impl CliTask for Choice {
         let train = encode_choices(input.tokenizer, &train).map_err(core_error)?;
         let valid = encode_choices(input.tokenizer, &valid).map_err(|e| format!("the validation file: {e}"))?;
         Ok((config, Units { labels: choice_labels(), train, valid, what: "questions", pairs_recipe: false }))
-    }
-
-    /// The encoder with the pooler its `*ForMultipleChoice` reads (ModernBERT's: its `head`, the
-    /// MLM head's where `head_weights` hold one).
-    fn model(&self, bert: BertModel, config: &BertConfig, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> Result<BertModel> {
-        let fresh = bert.pooler.is_none();
-        let bert = choice::with_pooler(bert, config, head_weights, seed, device).map_err(core_error)?;
-        if fresh {
-            eprintln!("the checkpoint has no pooler: {}'s is trained, started as transformers starts it", config.model_type.base_architecture().replace("Model", "ForMultipleChoice"));
-        }
-        Ok(bert)
     }
 
     fn columns(&self) -> [&'static str; 2] {

@@ -11,7 +11,10 @@ use burn::tensor::TensorData;
 
 use super::units::{LabeledText, labels_tensor};
 use super::{FineTuneConfig, FineTuner};
-use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig, Level};
+use crate::bert::config::BertConfig;
+use crate::bert::model::BertModel;
+use crate::bert::pooling::Pooling;
+use crate::tasks::classification::{ClassificationHead, ClassificationHeadConfig, FeatureSpec, Level};
 use crate::tasks::metrics::{Metrics, argmax, softmax};
 use super::TaskScores;
 use crate::tokenizer::Encoded;
@@ -40,6 +43,14 @@ pub(crate) trait UnitTask: Sync {
     /// The recipe the studio and the command line start from.
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new()
+    }
+
+    /// The encoder a run starts from, made from the checkpoint's `bert` (its `config`, and the
+    /// tensors of the checkpoint's own head in `head_weights`): what the task's Hugging Face
+    /// class adds on the encoder that the checkpoint may lack, started as `transformers` starts it
+    /// (from `seed` where fresh). The encoder as it is, unless the task says otherwise.
+    fn start(&self, bert: BertModel, _config: &BertConfig, _features: &FeatureSpec, _head_weights: Option<&[u8]>, _seed: u64, _device: &Device) -> crate::Result<BertModel> {
+        Ok(bert)
     }
 
     /// Its head on `width` features, `labels` outputs wide, with `dropout` before it.
@@ -128,6 +139,23 @@ pub(crate) fn of(level: Level) -> &'static dyn UnitTask {
     }
 }
 
+/// The encoder a run of `features` (whose level says the task) starts from: see
+/// [`UnitTask::start`]. A sentence classifier or cross-encoder on `[CLS]` + pooler gets its
+/// family's sequence pooler where the checkpoint has none, a multiple-choice model the pooler its
+/// class reads.
+pub fn start_encoder(bert: BertModel, config: &BertConfig, features: &FeatureSpec, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
+    of(features.level).start(bert, config, features, head_weights, seed, device)
+}
+
+/// `bert`, with its family's sequence pooler where it has none and the head reads `[CLS]` +
+/// pooler ([`with_sequence_pooler`](crate::tasks::classification::with_sequence_pooler)).
+fn with_sequence_pooler(bert: BertModel, config: &BertConfig, features: &FeatureSpec, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
+    if bert.pooler.is_some() || features.pooling != Pooling::Pooler {
+        return Ok(bert);
+    }
+    crate::tasks::classification::with_sequence_pooler(bert, config, head_weights, seed, device)
+}
+
 /// Refuses a label id outside `labels`.
 fn labels_in_range(task: &dyn UnitTask, labels: &[String], examples: &[&LabeledText]) -> crate::Result<()> {
     match examples.iter().flat_map(|t| task.unit_labels(t)).find(|&l| l >= labels.len()) {
@@ -202,5 +230,26 @@ mod tests {
         let levels = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice];
         let distilled: Vec<Level> = levels.into_iter().filter(|&l| of(l).distils()).collect();
         assert_eq!(distilled, [Level::Sentence]);
+    }
+
+    /// A run starts from the encoder its task's class reads: a pooler, fresh, for a classifier
+    /// or cross-encoder on `[CLS]` + pooler and for multiple choice where the checkpoint has
+    /// none; the encoder as it is for the other features and tasks.
+    #[test]
+    fn a_run_starts_from_what_its_class_reads() {
+        use crate::bert::model::BertModelConfig;
+        let device = Device::flex();
+        let config = crate::test_util::tiny_config(64);
+        let started = |level: Level, pooling: Pooling| {
+            let bert = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+            let features = FeatureSpec { pooling, level, ..Default::default() };
+            start_encoder(bert, &config, &features, None, 3, &device).unwrap().pooler.is_some()
+        };
+        let with_pooler: Vec<(Level, Pooling)> = [Level::Sentence, Level::Score, Level::Choice, Level::Token, Level::Span, Level::Embedding]
+            .into_iter()
+            .flat_map(|l| [(l, Pooling::Pooler), (l, Pooling::Mean)])
+            .filter(|&(l, p)| started(l, p))
+            .collect();
+        assert_eq!(with_pooler, [(Level::Sentence, Pooling::Pooler), (Level::Score, Pooling::Pooler), (Level::Choice, Pooling::Pooler), (Level::Choice, Pooling::Mean)]);
     }
 }

@@ -55,6 +55,11 @@ impl UnitTask for Choice {
         FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_epochs(3)
     }
 
+    /// The pooler its family's `*ForMultipleChoice` reads ([`choice::with_pooler`]).
+    fn start(&self, bert: BertModel, config: &BertConfig, _features: &FeatureSpec, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
+        choice::with_pooler(bert, config, head_weights, seed, device)
+    }
+
     fn head(&self, width: usize, _labels: usize, dropout: f64, device: &Device) -> ClassificationHead {
         choice::head(width, dropout, device)
     }

@@ -27,6 +27,11 @@ impl UnitTask for Classify {
         true
     }
 
+    /// `*ForSequenceClassification`'s pooler, fresh where the checkpoint has none.
+    fn start(&self, bert: BertModel, config: &BertConfig, features: &FeatureSpec, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
+        with_sequence_pooler(bert, config, features, head_weights, seed, device)
+    }
+
     fn unit_labels(&self, t: &LabeledText) -> Vec<usize> {
         vec![t.label]
     }
