@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::data_card::{DataCard, Example};
-use super::held_out::{HeldOutChoice, HeldOutData};
+use super::held_out::{HeldOutChoice, HeldOutRead};
 use super::task::TaskPanel;
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
@@ -68,6 +68,12 @@ impl QaState {
 pub(super) struct Answering;
 
 impl TaskPanel for Answering {
+    fn read_held_out(&self, _studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
+        let data = parse_qa(bytes, Some(name)).map_err(|e| e.to_string())?;
+        let count = format!("{} questions", data.items.len());
+        Ok(HeldOutRead::new(data, count))
+    }
+
     fn choice(&self) -> (&'static str, &'static str) {
         (" answers found in a passage (question answering, SQuAD)", "task-answer")
     }
@@ -160,9 +166,9 @@ impl Studio {
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
         let data = &upload.data;
-        let questions = match self.held_out_file().map(|h| h.data) {
-            Some(HeldOutData::Questions(valid)) => QaRequest { train: data.items.clone(), valid: valid.items.clone() },
-            _ => {
+        let questions = match self.held_out_file().and_then(|h| h.data::<QaData>()) {
+            Some(valid) => QaRequest { train: data.items.clone(), valid: valid.items.clone() },
+            None => {
                 let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
                 let pick = |idx: &[usize]| idx.iter().map(|&i| data.items[i].clone()).collect::<Vec<QaItem>>();
                 QaRequest { train: pick(&split.train), valid: pick(&split.valid) }

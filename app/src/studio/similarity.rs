@@ -17,7 +17,7 @@ use leptos::task::spawn_local;
 
 use super::data::clip;
 use super::data_card::{DataCard, Example};
-use super::held_out::{HeldOutChoice, HeldOutData};
+use super::held_out::{HeldOutChoice, HeldOutRead};
 use super::task::{Features, TaskPanel};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
@@ -96,6 +96,16 @@ impl PairState {
 pub(super) struct Similarity;
 
 impl TaskPanel for Similarity {
+    /// Pairs whose scores are read on the training file's scale.
+    fn read_held_out(&self, studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
+        let table = parse_table(bytes, Some(name)).map_err(|e| e.to_string())?;
+        let pairs = to_pairs(&table, &guess_pair_columns(&table)).map_err(|e| e.to_string())?;
+        let train = studio.similar.pairs.with_untracked(|p| p.as_ref().and_then(|p| p.data.clone())).ok_or("load the training file first")?;
+        let data = pairs.on_scale_of(&train).map_err(|e| e.to_string())?;
+        let count = format!("{} pairs", data.pairs.len());
+        Ok(HeldOutRead::new(data, count))
+    }
+
     fn choice(&self) -> (&'static str, &'static str) {
         (" how alike two texts are (sentence similarity, STS)", "task-similar")
     }
@@ -188,8 +198,8 @@ impl Studio {
         let config = self.config.get_untracked().for_similarity(level, &data);
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
-        let pairs = match self.held_out_file().map(|h| h.data) {
-            Some(HeldOutData::Pairs(valid)) => PairRequest { train: data.pairs.clone(), valid: (*valid).clone().on_scale_of(&data).map_err(|e| e.to_string())?.pairs },
+        let pairs = match self.held_out_file().and_then(|h| h.data::<PairData>()) {
+            Some(valid) => PairRequest { train: data.pairs.clone(), valid: (*valid).clone().on_scale_of(&data).map_err(|e| e.to_string())?.pairs },
             _ => {
                 let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
                 let pick = |idx: &[usize]| idx.iter().map(|&i| data.pairs[i].clone()).collect::<Vec<_>>();

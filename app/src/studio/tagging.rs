@@ -17,7 +17,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
 use super::data_card::{DataCard, Example};
-use super::held_out::{HeldOutChoice, HeldOutData};
+use super::held_out::{HeldOutChoice, HeldOutRead};
 use super::task::TaskPanel;
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
@@ -51,6 +51,12 @@ impl TagState {
 pub(super) struct Tagging;
 
 impl TaskPanel for Tagging {
+    fn read_held_out(&self, _studio: Studio, _name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
+        let data = parse_tagged(bytes).map_err(|e| e.to_string())?;
+        let count = format!("{} sentences", data.sentences.len());
+        Ok(HeldOutRead::new(data, count))
+    }
+
     fn choice(&self) -> (&'static str, &'static str) {
         (" a tag per word (named entities, BIO)", "task-tag")
     }
@@ -139,14 +145,14 @@ impl Studio {
         let trains_encoder = config.mode != bertbench_core::train::TrainMode::HeadOnly;
         memory::check_memory(engine.bert.report.num_params as u64, trains_encoder, memory::WASM_MEMORY).map_err(|e| format!("{}: {e}", engine.model_id))?;
         let data = &upload.data;
-        let tagged = match self.held_out_file().map(|h| h.data) {
-            Some(HeldOutData::Tagged(valid)) => {
+        let tagged = match self.held_out_file().and_then(|h| h.data::<TaggedData>()) {
+            Some(valid) => {
                 if let Some(tag) = valid.tags.iter().find(|t| !data.tags.contains(t)) {
                     return Err(format!("the validation file has the tag {tag}, which the training file never uses; the model could not predict it"));
                 }
                 TaggedRequest { train: data.sentences.clone(), valid: valid.sentences.clone(), pieces: self.tag.pieces.get_untracked() }
             }
-            _ => {
+            None => {
                 let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
                 let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
                 TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.tag.pieces.get_untracked() }

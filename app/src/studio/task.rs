@@ -13,6 +13,7 @@ use bertbench_core::bert::family::Family;
 use bertbench_core::tasks::classification::Level;
 use leptos::prelude::*;
 
+use super::held_out::HeldOutRead;
 use super::{RunState, Studio};
 use crate::app::AppState;
 use crate::runs::RunSummary;
@@ -56,6 +57,13 @@ pub(crate) trait TaskPanel: Sync {
     /// chosen layer unless the task says otherwise.
     fn features(&self, _studio: Studio, _family: Option<Family>) -> Features {
         Features::PerToken
+    }
+    /// Reads `bytes`, the file `name`, as a validation file of the task (see [`held_out`]), or
+    /// says why it cannot be one.
+    ///
+    /// [`held_out`]: super::held_out
+    fn read_held_out(&self, _studio: Studio, _name: &str, _bytes: &[u8]) -> Result<HeldOutRead, String> {
+        Err("this mode takes its validation file in its own card".into())
     }
 }
 

@@ -19,7 +19,7 @@ use leptos::task::spawn_local;
 
 use super::data::clip;
 use super::data_card::{DataCard, Example};
-use super::held_out::{HeldOutChoice, HeldOutData};
+use super::held_out::{HeldOutChoice, HeldOutRead};
 use super::task::{Features, TaskPanel};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
@@ -96,6 +96,12 @@ impl ChoiceState {
 pub(in crate::studio) struct MultipleChoice;
 
 impl TaskPanel for MultipleChoice {
+    fn read_held_out(&self, _studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
+        let questions = parse_choices(bytes, Some(name)).map_err(|e| e.to_string())?;
+        let count = format!("{} questions", questions.len());
+        Ok(HeldOutRead::new(questions, count))
+    }
+
     fn choice(&self) -> (&'static str, &'static str) {
         (" the right ending among several (multiple choice, SWAG)", "task-choice")
     }
@@ -185,8 +191,8 @@ impl Studio {
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
         let items = &upload.items;
-        let request = match self.held_out_file().map(|h| (h.name, h.data)) {
-            Some((name, HeldOutData::Choices(valid))) => {
+        let request = match self.held_out_file().and_then(|h| Some((h.data::<Vec<ChoiceItem>>()?, h.name))) {
+            Some((valid, name)) => {
                 let n = valid.first().map_or(0, |q| q.choices.len());
                 if n != upload.endings() {
                     return Err(format!("{name} has {n} endings per question and {} has {}: a run needs one number of endings", upload.name, upload.endings()));
