@@ -68,6 +68,22 @@ impl QaState {
 pub(super) struct Answering;
 
 impl TaskPanel for Answering {
+    fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
+        format!("question answering · {}", recipe(config))
+    }
+
+    fn recipe_note(&self, _level: Level, _pairs: bool) -> &'static str {
+        "the question-answering default: full fine-tuning, batch 16, lr 1.5e-4, 10 epochs (on the built-in example, MiniLM: F1 100 % in about 4 minutes on 2 CPU threads)"
+    }
+
+    fn model_noun(&self, _level: Level) -> &'static str {
+        "a question-answering model"
+    }
+
+    fn opened(&self, model: &str, _meta: &bertbench_core::tasks::classification::ClassifierMeta) -> String {
+        format!("{model} answers questions (a start/end head): give it a passage and a question here. Export it, or train on your questions for a new head on its encoder.")
+    }
+
     fn read_held_out(&self, _studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
         let data = parse_qa(bytes, Some(name)).map_err(|e| e.to_string())?;
         let count = format!("{} questions", data.items.len());
@@ -174,7 +190,7 @@ impl Studio {
                 QaRequest { train: pick(&split.train), valid: pick(&split.valid) }
             }
         };
-        let label = format!("question answering · {}", recipe(&config));
+        let label = Answering.run_label(&config);
         let labels = LABELS.iter().map(|l| l.to_string()).collect();
         self.launch(&engine, label, config, labels, window, |r| r.data = RunData::Questions(questions))
     }

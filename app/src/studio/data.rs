@@ -73,6 +73,26 @@ impl ClassifyState {
 pub(super) struct Classification;
 
 impl TaskPanel for Classification {
+    fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
+        recipe(config)
+    }
+
+    fn recipe_note(&self, _level: Level, pairs: bool) -> &'static str {
+        if pairs {
+            "the default for pairs of texts read together, chosen on MRPC's dev split: full fine-tuning, batch 16, lr 5e-5, 2 epochs (MiniLM: 77.2 % against 70.6 % for the head alone; a sentence encoder's frozen features place each text, not how two texts relate)"
+        } else {
+            "the default: head only on the frozen encoder's features, 20 epochs, in seconds (on SST-2's dev split, MiniLM: 79.6 %, where full fine-tuning gives 81.3 % in minutes)"
+        }
+    }
+
+    fn model_noun(&self, _level: Level) -> &'static str {
+        "a classifier"
+    }
+
+    fn opened(&self, model: &str, meta: &bertbench_core::tasks::classification::ClassifierMeta) -> String {
+        format!("{model} carries a classifier ({} labels): it predicts here now. Export it, or train on your data for a new head on its encoder.", meta.labels.len())
+    }
+
     fn choice(&self) -> (&'static str, &'static str) {
         (" a label per text (sentiment, topic, sentence pairs)", "task-classify")
     }

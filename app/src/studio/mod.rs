@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use bertbench_core::data::{Dataset, guess_columns, parse_table, to_examples};
-use bertbench_core::tasks::classification::{ClassifierMeta, Level};
+use bertbench_core::tasks::classification::ClassifierMeta;
 use bertbench_core::train::{EvalReport, FineTuneConfig, Phase, StepPoint, TrainMode};
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use futures::channel::oneshot;
@@ -468,14 +468,7 @@ impl Studio {
         spawn_local(async move {
             // A refusal is shown as the worker's notice already.
             if let Ok((meta, description)) = self.client.import(files).await {
-                let what = match meta.spec.level {
-                    Level::Token => "a tagger",
-                    Level::Span => "a question-answering model",
-                    Level::Score => "a similarity cross-encoder",
-                    Level::Embedding => "a similarity bi-encoder",
-                    Level::Choice => "a multiple-choice model",
-                    Level::Sentence => "a classifier",
-                };
+                let what = Task::of(meta.spec.level).panel().model_noun(meta.spec.level);
                 if meta.spec.level.similarity() {
                     self.similar.level.set(meta.spec.level);
                 }
@@ -494,25 +487,7 @@ impl Studio {
         list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
         spawn_local(async move {
             if let Ok((meta, _)) = self.client.import(list).await {
-                let tagger = meta.spec.level == Level::Token;
-                self.notice.set(Some(Ok(if meta.spec.level == Level::Score {
-                    format!("{model} scores pairs of texts read together (one output, transformers' regression): compare two texts here, or search a list.")
-                } else if meta.spec.level == Level::Choice {
-                    format!("{model} picks the right ending of a premise (a multiple-choice head): give it a question and its endings here, or train on your questions for a new head on its encoder.")
-                } else if meta.spec.level == Level::Span {
-                    format!("{model} answers questions (a start/end head): give it a passage and a question here. Export it, or train on your questions for a new head on its encoder.")
-                } else if tagger {
-                    format!(
-                        "{model} carries a tagger ({} tags: {}): it tags words here now. Export it, or train on your tagged data for a new head on its encoder.",
-                        meta.labels.len(),
-                        meta.labels.join(", ")
-                    )
-                } else {
-                    format!(
-                        "{model} carries a classifier ({} labels): it predicts here now. Export it, or train on your data for a new head on its encoder.",
-                        meta.labels.len()
-                    )
-                })));
+                self.notice.set(Some(Ok(Task::of(meta.spec.level).panel().opened(&model, &meta))));
                 self.task.set(Task::of(meta.spec.level));
                 self.classifier.set(Some((meta, format!("the head of {model}"))));
             }

@@ -28,15 +28,7 @@ impl RecipeKind {
 
     /// What the recipe is and what it gave where it was chosen (docs/performance.md).
     pub fn note(self) -> &'static str {
-        match (self.task, self.level, self.pairs) {
-            (Task::Answer, ..) => "the question-answering default: full fine-tuning, batch 16, lr 1.5e-4, 10 epochs (on the built-in example, MiniLM: F1 100 % in about 4 minutes on 2 CPU threads)",
-            (Task::Choice, ..) => "the multiple-choice default (transformers' run_swag.py): full fine-tuning, batch 16, lr 5e-5, 3 epochs (on the built-in example, MiniLM: 5 of 12 held-out questions right, 41.7 % against 25 % by chance, in about half a minute on 2 CPU threads)",
-            (Task::Tag, ..) => "the tagging default, chosen on real news text: full fine-tuning, batch 16, lr 1e-4, 5 epochs. On CoNLL-2003's dev split (2,000 training sentences, MiniLM) it gives entity F1 0.84, where the head alone on frozen features gives 0.58 (docs/performance.md). On the small built-in example the head alone does well (0.95 in seconds) and this recipe gives 0.92 in about a minute: real text needs the encoder to learn",
-            (Task::Classify, _, true) => "the default for pairs of texts read together, chosen on MRPC's dev split: full fine-tuning, batch 16, lr 5e-5, 2 epochs (MiniLM: 77.2 % against 70.6 % for the head alone; a sentence encoder's frozen features place each text, not how two texts relate)",
-            (Task::Classify, ..) => "the default: head only on the frozen encoder's features, 20 epochs, in seconds (on SST-2's dev split, MiniLM: 79.6 %, where full fine-tuning gives 81.3 % in minutes)",
-            (Task::Similar, Level::Embedding, _) => "the bi-encoder default, chosen on STS-B's dev split: full fine-tuning, batch 16, lr 5e-5, 2 epochs (MiniLM, a sentence encoder: Spearman 0.896, where the head alone gives 0.871 in seconds)",
-            (Task::Similar, ..) => "the cross-encoder default, chosen on STS-B's dev split: full fine-tuning, batch 16, lr 5e-5, 2 epochs (MiniLM: Spearman 0.855, where the head alone gives 0.456: a cross-encoder must learn how the two texts read together relate)",
-        }
+        self.task.panel().recipe_note(self.level, self.pairs)
     }
 
     /// Whether `config` is this recipe (the settings a recipe sets; the features and data

@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
-use super::{Live, RunState, Studio, recipe};
+use super::{Live, RunState, Studio};
 use crate::app::AppState;
 use crate::protocol::Work;
 use crate::runs::{Backend, CHECKPOINT_ID, CheckpointMeta, RunRecord, SavedRun};
@@ -289,13 +289,7 @@ impl Studio {
         self.run.set(RunState::Running { paused: false });
         let task = super::Task::of(meta.request.config.features.level);
         self.task.set(task);
-        let what = match task {
-            super::Task::Tag => format!("tagging · {}", recipe(&meta.request.config)),
-            super::Task::Answer => format!("question answering · {}", recipe(&meta.request.config)),
-            super::Task::Choice => format!("multiple choice · {}", recipe(&meta.request.config)),
-            super::Task::Similar => format!("{} · {}", super::similarity::kind(meta.request.config.features.level), recipe(&meta.request.config)),
-            super::Task::Classify => recipe(&meta.request.config),
-        };
+        let what = task.panel().run_label(&meta.request.config);
         let record = RunRecord::starting(meta.base_model.clone(), meta.request.from_scratch, format!("{what} (resumed)"));
         self.starting.set_value(Some(record.clone()));
         let on = match self.backend.get_untracked() {

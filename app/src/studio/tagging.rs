@@ -51,6 +51,26 @@ impl TagState {
 pub(super) struct Tagging;
 
 impl TaskPanel for Tagging {
+    fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
+        format!("tagging · {}", recipe(config))
+    }
+
+    fn recipe_note(&self, _level: Level, _pairs: bool) -> &'static str {
+        "the tagging default, chosen on real news text: full fine-tuning, batch 16, lr 1e-4, 5 epochs. On CoNLL-2003's dev split (2,000 training sentences, MiniLM) it gives entity F1 0.84, where the head alone on frozen features gives 0.58 (docs/performance.md). On the small built-in example the head alone does well (0.95 in seconds) and this recipe gives 0.92 in about a minute: real text needs the encoder to learn"
+    }
+
+    fn model_noun(&self, _level: Level) -> &'static str {
+        "a tagger"
+    }
+
+    fn opened(&self, model: &str, meta: &bertbench_core::tasks::classification::ClassifierMeta) -> String {
+        format!(
+            "{model} carries a tagger ({} tags: {}): it tags words here now. Export it, or train on your tagged data for a new head on its encoder.",
+            meta.labels.len(),
+            meta.labels.join(", ")
+        )
+    }
+
     fn read_held_out(&self, _studio: Studio, _name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
         let data = parse_tagged(bytes).map_err(|e| e.to_string())?;
         let count = format!("{} sentences", data.sentences.len());
@@ -158,7 +178,7 @@ impl Studio {
                 TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.tag.pieces.get_untracked() }
             }
         };
-        let label = format!("tagging · {}", recipe(&config));
+        let label = Tagging.run_label(&config);
         self.launch(&engine, label, config, data.tags.clone(), self.max_len.get_untracked(), |r| r.data = RunData::Tagged(tagged))
     }
 }

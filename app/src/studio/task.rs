@@ -10,7 +10,8 @@
 use std::sync::Arc;
 
 use bertbench_core::bert::family::Family;
-use bertbench_core::tasks::classification::Level;
+use bertbench_core::tasks::classification::{ClassifierMeta, Level};
+use bertbench_core::train::FineTuneConfig;
 use leptos::prelude::*;
 
 use super::held_out::HeldOutRead;
@@ -65,6 +66,18 @@ pub(crate) trait TaskPanel: Sync {
     fn read_held_out(&self, _studio: Studio, _name: &str, _bytes: &[u8]) -> Result<HeldOutRead, String> {
         Err("this mode takes its validation file in its own card".into())
     }
+    /// A run's name in the runs table: the task and `config`'s recipe ("tagging · full
+    /// fine-tuning · …").
+    fn run_label(&self, config: &FineTuneConfig) -> String;
+    /// What the task's default recipe is and what it gave where it was chosen
+    /// (docs/performance.md), for a model labelling at `level`, on pairs of texts read together
+    /// where `pairs`.
+    fn recipe_note(&self, level: Level, pairs: bool) -> &'static str;
+    /// What a model of the task labelling at `level` is called ("a tagger").
+    fn model_noun(&self, level: Level) -> &'static str;
+    /// What the studio says of `model`, opened from the disk with the task's head (`meta`): what
+    /// it does here now.
+    fn opened(&self, model: &str, meta: &ClassifierMeta) -> String;
 }
 
 /// The features a task's head reads, as step 2 offers them.

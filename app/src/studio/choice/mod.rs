@@ -96,6 +96,22 @@ impl ChoiceState {
 pub(in crate::studio) struct MultipleChoice;
 
 impl TaskPanel for MultipleChoice {
+    fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
+        format!("multiple choice · {}", recipe(config))
+    }
+
+    fn recipe_note(&self, _level: Level, _pairs: bool) -> &'static str {
+        "the multiple-choice default (transformers' run_swag.py): full fine-tuning, batch 16, lr 5e-5, 3 epochs (on the built-in example, MiniLM: 5 of 12 held-out questions right, 41.7 % against 25 % by chance, in about half a minute on 2 CPU threads)"
+    }
+
+    fn model_noun(&self, _level: Level) -> &'static str {
+        "a multiple-choice model"
+    }
+
+    fn opened(&self, model: &str, _meta: &bertbench_core::tasks::classification::ClassifierMeta) -> String {
+        format!("{model} picks the right ending of a premise (a multiple-choice head): give it a question and its endings here, or train on your questions for a new head on its encoder.")
+    }
+
     fn read_held_out(&self, _studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
         let questions = parse_choices(bytes, Some(name)).map_err(|e| e.to_string())?;
         let count = format!("{} questions", questions.len());
@@ -205,7 +221,7 @@ impl Studio {
                 ChoiceRequest { train: pick(&train), valid: pick(&valid) }
             }
         };
-        let label = format!("multiple choice · {}", recipe(&config));
+        let label = MultipleChoice.run_label(&config);
         self.launch(&engine, label, config, choice_labels(), self.max_len.get_untracked(), |r| r.data = RunData::Choices(request))
     }
 
