@@ -68,6 +68,10 @@ impl QaState {
 pub(super) struct Answering;
 
 impl TaskPanel for Answering {
+    fn export_note(&self) -> &'static str {
+        "In Python, AutoModelForQuestionAnswering.from_pretrained(folder) loads it (*ForQuestionAnswering; another layer with trust_remote_code=True) with the start and end scores it has here."
+    }
+
     fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
         format!("question answering · {}", recipe(config))
     }

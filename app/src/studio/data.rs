@@ -73,6 +73,10 @@ impl ClassifyState {
 pub(super) struct Classification;
 
 impl TaskPanel for Classification {
+    fn export_note(&self) -> &'static str {
+        "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: a classifier on [CLS] + pooler as it is (the family's own *ForSequenceClassification), any other choice with trust_remote_code=True (the folder carries modeling_bertbench.py, the few lines that compute its features; without trust_remote_code transformers refuses it rather than compute something else)."
+    }
+
     fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
         recipe(config)
     }

@@ -66,15 +66,8 @@ pub fn StudioResultsPanel() -> impl IntoView {
             <h3>"Predict"</h3>
             {predict}
             <h3>"Take it away"</h3>
-            <p class="hint">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, the tokenizer. "
-                "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it and gives these probabilities: "
-                "a classifier on [CLS] + pooler as it is (the family's own *ForSequenceClassification), any other choice with trust_remote_code=True (the folder carries "
-                "modeling_bertbench.py, the few lines that compute its features; without trust_remote_code transformers refuses it "
-                "rather than compute something else). A tagger loads with "
-                "AutoModelForTokenClassification (on the last layer, as the family's own *ForTokenClassification), a question-answering "
-                "model with AutoModelForQuestionAnswering (*ForQuestionAnswering), a similarity cross-encoder with AutoModelForSequenceClassification "
-                "(one output, regression), a bi-encoder with sentence-transformers' SentenceTransformer(folder), a multiple-choice model with "
-                "AutoModelForMultipleChoice (*ForMultipleChoice: classifier.weight of shape [1, hidden])."</p>
+            <p class="hint" data-testid="export-note">"Export a Hugging Face folder (zip): config.json with id2label, model.safetensors, the tokenizer. "
+                {move || studio.task.get().panel().export_note()}</p>
             <div class="row">
                 <button class="secondary" data-testid="export-button" prop:disabled=move || studio.classifier.get().is_none()
                     on:click=move |_| studio.export(export_name(studio.classifier.get_untracked().map(|(m, _)| m.spec.level)).into())>"Export (zip)"</button>

@@ -96,6 +96,10 @@ impl PairState {
 pub(super) struct Similarity;
 
 impl TaskPanel for Similarity {
+    fn export_note(&self) -> &'static str {
+        "In Python, a cross-encoder loads with AutoModelForSequenceClassification.from_pretrained(folder) (one output, transformers' regression; on features other than [CLS] + pooler with trust_remote_code=True), a bi-encoder with sentence-transformers' SentenceTransformer(folder), each scoring pairs as it does here."
+    }
+
     fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
         format!("{} · {}", kind(config.features.level), recipe(config))
     }

@@ -51,6 +51,10 @@ impl TagState {
 pub(super) struct Tagging;
 
 impl TaskPanel for Tagging {
+    fn export_note(&self) -> &'static str {
+        "In Python, AutoModelForTokenClassification.from_pretrained(folder) loads it (on the last layer, as the family's own *ForTokenClassification; another layer with trust_remote_code=True) and tags as it does here."
+    }
+
     fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
         format!("tagging · {}", recipe(config))
     }

@@ -66,6 +66,8 @@ pub(crate) trait TaskPanel: Sync {
     fn read_held_out(&self, _studio: Studio, _name: &str, _bytes: &[u8]) -> Result<HeldOutRead, String> {
         Err("this mode takes its validation file in its own card".into())
     }
+    /// How Python loads the task's export, and what it then computes.
+    fn export_note(&self) -> &'static str;
     /// A run's name in the runs table: the task and `config`'s recipe ("tagging · full
     /// fine-tuning · …").
     fn run_label(&self, config: &FineTuneConfig) -> String;

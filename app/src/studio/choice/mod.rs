@@ -96,6 +96,10 @@ impl ChoiceState {
 pub(in crate::studio) struct MultipleChoice;
 
 impl TaskPanel for MultipleChoice {
+    fn export_note(&self) -> &'static str {
+        "In Python, AutoModelForMultipleChoice.from_pretrained(folder) loads it (*ForMultipleChoice: classifier.weight of shape [1, hidden]) and gives each ending the probability it has here."
+    }
+
     fn run_label(&self, config: &bertbench_core::train::FineTuneConfig) -> String {
         format!("multiple choice · {}", recipe(config))
     }
