@@ -16,10 +16,13 @@ use burn::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
-use super::classification::{BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, Level};
-use crate::bert::checkpoint::save_weights;
-use crate::bert::config::BertConfig;
-use crate::bert::family::PoolerActivation;
+use super::classification::{
+    BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HEAD_FILE, HeadClass, HeadTransform, Level, TokenizerFiles, has_tensor, linear_tensors,
+    read_head, read_normed_pooler,
+};
+use crate::bert::checkpoint::{LoadedModel, save_weights};
+use crate::bert::config::{BertConfig, HiddenAct};
+use crate::bert::family::{PoolerActivation, SequenceHead};
 use crate::bert::model::{BertModel, BertPooler, rows_by_length};
 use crate::nn::linear::init_linear;
 use crate::bert::pooling::Pooling;
@@ -235,6 +238,63 @@ pub async fn predict(model: &BertClassifier, tokenizer: &BertTokenizer, premise:
     let encoded = encode_question(tokenizer, premise, choices)?;
     let scores = rows_by_length(&encoded, tokenizer.pad_id, encoded.len(), device, |input| model.forward(input)).await?;
     Ok(softmax(&scores.iter().map(|s| s[0]).collect::<Vec<_>>()))
+}
+
+/// The `*ForMultipleChoice` class: its own folder ([`export`]); a head saved alone keeps the
+/// pooler the run read where the base lacks one (ModernBERT's `head`, DeBERTa's `pooler`, the
+/// pooler of a BERT saved without one, fresh when the run began), so the head reads the same
+/// features on that base again; its one output is each ending's score.
+pub(crate) struct ChoiceClass;
+
+/// Where a head saved alone keeps a multiple-choice model's pooler (a dense layer and its
+/// activation, the family's: see [`with_pooler`]).
+const SAVED_POOLER: &str = "pooler.dense.";
+
+impl HeadClass for ChoiceClass {
+    fn suffix(&self) -> &'static str {
+        "ForMultipleChoice"
+    }
+
+    fn export(&self, config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta, tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
+        Some(export(config, model, meta, tokenizer.tokenizer_config.clone(), tokenizer.tokenizer_json, tokenizer.vocab_txt))
+    }
+
+    fn head_tensors(&self, config: &BertConfig, model: &BertClassifier) -> crate::Result<Vec<(String, Vec<f32>, Vec<usize>)>> {
+        let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
+        match model.bert.pooler.as_ref() {
+            Some(pooler) if pooler.norm.is_some() && !norm.is_empty() => {
+                let as_transform = HeadTransform { dense: pooler.dense.clone(), norm: pooler.norm.clone().expect("matched"), activation: HiddenAct::Gelu };
+                as_transform.tensors(dense, norm)
+            }
+            Some(pooler) => {
+                let (weight, bias, shape) = linear_tensors(&pooler.dense)?;
+                Ok(vec![(format!("{SAVED_POOLER}weight"), weight, shape.to_vec()), (format!("{SAVED_POOLER}bias"), bias, vec![shape[0]])])
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn read_head_tensors(&self, bert: &mut LoadedModel, _head: &mut ClassificationHead, bytes: &[u8], device: &Device) -> crate::Result<()> {
+        let config = &bert.config;
+        let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
+        if !norm.is_empty() && has_tensor(bytes, &format!("{norm}weight")) {
+            bert.model.pooler = Some(read_normed_pooler(config, bytes, dense, norm, device)?);
+        // A base with its own pooler is the one the run read ([`with_pooler`] keeps it).
+        } else if bert.model.pooler.is_none() && has_tensor(bytes, &format!("{SAVED_POOLER}weight")) {
+            let [weight, bias] = [format!("{SAVED_POOLER}weight"), format!("{SAVED_POOLER}bias")];
+            let pooler = read_head(bytes, HEAD_FILE, [&weight, &bias], device)?.classifier;
+            let facts = config.model_type.facts();
+            let activation = if facts.choice_reads_sequence_head { facts.sequence_activation } else { PoolerActivation::Tanh };
+            bert.model.pooler = Some(BertPooler::with_activation(pooler, activation));
+        }
+        Ok(())
+    }
+
+    /// Each ending's score, whatever `id2label` says (`transformers` 5 writes none for its
+    /// default two labels).
+    fn labels(&self, _raw: &Value) -> crate::Result<Vec<String>> {
+        Ok(vec![SCORE_LABEL.to_string()])
+    }
 }
 
 /// Writes a multiple-choice model as the folder of its family's `*ForMultipleChoice`

@@ -28,6 +28,7 @@ mod export;
 mod transform;
 pub use transform::{HeadTransform, HeadTransformConfig};
 pub use export::{ENCODER_KEY, HEAD_FILE, MODELING_FILE, REMOTE_MODEL_TYPE, attach_head, export, export_head, load_classifier};
+pub(crate) use export::{HeadClass, TokenizerFiles, has_tensor, linear_tensors, read_head, read_normed_pooler};
 pub(crate) use export::tokenizer_config;
 
 /// Which hidden layers a sentence feature comes from.

@@ -29,7 +29,7 @@ use safetensors::SafeTensors;
 use serde::{Deserialize, Serialize};
 
 pub use super::classification::{check_bi_encoder_spec, pair_cosines};
-use super::classification::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, Level, LoadedClassifier};
+use super::classification::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, HeadClass, Level, LoadedClassifier, TokenizerFiles};
 use crate::bert::checkpoint::{CheckpointFiles, save_weights};
 use crate::bert::config::BertConfig;
 use crate::bert::model::rows_by_length;
@@ -256,6 +256,24 @@ const MODULES_JSON: &str = r#"[
 
 /// Where a bi-encoder's dense layer is kept in its folder.
 pub const DENSE_FILE: &str = "2_Dense/model.safetensors";
+
+/// A bi-encoder's class: a sentence-transformers folder ([`export_bi_encoder`]), always saved
+/// whole.
+pub(crate) struct BiEncoderClass;
+
+impl HeadClass for BiEncoderClass {
+    fn suffix(&self) -> &'static str {
+        "ForSequenceClassification"
+    }
+
+    fn export(&self, config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta, tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
+        Some(export_bi_encoder(config, model, meta, tokenizer.tokenizer_config.clone(), tokenizer.tokenizer_json, tokenizer.vocab_txt))
+    }
+
+    fn saved_alone(&self) -> crate::Result<()> {
+        Err(Error::Input("a bi-encoder is saved whole, as a sentence-transformers folder".into()))
+    }
+}
 
 /// Writes a bi-encoder as a sentence-transformers folder, `(path, bytes)` pairs:
 /// `SentenceTransformer(folder)` loads it and gives the page's vectors (before its optional

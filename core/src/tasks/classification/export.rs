@@ -24,13 +24,126 @@ use crate::tokenizer::BertTokenizer;
 /// Name of the head file written for features other than `[CLS]` + pooler.
 pub const HEAD_FILE: &str = "classifier_head.safetensors";
 
+/// A head's `transformers` class, by what the head labels ([`class_of`], the one place the
+/// export tells heads apart): the end of its name, and where its folder, its saved head or its
+/// labels differ from the common path here, what it does instead. A class whose folder is its
+/// own (the bi-encoder's, multiple choice's) implements this in its task's file.
+pub(crate) trait HeadClass: Sync {
+    /// The class's name after the family's (`ForSequenceClassification`).
+    fn suffix(&self) -> &'static str;
+
+    /// The whole folder, where the class writes its own; `None`: the common path of [`export`].
+    fn export(&self, _config: &BertConfig, _model: &BertClassifier, _meta: &ClassifierMeta, _tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
+        None
+    }
+
+    /// Refuses a head that cannot be saved alone on its base (a bi-encoder is saved whole).
+    fn saved_alone(&self) -> crate::Result<()> {
+        Ok(())
+    }
+
+    /// Tensors a head saved alone keeps beside `classifier.*` (name, values, PyTorch shape):
+    /// what the run added on the base that the base lacks.
+    fn head_tensors(&self, _config: &BertConfig, _model: &BertClassifier) -> crate::Result<Vec<(String, Vec<f32>, Vec<usize>)>> {
+        Ok(Vec::new())
+    }
+
+    /// Reads what [`head_tensors`](Self::head_tensors) kept (in `bytes`, [`HEAD_FILE`]) back
+    /// onto `bert` or `head`.
+    fn read_head_tensors(&self, _bert: &mut LoadedModel, _head: &mut ClassificationHead, _bytes: &[u8], _device: &Device) -> crate::Result<()> {
+        Ok(())
+    }
+
+    /// Its output names from `config.json` (`raw`): `id2label`, unless the class's outputs are
+    /// fixed.
+    fn labels(&self, raw: &serde_json::Value) -> crate::Result<Vec<String>> {
+        labels_from_config(raw)
+    }
+}
+
+/// The tokenizer's files a folder carries: `tokenizer_config.json` as the export writes it, and
+/// the base's `tokenizer.json` or `vocab.txt` as they are.
+pub(crate) struct TokenizerFiles<'a> {
+    pub(crate) tokenizer_config: Vec<u8>,
+    pub(crate) tokenizer_json: Option<&'a [u8]>,
+    pub(crate) vocab_txt: Option<&'a [u8]>,
+}
+
+impl TokenizerFiles<'_> {
+    /// Them as a folder's `(name, bytes)` pairs.
+    pub(crate) fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let mut files = vec![("tokenizer_config.json".to_string(), self.tokenizer_config.clone())];
+        files.extend(self.tokenizer_json.map(|b| ("tokenizer.json".to_string(), b.to_vec())));
+        files.extend(self.vocab_txt.map(|b| ("vocab.txt".to_string(), b.to_vec())));
+        files
+    }
+}
+
+/// A text's or pair's label (`*ForSequenceClassification`; a cross-encoder's one output too).
+struct Sequence;
+
+impl HeadClass for Sequence {
+    fn suffix(&self) -> &'static str {
+        "ForSequenceClassification"
+    }
+}
+
+/// A label per token (`*ForTokenClassification`) or an answer's start and end
+/// (`*ForQuestionAnswering`): the family's token head transform (ModernBERT's `head`) where the
+/// saved head holds one.
+struct Tokens {
+    suffix: &'static str,
+    /// Fixed output names (question answering's start and end).
+    labels: Option<&'static [&'static str]>,
+}
+
+impl HeadClass for Tokens {
+    fn suffix(&self) -> &'static str {
+        self.suffix
+    }
+
+    fn read_head_tensors(&self, bert: &mut LoadedModel, head: &mut ClassificationHead, bytes: &[u8], device: &Device) -> crate::Result<()> {
+        let config = &bert.config;
+        let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
+        if config.model_type.facts().token_head_transform && !norm.is_empty() && has_tensor(bytes, &format!("{norm}weight")) {
+            head.transform = Some(HeadTransform::read(config, bytes, dense, norm, device)?);
+        }
+        Ok(())
+    }
+
+    fn labels(&self, raw: &serde_json::Value) -> crate::Result<Vec<String>> {
+        match self.labels {
+            // A question-answering head's two outputs are the start and end logits, whatever
+            // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
+            Some(names) => Ok(names.iter().map(|l| l.to_string()).collect()),
+            None => labels_from_config(raw),
+        }
+    }
+}
+
+/// The class of a head labelling at `level`.
+pub(crate) fn class_of(level: Level) -> &'static dyn HeadClass {
+    match level {
+        Level::Sentence | Level::Score => &Sequence,
+        Level::Token => &Tokens { suffix: "ForTokenClassification", labels: None },
+        Level::Span => &Tokens { suffix: "ForQuestionAnswering", labels: Some(&crate::tasks::qa::LABELS) },
+        Level::Embedding => &crate::tasks::similarity::BiEncoderClass,
+        Level::Choice => &crate::tasks::choice::ChoiceClass,
+    }
+}
+
+/// Whether the safetensors `bytes` hold a tensor called `name`.
+pub(crate) fn has_tensor(bytes: &[u8], name: &str) -> bool {
+    SafeTensors::deserialize(bytes).is_ok_and(|st| st.names().iter().any(|n| *n == name))
+}
+
 /// `classifier.weight` `[labels, width]` and `classifier.bias` `[labels]`, PyTorch layout.
 fn head_tensors(head: &ClassificationHead) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
     linear_tensors(&head.classifier)
 }
 
 /// A linear layer's weight and bias as PyTorch keeps them, and the weight's `[out, in]` shape.
-fn linear_tensors(linear: &Linear) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
+pub(crate) fn linear_tensors(linear: &Linear) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
     let weight = &linear.weight.val();
     let [width, labels] = weight.dims();
     // burn stores [in, out]; PyTorch [out, in].
@@ -90,12 +203,10 @@ pub fn export(
     let config = &config.clone().with_num_hidden_layers(model.bert.num_layers());
     let family = config.model_type;
     let level = meta.spec.level;
-    if level == Level::Embedding {
-        let tokenizer_config = tokenizer_config(config, tokenizer, meta.max_len);
-        return crate::tasks::similarity::export_bi_encoder(config, model, meta, tokenizer_config, tokenizer_json, vocab_txt);
-    }
-    if level == Level::Choice {
-        return crate::tasks::choice::export(config, model, meta, tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt);
+    let tokenizer_files = TokenizerFiles { tokenizer_config: tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt };
+    let class = class_of(level);
+    if let Some(folder) = class.export(config, model, meta, &tokenizer_files) {
+        return folder;
     }
     let tokens = !level.pooled();
     let hf_native = hf_native(meta.spec, family, &model.head);
@@ -103,7 +214,7 @@ pub fn export(
         return Err(Error::UnsupportedConfig(format!(
             "this {} head transforms each token before its output layer, as {} does on the last layer; it reads {}",
             family.display_name(),
-            family.base_architecture().replace("Model", if level == Level::Span { "ForQuestionAnswering" } else { "ForTokenClassification" }),
+            family.base_architecture().replace("Model", class.suffix()),
             meta.spec.label()
         )));
     }
@@ -152,13 +263,7 @@ pub fn export(
     if !hf_native {
         files.push((MODELING_FILE.into(), modeling_code(config).into_bytes()));
     }
-    files.push(("tokenizer_config.json".into(), tokenizer_config(config, tokenizer, meta.max_len)));
-    if let Some(bytes) = tokenizer_json {
-        files.push(("tokenizer.json".into(), bytes.to_vec()));
-    }
-    if let Some(bytes) = vocab_txt {
-        files.push(("vocab.txt".into(), bytes.to_vec()));
-    }
+    files.extend(tokenizer_files.files());
     Ok(files)
 }
 
@@ -213,12 +318,7 @@ fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bo
         "file": "model.safetensors",
         "how": "features from the encoder's hidden states as `spec` says (mean = average over tokens where attention_mask is 1, [CLS] = token 0, Pooler = the pooler's output; layers counted from the end; ConcatLastFour concatenates oldest first); logits = classifier(features)",
     }));
-    let task = match level {
-        Level::Sentence | Level::Score | Level::Embedding => "ForSequenceClassification",
-        Level::Token => "ForTokenClassification",
-        Level::Span => "ForQuestionAnswering",
-        Level::Choice => "ForMultipleChoice",
-    };
+    let task = class_of(level).suffix();
     if hf_native {
         obj.insert("architectures".into(), serde_json::json!([family.base_architecture().replace("Model", task)]));
     } else {
@@ -240,38 +340,18 @@ fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bo
 /// head alone: `config.json` as [`export`] writes it and [`HEAD_FILE`]. [`attach_head`] puts it
 /// back on that encoder; the saved run is a few kilobytes instead of the encoder's megabytes.
 pub fn export_head(config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta) -> crate::Result<Vec<(String, Vec<u8>)>> {
-    if meta.spec.level == Level::Embedding {
-        return Err(Error::Input("a bi-encoder is saved whole, as a sentence-transformers folder".into()));
-    }
+    let class = class_of(meta.spec.level);
+    class.saved_alone()?;
     let with_pooler = model.bert.pooler.is_some() && meta.spec.level.pooled();
     let config_json = classifier_config(config, meta, with_pooler, hf_native(meta.spec, config.model_type, &model.head))?;
     let (weight, bias, shape) = head_tensors(&model.head)?;
     let mut tensors = transform_tensors(config.model_type, &model.head)?;
-    // A multiple-choice model pools with a layer its base checkpoint may lack (ModernBERT's
-    // `head`, DeBERTa's `pooler`, the pooler of a BERT saved without one), fresh when the run
-    // began: saved here, so the head reads the same features on that base again.
-    let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
-    match model.bert.pooler.as_ref().filter(|_| meta.spec.level == Level::Choice) {
-        Some(pooler) if pooler.norm.is_some() && !norm.is_empty() => {
-            let as_transform = HeadTransform { dense: pooler.dense.clone(), norm: pooler.norm.clone().expect("matched"), activation: crate::bert::config::HiddenAct::Gelu };
-            tensors.extend(as_transform.tensors(dense, norm)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)));
-        }
-        Some(pooler) => {
-            let (weight, bias, shape) = linear_tensors(&pooler.dense)?;
-            tensors.push((format!("{CHOICE_POOLER}weight"), f32_bytes(&weight), shape.to_vec()));
-            tensors.push((format!("{CHOICE_POOLER}bias"), f32_bytes(&bias), vec![shape[0]]));
-        }
-        None => {}
-    }
+    tensors.extend(class.head_tensors(config, model)?.into_iter().map(|(name, values, shape)| (name, f32_bytes(&values), shape)));
     tensors.push(("classifier.weight".into(), f32_bytes(&weight), shape.to_vec()));
     tensors.push(("classifier.bias".into(), f32_bytes(&bias), vec![shape[0]]));
     let head = serialize(tensors)?;
     Ok(vec![("config.json".into(), config_json), (HEAD_FILE.into(), head)])
 }
-
-/// Where [`HEAD_FILE`] keeps a multiple-choice model's pooler (a dense layer and its
-/// activation, the family's: see `choice::with_pooler`).
-const CHOICE_POOLER: &str = "pooler.dense.";
 
 /// A head saved by [`export_head`] on `bert`, the encoder it was trained on (its tokenizer cut
 /// to the length the head was trained with).
@@ -284,29 +364,11 @@ pub fn attach_head(mut bert: LoadedModel, files: &[(String, Vec<u8>)], device: &
     about.finish(bert, head)
 }
 
-/// The head in [`HEAD_FILE`]: `classifier.*`, after the family's [`HeadTransform`] where the
-/// file holds one for a token or span head; where it holds a multiple-choice head's pooler
-/// (ModernBERT's `head`, or [`CHOICE_POOLER`]), that pooler goes on `bert`.
+/// The head in [`HEAD_FILE`]: `classifier.*`, and what its class kept beside it
+/// ([`HeadClass::read_head_tensors`]).
 fn read_head_file(bert: &mut LoadedModel, level: Level, bytes: &[u8], device: &Device) -> crate::Result<ClassificationHead> {
-    let config = &bert.config;
     let mut head = read_head(bytes, HEAD_FILE, ["classifier.weight", "classifier.bias"], device)?;
-    let SequenceHead { dense, norm, .. } = config.model_type.facts().sequence_head;
-    let has_norm = !norm.is_empty() && SafeTensors::deserialize(bytes).is_ok_and(|st| st.names().iter().any(|n| **n == format!("{norm}weight")));
-    match level {
-        Level::Token | Level::Span if config.model_type.facts().token_head_transform && has_norm => {
-            head.transform = Some(HeadTransform::read(config, bytes, dense, norm, device)?);
-        }
-        Level::Choice if has_norm => bert.model.pooler = Some(read_normed_pooler(config, bytes, dense, norm, device)?),
-        // A base with its own pooler is the one the run read (`choice::with_pooler` keeps it).
-        Level::Choice if bert.model.pooler.is_none() && SafeTensors::deserialize(bytes).is_ok_and(|st| st.names().iter().any(|n| **n == format!("{CHOICE_POOLER}weight"))) => {
-            let [weight, bias] = [format!("{CHOICE_POOLER}weight"), format!("{CHOICE_POOLER}bias")];
-            let pooler = read_head(bytes, HEAD_FILE, [&weight, &bias], device)?.classifier;
-            let facts = config.model_type.facts();
-            let activation = if facts.choice_reads_sequence_head { facts.sequence_activation } else { crate::bert::family::PoolerActivation::Tanh };
-            bert.model.pooler = Some(BertPooler::with_activation(pooler, activation));
-        }
-        _ => {}
-    }
+    class_of(level).read_head_tensors(bert, &mut head, bytes, device)?;
     Ok(head)
 }
 
@@ -373,13 +435,13 @@ fn tokenizer_class(config: &BertConfig, tokenizer: &BertTokenizer) -> String {
 /// A sequence head with a LayerNorm (ModernBERT's `head`: `dense`, the heads' activation,
 /// `norm`) from a checkpoint's head tensors, as a pooler of the first token or of the mean, as
 /// `classifier_pooling` says.
-fn read_normed_pooler(config: &BertConfig, bytes: &[u8], dense: &str, norm: &str, device: &Device) -> crate::Result<BertPooler> {
+pub(crate) fn read_normed_pooler(config: &BertConfig, bytes: &[u8], dense: &str, norm: &str, device: &Device) -> crate::Result<BertPooler> {
     HeadTransform::read(config, bytes, dense, norm, device)?.into_pooler(config)
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
 /// layout) and bias.
-fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Device) -> crate::Result<ClassificationHead> {
+pub(crate) fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Device) -> crate::Result<ClassificationHead> {
     if bytes.is_empty() {
         // A checkpoint without head tensors.
         return Err(Error::MissingTensors(names.iter().map(|n| n.to_string()).collect()));
@@ -504,15 +566,7 @@ impl HeadConfig {
         } else {
             Level::Sentence
         };
-        // A question-answering head's two outputs are the start and end logits, whatever
-        // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
-        let labels = match level {
-            Level::Span => crate::tasks::qa::LABELS.iter().map(|l| l.to_string()).collect(),
-            // A multiple-choice head's one output is each ending's score, whatever `id2label`
-            // says (`transformers` 5 writes none for its default two labels).
-            Level::Choice => vec![crate::tasks::choice::SCORE_LABEL.to_string()],
-            _ => labels_from_config(&raw)?,
-        };
+        let labels = class_of(level).labels(&raw)?;
         // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
         let level = if level == Level::Sentence && labels.len() == 1 { Level::Score } else { level };
         let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
