@@ -21,7 +21,3 @@ pub const POS_CONLL: &[u8] = include_bytes!("../../public/examples/pos.conll");
 
 /// The MLM lab's corpus of simple English, one sentence per line.
 pub const CORPUS: &str = include_str!("../../public/examples/corpus.txt");
-
-/// Multiple-choice questions, four endings each, one sensible (the studio's multiple-choice
-/// example), JSON Lines.
-pub const CHOICES_JSONL: &[u8] = include_bytes!("../../public/examples/choices.jsonl");

@@ -166,11 +166,6 @@ impl Mistakes {
     pub fn pairs(&self) -> &[PairMistake] {
         if let Mistakes::Pairs(m) = self { m } else { &[] }
     }
-
-    /// A multiple-choice model's questions answered wrong.
-    pub fn choices(&self) -> &[ChoiceMistake] {
-        if let Mistakes::Choices(m) = self { m } else { &[] }
-    }
 }
 
 /// What a finished (or cancelled) fine-tuning run leaves.
@@ -210,7 +205,8 @@ pub struct Speed {
 /// The score a run is known by in the runs table, beyond its accuracy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub enum KnownBy {
-    /// Its accuracy: a classifier's, a multiple-choice model's, a tagger's without BIO tags.
+    /// Its accuracy: a classifier's, a tagger's without BIO tags, any other task's that scores
+    /// by accuracy.
     #[default]
     Accuracy,
     /// A BIO tagger's entity F1 (micro).

@@ -35,7 +35,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use crate::engine::{Engine, ModelSource};
-use crate::protocol::{self as ask, Ask, FromWorker, Inspect, Inspecting, Request, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
+use crate::protocol::{self as ask, Ask, At, FromWorker, Inspect, Inspecting, Request, RunUpdate, ToWorker, Work, bytes_f32, decode, encode};
 use crate::runs::Backend;
 use crate::saved::list;
 
@@ -333,22 +333,16 @@ impl WorkerClient {
 
     /// Sends `request` (with `bytes` attached) to the worker it is about and waits for its
     /// answer, of the type the request names, and the answer's attachments.
-    async fn request<R: Request>(self, request: R, bytes: &[&[u8]]) -> Result<(R::Answer, Vec<Vec<u8>>), String> {
+    pub(crate) async fn request<R: Request>(self, request: R, bytes: &[&[u8]]) -> Result<(R::Answer, Vec<Vec<u8>>), String> {
         let ask: Ask = request.into();
         // A model's questions go to the worker that holds it; a model handed over becomes the
         // first worker's; computations run there too, the probe's on its backend's worker.
-        let probe_slot = match &ask {
-            Ask::TimeWork(work) => Some(self.slot_for(work.backend)),
-            _ => None,
+        let slot = match (ask.at(), &ask) {
+            (At::Probe, Ask::TimeWork(work)) => self.slot_for(work.backend),
+            (At::Classifier, _) => self.routes.with_value(|r| r.classifier_at),
+            (At::Lab, _) => self.routes.with_value(|r| r.lab_at),
+            (At::First | At::Probe, _) => CPU,
         };
-        let slot = self.routes.with_value(|r| match &ask {
-            Ask::TimeWork(_) => probe_slot.unwrap_or(CPU),
-            Ask::Predict(_) | Ask::Tag(_) | Ask::TagLayers(_) | Ask::Similar(_) | Ask::Search(_) | Ask::AnswerQuestion(_) | Ask::Choose(_) | Ask::Export(_) | Ask::Encoder(_) => {
-                r.classifier_at
-            }
-            Ask::FillMask(_) | Ask::LabFiles(_) => r.lab_at,
-            Ask::Import(_) | Ask::AttachHead(_) | Ask::OpenLab(_) | Ask::States(_) | Ask::Inspect(_) => CPU,
-        });
         match ask {
             Ask::Import(_) | Ask::AttachHead(_) => self.routes.update_value(|r| r.classifier_at = CPU),
             Ask::OpenLab(_) => self.routes.update_value(|r| r.lab_at = CPU),
@@ -515,11 +509,6 @@ impl WorkerClient {
     /// The current question-answering model's answer to `question` over `context`.
     pub async fn answer(self, question: String, context: String, allow_null: bool) -> Result<bertbench_core::tasks::qa::Answered, String> {
         Ok(self.request(ask::AnswerQuestion { question, context, allow_null }, &[]).await?.0.into())
-    }
-
-    /// Each ending's probability as the end of `premise`, by the current multiple-choice model.
-    pub async fn choose(self, premise: String, endings: Vec<String>) -> Result<Vec<f32>, String> {
-        Ok(self.request(ask::Choose { premise, endings }, &[]).await?.0)
     }
 
     /// The current similarity model's score of each pair (0..1).

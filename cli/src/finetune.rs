@@ -80,8 +80,8 @@ trait CliTask: Sync {
 }
 
 /// The tasks, in the studio's order. A file one refuses is offered to the others from the last
-/// to the first, so to classification last: a multiple-choice file, and pairs of texts with
-/// their scores, are also tables with a text column.
+/// to the first, so to classification last: the later tasks' files (pairs of texts with their
+/// scores, say) are often also tables with a text column.
 const TASKS: [&dyn CliTask; 5] = [&classify::Classify, &tag::Tag, &answer::Answer, &similarity::Similarity, &choice::Choice];
 
 /// The task `--task` names (classification without it), refusing another task's options.
@@ -217,8 +217,8 @@ pub fn finetune(args: &[String]) -> Result {
     let mode = config.mode;
     eprintln!("{} training / {} validation {what}, labels {:?}, {}", train.len(), valid.len(), labels, mode.label());
     let head_weights = bert.head_weights.as_deref();
-    // What the task's class adds on the encoder where the checkpoint lacks it: a pooler for a
-    // multiple-choice model, and for a classifier on `[CLS]` + pooler, as the studio starts it.
+    // What the task's class adds on the encoder where the checkpoint lacks it (a pooler, for a
+    // classifier on `[CLS]` + pooler), as the studio starts it.
     let fresh = bert.model.pooler.is_none();
     let model = start_encoder(bert.model, &bert.config, &config.features, head_weights, config.seed, &device).map_err(core_error)?;
     if fresh && model.pooler.is_some() {

@@ -12,12 +12,14 @@ use std::sync::OnceLock;
 use bertbench_core::bert::checkpoint::CheckpointFiles;
 use bertbench_core::burn::prelude::Device;
 use bertbench_core::data::{self, Dataset};
-use bertbench_core::tasks::choice;
 use bertbench_core::tasks::classification::{self, Level, LoadedClassifier};
 use bertbench_core::tasks::metrics::argmax;
 use bertbench_core::tasks::qa::{self, AnswerMetrics, SpanConfig};
 use bertbench_core::tasks::similarity::{self, spearman};
 use bertbench_core::tasks::tagging::{EntityMetrics, predict_words};
+
+#[path = "tasks/choice.rs"]
+mod choice;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -146,6 +148,15 @@ fn accuracy(loaded: &LoadedClassifier, examples: &[data::Example]) -> f32 {
 
 /// Within one validation unit of each other (a unit's prediction may differ in the last bit
 /// between the run's batches and the loaded model's).
+/// Runs `args`, which must be refused with every one of `says` in the message.
+fn refused(args: &[&str], says: &[&str]) {
+    let run = finetune(args);
+    assert!(!run.ok, "{args:?} was not refused:\n{}", run.stdout);
+    for s in says {
+        assert!(run.stderr.contains(s), "{args:?}: {s:?} is not in {:?}", run.stderr);
+    }
+}
+
 fn close(a: f32, b: f32, units: usize, scale: f32) -> bool {
     (a - b).abs() <= scale / units as f32 + 0.01
 }
@@ -345,55 +356,8 @@ fn a_resumed_tagging_run_takes_the_steps_the_whole_run_takes() {
     assert_eq!(whole.rows().len(), 2);
 }
 
-/// The percentage of `questions` whose right ending `loaded` gives the highest probability.
-fn choice_accuracy(loaded: &LoadedClassifier, questions: &[choice::ChoiceItem]) -> f32 {
-    let right = questions
-        .iter()
-        .filter(|q| {
-            let probs = pollster::block_on(choice::predict(&loaded.model, &loaded.tokenizer, &q.premise, &q.choices, &Device::flex())).unwrap();
-            assert!((probs.iter().sum::<f32>() - 1.0).abs() < 1e-5 && probs.len() == q.choices.len());
-            argmax(&probs) == q.label
-        })
-        .count();
-    100.0 * right as f32 / questions.len() as f32
-}
-
-#[test]
-fn choice_reports_accuracy_over_questions_and_exports_a_multiple_choice_model_that_scores_as_the_run() {
-    let dir = scratch("choice");
-    let file = example("choices.jsonl");
-    let out = dir.join("model");
-    let run = trained(&["--task", "choice", "--train", file.to_str().unwrap(), "--epochs", "2", "--out", out.to_str().unwrap()]);
-    assert!(run.header().contains("| valid accuracy | questions |"), "{}", run.header());
-    assert!(run.stderr.contains("48 training / 12 validation questions") && run.stderr.contains("full fine-tuning"), "{}", run.stderr);
-    assert!(run.stderr.contains("4 endings per question") && run.stderr.contains("exported to") && run.stderr.contains("(BertForMultipleChoice)"), "{}", run.stderr);
-    assert_eq!(run.rows().len(), 2, "an evaluation per epoch:\n{}", run.stdout);
-    let config = config_json(&out);
-    assert_eq!(config["architectures"][0], "BertForMultipleChoice");
-    let loaded = load(&out);
-    assert_eq!((loaded.meta.spec.level, loaded.model.num_labels()), (Level::Choice, 1));
-    // The command line's split: a fifth held out, seed 13.
-    let all = choice::parse_choices(&std::fs::read(&file).unwrap(), file.to_str()).unwrap();
-    let valid: Vec<_> = data::shuffled(all.len(), 13)[..12].iter().map(|&i| all[i].clone()).collect();
-    let (reported, computed) = (run.best("best validation accuracy"), choice_accuracy(&loaded, &valid));
-    assert!(close(reported, computed, valid.len(), 100.0), "the run reported {reported}%, its export scores {computed}%");
-
-    // SWAG's own CSV as the validation file: its premise is sent1, each ending follows sent2.
-    let swag = root().join("tests/fixtures/swag.csv");
-    let run = trained(&["--task", "choice", "--train", file.to_str().unwrap(), "--valid", swag.to_str().unwrap(), "--epochs", "1"]);
-    assert!(run.stderr.contains("60 training / 3 validation questions"), "{}", run.stderr);
-    assert!(run.stdout.contains("(3 questions)"), "{}", run.stdout);
-}
-
 #[test]
 fn unknown_tasks_and_files_of_another_task_are_refused_with_their_cause() {
-    let refused = |args: &[&str], says: &[&str]| {
-        let run = finetune(args);
-        assert!(!run.ok, "{args:?} was not refused:\n{}", run.stdout);
-        for s in says {
-            assert!(run.stderr.contains(s), "{args:?}: {s:?} is not in {:?}", run.stderr);
-        }
-    };
     let path = |n: &str| example(n).to_str().unwrap().to_string();
     refused(&["--task", "summarise", "--train", &path("sentiment.csv")], &["unknown task summarise; use classify, tag, qa, similarity or choice"]);
     refused(&["--task", "similarity", "--encoder", "both", "--train", &path("similarity.csv")], &["unknown encoder both"]);
@@ -404,9 +368,6 @@ fn unknown_tasks_and_files_of_another_task_are_refused_with_their_cause() {
     refused(&["--task", "qa", "--train", &path("similarity.csv")], &["no question column", "try --task similarity"]);
     refused(&["--task", "classify", "--train", &path("questions.json")], &["not a JSON object", "try --task qa"]);
     refused(&["--task", "similarity", "--loss", "contrastive", "--train", &path("similarity.csv")], &["--loss contrastive needs a bi-encoder and pairs labelled similar or not"]);
-    refused(&["--task", "choice", "--train", &path("sentiment.csv")], &["no header row naming SWAG's columns", "try --task classify"]);
-    refused(&["--task", "qa", "--train", &path("choices.jsonl")], &["try --task choice"]);
-    refused(&["--task", "choice", "--pooling", "mean", "--train", &path("choices.jsonl")], &["--pooling is not for --task choice"]);
 }
 
 #[test]

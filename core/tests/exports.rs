@@ -81,7 +81,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         ("The food was cold and the waiter was rude.", None),
         ("where is the cat sleeping", Some("the cat is asleep on the sofa")),
     ];
-    let choices = [
+    let specs = [
         FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::Last, ..Default::default() },
         FeatureSpec { pooling: Pooling::Cls, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
         FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
@@ -99,7 +99,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
         // discriminator, DeBERTa, ModernBERT) gets the layer its family's class puts there, as the
         // studio's run does: it exports as that class.
         let pooled = classification::with_sequence_pooler(loaded.model.clone(), &loaded.config, loaded.head_weights.as_deref(), 0, &device).unwrap();
-        for spec in choices {
+        for spec in specs {
             spec.check(loaded.config.num_hidden_layers, true).unwrap();
             let width = spec.width(loaded.config.hidden_size, loaded.config.num_hidden_layers);
             let mut head = ClassificationHeadConfig::new(width, 3).with_dropout(0.0).init(&device);
@@ -245,7 +245,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
             .map(|(q, c)| {
                 let encoded = tokenizer.encode_pair(q, c).unwrap();
                 let batch = Batch::from_encoded(std::slice::from_ref(&encoded), tokenizer.pad_id);
-                let values = model.forward_tokens(BertInput::from_batch(&batch, &device)).unwrap().into_data().to_vec::<f32>().unwrap();
+                let values = model.forward_tokens(BertInput::from_batch(&batch, &device)).unwrap().into_data().try_to_vec::<f32>().unwrap();
                 let (starts, ends): (Vec<f32>, Vec<f32>) = values.chunks(2).map(|x| (x[0], x[1])).unzip();
                 serde_json::json!({ "text": q, "pair": c, "input_ids": encoded.ids(), "start_logits": starts, "end_logits": ends })
             })

@@ -4,7 +4,8 @@
 //! (`scripts/make_test_models.py`), a dozen fine-tuning steps of the `FineTuner` on a tiny generated
 //! set of questions, then the export, which `AutoModelForMultipleChoice` loads as the family's
 //! own `*ForMultipleChoice` and which gives each ending the probability bertbench gives it, within
-//! 1e-4 (`scripts/check_multiple_choice_with_transformers.py`).
+//! 1e-4 (`scripts/check_multiple_choice_with_transformers.py`). A `*ForMultipleChoice` folder
+//! as `transformers` saves one (ModernBERT's) opens with `transformers`' probabilities.
 //!
 //! It needs the models and PyTorch, so it is `#[ignore]`d in a plain `cargo test`; `cargo xtask
 //! test` runs it with `--include-ignored`.
@@ -17,7 +18,8 @@ use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::burn::prelude::*;
 use bertbench_core::tasks::choice::{self, ChoiceItem};
 use bertbench_core::tasks::classification::{self, FeatureLayers, FeatureSpec, Level};
-use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode, choice_labels, encode_choices};
+use bertbench_core::train::task::choice::{choice_labels, encode_choices};
+use bertbench_core::train::{Event, FineTuneConfig, FineTuner, TrainMode};
 use serde_json::Value;
 
 fn python() -> String {
@@ -47,6 +49,30 @@ fn questions(n: usize, offset: usize) -> Vec<ChoiceItem> {
             ChoiceItem { line: k + 1, premise: format!("{premise}, so"), choices, label }
         })
         .collect()
+}
+
+/// A `*ForMultipleChoice` folder from the Hub (ModernBERT's, whose class pools through its
+/// `head`; made by `scripts/make_test_models.py`) opens as a multiple-choice model: each question's
+/// endings, read with its premise and padded side by side, get `transformers`' probabilities,
+/// from `AutoTokenizer`'s ids.
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn a_modernbert_multiple_choice_model_scores_endings_as_transformers() {
+    let name = "modernbert-choice";
+    let device = Device::flex();
+    let (files, expected) = common::family_folder(name);
+    let model = classification::load_classifier(files, None, &device).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(model.meta.spec.level, Level::Choice);
+    for case in expected["choose"].as_array().unwrap() {
+        let premise = case["premise"].as_str().unwrap();
+        let endings: Vec<String> = case["endings"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
+        let encoded = choice::encode_question(&model.tokenizer, premise, &endings).unwrap();
+        for (e, want) in encoded.iter().zip(case["input_ids"].as_array().unwrap()) {
+            assert_eq!(e.ids(), common::ints(want), "{name}: ids of {premise:?}");
+        }
+        let probs = pollster::block_on(choice::predict(&model.model, &model.tokenizer, premise, &endings, &device)).unwrap();
+        common::close(&format!("{name}: ending probabilities of {premise:?}"), &probs, &common::floats(&case["probs"]));
+    }
 }
 
 #[test]

@@ -21,13 +21,35 @@ pub trait Request: Into<Ask> {
     type Answer: Serialize + DeserializeOwned;
 }
 
-/// Declares the requests: each one's [`Request`] impl, and [`Ask`], the enum they travel as.
+/// Which worker a request goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// The one that holds the current classifier.
+    Classifier,
+    /// The one that holds the lab's model.
+    Lab,
+    /// The first (CPU) worker: a model handed over becomes its, computations run there.
+    First,
+    /// The worker of the backend the probe times.
+    Probe,
+}
+
+/// Declares the requests: each one's [`Request`] impl, the worker it goes to ([`Ask::at`]), and
+/// [`Ask`], the enum they travel as.
 macro_rules! requests {
-    ($($(#[$doc:meta])* $name:ident => $answer:ty;)*) => {
+    ($($(#[$doc:meta])* $name:ident => $answer:ty, at $at:ident;)*) => {
         /// Any request, as it travels to the worker.
         #[derive(Debug, Clone, Serialize, Deserialize)]
         pub enum Ask {
             $($(#[$doc])* $name($name),)*
+        }
+        impl Ask {
+            /// The worker it goes to.
+            pub fn at(&self) -> At {
+                match self {
+                    $(Self::$name(_) => At::$at,)*
+                }
+            }
         }
         $(
             impl From<$name> for Ask {
@@ -44,39 +66,39 @@ macro_rules! requests {
 
 requests! {
     /// Probabilities from the current classifier.
-    Predict => Predictions;
+    Predict => Predictions, at Classifier;
     /// Each word's tag, from the current tagger.
-    Tag => Tagged;
+    Tag => Tagged, at Classifier;
     /// What the current tagger's head reads off each layer.
-    TagLayers => LayerTags;
+    TagLayers => LayerTags, at Classifier;
     /// Each pair's similarity (0..1) by the current similarity model.
-    Similar => Vec<f32>;
+    Similar => Vec<f32>, at Classifier;
     /// The texts most like a query, by the current similarity model.
-    Search => SearchResult;
+    Search => SearchResult, at Classifier;
     /// The current question-answering model's answer.
-    AnswerQuestion => Answered;
+    AnswerQuestion => Answered, at Classifier;
     /// Each ending's probability for a question, by the current multiple-choice model.
-    Choose => Vec<f32>;
+    Choose => Vec<f32>, at Classifier;
     /// The current classifier as a zip (one attachment); the answer is the zip's file name.
-    Export => String;
+    Export => String, at Classifier;
     /// A classifier from files (attachments) made the current one.
-    Import => Imported;
+    Import => Imported, at First;
     /// A head saved alone, put back on the worker's base model.
-    AttachHead => Imported;
+    AttachHead => Imported, at First;
     /// The current classifier's encoder as a plain checkpoint (attachments).
-    Encoder => EncoderFiles;
+    Encoder => EncoderFiles, at Classifier;
     /// Top-5 fills for every `[MASK]`, from the lab's model.
-    FillMask => Vec<MaskFill>;
+    FillMask => Vec<MaskFill>, at Lab;
     /// The lab's model's files (attachments); the answer names them.
-    LabFiles => Vec<String>;
+    LabFiles => Vec<String>, at Lab;
     /// A saved lab model (attachments) made the lab's model.
-    OpenLab => ();
+    OpenLab => (), at First;
     /// Every layer's vectors of texts from the base model (one attachment per text).
-    States => StatesShape;
+    States => StatesShape, at First;
     /// One of the explorer's one-input computations (one attachment per array).
-    Inspect => ();
+    Inspect => (), at First;
     /// The backend probe's timed work.
-    TimeWork => Timing;
+    TimeWork => Timing, at Probe;
 }
 
 /// Probabilities for texts (with optional second segments) from the current classifier.

@@ -288,8 +288,8 @@ impl Job {
         *self.device_name.borrow_mut() = device_name.clone();
         let ad = device.clone().autodiff();
         let LoadedModel { model: base_weights, config, tokenizer, head_weights, .. } = base.on(&ad, self.request.backend).await?;
-        // The base's MLM head (ModernBERT's `head`), which its token, span and multiple-choice
-        // classes start from; a run from random weights starts them fresh.
+        // The base's MLM head (ModernBERT's `head`), which some of its task classes start from;
+        // a run from random weights starts them fresh.
         let head_weights = head_weights.filter(|_| !self.request.from_scratch);
         let restarts = self.request.restarts.max(1);
         // One run from one of the page's own models: the worker lets go of the base while it
@@ -321,7 +321,7 @@ impl Job {
         // embedding look-up: refuse the run by name instead (the tokenizer and the weights are
         // then not the same model's).
         let rows = config.vocab_size;
-        let encodings = |t: &LabeledText| std::iter::once(&t.encoded).chain(&t.second).chain(&t.choices).flat_map(|e| e.tokens.iter().map(|k| k.id)).collect::<Vec<_>>();
+        let encodings = |t: &LabeledText| std::iter::once(&t.encoded).chain(&t.second).chain(&t.sequences).flat_map(|e| e.tokens.iter().map(|k| k.id)).collect::<Vec<_>>();
         if let Some(id) = train.iter().chain(&valid).flat_map(encodings).find(|&id| id as usize >= rows) {
             return Err(format!(
                 "the worker's model {} has {rows} token rows but its tokenizer ({} pieces) gave token {id}: the tokenizer and the weights are not the same model's",
@@ -361,8 +361,8 @@ impl Job {
                 base_weights.borrow().clone().ok_or("the base model's weights were already used")?
             };
             // What the task's class adds on the encoder, where the checkpoint lacks it: a
-            // multiple-choice model's pooler, a classifier's on `[CLS]` + pooler (an MLM
-            // checkpoint, DistilBERT, ELECTRA, DeBERTa or ModernBERT gets its family's).
+            // classifier's pooler on `[CLS]` + pooler (an MLM checkpoint, DistilBERT, ELECTRA,
+            // DeBERTa or ModernBERT gets its family's), or the pooler another class reads.
             let start = start_encoder(start, &config, &run_config.features, head_weights.as_deref(), seed, &ad).map_err(|e| e.to_string())?;
             let start = match &kept_layers {
                 Some(keep) => start.keep_layers(keep).map_err(|e| e.to_string())?,

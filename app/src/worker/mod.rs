@@ -14,7 +14,6 @@ use bertbench_core::bert::checkpoint::{self, LoadedModel, CheckpointFiles};
 use bertbench_core::tasks::classification::{self, HEAD_FILE, Level, LoadedClassifier};
 use bertbench_core::tasks::tagging::{self, TaggedWord};
 use bertbench_core::tasks::similarity;
-use bertbench_core::tasks::choice;
 use bertbench_core::tokenizer::by_length;
 use bertbench_core::bert::model::BertModelConfig;
 use bertbench_core::bert::config::BertConfig;

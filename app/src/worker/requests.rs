@@ -6,6 +6,8 @@ use super::*;
 use crate::protocol::{self as ask, Ask, Request, answers};
 use crate::saved::list;
 
+mod choice;
+
 /// How the worker answers request `Self`.
 pub(super) trait Handle: Request + Sized {
     /// The answer to `self` (with `bytes`, its attachments), and the answer's attachments.
@@ -63,8 +65,8 @@ impl Handle for ask::Predict {
             Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
             Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
             Level::Score | Level::Embedding => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
-            Level::Choice => return Err("the current model picks the right ending of a premise; give it a question and its endings".into()),
             Level::Sentence => {}
+            level => return Err(level.not_per_text().unwrap_or("the current model gives no label per text").into()),
         }
         let probs = predict_texts(&current, &self.texts).await?;
         Ok((ask::Predictions { labels: current.loaded.meta.labels.clone(), probs }, Vec::new()))
@@ -113,18 +115,6 @@ impl Handle for ask::AnswerQuestion {
     }
 }
 
-impl Handle for ask::Choose {
-    async fn handle(self, _: Vec<Vec<u8>>) -> Result<(Vec<f32>, Vec<Vec<u8>>), String> {
-        let current = current().ok_or("there is no multiple-choice model yet: train or import one first")?;
-        let c = &current.loaded;
-        if c.meta.spec.level != Level::Choice {
-            return Err("the current model does not score endings (it is not a multiple-choice model); train one on questions with endings first".into());
-        }
-        let probs = choice::predict(&c.model, &c.tokenizer, &self.premise, &self.endings, &current.device).await.map_err(|e| e.to_string())?;
-        Ok((probs, Vec::new()))
-    }
-}
-
 impl Handle for ask::Export {
     async fn handle(self, _: Vec<Vec<u8>>) -> Result<(String, Vec<Vec<u8>>), String> {
         let current = current().ok_or("there is no classifier to export yet")?;
@@ -156,8 +146,8 @@ impl Handle for ask::Import {
         let meta = current.loaded.meta.clone();
         let what = match meta.spec.level {
             Level::Token => "tags",
-            Level::Span | Level::Score | Level::Embedding | Level::Choice => "outputs",
             Level::Sentence => "labels",
+            _ => "outputs",
         };
         let what = if meta.labels.len() == 1 { what.trim_end_matches('s') } else { what };
         let description = format!("{} {what} ({}), features: {}", meta.labels.len(), meta.labels.join(", "), meta.spec.label());

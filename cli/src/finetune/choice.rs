@@ -10,7 +10,8 @@ use bertbench_core::Pooling;
 use bertbench_core::data;
 use bertbench_core::tasks::choice::{self, ChoiceItem};
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level};
-use bertbench_core::train::{EvalReport, FineTuneConfig, FineTuner, choice_labels, encode_choices};
+use bertbench_core::train::task::choice::{choice_labels, encode_choices};
+use bertbench_core::train::{EvalReport, FineTuneConfig, FineTuner};
 
 use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, pick, refused};
 use crate::{Args, Result, read};

@@ -255,6 +255,18 @@ impl HeadClass for ChoiceClass {
         "ForMultipleChoice"
     }
 
+    fn recognises(&self, architecture: &str) -> bool {
+        architecture.ends_with(self.suffix())
+    }
+
+    fn reads(&self) -> Option<&'static str> {
+        Some("each ending with its premise")
+    }
+
+    fn not_per_text(&self) -> Option<&'static str> {
+        Some("the model picks the right ending of a premise; give it a question and its endings")
+    }
+
     fn export(&self, config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta, tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
         Some(export(config, model, meta, tokenizer.tokenizer_config.clone(), tokenizer.tokenizer_json, tokenizer.vocab_txt))
     }

@@ -80,9 +80,17 @@ pub enum Level {
 }
 
 impl Level {
+    /// Every level: the one list of the heads (each one's class is [`export::class_of`]'s).
+    pub const ALL: [Level; 6] = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice];
+
     /// Whether the head reads one pooled vector per sequence (not its tokens).
     pub fn pooled(self) -> bool {
-        matches!(self, Level::Sentence | Level::Score | Level::Embedding | Level::Choice)
+        !matches!(self, Level::Token | Level::Span)
+    }
+
+    /// Why a model of this level gives no label per text, if it gives none (its class says).
+    pub fn not_per_text(self) -> Option<&'static str> {
+        export::class_of(self).not_per_text()
     }
 
     /// Whether the model scores the similarity of pairs (its one output is a score, not a class).
@@ -166,11 +174,12 @@ impl FeatureSpec {
 
     /// Label for the page, e.g. "mean of last layer".
     pub fn label(&self) -> String {
-        match self.level {
-            Level::Sentence | Level::Score => format!("{} · {}", self.pooling.label(), self.layers.label()),
-            Level::Choice => format!("each ending with its premise · {} · {}", self.pooling.label(), self.layers.label()),
-            Level::Embedding => format!("each text alone · {} · {}", self.pooling.label(), self.layers.label()),
-            Level::Token | Level::Span => format!("each token · {}", self.layers.label()),
+        if !self.level.pooled() {
+            return format!("each token · {}", self.layers.label());
+        }
+        match export::class_of(self.level).reads() {
+            Some(reads) => format!("{reads} · {} · {}", self.pooling.label(), self.layers.label()),
+            None => format!("{} · {}", self.pooling.label(), self.layers.label()),
         }
     }
 
@@ -308,8 +317,8 @@ impl BertClassifier {
                 let mask = input.attention_mask.clone();
                 Ok(span_rows(self.forward_tokens(input)?, mask))
             }
-            // A multiple-choice model's units are its rows' scores: [batch, 1].
-            (Level::Sentence | Level::Score | Level::Choice, _) => self.forward(input),
+            // Every other head's units are its rows' outputs: [batch, labels].
+            _ => self.forward(input),
         }
     }
 
@@ -323,7 +332,7 @@ impl BertClassifier {
         match (self.spec.level, positions) {
             (Level::Token | Level::Span, Some(positions)) => Ok(self.head.forward(token_features(&self.bert, input, self.spec, positions)?)),
             (Level::Token | Level::Span, None) => Err(Error::Input("the positions of the tokens are needed".into())),
-            (Level::Sentence | Level::Score | Level::Embedding | Level::Choice, _) => self.forward(input),
+            _ => self.forward(input),
         }
     }
 
@@ -495,11 +504,8 @@ impl ClassificationHead {
 /// Class probabilities for encoded texts, in their order (a cross-encoder's: its score, as
 /// is). Batches of `batch_size` are taken shortest first, so each pads to about its own length.
 pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
-    if model.spec.level == Level::Embedding {
-        return Err(Error::Input("a bi-encoder gives each text a vector, not a label; compare two texts instead".into()));
-    }
-    if model.spec.level == Level::Choice {
-        return Err(Error::Input("a multiple-choice model scores a question's endings together; give it a premise and its endings".into()));
+    if let Some(why) = model.spec.level.not_per_text() {
+        return Err(Error::Input(why.into()));
     }
     let logits = rows_by_length(encoded, pad_id, batch_size, device, |input| model.forward(input)).await?;
     if model.spec.level == Level::Score {

@@ -266,6 +266,14 @@ impl HeadClass for BiEncoderClass {
         "ForSequenceClassification"
     }
 
+    fn reads(&self) -> Option<&'static str> {
+        Some("each text alone")
+    }
+
+    fn not_per_text(&self) -> Option<&'static str> {
+        Some("a bi-encoder gives each text a vector, not a label; compare two texts instead")
+    }
+
     fn export(&self, config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta, tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
         Some(export_bi_encoder(config, model, meta, tokenizer.tokenizer_config.clone(), tokenizer.tokenizer_json, tokenizer.vocab_txt))
     }

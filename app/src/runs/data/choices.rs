@@ -3,7 +3,8 @@
 
 use bertbench_core::tasks::choice::ChoiceItem;
 use bertbench_core::tasks::metrics::argmax;
-use bertbench_core::train::{LabeledText, encode_choices};
+use bertbench_core::train::LabeledText;
+use bertbench_core::train::task::choice::encode_choices;
 use serde::{Deserialize, Serialize};
 
 use super::{Encoding, Kept, TaskData, worst};
@@ -16,6 +17,13 @@ pub struct ChoiceRequest {
     pub train: Vec<ChoiceItem>,
     /// Validation questions.
     pub valid: Vec<ChoiceItem>,
+}
+
+impl Mistakes {
+    /// A multiple-choice model's questions answered wrong.
+    pub fn choices(&self) -> &[ChoiceMistake] {
+        if let Mistakes::Choices(m) = self { m } else { &[] }
+    }
 }
 
 /// A validation question whose best-scored ending is not the right one.
@@ -96,7 +104,7 @@ mod tests {
         let how = Encoding { tokenizer: &tokenizer, labels: &[], level: bertbench_core::tasks::classification::Level::Choice, spans: &spans };
         let request = ChoiceRequest { train: vec![question(1, "the cat", 0)], valid: vec![question(2, "the dog", 1)] };
         let (train, valid) = request.encode(&how).unwrap();
-        assert_eq!((train.len(), valid.len(), train[0].choices.len()), (1, 1, 2));
+        assert_eq!((train.len(), valid.len(), train[0].sequences.len()), (1, 1, 2));
         let bad = ChoiceRequest { train: Vec::new(), valid: vec![ChoiceItem { choices: Vec::new(), ..question(2, "the dog", 0) }] };
         let e = bad.encode(&how).unwrap_err();
         assert!(e.starts_with("the validation questions: ") && e.contains("line 2"), "{e}");

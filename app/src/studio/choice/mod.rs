@@ -13,7 +13,8 @@ use bertbench_core::bert::pooling::Pooling;
 use bertbench_core::data::shuffled;
 use bertbench_core::tasks::choice::{ChoiceItem, parse_choices};
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level};
-use bertbench_core::train::{TrainMode, choice_labels, memory};
+use bertbench_core::train::task::choice::choice_labels;
+use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -29,8 +30,9 @@ mod predict;
 
 pub use predict::ChoicePredict;
 
-/// The example for multiple choice, written for this project (`public/examples/choices.jsonl`).
-pub const EXAMPLE_CHOICES: &[u8] = crate::examples::CHOICES_JSONL;
+/// The example for multiple choice, written for this project: questions with four endings each,
+/// one sensible (JSON Lines).
+pub const EXAMPLE_CHOICES: &[u8] = include_bytes!("../../../../public/examples/choices.jsonl");
 
 /// The files the multiple-choice mode's pickers offer.
 const CHOICE_FILES: &str = ".jsonl,.json,.ndjson,.csv,.tsv,.txt,.gz";

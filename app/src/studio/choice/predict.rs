@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use crate::protocol::Choose;
 use crate::studio::Studio;
 use crate::widgets::spawn_in_view;
 
@@ -36,7 +37,7 @@ pub fn ChoicePredict() -> impl IntoView {
         }
         busy.set(true);
         spawn_in_view(async move {
-            let r = studio.client.choose(q, list.clone()).await;
+            let r = studio.client.request(Choose { premise: q, endings: list.clone() }, &[]).await.map(|(probs, _)| probs);
             busy.set(false);
             show(r.map(|p| (list, p)));
         });

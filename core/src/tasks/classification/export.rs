@@ -27,10 +27,28 @@ pub const HEAD_FILE: &str = "classifier_head.safetensors";
 /// A head's `transformers` class, by what the head labels ([`class_of`], the one place the
 /// export tells heads apart): the end of its name, and where its folder, its saved head or its
 /// labels differ from the common path here, what it does instead. A class whose folder is its
-/// own (the bi-encoder's, multiple choice's) implements this in its task's file.
+/// own implements this in its task's file.
 pub(crate) trait HeadClass: Sync {
     /// The class's name after the family's (`ForSequenceClassification`).
     fn suffix(&self) -> &'static str;
+
+    /// Whether a checkpoint whose `config.json` names `architecture` is this class's (read
+    /// before the sequence class, which is the default); the token and span classes are told by
+    /// [`crate::bert::checkpoint`].
+    fn recognises(&self, _architecture: &str) -> bool {
+        false
+    }
+
+    /// What each pooled feature reads, where it is not the text or pair itself ("each text
+    /// alone"): the start of [`FeatureSpec::label`].
+    fn reads(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Why the model gives no label per text ([`super::predict`] refuses it), if it gives none.
+    fn not_per_text(&self) -> Option<&'static str> {
+        None
+    }
 
     /// The whole folder, where the class writes its own; `None`: the common path of [`export`].
     fn export(&self, _config: &BertConfig, _model: &BertClassifier, _meta: &ClassifierMeta, _tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
@@ -484,8 +502,8 @@ fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
 
 /// Loads a folder written by [`export`], or any `*ForSequenceClassification` checkpoint (`[CLS]`
 /// + pooler features), `*ForTokenClassification` or `*ForQuestionAnswering` one (the last
-/// layer's tokens; ModernBERT's through its `head`, a [`HeadTransform`]) or `*ForMultipleChoice`
-/// one of the families read here. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
+/// layer's tokens; ModernBERT's through its `head`, a [`HeadTransform`]) or one of another class
+/// a task's [`HeadClass`] recognises, of the families read here. `head` is the bytes of [`HEAD_FILE`] when the folder has one.
 pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &Device) -> crate::Result<LoadedClassifier> {
     let about = HeadConfig::read(&files.config_json)?;
     let architecture = serde_json::from_slice::<serde_json::Value>(&files.config_json)
@@ -561,10 +579,9 @@ impl HeadConfig {
             Level::Span
         } else if crate::bert::checkpoint::token_classifier(config_json) {
             Level::Token
-        } else if raw.pointer("/architectures/0").and_then(serde_json::Value::as_str).is_some_and(|a| a.ends_with("ForMultipleChoice")) {
-            Level::Choice
         } else {
-            Level::Sentence
+            let architecture = raw.pointer("/architectures/0").and_then(serde_json::Value::as_str).unwrap_or_default();
+            Level::ALL.into_iter().find(|&l| class_of(l).recognises(architecture)).unwrap_or(Level::Sentence)
         };
         let labels = class_of(level).labels(&raw)?;
         // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.

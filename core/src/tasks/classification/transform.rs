@@ -150,7 +150,7 @@ impl HeadTransform {
 
     /// A pooler of this transform: `transformers`' `ModernBertPredictionHead` on the first token
     /// or on the mean of the real tokens, as `config`'s `classifier_pooling` says (ModernBERT's
-    /// sequence and multiple-choice classes). Refuses an activation the pooler does not apply.
+    /// pooled classes). Refuses an activation the pooler does not apply.
     pub fn into_pooler(self, config: &BertConfig) -> crate::Result<crate::bert::model::BertPooler> {
         use crate::bert::family::PoolerActivation;
         let activation = match self.activation {

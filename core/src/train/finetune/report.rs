@@ -30,8 +30,8 @@ pub struct StepPoint {
 /// task, so an evaluation carries its own task's scores and no other's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub enum TaskScores {
-    /// The class metrics are the score: sentence and pair classification, multiple choice, a
-    /// tagger whose tags are not BIO.
+    /// The class metrics are the score: sentence and pair classification, a tagger whose tags
+    /// are not BIO, any task scored by accuracy.
     #[default]
     Classes,
     /// A tagger with BIO tags: entity-level precision, recall and F1 (seqeval's).

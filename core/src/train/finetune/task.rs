@@ -19,11 +19,10 @@ use crate::tasks::metrics::{Metrics, argmax, softmax};
 use super::TaskScores;
 use crate::tokenizer::Encoded;
 
-pub use choice::{choice_labels, encode_choices};
 pub(super) use classify::pairs_recipe;
 
 mod answer;
-mod choice;
+pub mod choice;
 mod classify;
 mod similarity;
 mod tag;
@@ -141,8 +140,8 @@ pub(crate) fn of(level: Level) -> &'static dyn UnitTask {
 
 /// The encoder a run of `features` (whose level says the task) starts from: see
 /// [`UnitTask::start`]. A sentence classifier or cross-encoder on `[CLS]` + pooler gets its
-/// family's sequence pooler where the checkpoint has none, a multiple-choice model the pooler its
-/// class reads.
+/// family's sequence pooler where the checkpoint has none; a task whose class reads another
+/// pooler starts that.
 pub fn start_encoder(bert: BertModel, config: &BertConfig, features: &FeatureSpec, head_weights: Option<&[u8]>, seed: u64, device: &Device) -> crate::Result<BertModel> {
     of(features.level).start(bert, config, features, head_weights, seed, device)
 }
@@ -206,7 +205,7 @@ pub(super) fn cross_entropy(logits: &[f32], labels: &[usize], k: usize) -> f32 {
 }
 
 /// The scores of one validation pass.
-pub(super) struct Scored {
+pub(crate) struct Scored {
     pub(super) valid_loss: f32,
     pub(super) metrics: Metrics,
     /// The task's own scores.
@@ -220,36 +219,37 @@ pub(super) struct Scored {
 
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Only a sentence classifier learns from a teacher's probabilities: every other task's
     /// session refuses a distillation.
     #[test]
     fn only_sentence_classification_distils() {
-        let levels = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice];
-        let distilled: Vec<Level> = levels.into_iter().filter(|&l| of(l).distils()).collect();
+        let distilled: Vec<Level> = Level::ALL.into_iter().filter(|&l| of(l).distils()).collect();
         assert_eq!(distilled, [Level::Sentence]);
     }
 
-    /// A run starts from the encoder its task's class reads: a pooler, fresh, for a classifier
-    /// or cross-encoder on `[CLS]` + pooler and for multiple choice where the checkpoint has
-    /// none; the encoder as it is for the other features and tasks.
-    #[test]
-    fn a_run_starts_from_what_its_class_reads() {
+    /// Whether a run of `level` on `pooling` starts with a pooler on a checkpoint without one.
+    pub(crate) fn starts_with_pooler(level: Level, pooling: Pooling) -> bool {
         use crate::bert::model::BertModelConfig;
         let device = Device::flex();
         let config = crate::test_util::tiny_config(64);
-        let started = |level: Level, pooling: Pooling| {
-            let bert = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
-            let features = FeatureSpec { pooling, level, ..Default::default() };
-            start_encoder(bert, &config, &features, None, 3, &device).unwrap().pooler.is_some()
-        };
-        let with_pooler: Vec<(Level, Pooling)> = [Level::Sentence, Level::Score, Level::Choice, Level::Token, Level::Span, Level::Embedding]
+        let bert = BertModelConfig::new(config.clone()).with_with_pooler(false).init(&device);
+        let features = FeatureSpec { pooling, level, ..Default::default() };
+        start_encoder(bert, &config, &features, None, 3, &device).unwrap().pooler.is_some()
+    }
+
+    /// A run starts from the encoder its task's class reads: a pooler, fresh, for a classifier
+    /// or cross-encoder on `[CLS]` + pooler where the checkpoint has none; the encoder as it is
+    /// for the other features and tasks (multiple choice's test is its own).
+    #[test]
+    fn a_run_starts_from_what_its_class_reads() {
+        let with_pooler: Vec<(Level, Pooling)> = [Level::Sentence, Level::Score, Level::Token, Level::Span, Level::Embedding]
             .into_iter()
             .flat_map(|l| [(l, Pooling::Pooler), (l, Pooling::Mean)])
-            .filter(|&(l, p)| started(l, p))
+            .filter(|&(l, p)| starts_with_pooler(l, p))
             .collect();
-        assert_eq!(with_pooler, [(Level::Sentence, Pooling::Pooler), (Level::Score, Pooling::Pooler), (Level::Choice, Pooling::Pooler), (Level::Choice, Pooling::Mean)]);
+        assert_eq!(with_pooler, [(Level::Sentence, Pooling::Pooler), (Level::Score, Pooling::Pooler)]);
     }
 }

@@ -2,12 +2,11 @@
 //! row of the loss answers for: a text (sentence classification), a target token (a tagger's
 //! word pieces), a window's answer start and its end (question answering, each a softmax over
 //! the window's tokens), a pair's similarity (a cross-encoder's score, a bi-encoder's cosine), or
-//! a multiple-choice question's ending (right or not; scored together by a softmax over the
-//! question's endings).
+//! one of a group of sequences scored together (right or not; a softmax over the group).
 //!
 //! An example's *rows* are what the head reads for it, one feature vector each: the text's, its
 //! target tokens', every token of a question-answering window, a bi-encoder pair's two texts, or
-//! a multiple-choice question's premise read with each ending.
+//! each sequence of a group.
 //! Cached features and validation logits are stored row by row (a bi-encoder's validation
 //! outputs, one cosine per pair, by pair).
 
@@ -40,10 +39,9 @@ pub struct LabeledText {
     pub score: f32,
     /// A bi-encoder pair's second text, encoded alone (`encoded` is then the first text alone).
     pub second: Option<Encoded>,
-    /// A multiple-choice question's sequences, one per ending (`[CLS] premise [SEP] ending
-    /// [SEP]`), read one after the other; `encoded` is then the first of them. Empty for the
-    /// other tasks.
-    pub choices: Vec<Encoded>,
+    /// An example read as a group of sequences, one after the other, scored together
+    /// (`encoded` is then the first of them); empty for an example of one sequence.
+    pub sequences: Vec<Encoded>,
     /// A student's training text: its teacher's log-probabilities of each label (empty
     /// otherwise).
     pub teacher: Vec<f32>,
@@ -67,7 +65,7 @@ pub struct SpanTarget {
 impl LabeledText {
     /// A sentence classifier's example.
     pub fn sentence(encoded: Encoded, label: usize) -> Self {
-        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None, choices: Vec::new(), teacher: Vec::new() }
+        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None, sequences: Vec::new(), teacher: Vec::new() }
     }
 
     /// The text with its teacher's probabilities of each label (a student's training text; see
@@ -96,17 +94,17 @@ impl LabeledText {
         Self { score, second: Some(second), ..Self::sentence(first, 0) }
     }
 
-    /// A multiple-choice question: its premise read with each ending, and the right ending's
-    /// index (`None` without an ending).
-    pub fn choice(choices: Vec<Encoded>, label: usize) -> Option<Self> {
-        let first = choices.first()?.clone();
-        Some(Self { choices, ..Self::sentence(first, label) })
+    /// A group of sequences scored together, and the index of the right one (`None` for an
+    /// empty group).
+    pub fn group(sequences: Vec<Encoded>, label: usize) -> Option<Self> {
+        let first = sequences.first()?.clone();
+        Some(Self { sequences, ..Self::sentence(first, label) })
     }
 
     /// Its longest sequence, in tokens.
     pub(super) fn len(&self) -> usize {
         let longest = |all: &[Encoded]| all.iter().map(|e| e.tokens.len()).max().unwrap_or(0);
-        self.encoded.tokens.len().max(self.second.as_ref().map_or(0, |s| s.tokens.len())).max(longest(&self.choices))
+        self.encoded.tokens.len().max(self.second.as_ref().map_or(0, |s| s.tokens.len())).max(longest(&self.sequences))
     }
 }
 

@@ -33,14 +33,14 @@ impl UnitTask for Choice {
         if labels.len() != 1 {
             return Err(Error::Training("a multiple-choice model has one output, each ending's score".into()));
         }
-        let n = examples.first().map_or(0, |t| t.choices.len());
+        let n = examples.first().map_or(0, |t| t.sequences.len());
         if n < 2 {
             return Err(Error::Training("a multiple-choice question needs at least two endings".into()));
         }
-        if let Some(t) = examples.iter().find(|t| t.choices.len() != n) {
+        if let Some(t) = examples.iter().find(|t| t.sequences.len() != n) {
             return Err(Error::Training(format!(
                 "every question needs the same number of endings: one has {}, another {n} (the training and the validation file must agree)",
-                t.choices.len()
+                t.sequences.len()
             )));
         }
         if examples.iter().any(|t| t.label >= n) {
@@ -65,19 +65,19 @@ impl UnitTask for Choice {
     }
 
     fn inputs<'a>(&self, t: &'a LabeledText) -> Vec<&'a Encoded> {
-        t.choices.iter().collect()
+        t.sequences.iter().collect()
     }
 
     fn unit_labels(&self, t: &LabeledText) -> Vec<usize> {
-        (0..t.choices.len()).map(|i| usize::from(i == t.label)).collect()
+        (0..t.sequences.len()).map(|i| usize::from(i == t.label)).collect()
     }
 
     fn units(&self, t: &LabeledText) -> usize {
-        t.choices.len()
+        t.sequences.len()
     }
 
     fn rows(&self, t: &LabeledText) -> usize {
-        t.choices.len()
+        t.sequences.len()
     }
 
     /// The cross-entropy of each question's right ending, softmaxed over its endings.
@@ -96,7 +96,7 @@ impl UnitTask for Choice {
 
     /// The loss and accuracy over questions; each question's ending probabilities.
     fn score(&self, tuner: &FineTuner, logits: &[f32]) -> Scored {
-        let n = tuner.valid.first().map_or(1, |t| t.choices.len());
+        let n = tuner.valid.first().map_or(1, |t| t.sequences.len());
         let truth: Vec<usize> = tuner.valid.iter().map(|t| t.label).collect();
         let valid_loss = cross_entropy(logits, &truth, n);
         let pred: Vec<usize> = logits.chunks(n).map(argmax).collect();
@@ -114,7 +114,7 @@ pub fn encode_choices(tokenizer: &BertTokenizer, items: &[ChoiceItem]) -> crate:
         .iter()
         .map(|q| {
             let encoded = choice::encode_question(tokenizer, &q.premise, &q.choices).map_err(|e| Error::Input(format!("line {}: {e}", q.line)))?;
-            LabeledText::choice(encoded, q.label).ok_or_else(|| Error::Input(format!("line {}: no ending", q.line)))
+            LabeledText::group(encoded, q.label).ok_or_else(|| Error::Input(format!("line {}: no ending", q.line)))
         })
         .collect()
 }
@@ -133,6 +133,15 @@ mod tests {
     use crate::test_util::{device_rng, tiny_config};
     use crate::tokenizer::Token;
     use crate::train::finetune::{Event, Phase};
+
+    /// A multiple-choice run starts with the pooler its class reads, fresh where the checkpoint
+    /// has none, whatever the features' pooling.
+    #[test]
+    fn a_run_starts_with_the_pooler_its_class_reads() {
+        use crate::bert::pooling::Pooling;
+        use crate::train::finetune::task::tests::starts_with_pooler;
+        assert!(starts_with_pooler(Level::Choice, Pooling::Pooler) && starts_with_pooler(Level::Choice, Pooling::Mean));
+    }
     use crate::bert::pooling::Pooling;
 
     fn encoded(ids: &[u32]) -> Encoded {
@@ -156,7 +165,7 @@ mod tests {
                         encoded(&ids)
                     })
                     .collect();
-                LabeledText::choice(choices, label).unwrap()
+                LabeledText::group(choices, label).unwrap()
             })
             .collect()
     }
@@ -210,7 +219,7 @@ mod tests {
             // scored its validation questions.
             let model = run.best_model();
             let q = &run.valid[0];
-            let batch = crate::tokenizer::Batch::from_encoded(&q.choices, 0);
+            let batch = crate::tokenizer::Batch::from_encoded(&q.sequences, 0);
             let scores = model.forward(crate::bert::model::BertInput::from_batch(&batch, &device.clone().inner())).unwrap();
             let probs_now = softmax(&scores.into_data().try_to_vec::<f32>().unwrap());
             for (a, b) in probs_now.iter().zip(&run.best().unwrap().1[0]) {
@@ -223,7 +232,7 @@ mod tests {
     fn a_run_refuses_questions_with_different_numbers_of_endings() {
         let device = Device::flex().autodiff();
         let mut valid = questions(4, 2);
-        valid[1].choices.pop();
+        valid[1].sequences.pop();
         let err = tuner(TrainMode::Full, questions(8, 1), valid, &device).unwrap_err().to_string();
         assert!(err.contains("same number of endings") && err.contains("one has 2, another 3"), "{err}");
     }
