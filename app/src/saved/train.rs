@@ -5,7 +5,7 @@
 //! their defaults). (The conversions from and to `runs`' types are in `runs/to_saved.rs`.)
 
 use bertbench_core::data;
-use bertbench_core::tasks::{choice, distillation, qa, similarity, tagging};
+use bertbench_core::tasks::{distillation, qa, similarity, tagging};
 use bertbench_core::train;
 use serde::{Deserialize, Serialize};
 
@@ -201,7 +201,7 @@ plain_struct!(
 
 plain_struct!(
     /// A multiple-choice question: its premise, endings and the right one.
-    ChoiceItem = choice::ChoiceItem { line: usize, premise: String, choices: Vec<String>, label: usize }
+    ChoiceItem = bertbench_core::tasks::choice::ChoiceItem { line: usize, premise: String, choices: Vec<String>, label: usize }
 );
 
 /// A token-tagging run's sentences.

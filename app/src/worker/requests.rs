@@ -64,7 +64,7 @@ impl Handle for ask::Predict {
         match current.loaded.meta.spec.level {
             Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
             Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
-            Level::Score | Level::Embedding => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
+            Level::Score => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
             Level::Sentence => {}
             level => return Err(level.not_per_text().unwrap_or("the current model gives no label per text").into()),
         }

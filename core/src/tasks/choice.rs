@@ -16,9 +16,9 @@ use burn::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
+use super::classification::export::{has_tensor, linear_tensors, read_head, read_normed_pooler};
 use super::classification::{
-    BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HEAD_FILE, HeadClass, HeadTransform, Level, TokenizerFiles, has_tensor, linear_tensors,
-    read_head, read_normed_pooler,
+    BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HEAD_FILE, HeadClass, HeadTransform, Level, TokenizerFiles,
 };
 use crate::bert::checkpoint::{LoadedModel, save_weights};
 use crate::bert::config::{BertConfig, HiddenAct};

@@ -24,11 +24,11 @@ use crate::nn::linear::{init_linear, linear};
 use crate::tasks::metrics::softmax;
 use crate::tokenizer::{BertTokenizer, Encoded};
 
-mod export;
+pub(crate) mod export;
 mod transform;
 pub use transform::{HeadTransform, HeadTransformConfig};
 pub use export::{ENCODER_KEY, HEAD_FILE, MODELING_FILE, REMOTE_MODEL_TYPE, attach_head, export, export_head, load_classifier};
-pub(crate) use export::{HeadClass, TokenizerFiles, has_tensor, linear_tensors, read_head, read_normed_pooler};
+pub(crate) use export::{HeadClass, TokenizerFiles};
 pub(crate) use export::tokenizer_config;
 
 /// Which hidden layers a sentence feature comes from.
