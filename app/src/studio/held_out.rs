@@ -78,9 +78,9 @@ impl Studio {
     }
 }
 
-/// The validation choice of `task`'s card (tagging, question answering, similarity or multiple
-/// choice): a held-out share (`unit` says of what) or a separate file; `prefix` names its test
-/// ids (`{prefix}-valid-…`).
+/// The validation choice of `task`'s card (every task's but classification's, whose card has its
+/// own): a held-out share (`unit` says of what) or a separate file; `prefix` names its test ids
+/// (`{prefix}-valid-…`).
 #[component]
 pub fn HeldOutChoice(task: Task, prefix: &'static str, unit: &'static str, accept: &'static str) -> impl IntoView {
     let studio = expect_context::<Studio>();

@@ -242,7 +242,7 @@ pub(crate) mod tests {
 
     /// A run starts from the encoder its task's class reads: a pooler, fresh, for a classifier
     /// or cross-encoder on `[CLS]` + pooler where the checkpoint has none; the encoder as it is
-    /// for the other features and tasks (multiple choice's test is its own).
+    /// for the other features and tasks (a task whose class reads another pooler tests its start in its own file).
     #[test]
     fn a_run_starts_from_what_its_class_reads() {
         let with_pooler: Vec<(Level, Pooling)> = [Level::Sentence, Level::Score, Level::Token, Level::Span, Level::Embedding]
