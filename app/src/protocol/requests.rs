@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::answers::{Answered, Encoded, MaskFill, TaggedWord, TagsByLayer};
 use crate::runs::{Backend, SearchResult, Timing};
 
+mod choice;
+pub use choice::Choose;
+
 /// A request with exactly one answer, of type [`Answer`](Self::Answer).
 pub trait Request: Into<Ask> {
     /// What the worker answers (attachments travel beside it).
@@ -161,14 +164,6 @@ pub struct AnswerQuestion {
     pub question: String,
     pub context: String,
     pub allow_null: bool,
-}
-
-/// The probability of each of `endings` (two or more) as the end of `premise`, by the current
-/// multiple-choice model (one per ending, in order, summing to 1).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Choose {
-    pub premise: String,
-    pub endings: Vec<String>,
 }
 
 /// The current classifier as a zip of a Hugging Face folder named `name`.

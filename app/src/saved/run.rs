@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::choice::ChoiceMistake;
 use super::scores::{AnswerMetrics, ClassifierMeta, EntityMetrics, EvalReport, Metrics, SimilarityMetrics, StepPoint, TaskScores};
 
 /// A finished run: the JSON of its item (its bytes are the classifier, or its head).
@@ -151,17 +152,6 @@ pub struct PairMistake {
     pub text_pair: String,
     pub gold: f32,
     pub predicted: f32,
-}
-
-/// A multiple-choice question answered wrong.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChoiceMistake {
-    pub line: usize,
-    pub premise: String,
-    pub chosen: String,
-    pub chosen_prob: f32,
-    pub right: String,
-    pub right_prob: f32,
 }
 
 /// A student's speed, and its teacher's.

@@ -10,6 +10,7 @@ use bertbench_core::train;
 use serde::{Deserialize, Serialize};
 
 use super::list;
+use super::choice::ChoiceItem;
 use super::run::RunRecord;
 use super::scores::{EvalReport, FeatureSpec, Phase, ScoreScale, StepPoint};
 use super::{plain_struct, unit_enum};
@@ -197,11 +198,6 @@ impl From<QaItem> for data::QaItem {
 plain_struct!(
     /// Two texts and their similarity score (scaled to 0..1; `raw` as the file had it).
     ScoredPair = data::ScoredPair { line: usize, text: String, text_pair: String, score: f32, raw: String }
-);
-
-plain_struct!(
-    /// A multiple-choice question: its premise, endings and the right one.
-    ChoiceItem = bertbench_core::tasks::choice::ChoiceItem { line: usize, premise: String, choices: Vec<String>, label: usize }
 );
 
 /// A token-tagging run's sentences.
