@@ -22,7 +22,7 @@ use crate::store::{Item, Kind};
 mod data;
 mod to_saved;
 
-pub use data::{AnswerMistake, Encoding, Kept, Mistake, PairMistake, PairRequest, QaRequest, RunData, TagMistake, TaggedRequest, TaskData, TextRequest};
+pub use data::{AnswerMistake, ChoiceMistake, ChoiceRequest, Encoding, Kept, Mistake, PairMistake, PairRequest, QaRequest, RunData, TagMistake, TaggedRequest, TaskData, TextRequest};
 
 /// The saved-item fixtures, for the tests of the other saved values (studio, lab).
 #[cfg(test)]
@@ -136,6 +136,8 @@ pub enum Mistakes {
     Answers(Vec<AnswerMistake>),
     /// A similarity model's every pair with its prediction, furthest off first.
     Pairs(Vec<PairMistake>),
+    /// A multiple-choice model's questions answered wrong, most confident first.
+    Choices(Vec<ChoiceMistake>),
 }
 
 impl Default for Mistakes {

@@ -17,6 +17,7 @@ use bertbench_core::train::{CheckpointPolicy, Ended, EvalReport, Event, FineTune
 use crate::{Args, Result, device, load_dir, parse, read, read_optional};
 
 mod answer;
+mod choice;
 mod classify;
 mod distil;
 mod similarity;
@@ -81,7 +82,7 @@ trait CliTask: Sync {
 /// The tasks, in the studio's order. A file one refuses is offered to the others from the last
 /// to the first, so to classification last: the later tasks' files (pairs of texts with their
 /// scores, say) are often also tables with a text column.
-const TASKS: [&dyn CliTask; 4] = [&classify::Classify, &tag::Tag, &answer::Answer, &similarity::Similarity];
+const TASKS: [&dyn CliTask; 5] = [&classify::Classify, &tag::Tag, &answer::Answer, &similarity::Similarity, &choice::Choice];
 
 /// The task `--task` names (classification without it), refusing another task's options.
 fn task(args: &Args) -> Result<&'static dyn CliTask> {

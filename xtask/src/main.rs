@@ -617,8 +617,8 @@ fn test() -> Result {
     // With the vendored safetensors' own tests (its patch): already built for the three packages.
     run("cargo", &cargo_test(&[&packages[..], &["--package", "safetensors@0.8.0"]].concat(), &["--", "--skip", "wgpu_"]))?;
 
-    step("every model family and format against PyTorch (the models made above); every export loaded by transformers; question-answering fine-tuning against transformers' steps");
-    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "exports", "--test", "qa_training", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
+    step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
+    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::answers::{Answered, Encoded, MaskFill, TaggedWord, TagsByLayer};
 use crate::runs::{Backend, SearchResult, Timing};
 
+mod choice;
+pub use choice::Choose;
+
 /// A request with exactly one answer, of type [`Answer`](Self::Answer).
 pub trait Request: Into<Ask> {
     /// What the worker answers (attachments travel beside it).
@@ -77,6 +80,8 @@ requests! {
     Search => SearchResult, at Classifier;
     /// The current question-answering model's answer.
     AnswerQuestion => Answered, at Classifier;
+    /// Each ending's probability for a question, by the current multiple-choice model.
+    Choose => Vec<f32>, at Classifier;
     /// The current classifier as a zip (one attachment); the answer is the zip's file name.
     Export => String, at Classifier;
     /// A classifier from files (attachments) made the current one.

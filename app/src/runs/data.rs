@@ -11,11 +11,13 @@ use bertbench_core::train::LabeledText;
 
 use super::Mistakes;
 
+mod choices;
 mod pairs;
 mod questions;
 mod tagged;
 mod texts;
 
+pub use choices::{ChoiceMistake, ChoiceRequest};
 pub use pairs::{PairMistake, PairRequest};
 pub use questions::{AnswerMistake, QaRequest};
 pub use tagged::{TagMistake, TaggedRequest};
@@ -72,6 +74,8 @@ pub enum RunData {
     /// A similarity run's scored pairs (`labels` is `score`; the configuration's features say
     /// cross- or bi-encoder).
     Pairs(PairRequest),
+    /// A multiple-choice run's questions (the features are `[CLS]` + pooler of the last layer).
+    Choices(ChoiceRequest),
 }
 
 impl Default for RunData {
@@ -88,6 +92,7 @@ impl RunData {
             RunData::Tagged(t) => t,
             RunData::Questions(q) => q,
             RunData::Pairs(p) => p,
+            RunData::Choices(c) => c,
         }
     }
 

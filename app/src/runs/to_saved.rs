@@ -48,6 +48,7 @@ both_ways!(Mistake <=> s_run::Mistake { line, text, label, predicted, probs });
 both_ways!(TagMistake <=> s_run::TagMistake { line, words, gold, predicted });
 both_ways!(AnswerMistake <=> s_run::AnswerMistake { line, question, context, gold, predicted, f1 });
 both_ways!(PairMistake <=> s_run::PairMistake { line, text, text_pair, gold, predicted });
+both_ways!(ChoiceMistake <=> s_run::ChoiceMistake { line, premise, chosen, chosen_prob, right, right_prob });
 both_ways!(Speed <=> s_run::Speed { ms_per_text, teacher_ms_per_text });
 both_ways!(RunRecord <=> s_run::RunRecord { model, from_scratch, recipe, accuracy, macro_f1, steps, seconds, device, cancelled, saved_id, known_by });
 
@@ -92,6 +93,7 @@ impl From<Mistakes> for s_run::Mistakes {
             Mistakes::Tags(m) => Self::Tags(list(m)),
             Mistakes::Answers(m) => Self::Answers(list(m)),
             Mistakes::Pairs(m) => Self::Pairs(list(m)),
+            Mistakes::Choices(m) => Self::Choices(list(m)),
         }
     }
 }
@@ -103,6 +105,7 @@ impl From<s_run::Mistakes> for Mistakes {
             s_run::Mistakes::Tags(m) => Self::Tags(list(m)),
             s_run::Mistakes::Answers(m) => Self::Answers(list(m)),
             s_run::Mistakes::Pairs(m) => Self::Pairs(list(m)),
+            s_run::Mistakes::Choices(m) => Self::Choices(list(m)),
         }
     }
 }
@@ -164,6 +167,7 @@ impl From<RunData> for s_train::RunData {
             RunData::Tagged(t) => Self::Tagged(s_train::TaggedRequest { train: list(t.train), valid: list(t.valid), pieces: t.pieces.into() }),
             RunData::Questions(q) => Self::Questions(s_train::Items { train: list(q.train), valid: list(q.valid) }),
             RunData::Pairs(p) => Self::Pairs(s_train::Items { train: list(p.train), valid: list(p.valid) }),
+            RunData::Choices(c) => Self::Choices(s_train::Items { train: list(c.train), valid: list(c.valid) }),
         }
     }
 }
@@ -175,6 +179,7 @@ impl From<s_train::RunData> for RunData {
             s_train::RunData::Tagged(t) => Self::Tagged(TaggedRequest { train: list(t.train), valid: list(t.valid), pieces: t.pieces.into() }),
             s_train::RunData::Questions(q) => Self::Questions(QaRequest { train: list(q.train), valid: list(q.valid) }),
             s_train::RunData::Pairs(p) => Self::Pairs(PairRequest { train: list(p.train), valid: list(p.valid) }),
+            s_train::RunData::Choices(c) => Self::Choices(ChoiceRequest { train: list(c.train), valid: list(c.valid) }),
         }
     }
 }
@@ -323,7 +328,7 @@ pub(crate) mod tests {
             }
             read += 1;
         }
-        assert_eq!(read, 10, "four runs, four checkpoints, a lab model, lab settings");
+        assert_eq!(read, 12, "five runs, five checkpoints, a lab model, lab settings");
     }
 
     /// Removes `fields` from `object` (each must be there: the earlier shape had it).

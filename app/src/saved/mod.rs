@@ -13,6 +13,7 @@
 //! - `train.rs`: a run's request and hyper-parameters, a checkpoint of a run in progress;
 //! - `lab.rs`: the MLM lab's settings and saved models.
 
+mod choice;
 pub mod lab;
 pub mod run;
 pub mod scores;

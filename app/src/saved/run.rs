@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::choice::ChoiceMistake;
 use super::scores::{AnswerMetrics, ClassifierMeta, EntityMetrics, EvalReport, Metrics, SimilarityMetrics, StepPoint, TaskScores};
 
 /// A finished run: the JSON of its item (its bytes are the classifier, or its head).
@@ -167,6 +168,7 @@ pub enum Mistakes {
     Tags(Vec<TagMistake>),
     Answers(Vec<AnswerMistake>),
     Pairs(Vec<PairMistake>),
+    Choices(Vec<ChoiceMistake>),
 }
 
 /// What a finished run leaves, as saved today.
@@ -210,6 +212,8 @@ struct RunSummaryRead {
     similarity: Option<SimilarityMetrics>,
     #[serde(default)]
     pair_mistakes: Vec<PairMistake>,
+    #[serde(default)]
+    choice_mistakes: Vec<ChoiceMistake>,
 }
 
 /// Today's mistakes, or an earlier build's list of texts classified wrong.
@@ -230,6 +234,7 @@ impl<'de> Deserialize<'de> for RunSummary {
             MistakesRead::Labels(_) if !s.tag_mistakes.is_empty() => Mistakes::Tags(s.tag_mistakes),
             MistakesRead::Labels(_) if !s.answer_mistakes.is_empty() => Mistakes::Answers(s.answer_mistakes),
             MistakesRead::Labels(_) if !s.pair_mistakes.is_empty() => Mistakes::Pairs(s.pair_mistakes),
+            MistakesRead::Labels(_) if !s.choice_mistakes.is_empty() => Mistakes::Choices(s.choice_mistakes),
             MistakesRead::Labels(m) => Mistakes::Labels(m),
         };
         Ok(Self { meta: s.meta, metrics: s.metrics, scores, mistakes, cancelled: s.cancelled, seconds: s.seconds, steps: s.steps, device: s.device, speed: s.speed })

@@ -23,7 +23,7 @@ unit_enum!(
 
 unit_enum!(
     /// What a head predicts per input (a sentence's class, a token's tag, ...).
-    Level = cls::Level { Sentence, Token, Span, Score, Embedding }
+    Level = cls::Level { Sentence, Token, Span, Score, Embedding, Choice }
 );
 
 unit_enum!(

@@ -10,6 +10,7 @@ use bertbench_core::train;
 use serde::{Deserialize, Serialize};
 
 use super::list;
+use super::choice::ChoiceItem;
 use super::run::RunRecord;
 use super::scores::{EvalReport, FeatureSpec, Phase, ScoreScale, StepPoint};
 use super::{plain_struct, unit_enum};
@@ -221,6 +222,7 @@ pub enum RunData {
     Tagged(TaggedRequest),
     Questions(Items<QaItem>),
     Pairs(Items<ScoredPair>),
+    Choices(Items<ChoiceItem>),
 }
 
 /// A fine-tuning run's request, as saved today (`runs::TrainRequest`).
@@ -267,17 +269,20 @@ struct TrainRequestRead {
     questions: Option<Items<QaItem>>,
     #[serde(default)]
     pairs: Option<Items<ScoredPair>>,
+    #[serde(default)]
+    choices: Option<Items<ChoiceItem>>,
 }
 
 impl<'de> Deserialize<'de> for TrainRequest {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = TrainRequestRead::deserialize(d)?;
-        let data = match (s.data, s.tagged, s.questions, s.pairs) {
+        let data = match (s.data, s.tagged, s.questions, s.pairs, s.choices) {
             (Some(data), ..) => data,
             (None, Some(t), ..) => RunData::Tagged(t),
             (None, _, Some(q), ..) => RunData::Questions(q),
-            (None, _, _, Some(p)) => RunData::Pairs(p),
-            (None, None, None, None) => RunData::Texts { train: s.train, valid: s.valid },
+            (None, _, _, Some(p), _) => RunData::Pairs(p),
+            (None, _, _, _, Some(c)) => RunData::Choices(c),
+            (None, None, None, None, None) => RunData::Texts { train: s.train, valid: s.valid },
         };
         Ok(Self {
             config: s.config,

@@ -32,6 +32,7 @@ mod distil;
 mod recipe;
 mod held_out;
 mod answering;
+mod choice;
 mod inside;
 mod predict;
 mod results;
@@ -104,6 +105,8 @@ pub struct Studio {
     pub qa: answering::QaState,
     /// The similarity mode's own state.
     pub similar: similarity::PairState,
+    /// The multiple-choice mode's own state.
+    pub multiple_choice: choice::ChoiceState,
     /// A separate validation file of the tagging, question-answering or similarity mode.
     pub held_out: RwSignal<Option<held_out::HeldOut>>,
     /// Parse / mapping error to show.
@@ -165,6 +168,7 @@ impl Task {
             Task::Tag => &tagging::Tagging,
             Task::Answer => &answering::Answering,
             Task::Similar => &similarity::Similarity,
+            Task::Choice => &choice::MultipleChoice,
         }
     }
 }
@@ -193,6 +197,7 @@ impl Studio {
             tag: tagging::TagState::new(),
             qa: answering::QaState::new(),
             similar: similarity::PairState::new(),
+            multiple_choice: choice::ChoiceState::new(),
             held_out: RwSignal::new(None),
             data_error: RwSignal::new(None),
             valid_fraction: RwSignal::new(0.2),

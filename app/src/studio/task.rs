@@ -31,6 +31,8 @@ pub enum Task {
     Answer,
     /// A similarity score per pair of texts.
     Similar,
+    /// The right ending of a premise among several (multiple choice, SWAG).
+    Choice,
 }
 
 /// What a task's module answers for the studio's shared parts.
@@ -95,7 +97,7 @@ pub(crate) enum Features {
 
 impl Task {
     /// Every task, in the chooser's order.
-    pub const ALL: [Task; 4] = [Task::Classify, Task::Tag, Task::Answer, Task::Similar];
+    pub const ALL: [Task; 5] = [Task::Classify, Task::Tag, Task::Answer, Task::Similar, Task::Choice];
 
     /// The kind of model the task trains (a similarity model's: the cross-encoder's; the studio's
     /// choice between the two is the similarity mode's `level`).
@@ -105,6 +107,7 @@ impl Task {
             Task::Tag => Level::Token,
             Task::Answer => Level::Span,
             Task::Similar => Level::Score,
+            Task::Choice => Level::Choice,
         }
     }
 
@@ -115,6 +118,7 @@ impl Task {
             Level::Token => Task::Tag,
             Level::Span => Task::Answer,
             Level::Score | Level::Embedding => Task::Similar,
+            Level::Choice => Task::Choice,
         }
     }
 }

@@ -6,6 +6,8 @@ use super::*;
 use crate::protocol::{self as ask, Ask, Request, answers};
 use crate::saved::list;
 
+mod choice;
+
 /// How the worker answers request `Self`.
 pub(super) trait Handle: Request + Sized {
     /// The answer to `self` (with `bytes`, its attachments), and the answer's attachments.
@@ -25,6 +27,7 @@ pub(super) async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(serde_json:
         Ask::Similar(r) => json(r, bytes).await,
         Ask::Search(r) => json(r, bytes).await,
         Ask::AnswerQuestion(r) => json(r, bytes).await,
+        Ask::Choose(r) => json(r, bytes).await,
         Ask::Export(r) => json(r, bytes).await,
         Ask::Import(r) => json(r, bytes).await,
         Ask::AttachHead(r) => json(r, bytes).await,

@@ -74,11 +74,14 @@ pub enum Level {
     /// A vector for each text of a pair read alone, compared by cosine (a bi-encoder, see
     /// [`super::similarity`]): a sentence-transformers folder.
     Embedding,
+    /// A score for each ending of a question read with its premise, softmaxed over the endings
+    /// (multiple choice, see [`super::choice`]): `*ForMultipleChoice`.
+    Choice,
 }
 
 impl Level {
     /// Every level: the one list of the heads (each one's class is [`export::class_of`]'s).
-    pub const ALL: [Level; 5] = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding];
+    pub const ALL: [Level; 6] = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice];
 
     /// Whether the head reads one pooled vector per sequence (not its tokens).
     pub fn pooled(self) -> bool {

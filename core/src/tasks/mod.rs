@@ -8,6 +8,8 @@
 //!   span, SQuAD's exact match and F1, `BertForQuestionAnswering`
 //! - [`similarity`]: sentence similarity, as a cross-encoder (a pair read together, one score)
 //!   or a bi-encoder (each text's vector, compared by cosine; a sentence-transformers folder)
+//! - [`choice`]: multiple choice (SWAG): each ending read with its premise, one score each,
+//!   a softmax over the endings, `BertForMultipleChoice`
 //! - [`distillation`]: a smaller student learning a classification task from a fine-tuned
 //!   teacher's softened probabilities (Hinton et al.; DistilBERT's student from kept layers)
 //! - [`pretraining`]: masked-language modelling with optional NSP/SOP, `BertForPreTraining`
@@ -17,6 +19,7 @@
 //! - [`metrics`]: accuracy, per-class precision/recall/F1, macro-F1, confusion; host-side
 //!   softmax and argmax
 
+pub mod choice;
 pub mod classification;
 pub mod distillation;
 pub mod masking;

@@ -146,6 +146,7 @@ pub(crate) fn class_of(level: Level) -> &'static dyn HeadClass {
         Level::Token => &Tokens { suffix: "ForTokenClassification", labels: None },
         Level::Span => &Tokens { suffix: "ForQuestionAnswering", labels: Some(&crate::tasks::qa::LABELS) },
         Level::Embedding => &crate::tasks::similarity::BiEncoderClass,
+        Level::Choice => &crate::tasks::choice::ChoiceClass,
     }
 }
 

@@ -22,6 +22,7 @@ use crate::tokenizer::Encoded;
 pub(super) use classify::pairs_recipe;
 
 mod answer;
+pub mod choice;
 mod classify;
 mod similarity;
 mod tag;
@@ -133,6 +134,7 @@ pub(crate) fn of(level: Level) -> &'static dyn UnitTask {
         Level::Span => &answer::Answer,
         Level::Score => &similarity::CrossEncoder,
         Level::Embedding => &similarity::BiEncoder,
+        Level::Choice => &choice::Choice,
     }
 }
 
