@@ -16,7 +16,7 @@ use burn::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
-use super::classification::export::{has_tensor, linear_tensors, read_head, read_normed_pooler};
+use super::classification::weights::{has_tensor, linear_tensors, read_head, read_normed_pooler};
 use super::classification::{
     BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HEAD_FILE, HeadClass, HeadTransform, Level, TokenizerFiles,
 };

@@ -25,6 +25,7 @@ use crate::tasks::metrics::softmax;
 use crate::tokenizer::{BertTokenizer, Encoded};
 
 pub(crate) mod export;
+pub(crate) mod weights;
 mod transform;
 pub use transform::{HeadTransform, HeadTransformConfig};
 pub use export::{ENCODER_KEY, HEAD_FILE, MODELING_FILE, REMOTE_MODEL_TYPE, attach_head, export, export_head, load_classifier};
