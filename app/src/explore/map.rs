@@ -438,7 +438,7 @@ pub fn MapPanel() -> impl IntoView {
                     <option value="typed" selected=move || source.get() == Source::Typed>"the sentences below"</option>
                     {SENSES.iter().enumerate().map(|(i, s)| view! { <option value=format!("sense-{i}") selected=move || source.get() == Source::Sense(i)>{format!("word senses: “{}”", s.word)}</option> }).collect_view()}
                     <option value="translations" selected=move || source.get() == Source::Translations>"translations (English, French, German, Spanish)"</option>
-                    <option value="dataset" selected=move || source.get() == Source::Dataset>{move || if studio.classify.prepared.get().is_some() { "the studio's dataset" } else { "the built-in sentiment examples" }}</option>
+                    <option value="dataset" selected=move || source.get() == Source::Dataset>{move || if studio.has_own_labeled_data() { "the studio's dataset" } else { "the built-in sentiment examples" }}</option>
                 </select>
                 <label class="small muted" for="map-kind">"Points"</label>
                 <select id="map-kind" data-testid="map-kind" on:change=move |ev| kind.set(Kind::from_value(&event_target_value(&ev)))>

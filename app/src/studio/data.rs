@@ -14,6 +14,7 @@ use leptos::task::spawn_local;
 use crate::app::AppState;
 use crate::runs::{RunData, RunSummary, TextRequest};
 use super::data_card::{DataCard, Example};
+use super::task_state::TaskState;
 use super::task::{Features, TaskPanel};
 use super::{EXAMPLE_CSV, Studio, Task, recipe};
 use crate::files::on_files;
@@ -57,9 +58,9 @@ pub struct ClassifyState {
     pub prepared: RwSignal<Option<Prepared>>,
 }
 
-impl ClassifyState {
+impl TaskState for ClassifyState {
     /// No file yet; the columns a two-column file has.
-    pub fn new() -> Self {
+    fn new() -> Self {
         Self {
             upload: RwSignal::new(None),
             valid_upload: RwSignal::new(None),
@@ -67,6 +68,11 @@ impl ClassifyState {
             prepared: RwSignal::new(None),
         }
     }
+}
+
+/// The mode's own state in `studio`.
+fn own(studio: Studio) -> ClassifyState {
+    studio.own()
 }
 
 /// The classification task (a label per text or pair of texts).
@@ -106,11 +112,11 @@ impl TaskPanel for Classification {
     }
 
     fn has_data(&self, studio: Studio) -> bool {
-        studio.classify.prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty()))
+        own(studio).prepared.with(|p| p.as_ref().is_some_and(|p| p.report.errors.is_empty()))
     }
 
     fn epoch_examples(&self, studio: Studio) -> usize {
-        let Some(p) = studio.classify.prepared.get_untracked() else { return 0 };
+        let Some(p) = own(studio).prepared.get_untracked() else { return 0 };
         match &p.valid_file {
             Some(_) => p.dataset.examples.len(),
             None => ((1.0 - studio.valid_fraction.get_untracked()) * p.dataset.examples.len() as f32).round() as usize,
@@ -131,6 +137,10 @@ impl TaskPanel for Classification {
 
     fn export_name(&self, _: Level) -> &'static str {
         "bertbench-classifier"
+    }
+
+    fn reads_pairs(&self, studio: Studio) -> bool {
+        own(studio).columns.with(|c| c.text_pair.is_some())
     }
 
     fn features(&self, _: Studio, _: Option<Family>) -> Features {
@@ -158,11 +168,11 @@ impl Studio {
                 let upload = Upload { name, table: Arc::new(table) };
                 self.data_error.set(None);
                 if validation {
-                    self.classify.valid_upload.set(Some(upload));
+                    own(self).valid_upload.set(Some(upload));
                 } else {
-                    self.classify.columns.set(guess_columns(&upload.table));
-                    self.classify.upload.set(Some(upload));
-                    self.classify.valid_upload.set(None);
+                    own(self).columns.set(guess_columns(&upload.table));
+                    own(self).upload.set(Some(upload));
+                    own(self).valid_upload.set(None);
                 }
                 self.revalidate(state);
             }
@@ -173,18 +183,18 @@ impl Studio {
 
     /// Maps columns, validates, and counts tokens (in chunks, yielding).
     pub fn revalidate(self, state: AppState) {
-        let Some(upload) = self.classify.upload.get_untracked() else { return };
-        let map = self.classify.columns.get_untracked();
+        let Some(upload) = own(self).upload.get_untracked() else { return };
+        let map = own(self).columns.get_untracked();
         let max_len = self.max_len.get_untracked();
         let dataset = match to_examples(&upload.table, &map) {
             Ok(d) => Arc::new(d),
             Err(e) => {
-                self.classify.prepared.set(None);
+                own(self).prepared.set(None);
                 self.data_error.set(Some(e.to_string()));
                 return;
             }
         };
-        let valid_file = match self.classify.valid_upload.get_untracked() {
+        let valid_file = match own(self).valid_upload.get_untracked() {
             None => None,
             Some(v) => match to_examples(&v.table, &map) {
                 Ok(d) => Some(Arc::new(d)),
@@ -203,7 +213,7 @@ impl Studio {
             let tok = &engine.bert.tokenizer;
             let lengths = super::data_card::token_counts(&dataset.examples, |ex| tok.encode_text(&ex.text, ex.text_pair.as_deref())).await;
             let report = validate(&dataset, &lengths, max_len, 2);
-            self.classify.prepared.set(Some(Prepared { dataset, report, valid_file }));
+            own(self).prepared.set(Some(Prepared { dataset, report, valid_file }));
         });
     }
 
@@ -211,7 +221,7 @@ impl Studio {
     /// `student.0` layers (learning from the current classifier's probabilities too where
     /// `student.1` says how).
     pub(crate) fn start_classifier(self, state: AppState, student: Option<(usize, Option<Distillation>)>) -> Result<(), String> {
-        let prepared = self.classify.prepared.get_untracked().ok_or("load a dataset first")?;
+        let prepared = own(self).prepared.get_untracked().ok_or("load a dataset first")?;
         if let Some(first) = prepared.report.errors.first() {
             return Err(format!("The data has a problem to fix first: {first}"));
         }
@@ -266,19 +276,19 @@ pub fn StudioDataPanel() -> impl IntoView {
     // Re-check whenever the model (tokenizer) arrives or changes.
     Effect::new(move |_| {
         state.generation.get();
-        if studio.classify.upload.get_untracked().is_some() {
+        if own(studio).upload.get_untracked().is_some() {
             studio.revalidate(state);
         }
     });
 
     let column_select = move |which: &'static str| {
         let options = move || {
-            studio.classify.upload.get().map(|u| {
+            own(studio).upload.get().map(|u| {
                 u.table.columns.iter().enumerate().map(|(i, c)| view! { <option value=i.to_string()>{c.clone()}</option> }).collect_view()
             })
         };
         let current = move || {
-            let m = studio.classify.columns.get();
+            let m = own(studio).columns.get();
             match which {
                 "text" => m.text.to_string(),
                 "pair" => m.text_pair.map(|i| i.to_string()).unwrap_or_default(),
@@ -288,7 +298,7 @@ pub fn StudioDataPanel() -> impl IntoView {
         let on_change = move |ev| {
             let v = event_target_value(&ev);
             let idx = v.parse::<usize>().ok();
-            studio.classify.columns.update(|m| match which {
+            own(studio).columns.update(|m| match which {
                 "text" => m.text = idx.unwrap_or(0),
                 "pair" => m.text_pair = idx,
                 _ => m.label = idx,
@@ -304,7 +314,7 @@ pub fn StudioDataPanel() -> impl IntoView {
     };
 
     let preview = move || {
-        studio.classify.upload.get().map(|u| {
+        own(studio).upload.get().map(|u| {
             let t = u.table.clone();
             view! {
                 <div class="scroll-x">
@@ -325,7 +335,7 @@ pub fn StudioDataPanel() -> impl IntoView {
     };
 
     let report = move || {
-        studio.classify.prepared.get().map(|p| {
+        own(studio).prepared.get().map(|p| {
             let r = p.report.clone();
             let total: usize = r.class_counts.iter().map(|(_, n)| n).sum::<usize>().max(1);
             let skipped = p.dataset.skipped.clone();
@@ -379,7 +389,7 @@ pub fn StudioDataPanel() -> impl IntoView {
             example=Example { testid: "use-example", label: "use the example dataset" }
             on_file=move |(name, bytes)| studio.set_file(state, name, bytes, false)
             on_example=move |()| studio.set_file(state, "sentiment.csv (built-in example)".into(), EXAMPLE_CSV.to_vec(), false)>
-            {move || studio.classify.upload.get().is_some().then(|| view! {
+            {move || own(studio).upload.get().is_some().then(|| view! {
                 <div>
                     <div class="row mapping">
                         <label class="small">"Text " {column_select("text")}</label>
@@ -391,7 +401,7 @@ pub fn StudioDataPanel() -> impl IntoView {
                     <div class="row">
                         <label class="small">"Validation: "
                             <select data-testid="valid-fraction"
-                                prop:disabled=move || studio.classify.valid_upload.get().is_some()
+                                prop:disabled=move || own(studio).valid_upload.get().is_some()
                                 on:change=move |ev| studio.valid_fraction.set(event_target_value(&ev).parse().unwrap_or(0.2))>
                                 {[0.1f32, 0.2, 0.3].map(|f| view! { <option value=f.to_string() selected=move || studio.valid_fraction.get() == f>{format!("{:.0}% held out (stratified)", f * 100.0)}</option> }).collect_view()}
                             </select>
@@ -404,9 +414,9 @@ pub fn StudioDataPanel() -> impl IntoView {
                             <input type="file" accept=TABLE_FILES data-testid="valid-file"
                                 on:change=on_valid />
                         </label>
-                        {move || studio.classify.valid_upload.get().map(|v| view! {
+                        {move || own(studio).valid_upload.get().map(|v| view! {
                             <span class="small">{format!("validating on {} ({} rows) ", v.name, v.table.rows.len())}
-                                <button class="secondary small" on:click=move |_| { studio.classify.valid_upload.set(None); studio.revalidate(state); }>"use a split instead"</button>
+                                <button class="secondary small" on:click=move |_| { own(studio).valid_upload.set(None); studio.revalidate(state); }>"use a split instead"</button>
                             </span>
                         })}
                     </div>
@@ -456,4 +466,21 @@ fn classification_results(s: Arc<RunSummary>) -> AnyView {
         </div>
     }
     .into_any()
+}
+
+impl Studio {
+    /// Whether the layer views read the user's labeled texts, not the built-in examples (tracked).
+    pub fn has_own_labeled_data(self) -> bool {
+        own(self).prepared.with(Option::is_some)
+    }
+
+    /// Labeled texts for the layer views: the studio's dataset when one is loaded, otherwise
+    /// the sentiment examples that ship with the page. Returns the dataset and where it came from.
+    pub async fn labeled_data(self) -> Result<(Arc<Dataset>, String), String> {
+        if let Some(p) = own(self).prepared.get_untracked() {
+            let name = own(self).upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
+            return Ok((p.dataset.clone(), name));
+        }
+        Ok((super::builtin_sentiment()?, "the built-in sentiment examples".into()))
+    }
 }

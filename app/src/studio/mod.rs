@@ -41,6 +41,7 @@ mod saved;
 mod similarity;
 mod tagging;
 mod task;
+mod task_state;
 mod train;
 
 pub use distil::StudioDistilPanel;
@@ -50,6 +51,7 @@ pub(crate) use inside::{Change, Senses, layer_change, where_moved};
 pub use results::StudioResultsPanel;
 pub use resume::ResumeBanner;
 pub use task::{StudioTaskData, StudioTaskSwitch, Task};
+use task_state::{TaskState, TaskStates};
 pub use train::StudioTrainPanel;
 use crate::widgets::now_ms;
 
@@ -97,16 +99,8 @@ pub struct Studio {
     pub client: WorkerClient,
     /// Work saved in this browser.
     pub saved: SavedWork,
-    /// The classification mode's own state: its table, columns and checked data.
-    pub classify: data::ClassifyState,
-    /// The tagging mode's own state.
-    pub tag: tagging::TagState,
-    /// The question-answering mode's own state.
-    pub qa: answering::QaState,
-    /// The similarity mode's own state.
-    pub similar: similarity::PairState,
-    /// The multiple-choice mode's own state.
-    pub multiple_choice: choice::ChoiceState,
+    /// Each task's own state (its files, its columns), by type: [`Studio::own`].
+    tasks: TaskStates,
     /// A separate validation file of the tagging, question-answering or similarity mode.
     pub held_out: RwSignal<Option<held_out::HeldOut>>,
     /// Parse / mapping error to show.
@@ -193,11 +187,7 @@ impl Studio {
         let studio = Self {
             client,
             saved,
-            classify: data::ClassifyState::new(),
-            tag: tagging::TagState::new(),
-            qa: answering::QaState::new(),
-            similar: similarity::PairState::new(),
-            multiple_choice: choice::ChoiceState::new(),
+            tasks: TaskStates::new(),
             held_out: RwSignal::new(None),
             data_error: RwSignal::new(None),
             valid_fraction: RwSignal::new(0.2),
@@ -333,6 +323,11 @@ impl Studio {
         }
     }
 
+    /// The own state of the task whose state is an `S` (made on the first ask).
+    pub(crate) fn own<S: TaskState>(self) -> S {
+        self.tasks.get()
+    }
+
     /// Starts a run of the chosen task on its data.
     pub fn start(self, state: AppState) -> Result<(), String> {
         self.task.get_untracked().panel().start(self, state)
@@ -343,7 +338,7 @@ impl Studio {
     /// similarity model and the pair column).
     pub fn switch_task(self, task: Task) {
         let before = untrack(|| self.recipe_kind());
-        let after = recipe::RecipeKind { task, level: if task == Task::Similar { self.similar.level.get_untracked() } else { task.level() }, pairs: task == Task::Classify && self.classify.columns.with_untracked(|c| c.text_pair.is_some()) };
+        let after = untrack(|| recipe::RecipeKind::of(task, self));
         if self.config.with_untracked(|c| before.is_recipe(c)) {
             self.config.update(|c| *c = after.with_recipe(c));
         }
@@ -469,9 +464,7 @@ impl Studio {
             // A refusal is shown as the worker's notice already.
             if let Ok((meta, description)) = self.client.import(files).await {
                 let what = Task::of(meta.spec.level).panel().model_noun(meta.spec.level);
-                if meta.spec.level.similarity() {
-                    self.similar.level.set(meta.spec.level);
-                }
+                Task::of(meta.spec.level).panel().took(self, &meta);
                 self.notice.set(Some(Ok(format!("Imported {what}: {description}."))));
                 self.task.set(Task::of(meta.spec.level));
                 self.classifier.set(Some((meta, "imported".into())));
@@ -487,21 +480,12 @@ impl Studio {
         list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
         spawn_local(async move {
             if let Ok((meta, _)) = self.client.import(list).await {
+                Task::of(meta.spec.level).panel().took(self, &meta);
                 self.notice.set(Some(Ok(Task::of(meta.spec.level).panel().opened(&model, &meta))));
                 self.task.set(Task::of(meta.spec.level));
                 self.classifier.set(Some((meta, format!("the head of {model}"))));
             }
         });
-    }
-
-    /// Labeled texts for the layer views: the studio's dataset when one is loaded, otherwise
-    /// the sentiment examples that ship with the page. Returns the dataset and where it came from.
-    pub async fn labeled_data(self) -> Result<(Arc<Dataset>, String), String> {
-        if let Some(p) = self.classify.prepared.get_untracked() {
-            let name = self.classify.upload.get_untracked().map(|u| u.name).unwrap_or_else(|| "your data".into());
-            return Ok((p.dataset.clone(), name));
-        }
-        Ok((builtin_sentiment()?, "the built-in sentiment examples".into()))
     }
 }
 

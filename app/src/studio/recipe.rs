@@ -21,6 +21,13 @@ pub struct RecipeKind {
 }
 
 impl RecipeKind {
+    /// The recipe `task` trains with now in `studio` (tracked: the kind of model the task
+    /// chose, its pair column).
+    pub fn of(task: Task, studio: Studio) -> Self {
+        let panel = task.panel();
+        Self { task, level: panel.chosen_level(studio).unwrap_or(task.level()), pairs: panel.reads_pairs(studio) }
+    }
+
     /// The recipe: core's (`FineTuneConfig::recipe_for_data`, which the command line starts with too).
     pub fn recipe(self) -> FineTuneConfig {
         FineTuneConfig::recipe_for_data(self.level, self.pairs)
@@ -60,10 +67,7 @@ impl Studio {
     /// Which default recipe applies now (tracked: the task, the kind of similarity model, the
     /// classifier's pair column).
     pub fn recipe_kind(self) -> RecipeKind {
-        let task = self.task.get();
-        let level = if task == Task::Similar { self.similar.level.get() } else { task.level() };
-        let pairs = task == Task::Classify && self.classify.columns.with(|c| c.text_pair.is_some());
-        RecipeKind { task, level, pairs }
+        RecipeKind::of(self.task.get(), self)
     }
 
     /// Keeps the recipe a default one as [`recipe_kind`](Self::recipe_kind) changes: a

@@ -192,9 +192,7 @@ impl Studio {
                 };
                 match self.client.attach_head(&engine, parts.clone()).await {
                     Ok((meta, _)) => {
-                        if meta.spec.level.similarity() {
-                            self.similar.level.set(meta.spec.level);
-                        }
+                        super::Task::of(meta.spec.level).panel().took(self, &meta);
                         self.task.set(super::Task::of(meta.spec.level));
                         self.classifier.set(Some((meta, format!("the saved run “{}”", item.name))));
                     }

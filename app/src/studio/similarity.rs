@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bertbench_core::bert::family::Family;
 use bertbench_core::data::{ColumnMap, PairData, Table, guess_pair_columns, parse_table, to_pairs};
-use bertbench_core::tasks::classification::Level;
+use bertbench_core::tasks::classification::{ClassifierMeta, Level};
 use bertbench_core::tasks::similarity::{LABELS, SimilarityLoss, SimilarityMetrics};
 use bertbench_core::train::{TrainMode, memory};
 use leptos::prelude::*;
@@ -18,6 +18,7 @@ use leptos::task::spawn_local;
 use super::data::clip;
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutRead};
+use super::task_state::TaskState;
 use super::task::{Features, TaskPanel};
 use super::{RunState, Studio, Task, recipe};
 use crate::app::AppState;
@@ -85,11 +86,16 @@ pub struct PairState {
     pub costs: RwSignal<Vec<Cost>>,
 }
 
-impl PairState {
+impl TaskState for PairState {
     /// No file yet; a bi-encoder.
-    pub fn new() -> Self {
+    fn new() -> Self {
         Self { pairs: RwSignal::new(None), level: RwSignal::new(Level::Embedding), costs: RwSignal::new(Vec::new()) }
     }
+}
+
+/// The mode's own state in `studio`.
+fn own(studio: Studio) -> PairState {
+    studio.own()
 }
 
 /// The similarity task (a score per pair of texts).
@@ -116,7 +122,7 @@ impl TaskPanel for Similarity {
     }
 
     /// A cross-encoder (a bi-encoder is a sentence-transformers folder, opened as a model).
-    fn opened(&self, model: &str, _meta: &bertbench_core::tasks::classification::ClassifierMeta) -> String {
+    fn opened(&self, model: &str, _meta: &ClassifierMeta) -> String {
         format!("{model} scores pairs of texts read together (one output, transformers' regression): compare two texts here, or search a list.")
     }
 
@@ -124,7 +130,7 @@ impl TaskPanel for Similarity {
     fn read_held_out(&self, studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
         let table = parse_table(bytes, Some(name)).map_err(|e| e.to_string())?;
         let pairs = to_pairs(&table, &guess_pair_columns(&table)).map_err(|e| e.to_string())?;
-        let train = studio.similar.pairs.with_untracked(|p| p.as_ref().and_then(|p| p.data.clone())).ok_or("load the training file first")?;
+        let train = own(studio).pairs.with_untracked(|p| p.as_ref().and_then(|p| p.data.clone())).ok_or("load the training file first")?;
         let data = pairs.on_scale_of(&train).map_err(|e| e.to_string())?;
         let count = format!("{} pairs", data.pairs.len());
         Ok(HeldOutRead::new(data, count))
@@ -139,7 +145,7 @@ impl TaskPanel for Similarity {
     }
 
     fn has_data(&self, studio: Studio) -> bool {
-        studio.similar.pairs.with(|u| u.as_ref().is_some_and(|u| u.data.is_some()))
+        own(studio).pairs.with(|u| u.as_ref().is_some_and(|u| u.data.is_some()))
     }
 
     fn epoch_examples(&self, studio: Studio) -> usize {
@@ -164,8 +170,20 @@ impl TaskPanel for Similarity {
 
     /// The bi-encoder pools the last layer (as sentence-transformers does), without a pooler;
     /// the cross-encoder chooses as a classifier does.
+    fn loss_name(&self) -> &'static str {
+        "loss"
+    }
+
+    fn chosen_level(&self, studio: Studio) -> Option<Level> {
+        Some(own(studio).level.get())
+    }
+
+    fn took(&self, studio: Studio, meta: &ClassifierMeta) {
+        own(studio).level.set(meta.spec.level);
+    }
+
     fn features(&self, studio: Studio, _: Option<Family>) -> Features {
-        let cross = studio.similar.level.get() != Level::Embedding;
+        let cross = own(studio).level.get() != Level::Embedding;
         Features::Pooled { pooler: cross, layers: cross, pooler_fixes_layers: false }
     }
 }
@@ -183,13 +201,13 @@ impl Studio {
             return self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
         }
         self.data_error.set(None);
-        self.similar.pairs.set(Some(PairUpload { name, table: Arc::new(table), columns, data: None, error: None, over_max_len: None }));
+        own(self).pairs.set(Some(PairUpload { name, table: Arc::new(table), columns, data: None, error: None, over_max_len: None }));
         self.map_pairs(state, columns);
     }
 
     /// Reads the pairs with `columns` and counts their tokens (in chunks, yielding).
     pub fn map_pairs(self, state: AppState, columns: ColumnMap) {
-        let Some(upload) = self.similar.pairs.get_untracked() else { return };
+        let Some(upload) = own(self).pairs.get_untracked() else { return };
         let (data, error) = match to_pairs(&upload.table, &columns) {
             Ok(d) => (Some(Arc::new(d)), None),
             Err(e) => (None, Some(e.to_string())),
@@ -197,7 +215,7 @@ impl Studio {
         if data.as_ref().is_some_and(|d| !d.binary) && self.config.with_untracked(|c| c.similarity_loss == SimilarityLoss::Contrastive) {
             self.config.update(|c| c.similarity_loss = SimilarityLoss::Cosine);
         }
-        self.similar.pairs.set(Some(PairUpload { columns, data: data.clone(), error, over_max_len: None, ..upload }));
+        own(self).pairs.set(Some(PairUpload { columns, data: data.clone(), error, over_max_len: None, ..upload }));
         let Some(data) = data else { return };
         let max_len = self.max_len.get_untracked();
         spawn_local(async move {
@@ -205,7 +223,7 @@ impl Studio {
             let tok = &engine.bert.tokenizer;
             let counts = super::data_card::token_counts(&data.pairs, |p| tok.encode_pair(&p.text, &p.text_pair)).await;
             let over = counts.iter().filter(|&&n| n > max_len).count();
-            self.similar.pairs.update(|u| {
+            own(self).pairs.update(|u| {
                 if let Some(u) = u.as_mut().filter(|u| u.data.as_ref().is_some_and(|d| Arc::ptr_eq(d, &data))) {
                     u.over_max_len = Some(over);
                 }
@@ -215,10 +233,10 @@ impl Studio {
 
     /// Starts a similarity run on the loaded pairs, as the chosen kind of model.
     fn start_similarity(self, state: AppState) -> Result<(), String> {
-        let upload = self.similar.pairs.get_untracked().ok_or("load a file of scored pairs first")?;
+        let upload = own(self).pairs.get_untracked().ok_or("load a file of scored pairs first")?;
         let data = upload.data.clone().ok_or_else(|| upload.error.clone().unwrap_or_else(|| "choose the columns of the two texts and the score".into()))?;
         let engine = state.engine().ok_or("the model is still loading")?;
-        let level = self.similar.level.get_untracked();
+        let level = own(self).level.get_untracked();
         let config = self.config.get_untracked().for_similarity(level, &data);
         memory::check_memory(engine.bert.report.num_params as u64, config.mode != TrainMode::HeadOnly, memory::WASM_MEMORY)
             .map_err(|e| format!("{}: {e}", engine.model_id))?;
@@ -237,7 +255,7 @@ impl Studio {
 
     /// Training pairs of the loaded file (about: the split is stratified by score).
     fn training_pairs(self) -> usize {
-        let n = self.similar.pairs.with_untracked(|u| u.as_ref().and_then(|u| u.data.as_ref()).map_or(0, |d| d.pairs.len()));
+        let n = own(self).pairs.with_untracked(|u| u.as_ref().and_then(|u| u.data.as_ref()).map_or(0, |d| d.pairs.len()));
         (n as f32 * (1.0 - self.held_out_fraction())).round() as usize
     }
 }
@@ -250,13 +268,13 @@ pub fn StudioPairDataPanel() -> impl IntoView {
     let studio = expect_context::<Studio>();
     Effect::new(move |_| {
         state.generation.get();
-        if let Some(columns) = studio.similar.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) {
+        if let Some(columns) = own(studio).pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) {
             studio.map_pairs(state, columns);
         }
     });
     let column_select = move |which: &'static str, label: &'static str| {
         let current = move || {
-            studio.similar.pairs.with(|u| {
+            own(studio).pairs.with(|u| {
                 u.as_ref().map(|u| match which {
                     "text" => u.columns.text.to_string(),
                     "pair" => u.columns.text_pair.map(|i| i.to_string()).unwrap_or_default(),
@@ -265,7 +283,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             })
         };
         let on_change = move |ev| {
-            let Some(mut columns) = studio.similar.pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) else { return };
+            let Some(mut columns) = own(studio).pairs.with_untracked(|u| u.as_ref().map(|u| u.columns)) else { return };
             let idx = event_target_value(&ev).parse::<usize>().ok();
             match which {
                 "text" => columns.text = idx.unwrap_or(0),
@@ -278,14 +296,14 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             <label class="small">{label}
                 <select data-testid=format!("pair-column-{which}") on:change=on_change prop:value=current>
                     {(which != "text").then(|| view! { <option value="">"(none)"</option> })}
-                    {move || studio.similar.pairs.with(|u| u.as_ref().map(|u| u.table.columns.iter().enumerate()
+                    {move || own(studio).pairs.with(|u| u.as_ref().map(|u| u.table.columns.iter().enumerate()
                         .map(|(i, c)| view! { <option value=i.to_string()>{c.clone()}</option> }).collect_view()))}
                 </select>
             </label>
         }
     };
     let report = move || {
-        studio.similar.pairs.get().map(|u| {
+        own(studio).pairs.get().map(|u| {
             let Some(d) = u.data.clone() else {
                 return view! { <p class="banner err small" data-testid="pair-error">{u.error.clone().unwrap_or_default()}</p> }.into_any();
             };
@@ -335,9 +353,9 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             .into_any()
         })
     };
-    let binary = move || studio.similar.pairs.with(|u| u.as_ref().and_then(|u| u.data.as_ref()).is_some_and(|d| d.binary));
+    let binary = move || own(studio).pairs.with(|u| u.as_ref().and_then(|u| u.data.as_ref()).is_some_and(|d| d.binary));
     let running = move || matches!(studio.run.get(), RunState::Running { .. });
-    let level = move || studio.similar.level.get();
+    let level = move || own(studio).level.get();
     view! {
         <DataCard task=Task::Similar testid="studio-pair-data" title="1 · Pairs of texts with a score"
             hint=concat!("A CSV, TSV or JSONL file with two text columns and a score: how alike the texts are (STS-B's 0–5, SICK's 1–5, ",
@@ -347,7 +365,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
             example=Example { testid: "use-pair-example", label: "use the example (402 pairs scored 0–5)" }
             on_file=move |(name, bytes)| studio.set_pair_file(state, name, bytes)
             on_example=move |()| studio.set_pair_file(state, "similarity.csv (built-in example)".into(), EXAMPLE_PAIRS.to_vec())>
-            {move || studio.similar.pairs.with(Option::is_some).then(|| view! {
+            {move || own(studio).pairs.with(Option::is_some).then(|| view! {
                 <div class="row mapping">
                     {column_select("text", "Text ")}
                     {column_select("pair", "Second text ")}
@@ -362,14 +380,14 @@ pub fn StudioPairDataPanel() -> impl IntoView {
                 <legend>"Model"</legend>
                 <label>
                     <input type="radio" name="pair-level" data-testid="pair-bi" prop:checked=move || level() == Level::Embedding
-                        on:change=move |_| studio.similar.level.set(Level::Embedding) />
+                        on:change=move |_| own(studio).level.set(Level::Embedding) />
                     <b>" bi-encoder"</b>": each text is encoded alone into a vector (mean or [CLS] of the last layer, then a dense layer), "
                     "and two texts are as alike as their vectors' cosine. Texts are encoded once: a query against N texts costs one pass and N dot products. "
                     "Before training it is the model's own sentence vector. Exports as a sentence-transformers folder."
                 </label>
                 <label>
                     <input type="radio" name="pair-level" data-testid="pair-cross" prop:checked=move || level() == Level::Score
-                        on:change=move |_| studio.similar.level.set(Level::Score) />
+                        on:change=move |_| own(studio).level.set(Level::Score) />
                     <b>" cross-encoder"</b>": the pair is read as one sequence, [CLS] text [SEP] second text [SEP], so every word of one text attends to "
                     "every word of the other, and a linear head gives the score (squared error). Usually more accurate; a query against N texts costs N passes. "
                     "Exports as BertForSequenceClassification with one label (transformers' regression)."
@@ -464,7 +482,7 @@ fn comparison(studio: Studio) -> impl IntoView {
         let best = studio.history.with(|h| {
             h.iter().filter(|r| r.recipe.starts_with(kind(level))).filter_map(|r| match r.known_by { KnownBy::Correlations { spearman, .. } => Some(spearman), _ => None }).fold(None, |b: Option<f32>, x| Some(b.map_or(x, |b| b.max(x))))
         });
-        let cost = studio.similar.costs.with(|c| c.iter().rev().find(|c| c.level == level).cloned());
+        let cost = own(studio).costs.with(|c| c.iter().rev().find(|c| c.level == level).cloned());
         view! {
             <tr data-testid=format!("compare-{}", kind(level))>
                 <td>{kind(level)}</td>
@@ -521,9 +539,9 @@ pub fn SimilarityPredict() -> impl IntoView {
             if let Ok(result) = &r {
                 let level = studio.classifier.with_untracked(|c| c.as_ref().map_or(Level::Embedding, |(m, _)| m.spec.level));
                 let index_seconds = result.index_seconds.or_else(|| {
-                    studio.similar.costs.with_untracked(|c| c.iter().rev().find(|c| c.level == level && c.texts == result.texts).and_then(|c| c.index_seconds))
+                    own(studio).costs.with_untracked(|c| c.iter().rev().find(|c| c.level == level && c.texts == result.texts).and_then(|c| c.index_seconds))
                 });
-                studio.similar.costs.update(|c| c.push(Cost { level, texts: result.texts, seconds: result.seconds, passes: result.passes, index_seconds }));
+                own(studio).costs.update(|c| c.push(Cost { level, texts: result.texts, seconds: result.seconds, passes: result.passes, index_seconds }));
             }
             searches.update(|n| *n += 1);
             found.set(Some(r.map(|x| (x, list))));

@@ -18,6 +18,7 @@ use web_sys::HtmlInputElement;
 
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutRead};
+use super::task_state::TaskState;
 use super::task::TaskPanel;
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
@@ -40,11 +41,16 @@ pub struct TagState {
     pub pieces: RwSignal<LabelPieces>,
 }
 
-impl TagState {
+impl TaskState for TagState {
     /// No file yet; the loss on each word's first piece.
-    pub fn new() -> Self {
+    fn new() -> Self {
         Self { tagged: RwSignal::new(None), pieces: RwSignal::new(LabelPieces::default()) }
     }
+}
+
+/// The mode's own state in `studio`.
+fn own(studio: Studio) -> TagState {
+    studio.own()
 }
 
 /// The tagging task (a tag per word).
@@ -90,11 +96,11 @@ impl TaskPanel for Tagging {
     }
 
     fn has_data(&self, studio: Studio) -> bool {
-        studio.tag.tagged.with(Option::is_some)
+        own(studio).tagged.with(Option::is_some)
     }
 
     fn epoch_examples(&self, studio: Studio) -> usize {
-        let Some(t) = studio.tag.tagged.get_untracked() else { return 0 };
+        let Some(t) = own(studio).tagged.get_untracked() else { return 0 };
         let n = t.data.sentences.len();
         n - ((studio.valid_fraction.get_untracked() * n as f32).round() as usize).clamp(1, n.max(2) - 1)
     }
@@ -135,7 +141,7 @@ impl Studio {
         match parse_tagged(&bytes) {
             Ok(data) => {
                 self.data_error.set(None);
-                self.tag.tagged.set(Some(TaggedUpload { name, data: Arc::new(data), longest: None, over_max_len: 0 }));
+                own(self).tagged.set(Some(TaggedUpload { name, data: Arc::new(data), longest: None, over_max_len: 0 }));
                 self.count_tagged(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e} The data you had is kept."))),
@@ -144,14 +150,14 @@ impl Studio {
 
     /// Counts each sentence's pieces with the model's tokenizer (in chunks, yielding).
     pub fn count_tagged(self, state: AppState) {
-        let Some(upload) = self.tag.tagged.get_untracked() else { return };
+        let Some(upload) = own(self).tagged.get_untracked() else { return };
         let max_len = self.max_len.get_untracked();
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
             let tok = &engine.bert.tokenizer;
             let counts = super::data_card::token_counts(&upload.data.sentences, |s| tok.encode(&s.words.join(" "))).await;
             let (longest, over) = (counts.iter().copied().max().unwrap_or(0), counts.iter().filter(|&&n| n > max_len).count());
-            self.tag.tagged.update(|t| {
+            own(self).tagged.update(|t| {
                 if let Some(t) = t.as_mut().filter(|t| Arc::ptr_eq(&t.data, &upload.data)) {
                     t.longest = Some(longest);
                     t.over_max_len = over;
@@ -162,7 +168,7 @@ impl Studio {
 
     /// Starts a tagging run on the loaded sentences.
     fn start_tagging(self, state: AppState) -> Result<(), String> {
-        let upload = self.tag.tagged.get_untracked().ok_or("load a tagged file first")?;
+        let upload = own(self).tagged.get_untracked().ok_or("load a tagged file first")?;
         let engine = state.engine().ok_or("the model is still loading")?;
         let mut config = self.config.get_untracked();
         config.features = bertbench_core::tasks::classification::FeatureSpec { layers: config.features.layers, ..bertbench_core::tasks::classification::FeatureSpec::tokens() };
@@ -174,12 +180,12 @@ impl Studio {
                 if let Some(tag) = valid.tags.iter().find(|t| !data.tags.contains(t)) {
                     return Err(format!("the validation file has the tag {tag}, which the training file never uses; the model could not predict it"));
                 }
-                TaggedRequest { train: data.sentences.clone(), valid: valid.sentences.clone(), pieces: self.tag.pieces.get_untracked() }
+                TaggedRequest { train: data.sentences.clone(), valid: valid.sentences.clone(), pieces: own(self).pieces.get_untracked() }
             }
             None => {
                 let split = data.split(self.valid_fraction.get_untracked(), self.split_seed.get_untracked()).map_err(|e| e.to_string())?;
                 let pick = |idx: &[usize]| idx.iter().map(|&i| data.sentences[i].clone()).collect::<Vec<_>>();
-                TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: self.tag.pieces.get_untracked() }
+                TaggedRequest { train: pick(&split.train), valid: pick(&split.valid), pieces: own(self).pieces.get_untracked() }
             }
         };
         let label = Tagging.run_label(&config);
@@ -199,7 +205,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
         studio.count_tagged(state);
     });
     let report = move || {
-        studio.tag.tagged.get().map(|u| {
+        own(studio).tagged.get().map(|u| {
             let d = u.data.clone();
             let words: usize = d.sentences.iter().map(|s| s.words.len()).sum();
             let mut per_type: Vec<(String, usize)> = d.entity_types().into_iter().map(|t| (t, 0)).collect();
@@ -248,9 +254,9 @@ pub fn StudioTagDataPanel() -> impl IntoView {
                 <HeldOutChoice task=Task::Tag prefix="tag" unit="of sentences held out" accept=TAG_FILES />
                 <label class="small" title="The BERT paper scores each word at its first piece and ignores the rest; reading every piece teaches the later pieces I- tags">
                     "The loss reads "
-                    <select data-testid="tag-pieces" on:change=move |ev| studio.tag.pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
-                        <option value="first" selected=move || studio.tag.pieces.get() == LabelPieces::First>"each word's first piece"</option>
-                        <option value="all" selected=move || studio.tag.pieces.get() == LabelPieces::All>"every piece"</option>
+                    <select data-testid="tag-pieces" on:change=move |ev| own(studio).pieces.set(if event_target_value(&ev) == "all" { LabelPieces::All } else { LabelPieces::First })>
+                        <option value="first" selected=move || own(studio).pieces.get() == LabelPieces::First>"each word's first piece"</option>
+                        <option value="all" selected=move || own(studio).pieces.get() == LabelPieces::All>"every piece"</option>
                     </select>
                 </label>
             </div>

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bertbench_core::bert::family::Family;
 use bertbench_core::tasks::classification::{ClassifierMeta, Level};
-use bertbench_core::train::FineTuneConfig;
+use bertbench_core::train::{FineTuneConfig, TrainMode};
 use leptos::prelude::*;
 
 use super::held_out::HeldOutRead;
@@ -65,6 +65,32 @@ pub(crate) trait TaskPanel: Sync {
     /// [`held_out`]: super::held_out
     fn read_held_out(&self, _studio: Studio, _name: &str, _bytes: &[u8]) -> Result<HeldOutRead, String> {
         Err("this mode takes its validation file in its own card".into())
+    }
+    /// The kind of model the task trains now where it lets the user choose (tracked: the
+    /// similarity mode's cross- or bi-encoder); `None`: the task's one [`Task::level`].
+    fn chosen_level(&self, _studio: Studio) -> Option<Level> {
+        None
+    }
+    /// Whether the task's model reads two texts together now (tracked: a classifier's pair
+    /// column); step 2's default recipe follows it.
+    fn reads_pairs(&self, _studio: Studio) -> bool {
+        false
+    }
+    /// The studio took a model of the task (imported, opened from the disk, a saved run's):
+    /// the task's settings follow what `meta` says it is.
+    fn took(&self, _studio: Studio, _meta: &ClassifierMeta) {}
+    /// A warning that `mode` trains the task poorly, shown beside the recipe.
+    fn mode_warning(&self, _mode: TrainMode) -> Option<AnyView> {
+        None
+    }
+    /// Whether the task sets its input length in its own card (question answering's window),
+    /// so step 2 hides its "max tokens per example".
+    fn sets_own_length(&self) -> bool {
+        false
+    }
+    /// The loss chart's name for the task's training loss.
+    fn loss_name(&self) -> &'static str {
+        "cross-entropy"
     }
     /// How Python loads the task's export, and what it then computes.
     fn export_note(&self) -> &'static str;

@@ -9,7 +9,7 @@ use crate::app::{AppState, BackendStatus, CheckState};
 use crate::backend_choice::BackendChoice;
 use crate::runs::Backend;
 use super::task::Features;
-use super::{RunState, Studio, Task};
+use super::{RunState, Studio};
 use crate::widgets::{LineChart, ProgressBar, Series, duration};
 
 fn phase_label(p: Phase) -> &'static str {
@@ -272,15 +272,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 <button class="secondary small" data-testid="recipe-default" prop:disabled=move || running() || studio.config.with(|c| studio.recipe_kind().is_recipe(c))
                     on:click=move |_| { let kind = studio.recipe_kind(); studio.config.update(|c| *c = kind.with_recipe(c)) }>"Use the default recipe"</button>
             </div>
-            // Question answering's head on frozen features is a weak baseline: say so before
-            // anyone waits for it.
-            {move || (studio.task.get() == Task::Answer && mode() == TrainMode::HeadOnly).then(|| view! {
-                <p class="banner warn small" data-testid="qa-head-only-warning">
-                    "Head only is weak for question answering: a start/end head on the frozen encoder scores each token alone and "
-                    "cannot tell which question is asked (on the built-in example, MiniLM: F1 22.5 %, against 100 % fully fine-tuned). "
-                    "Use it as a baseline; for answers, train everything."
-                </p>
-            })}
+            // A recipe the task knows to be weak, said before anyone waits for it.
+            {move || studio.task.get().panel().mode_warning(mode())}
             <div class="row small">
                 <span class="muted">"BERT paper presets (full fine-tuning):"</span>
                 {[(32usize, 5e-5f64, 2usize), (32, 3e-5, 3), (16, 2e-5, 4), (16, 5e-5, 2)].map(|(b, lr, e)| view! {
@@ -306,7 +299,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
                             on:change=move |ev| studio.config.update(|c| c.group_by_length = event_target_checked(&ev)) />
                         " batch texts of similar length together (faster full fine-tuning)"
                     </label>
-                    <label class="small field-inline" class:hidden=move || studio.task.get() == Task::Answer>"max tokens per example"
+                    <label class="small field-inline" class:hidden=move || studio.task.get().panel().sets_own_length()>"max tokens per example"
                         <input type="number" class="num" data-testid="max-len" prop:value=move || studio.max_len.get().to_string()
                             on:change=move |ev| {
                                 if let Ok(v) = event_target_value(&ev).parse::<usize>() {
@@ -389,7 +382,7 @@ pub fn StudioTrainPanel() -> impl IntoView {
             })}
             {move || (!studio.steps.with(Vec::is_empty) || !studio.evals.with(Vec::is_empty)).then(|| view! {
                 <div class="grid2">
-                    <LineChart series=losses x_label="step" y_label=if studio.task.get_untracked() == Task::Similar { "loss" } else { "cross-entropy" } testid="loss-chart" />
+                    <LineChart series=losses x_label="step" y_label=studio.task.get_untracked().panel().loss_name() testid="loss-chart" />
                     <LineChart series=accuracy x_label="step" y_label="accuracy" y_range=(0.0, 1.0) testid="accuracy-chart" />
                 </div>
             })}

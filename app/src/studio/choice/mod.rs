@@ -21,6 +21,7 @@ use leptos::task::spawn_local;
 use super::data::clip;
 use super::data_card::{DataCard, Example};
 use super::held_out::{HeldOutChoice, HeldOutRead};
+use super::task_state::TaskState;
 use super::task::{Features, TaskPanel};
 use super::{Studio, Task, recipe};
 use crate::app::AppState;
@@ -87,11 +88,16 @@ pub struct ChoiceState {
     pub choices: RwSignal<Option<ChoiceUpload>>,
 }
 
-impl ChoiceState {
+impl TaskState for ChoiceState {
     /// No file yet.
-    pub fn new() -> Self {
+    fn new() -> Self {
         Self { choices: RwSignal::new(None) }
     }
+}
+
+/// The mode's own state in `studio`.
+fn own(studio: Studio) -> ChoiceState {
+    studio.own()
 }
 
 /// The multiple-choice task (the right ending of a premise among several).
@@ -133,7 +139,7 @@ impl TaskPanel for MultipleChoice {
     }
 
     fn has_data(&self, studio: Studio) -> bool {
-        studio.multiple_choice.choices.with(Option::is_some)
+        own(studio).choices.with(Option::is_some)
     }
 
     fn epoch_examples(&self, studio: Studio) -> usize {
@@ -176,7 +182,7 @@ impl Studio {
         match parse_choices(&bytes, Some(&name)) {
             Ok(items) => {
                 self.data_error.set(None);
-                self.multiple_choice.choices.set(Some(ChoiceUpload { name, items: Arc::new(items), longest: None, over_max_len: 0 }));
+                own(self).choices.set(Some(ChoiceUpload { name, items: Arc::new(items), longest: None, over_max_len: 0 }));
                 self.count_choice_tokens(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e}. The data you had is kept."))),
@@ -186,7 +192,7 @@ impl Studio {
     /// Counts each (premise, ending) pair's tokens with the model's tokenizer (in chunks,
     /// yielding).
     pub fn count_choice_tokens(self, state: AppState) {
-        let Some(upload) = self.multiple_choice.choices.get_untracked() else { return };
+        let Some(upload) = own(self).choices.get_untracked() else { return };
         let max_len = self.max_len.get_untracked();
         spawn_local(async move {
             let Some(engine) = state.engine() else { return };
@@ -194,7 +200,7 @@ impl Studio {
             let pairs = upload.items.iter().flat_map(|q| q.choices.iter().map(move |ending| (q, ending)));
             let counts = super::data_card::token_counts(pairs, |(q, ending)| tok.encode_pair(&q.premise, ending)).await;
             let (longest, over) = (counts.iter().copied().max().unwrap_or(0), counts.iter().filter(|&&n| n > max_len).count());
-            self.multiple_choice.choices.update(|u| {
+            own(self).choices.update(|u| {
                 if let Some(u) = u.as_mut().filter(|u| Arc::ptr_eq(&u.items, &upload.items)) {
                     u.longest = Some(longest);
                     u.over_max_len = over;
@@ -206,7 +212,7 @@ impl Studio {
     /// Starts a multiple-choice run on the loaded questions: the features `BertForMultipleChoice`
     /// reads, validated on the separate file if one is loaded, else on a held-out share.
     fn start_choice(self, state: AppState) -> Result<(), String> {
-        let upload = self.multiple_choice.choices.get_untracked().ok_or("load a file of questions with endings first")?;
+        let upload = own(self).choices.get_untracked().ok_or("load a file of questions with endings first")?;
         let engine = state.engine().ok_or("the model is still loading")?;
         let mut config = self.config.get_untracked();
         config.features = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level: Level::Choice };
@@ -233,7 +239,7 @@ impl Studio {
 
     /// Training questions of the loaded file (all of them when a validation file is loaded).
     fn training_questions(self) -> usize {
-        let Some(u) = self.multiple_choice.choices.get_untracked() else { return 0 };
+        let Some(u) = own(self).choices.get_untracked() else { return 0 };
         let n = u.items.len();
         if self.held_out_file().is_some() { n } else { split_questions(n, self.valid_fraction.get_untracked(), 0).map_or(n, |(t, _)| t.len()) }
     }
@@ -251,7 +257,7 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
         studio.count_choice_tokens(state);
     });
     let report = move || {
-        studio.multiple_choice.choices.get().map(|u| {
+        own(studio).choices.get().map(|u| {
             let balance = label_balance(&u.items);
             let endings = u.endings();
             let preview: Vec<ChoiceItem> = u.items.iter().take(3).cloned().collect();
