@@ -13,10 +13,10 @@
 //! or more.
 
 use burn::prelude::*;
-use safetensors::{Dtype, SafeTensors};
+use safetensors::SafeTensors;
 use serde_json::Value;
 
-use super::classification::weights::{has_tensor, linear_tensors, read_head, read_normed_pooler};
+use super::classification::weights::{f32_bytes, has_tensor, linear_tensors, read_head, read_normed_pooler, serialize};
 use super::classification::{
     BertClassifier, ClassificationHead, ClassificationHeadConfig, ClassifierMeta, FeatureLayers, HEAD_FILE, HeadClass, HeadTransform, Level, TokenizerFiles,
 };
@@ -268,7 +268,7 @@ impl HeadClass for ChoiceClass {
     }
 
     fn export(&self, config: &BertConfig, model: &BertClassifier, meta: &ClassifierMeta, tokenizer: &TokenizerFiles) -> Option<crate::Result<Vec<(String, Vec<u8>)>>> {
-        Some(export(config, model, meta, tokenizer.tokenizer_config.clone(), tokenizer.tokenizer_json, tokenizer.vocab_txt))
+        Some(export(config, model, meta, tokenizer))
     }
 
     fn head_tensors(&self, config: &BertConfig, model: &BertClassifier) -> crate::Result<Vec<(String, Vec<f32>, Vec<usize>)>> {
@@ -319,13 +319,11 @@ impl HeadClass for ChoiceClass {
 /// first token or the mean); it reads `[CLS]` + pooler features of the last layer. A family
 /// whose class reads another head (DistilBERT's `pre_classifier`, ELECTRA's `sequence_summary`)
 /// and any other feature choice are refused by name.
-pub fn export(
+fn export(
     config: &BertConfig,
     model: &BertClassifier,
     meta: &ClassifierMeta,
-    tokenizer_config: Vec<u8>,
-    tokenizer_json: Option<&[u8]>,
-    vocab_txt: Option<&[u8]>,
+    tokenizer: &TokenizerFiles,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let family = config.model_type;
     let class = family.base_architecture().replace("Model", "ForMultipleChoice");
@@ -370,7 +368,6 @@ pub fn export(
         Some(b) => read(b.val().unsqueeze::<2>())?,
         None => vec![0.0],
     };
-    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     // The encoder under the family's prefix; DeBERTa's pooler (and ModernBERT's with its
     // LayerNorm) at the top, where its class keeps it.
     let name = |n: &str| match (n.strip_prefix("pooler.dense."), n.strip_prefix("pooler.norm.")) {
@@ -380,24 +377,10 @@ pub fn export(
     };
     let mut tensors: Vec<(String, Vec<u8>, Vec<usize>)> =
         st.tensors().into_iter().map(|(n, view)| (name(&n), view.data().to_vec(), view.shape().to_vec())).collect();
-    tensors.push(("classifier.weight".into(), bytes(&weight), vec![1, width]));
-    tensors.push(("classifier.bias".into(), bytes(&bias), vec![1]));
-    let views = tensors
-        .iter()
-        .map(|(name, data, shape)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data).map(|v| (name.clone(), v)).map_err(|e| Error::Weights(e.to_string()))
-        })
-        .collect::<crate::Result<Vec<_>>>()?;
-    let metadata = Some(std::collections::HashMap::from([("format".to_string(), "pt".to_string())]));
-    let weights = safetensors::serialize(views, metadata).map_err(|e| Error::Weights(e.to_string()))?;
-
-    let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), weights), ("tokenizer_config.json".into(), tokenizer_config)];
-    if let Some(bytes) = tokenizer_json {
-        files.push(("tokenizer.json".into(), bytes.to_vec()));
-    }
-    if let Some(bytes) = vocab_txt {
-        files.push(("vocab.txt".into(), bytes.to_vec()));
-    }
+    tensors.push(("classifier.weight".into(), f32_bytes(&weight), vec![1, width]));
+    tensors.push(("classifier.bias".into(), f32_bytes(&bias), vec![1]));
+    let mut files = vec![("config.json".to_string(), config_json), ("model.safetensors".into(), serialize(tensors)?)];
+    files.extend(tokenizer.files());
     Ok(files)
 }
 
@@ -586,7 +569,7 @@ mod tests {
         for (family, class) in [(Family::DistilBert, "DistilBertForMultipleChoice"), (Family::Electra, "ElectraForMultipleChoice")] {
             let (mut config, model) = model(Family::Bert, pooler_spec());
             config.model_type = family;
-            let err = export(&config, &model, &meta(model.spec), Vec::new(), None, None).unwrap_err().to_string();
+            let err = export(&config, &model, &meta(model.spec), &TokenizerFiles { tokenizer_config: Vec::new(), tokenizer_json: None, vocab_txt: None }).unwrap_err().to_string();
             assert!(err.contains(class) && err.contains(family.display_name()), "{err}");
         }
         let spec = FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::Last, level: Level::Choice };

@@ -4,12 +4,11 @@
 //! and span classes with their `head` before the output, a [`HeadTransform`]), else the encoder
 //! with [`MODELING_FILE`] naming how the page computes them.
 
-use std::collections::BTreeMap;
 
 use burn::prelude::*;
-use safetensors::{Dtype, SafeTensors};
+use safetensors::SafeTensors;
 
-use super::weights::{has_tensor, linear_tensors, read_head, read_normed_pooler};
+use super::weights::{f32_bytes, has_tensor, linear_tensors, read_head, read_normed_pooler, serialize};
 use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, HeadTransform, Level, LoadedClassifier};
 use crate::bert::checkpoint::{CheckpointFiles, LoadedModel, save_weights};
 use crate::bert::config::BertConfig;
@@ -152,23 +151,6 @@ pub(crate) fn class_of(level: Level) -> &'static dyn HeadClass {
 /// `classifier.weight` `[labels, width]` and `classifier.bias` `[labels]`, PyTorch layout.
 fn head_tensors(head: &ClassificationHead) -> crate::Result<(Vec<f32>, Vec<f32>, [usize; 2])> {
     linear_tensors(&head.classifier)
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u8>> {
-    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
-        .iter()
-        .map(|(name, data, shape)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data)
-                .map(|v| (name.clone(), v))
-                .map_err(|e| Error::Weights(e.to_string()))
-        })
-        .collect::<crate::Result<_>>()?;
-    let meta = BTreeMap::from([("format".to_string(), "pt".to_string())]).into_iter().collect();
-    safetensors::serialize(views, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
 }
 
 /// Writes a classifier as a Hugging Face folder: `(file name, bytes)` pairs, which

@@ -68,6 +68,25 @@ pub(crate) fn read_head(bytes: &[u8], file: &str, names: [&str; 2], device: &Dev
     })
 }
 
+/// Little-endian `f32` bytes, as safetensors stores them.
+pub(crate) fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A safetensors file of `(name, f32 bytes, shape)` tensors, marked as PyTorch's (`format: pt`).
+pub(crate) fn serialize(tensors: Vec<(String, Vec<u8>, Vec<usize>)>) -> crate::Result<Vec<u8>> {
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .map(|(name, data, shape)| {
+            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), data)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| Error::Weights(e.to_string()))
+        })
+        .collect::<crate::Result<_>>()?;
+    let meta = std::collections::BTreeMap::from([("format".to_string(), "pt".to_string())]).into_iter().collect();
+    safetensors::serialize(views, Some(meta)).map_err(|e| Error::Weights(e.to_string()))
+}
+
 /// Little-endian f32, f16 or bf16 bytes as f32 (a Hub classifier may be saved in half precision).
 fn widen(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
     let halves = |f: fn(u16) -> f32| data.chunks_exact(2).map(|b| f(u16::from_le_bytes([b[0], b[1]]))).collect();
