@@ -6,8 +6,7 @@
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bert::pooling::Pooling;
-use crate::data::{PairData, ScoreScale};
+use crate::data::ScoreScale;
 use crate::tasks::classification::{FeatureSpec, Level};
 use crate::tasks::distillation::Distillation;
 use crate::tasks::qa::SpanConfig;
@@ -128,27 +127,7 @@ impl FineTuneConfig {
     /// a sentence classifier of pairs trains everything (see `pairs_recipe`); otherwise
     /// [`recipe`](Self::recipe).
     pub fn recipe_for_data(level: Level, pairs: bool) -> Self {
-        match (level, pairs) {
-            (Level::Sentence, true) => super::task::pairs_recipe(),
-            _ => Self::recipe(level),
-        }
-    }
-
-    /// This configuration made a similarity run's on `data`: a cross-encoder (`Level::Score`:
-    /// the pair read together, its pooling and layers kept) or a bi-encoder
-    /// (`Level::Embedding`: each text's mean or `[CLS]` vector of the last layer, compared by
-    /// cosine); the data's score scale kept with the model; the cosine loss, unless a
-    /// bi-encoder learns two-valued labels (then the chosen loss, contrastive allowed).
-    pub fn for_similarity(mut self, level: Level, data: &PairData) -> Self {
-        self.features = match level {
-            Level::Embedding => FeatureSpec::embeddings(if self.features.pooling == Pooling::Cls { Pooling::Cls } else { Pooling::Mean }),
-            _ => FeatureSpec::scores(self.features.pooling, self.features.layers),
-        };
-        self.score_scale = Some(data.scale);
-        if level != Level::Embedding || !data.binary {
-            self.similarity_loss = SimilarityLoss::Cosine;
-        }
-        self
+        super::task::of(level).recipe_on(pairs)
     }
 }
 
@@ -169,10 +148,6 @@ pub fn config_with_defaults<'de, D: serde::Deserializer<'de>>(d: D) -> std::resu
 mod tests {
     use super::*;
 
-    fn pairs(binary: bool) -> PairData {
-        let scale = if binary { ScoreScale::UNIT } else { ScoreScale { low: 0.0, high: 5.0 } };
-        PairData { pairs: Vec::new(), scale, binary, label_names: None, skipped: Vec::new(), warnings: Vec::new() }
-    }
 
     #[test]
     fn each_task_starts_with_its_recipe() {
@@ -187,20 +162,5 @@ mod tests {
             let r = FineTuneConfig::recipe(level);
             assert_eq!((r.mode, r.head_epochs, r.batch_size), (TrainMode::HeadOnly, 20, 32), "{level:?}");
         }
-    }
-
-    #[test]
-    fn a_similarity_run_reads_its_kind_and_scale_and_keeps_contrastive_only_for_labels_compared_by_cosine() {
-        let contrastive = FineTuneConfig::new().with_similarity_loss(SimilarityLoss::Contrastive);
-        let bi = contrastive.clone().for_similarity(Level::Embedding, &pairs(true));
-        assert_eq!((bi.features.level, bi.features.pooling, bi.similarity_loss), (Level::Embedding, Pooling::Mean, SimilarityLoss::Contrastive));
-        assert_eq!(bi.score_scale, Some(ScoreScale::UNIT));
-        let on_scores = contrastive.clone().for_similarity(Level::Embedding, &pairs(false));
-        assert_eq!((on_scores.similarity_loss, on_scores.score_scale), (SimilarityLoss::Cosine, Some(ScoreScale { low: 0.0, high: 5.0 })));
-        let cross = contrastive.with_features(FeatureSpec { pooling: Pooling::Pooler, ..FeatureSpec::default() }).for_similarity(Level::Score, &pairs(true));
-        assert_eq!((cross.features.level, cross.features.pooling, cross.similarity_loss), (Level::Score, Pooling::Pooler, SimilarityLoss::Cosine));
-        // A bi-encoder pools by mean or [CLS] only.
-        let pooler = FineTuneConfig::new().with_features(FeatureSpec { pooling: Pooling::Pooler, ..FeatureSpec::default() });
-        assert_eq!(pooler.for_similarity(Level::Embedding, &pairs(false)).features.pooling, Pooling::Mean);
     }
 }

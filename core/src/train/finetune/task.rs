@@ -19,7 +19,10 @@ use crate::tasks::metrics::{Metrics, argmax, softmax};
 use super::TaskScores;
 use crate::tokenizer::Encoded;
 
-pub(super) use classify::pairs_recipe;
+pub use answer::encode_questions;
+pub use classify::encode_examples;
+pub use similarity::encode_pairs;
+pub use tag::encode_tagged;
 
 mod answer;
 pub mod choice;
@@ -42,6 +45,12 @@ pub(crate) trait UnitTask: Sync {
     /// The recipe the studio and the command line start from.
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new()
+    }
+
+    /// The recipe for data of `pairs` of texts read together (a classifier's), or of single
+    /// texts: [`recipe`](Self::recipe) unless the task says otherwise.
+    fn recipe_on(&self, _pairs: bool) -> FineTuneConfig {
+        self.recipe()
     }
 
     /// The encoder a run starts from, made from the checkpoint's `bert` (its `config`, and the

@@ -16,12 +16,9 @@ use std::sync::Arc;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::data::{Example, QaItem, ScoredPair, TaggedSentence};
-use crate::error::Error;
-use crate::tasks::classification::Level;
-use crate::tasks::qa::{SpanConfig, encode_question};
-use crate::tasks::tagging::{LabelPieces, TokenTarget, encode_words};
-use crate::tokenizer::{BertTokenizer, Encoded};
+use crate::data::QaItem;
+use crate::tasks::tagging::TokenTarget;
+use crate::tokenizer::Encoded;
 
 /// A tokenized example with its label id, or its tokens' tag ids.
 #[derive(Debug, Clone)]
@@ -108,64 +105,6 @@ impl LabeledText {
     }
 }
 
-
-/// Tokenizes examples, mapping label names to ids in `labels`' order.
-pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: &[String]) -> crate::Result<Vec<LabeledText>> {
-    examples
-        .iter()
-        .map(|ex| {
-            let label = labels
-                .iter()
-                .position(|l| *l == ex.label)
-                .ok_or_else(|| Error::Input(format!("line {}: label {:?} is not one of the training labels", ex.line, ex.label)))?;
-            let encoded = tokenizer
-                .encode_text(&ex.text, ex.text_pair.as_deref())
-                .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
-            Ok(LabeledText::sentence(encoded, label))
-        })
-        .collect()
-}
-
-/// Tokenizes tagged sentences for a token classifier: each word's tag (one of `tags`) onto its
-/// pieces as [`crate::tasks::tagging::encode_words`] puts it. Returns the examples and how many
-/// words the tokenizer's length cut off (neither learned nor scored).
-pub fn encode_tagged(tokenizer: &BertTokenizer, sentences: &[TaggedSentence], tags: &[String], pieces: LabelPieces) -> crate::Result<(Vec<LabeledText>, usize)> {
-    let mut lost = 0;
-    let examples = sentences
-        .iter()
-        .map(|s| {
-            let ids = s
-                .tags
-                .iter()
-                .map(|t| tags.iter().position(|x| x == t).ok_or_else(|| Error::Input(format!("line {}: tag {t:?} is not one of the training tags", s.line))))
-                .collect::<crate::Result<Vec<_>>>()?;
-            let (encoded, targets, cut) = encode_words(tokenizer, &s.words, &ids, tags, pieces).map_err(|e| Error::Input(format!("line {}: {e}", s.line)))?;
-            if targets.is_empty() {
-                return Err(Error::Input(format!("line {}: no word of this sentence fits in the model's length", s.line)));
-            }
-            lost += cut;
-            Ok(LabeledText::tagged(encoded, targets))
-        })
-        .collect::<crate::Result<Vec<_>>>()?;
-    Ok((examples, lost))
-}
-
-/// Tokenizes scored pairs for a similarity model: each pair read together (a cross-encoder,
-/// [`Level::Score`]) or each text alone (a bi-encoder, [`Level::Embedding`]).
-pub fn encode_pairs(tokenizer: &BertTokenizer, pairs: &[ScoredPair], level: Level) -> crate::Result<Vec<LabeledText>> {
-    pairs
-        .iter()
-        .map(|p| {
-            let at = |e: Error| Error::Input(format!("line {}: {e}", p.line));
-            Ok(match level {
-                Level::Embedding => LabeledText::pair(tokenizer.encode(&p.text).map_err(at)?, tokenizer.encode(&p.text_pair).map_err(at)?, p.score),
-                _ => LabeledText::scored(tokenizer.encode_pair(&p.text, &p.text_pair).map_err(at)?, p.score),
-            })
-        })
-        .collect()
-}
-
-
 pub(super) fn scores_tensor(scores: &[f32], device: &Device) -> Tensor<1> {
     Tensor::from_data(TensorData::new(scores.to_vec(), [scores.len()]), device)
 }
@@ -175,21 +114,3 @@ pub(super) fn labels_tensor(labels: &[usize], device: &Device) -> Tensor<1, Int>
     Tensor::from_data(TensorData::new(v, [labels.len()]), device)
 }
 
-/// Windows of questions over passages for a question-answering model (see
-/// [`crate::tasks::qa::encode_question`]): each window with its answer's token positions, the
-/// first gold answer learned. Returns the windows, question after question, and how many
-/// answered questions have their answer in no window whole (too long for one: they learn only
-/// "no answer").
-pub fn encode_questions(tokenizer: &BertTokenizer, items: &[QaItem], config: &SpanConfig) -> crate::Result<(Vec<LabeledText>, usize)> {
-    let mut windows = Vec::new();
-    let mut lost = 0;
-    for item in items {
-        let shared = Arc::new(item.clone());
-        let encoded = encode_question(tokenizer, item, config).map_err(|e| Error::Input(format!("line {} (question {}): {e}", item.line, item.id)))?;
-        lost += usize::from(!item.answers.is_empty() && encoded.iter().all(|(_, at)| *at == (0, 0)));
-        for (w, (start, end)) in encoded {
-            windows.push(LabeledText::window(w.encoded, SpanTarget { start, end, context: w.context, item: shared.clone() }));
-        }
-    }
-    Ok((windows, lost))
-}

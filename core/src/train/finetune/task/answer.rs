@@ -4,6 +4,12 @@
 //! longest. Scored per question over its windows, by SQuAD's exact match and F1.
 
 use super::*;
+use std::sync::Arc;
+
+use crate::data::QaItem;
+use crate::tasks::qa::{SpanConfig, encode_question};
+use crate::tokenizer::BertTokenizer;
+use crate::train::finetune::units::SpanTarget;
 use crate::error::Error;
 use crate::tasks::metrics::Metrics;
 use crate::tasks::qa::{AnswerMetrics, best_spans};
@@ -92,4 +98,23 @@ impl UnitTask for Answer {
         let answers = AnswerMetrics::new(&gold, &pred);
         Scored { valid_loss, metrics, scores: TaskScores::Answers(answers), predictions: pred, probs: Vec::new() }
     }
+}
+
+/// Windows of questions over passages for a question-answering model (see
+/// [`crate::tasks::qa::encode_question`]): each window with its answer's token positions, the
+/// first gold answer learned. Returns the windows, question after question, and how many
+/// answered questions have their answer in no window whole (too long for one: they learn only
+/// "no answer").
+pub fn encode_questions(tokenizer: &BertTokenizer, items: &[QaItem], config: &SpanConfig) -> crate::Result<(Vec<LabeledText>, usize)> {
+    let mut windows = Vec::new();
+    let mut lost = 0;
+    for item in items {
+        let shared = Arc::new(item.clone());
+        let encoded = encode_question(tokenizer, item, config).map_err(|e| Error::Input(format!("line {} (question {}): {e}", item.line, item.id)))?;
+        lost += usize::from(!item.answers.is_empty() && encoded.iter().all(|(_, at)| *at == (0, 0)));
+        for (w, (start, end)) in encoded {
+            windows.push(LabeledText::window(w.encoded, SpanTarget { start, end, context: w.context, item: shared.clone() }));
+        }
+    }
+    Ok((windows, lost))
 }

@@ -2,6 +2,9 @@
 //! from one pooled vector.
 
 use super::*;
+use crate::data::Example;
+use crate::error::Error;
+use crate::tokenizer::BertTokenizer;
 use crate::tasks::metrics::{Metrics, softmax};
 use crate::tasks::tagging::EntityMetrics;
 use super::cross_entropy;
@@ -13,7 +16,7 @@ pub(super) struct Classify;
 /// MRPC's dev split (docs/performance.md, "Recipes chosen on dev splits"): a sentence encoder's
 /// frozen features place each text, not how two texts relate. Single texts keep the head-only
 /// default, within 2 points of full fine-tuning on SST-2.
-pub(crate) fn pairs_recipe() -> FineTuneConfig {
+fn pairs_recipe() -> FineTuneConfig {
     FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_epochs(2)
 }
 
@@ -25,6 +28,10 @@ impl UnitTask for Classify {
 
     fn distils(&self) -> bool {
         true
+    }
+
+    fn recipe_on(&self, pairs: bool) -> FineTuneConfig {
+        if pairs { pairs_recipe() } else { self.recipe() }
     }
 
     /// `*ForSequenceClassification`'s pooler, fresh where the checkpoint has none.
@@ -78,4 +85,21 @@ pub(super) fn score_labels(
     let probs = rows.iter().map(|r| softmax(r)).collect();
     let scores = entities.map_or(TaskScores::Classes, TaskScores::Entities);
     Scored { valid_loss, metrics, scores, predictions: Vec::new(), probs }
+}
+
+/// Tokenizes examples, mapping label names to ids in `labels`' order.
+pub fn encode_examples(tokenizer: &BertTokenizer, examples: &[Example], labels: &[String]) -> crate::Result<Vec<LabeledText>> {
+    examples
+        .iter()
+        .map(|ex| {
+            let label = labels
+                .iter()
+                .position(|l| *l == ex.label)
+                .ok_or_else(|| Error::Input(format!("line {}: label {:?} is not one of the training labels", ex.line, ex.label)))?;
+            let encoded = tokenizer
+                .encode_text(&ex.text, ex.text_pair.as_deref())
+                .map_err(|e| Error::Input(format!("line {}: {e}", ex.line)))?;
+            Ok(LabeledText::sentence(encoded, label))
+        })
+        .collect()
 }

@@ -4,6 +4,10 @@
 //! Spearman's and Pearson's correlation, and as "similar" (≥ 0.5) or not.
 
 use super::*;
+use crate::data::PairData;
+use crate::tasks::similarity::SimilarityLoss;
+use crate::data::ScoredPair;
+use crate::tokenizer::BertTokenizer;
 use crate::error::Error;
 use crate::tasks::metrics::Metrics;
 use crate::tasks::similarity::{self, SimilarityMetrics};
@@ -136,4 +140,64 @@ fn score_similarity(level: Level, tuner: &FineTuner, outputs: &[f32]) -> Scored 
     let metrics = Metrics::new(&truth, &said, &["different".to_string(), "similar".to_string()]);
     let scores = SimilarityMetrics::new(&gold, pred, binary);
     Scored { valid_loss, metrics, scores: TaskScores::Similarity(scores), predictions: Vec::new(), probs: pred.iter().map(|&p| vec![p]).collect() }
+}
+
+/// Tokenizes scored pairs for a similarity model: each pair read together (a cross-encoder,
+/// [`Level::Score`]) or each text alone (a bi-encoder, [`Level::Embedding`]).
+pub fn encode_pairs(tokenizer: &BertTokenizer, pairs: &[ScoredPair], level: Level) -> crate::Result<Vec<LabeledText>> {
+    pairs
+        .iter()
+        .map(|p| {
+            let at = |e: Error| Error::Input(format!("line {}: {e}", p.line));
+            Ok(match level {
+                Level::Embedding => LabeledText::pair(tokenizer.encode(&p.text).map_err(at)?, tokenizer.encode(&p.text_pair).map_err(at)?, p.score),
+                _ => LabeledText::scored(tokenizer.encode_pair(&p.text, &p.text_pair).map_err(at)?, p.score),
+            })
+        })
+        .collect()
+}
+
+impl FineTuneConfig {
+    /// This configuration made a similarity run's on `data`: a cross-encoder (`Level::Score`:
+    /// the pair read together, its pooling and layers kept) or a bi-encoder
+    /// (`Level::Embedding`: each text's mean or `[CLS]` vector of the last layer, compared by
+    /// cosine); the data's score scale kept with the model; the cosine loss, unless a
+    /// bi-encoder learns two-valued labels (then the chosen loss, contrastive allowed).
+    pub fn for_similarity(mut self, level: Level, data: &PairData) -> Self {
+        self.features = match level {
+            Level::Embedding => FeatureSpec::embeddings(if self.features.pooling == Pooling::Cls { Pooling::Cls } else { Pooling::Mean }),
+            _ => FeatureSpec::scores(self.features.pooling, self.features.layers),
+        };
+        self.score_scale = Some(data.scale);
+        if level != Level::Embedding || !data.binary {
+            self.similarity_loss = SimilarityLoss::Cosine;
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::ScoreScale;
+
+    fn pairs(binary: bool) -> PairData {
+        let scale = if binary { ScoreScale::UNIT } else { ScoreScale { low: 0.0, high: 5.0 } };
+        PairData { pairs: Vec::new(), scale, binary, label_names: None, skipped: Vec::new(), warnings: Vec::new() }
+    }
+
+    #[test]
+    fn a_similarity_run_reads_its_kind_and_scale_and_keeps_contrastive_only_for_labels_compared_by_cosine() {
+        let contrastive = FineTuneConfig::new().with_similarity_loss(SimilarityLoss::Contrastive);
+        let bi = contrastive.clone().for_similarity(Level::Embedding, &pairs(true));
+        assert_eq!((bi.features.level, bi.features.pooling, bi.similarity_loss), (Level::Embedding, Pooling::Mean, SimilarityLoss::Contrastive));
+        assert_eq!(bi.score_scale, Some(ScoreScale::UNIT));
+        let on_scores = contrastive.clone().for_similarity(Level::Embedding, &pairs(false));
+        assert_eq!((on_scores.similarity_loss, on_scores.score_scale), (SimilarityLoss::Cosine, Some(ScoreScale { low: 0.0, high: 5.0 })));
+        let cross = contrastive.with_features(FeatureSpec { pooling: Pooling::Pooler, ..FeatureSpec::default() }).for_similarity(Level::Score, &pairs(true));
+        assert_eq!((cross.features.level, cross.features.pooling, cross.similarity_loss), (Level::Score, Pooling::Pooler, SimilarityLoss::Cosine));
+        // A bi-encoder pools by mean or [CLS] only.
+        let pooler = FineTuneConfig::new().with_features(FeatureSpec { pooling: Pooling::Pooler, ..FeatureSpec::default() });
+        assert_eq!(pooler.for_similarity(Level::Embedding, &pairs(false)).features.pooling, Pooling::Mean);
+    }
 }

@@ -4,6 +4,9 @@
 
 use super::classify::score_labels;
 use super::*;
+use crate::data::TaggedSentence;
+use crate::tasks::tagging::{LabelPieces, encode_words};
+use crate::tokenizer::BertTokenizer;
 use crate::error::Error;
 use crate::tasks::tagging::EntityMetrics;
 use crate::train::finetune::TrainMode;
@@ -64,4 +67,28 @@ fn entity_metrics(tuner: &FineTuner, pred: &[usize]) -> Option<EntityMetrics> {
         pred_tags.push(words.map(|_| labels[*pred.next().expect("one prediction per word")].as_str()).collect::<Vec<_>>());
     }
     Some(EntityMetrics::new(&truth_tags, &pred_tags))
+}
+
+/// Tokenizes tagged sentences for a token classifier: each word's tag (one of `tags`) onto its
+/// pieces as [`crate::tasks::tagging::encode_words`] puts it. Returns the examples and how many
+/// words the tokenizer's length cut off (neither learned nor scored).
+pub fn encode_tagged(tokenizer: &BertTokenizer, sentences: &[TaggedSentence], tags: &[String], pieces: LabelPieces) -> crate::Result<(Vec<LabeledText>, usize)> {
+    let mut lost = 0;
+    let examples = sentences
+        .iter()
+        .map(|s| {
+            let ids = s
+                .tags
+                .iter()
+                .map(|t| tags.iter().position(|x| x == t).ok_or_else(|| Error::Input(format!("line {}: tag {t:?} is not one of the training tags", s.line))))
+                .collect::<crate::Result<Vec<_>>>()?;
+            let (encoded, targets, cut) = encode_words(tokenizer, &s.words, &ids, tags, pieces).map_err(|e| Error::Input(format!("line {}: {e}", s.line)))?;
+            if targets.is_empty() {
+                return Err(Error::Input(format!("line {}: no word of this sentence fits in the model's length", s.line)));
+            }
+            lost += cut;
+            Ok(LabeledText::tagged(encoded, targets))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    Ok((examples, lost))
 }
