@@ -463,10 +463,11 @@ impl Studio {
         spawn_local(async move {
             // A refusal is shown as the worker's notice already.
             if let Ok((meta, description)) = self.client.import(files).await {
-                let what = Task::of(meta.spec.level).panel().model_noun(meta.spec.level);
-                Task::of(meta.spec.level).panel().took(self, &meta);
+                let task = Task::of(meta.spec.level);
+                let what = task.panel().model_noun(meta.spec.level);
+                task.panel().took(self, &meta);
                 self.notice.set(Some(Ok(format!("Imported {what}: {description}."))));
-                self.task.set(Task::of(meta.spec.level));
+                self.task.set(task);
                 self.classifier.set(Some((meta, "imported".into())));
             }
         });
@@ -480,9 +481,10 @@ impl Studio {
         list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
         spawn_local(async move {
             if let Ok((meta, _)) = self.client.import(list).await {
-                Task::of(meta.spec.level).panel().took(self, &meta);
-                self.notice.set(Some(Ok(Task::of(meta.spec.level).panel().opened(&model, &meta))));
-                self.task.set(Task::of(meta.spec.level));
+                let task = Task::of(meta.spec.level);
+                task.panel().took(self, &meta);
+                self.notice.set(Some(Ok(task.panel().opened(&model, &meta))));
+                self.task.set(task);
                 self.classifier.set(Some((meta, format!("the head of {model}"))));
             }
         });

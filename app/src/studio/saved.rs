@@ -192,8 +192,9 @@ impl Studio {
                 };
                 match self.client.attach_head(&engine, parts.clone()).await {
                     Ok((meta, _)) => {
-                        super::Task::of(meta.spec.level).panel().took(self, &meta);
-                        self.task.set(super::Task::of(meta.spec.level));
+                        let task = super::Task::of(meta.spec.level);
+                        task.panel().took(self, &meta);
+                        self.task.set(task);
                         self.classifier.set(Some((meta, format!("the saved run “{}”", item.name))));
                     }
                     Err(e) => {

@@ -168,8 +168,6 @@ impl TaskPanel for Similarity {
         if level == Level::Embedding { "bertbench-bi-encoder" } else { "bertbench-cross-encoder" }
     }
 
-    /// The bi-encoder pools the last layer (as sentence-transformers does), without a pooler;
-    /// the cross-encoder chooses as a classifier does.
     fn loss_name(&self) -> &'static str {
         "loss"
     }
@@ -182,6 +180,8 @@ impl TaskPanel for Similarity {
         own(studio).level.set(meta.spec.level);
     }
 
+    /// The bi-encoder pools the last layer (as sentence-transformers does), without a pooler;
+    /// the cross-encoder chooses as a classifier does.
     fn features(&self, studio: Studio, _: Option<Family>) -> Features {
         let cross = own(studio).level.get() != Level::Embedding;
         Features::Pooled { pooler: cross, layers: cross, pooler_fixes_layers: false }

@@ -4,13 +4,11 @@
 //! Spearman's and Pearson's correlation, and as "similar" (≥ 0.5) or not.
 
 use super::*;
-use crate::data::PairData;
-use crate::tasks::similarity::SimilarityLoss;
-use crate::data::ScoredPair;
-use crate::tokenizer::BertTokenizer;
+use crate::data::{PairData, ScoredPair};
 use crate::error::Error;
 use crate::tasks::metrics::Metrics;
-use crate::tasks::similarity::{self, SimilarityMetrics};
+use crate::tasks::similarity::{self, SimilarityLoss, SimilarityMetrics};
+use crate::tokenizer::BertTokenizer;
 use crate::train::finetune::units::scores_tensor;
 
 pub(super) struct CrossEncoder;
