@@ -1,7 +1,7 @@
 // Matrix products in Chromium's WebAssembly: core's kernel (`core/src/nn/linear/gemm.rs`) against
 // the `gemm` crate that burn's CPU backend uses, on the shapes of one half of a MiniLM fine-tuning
 // step (512 tokens: forward, input gradient with Wᵀ, weight gradient with xᵀ) and of attention
-// (one head, 64 tokens); core's kernel twice, built with 128-bit SIMD (the page's build) and with
+// (one head, 64 and 192 tokens); core's kernel twice, built with 128-bit SIMD (the page's build) and with
 // relaxed SIMD (the training worker's relaxed threaded build: fused multiply-add). One thread,
 // the best of 15 interleaved timings after a warm-up. Fails if any two disagree. Prints a
 // Markdown table of GFLOP/s.
@@ -37,6 +37,9 @@ const SHAPES = [
   [384, 1536, 512, true, false, 'feed-forward in, dW = xᵀ·dy'],
   [1536, 384, 512, true, false, 'feed-forward out, dW = xᵀ·dy'],
   [64, 64, 32, false, true, 'attention scores, one head'],
+  [192, 192, 32, false, true, 'attention scores at 192 tokens, one head'],
+  [192, 32, 192, false, false, 'attention context at 192 tokens, one head'],
+  [192, 32, 192, true, false, 'attention dV = Pᵀ·dC at 192 tokens'],
 ];
 
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });

@@ -11,6 +11,17 @@ pub struct Rng {
     state: u64,
 }
 
+/// SplitMix64's increment of the state per number (the golden ratio's fraction in 64 bits).
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's output function: three multiply-xorshift steps of the state.
+#[inline(always)]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl Rng {
     /// A generator started from `seed`. Every seed, 0 included, is fine.
     pub fn new(seed: u64) -> Self {
@@ -24,11 +35,17 @@ impl Rng {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.state = self.state.wrapping_add(GAMMA);
+        mix(self.state)
+    }
+
+    /// The next `count` numbers, the same as `count` calls of [`Rng::next_u64`]. Each is a
+    /// function of its position alone, so a loop over them carries nothing from one to the next
+    /// and the compiler can vectorise it (dropout draws millions a step).
+    pub fn next_many(&mut self, count: usize) -> impl Iterator<Item = u64> + use<> {
+        let start = self.state;
+        self.state = start.wrapping_add((count as u64).wrapping_mul(GAMMA));
+        (1..=count as u64).map(move |i| mix(start.wrapping_add(i.wrapping_mul(GAMMA))))
     }
 
     /// A uniform integer in `0..n`, without modulo bias (Lemire's multiply-and-reject).
@@ -64,6 +81,16 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_at_once_are_the_same_numbers_one_by_one() {
+        let (mut one, mut many) = (Rng::new(99), Rng::new(99));
+        let first: Vec<u64> = many.next_many(5).collect();
+        assert_eq!(first, (0..5).map(|_| one.next_u64()).collect::<Vec<_>>());
+        assert_eq!(many.next_u64(), one.next_u64(), "and leave the generator where they end");
+        assert_eq!(many.next_many(0).count(), 0);
+        assert_eq!(many, one);
+    }
 
     #[test]
     fn matches_the_reference_splitmix64() {

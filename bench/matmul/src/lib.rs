@@ -1,7 +1,7 @@
 //! Exports for `bench/matmul.mjs`: `C = A · B` with core's kernel or with `gemm`, on operands
 //! stored row-major or transposed. No wasm-bindgen: plain exported functions over linear memory.
 
-#[path = "../../../core/src/linear/gemm.rs"]
+#[path = "../../../core/src/nn/linear/gemm.rs"]
 #[allow(dead_code)]
 mod ours;
 

@@ -2,10 +2,10 @@
 //!
 //! Every dense layer (attention's query, key, value and output, the feed-forward pair, the
 //! pooler and the heads) runs through [`linear`]: `x · W + b` with burn's `Linear` parameters,
-//! its product a burn backend extension ([`MatmulBackend::batched_matmul`]). On burn's CPU backend
-//! in WebAssembly the product is this crate's kernel ([`gemm`]); on burn's GPU backend (WebGPU,
-//! Vulkan, CUDA) it is this crate's register-tiled CubeCL kernel ([`tiled`]), which also runs
-//! attention's per-head products; natively on the CPU it is burn's own matmul. Autodiff gets a
+//! its product a burn backend extension ([`MatmulBackend::batched_matmul`]), as are attention's
+//! per-head products ([`matmul`]). On burn's CPU backend in WebAssembly the product is this
+//! crate's kernel ([`gemm`]); on burn's GPU backend (WebGPU, Vulkan, CUDA) it is this crate's
+//! register-tiled CubeCL kernel ([`tiled`]); natively on the CPU it is burn's own matmul. Autodiff gets a
 //! hand-written backward pass (`dx = dy · Wᵀ`, `dW = xᵀ · dy`) whose products go through the same
 //! extension, so training runs the faster kernels forwards and backwards.
 
@@ -98,29 +98,45 @@ impl<B: Backend + MatmulBackend, C: CheckpointStrategy> MatmulBackend for Autodi
     }
 }
 
-/// `lhs [m, k] · rhs [k, n]` on burn's CPU backend with [`gemm::matmul`], reading either
-/// operand in place whatever its strides (a transposed view included). Other dtypes go to the
-/// backend's matmul.
+/// `lhs [..., m, k] · rhs [..., k, n]` on burn's CPU backend with [`gemm::matmul`] (a batch,
+/// attention's per-head products, with [`gemm::matmul_batch`]), reading either operand in place
+/// whatever its strides (a transposed view, heads split off a sequence's width). Other dtypes,
+/// and batch dimensions that differ (broadcasting), go to the backend's matmul.
 pub fn flex_matmul(lhs: FloatTensor<Flex>, rhs: FloatTensor<Flex>) -> FloatTensor<Flex> {
     use burn::backend::flex::FlexTensor;
-    if lhs.dtype() != DType::F32 || rhs.dtype() != DType::F32 || lhs.layout().num_dims() != 2 || rhs.layout().num_dims() != 2 {
+    let (ls, rs) = (lhs.layout().shape().clone(), rhs.layout().shape().clone());
+    let rank = ls.num_dims();
+    if lhs.dtype() != DType::F32 || rhs.dtype() != DType::F32 || rank < 2 || rs.num_dims() != rank || ls[..rank - 2] != rs[..rank - 2] {
         return Flex::float_matmul(lhs, rhs);
     }
-    fn view(t: &FlexTensor) -> gemm::MatRef<'_> {
+    /// Batch entry `entry`'s matrix of `t` (entries counted row-major over the batch dimensions).
+    fn view(t: &FlexTensor, entry: usize) -> gemm::MatRef<'_> {
         let layout = t.layout();
         let (shape, strides) = (layout.shape(), layout.strides());
+        let rank = shape.num_dims();
+        let (mut rest, mut offset) = (entry, layout.start_offset() as isize);
+        for d in (0..rank - 2).rev() {
+            offset += (rest % shape[d]) as isize * strides[d];
+            rest /= shape[d];
+        }
         gemm::MatRef {
             data: t.storage::<f32>(),
-            offset: layout.start_offset(),
-            rows: shape[0],
-            cols: shape[1],
-            row_stride: strides[0],
-            col_stride: strides[1],
+            offset: offset as usize,
+            rows: shape[rank - 2],
+            cols: shape[rank - 1],
+            row_stride: strides[rank - 2],
+            col_stride: strides[rank - 1],
         }
     }
-    let (a, b) = (view(&lhs), view(&rhs));
-    let (m, n) = (a.rows, b.cols);
-    FlexTensor::from_data(TensorData::new(gemm::matmul(a, b), [m, n]))
+    let entries = ls[..rank - 2].iter().product::<usize>();
+    let values = if rank == 2 {
+        gemm::matmul(view(&lhs, 0), view(&rhs, 0))
+    } else {
+        gemm::matmul_batch(&(0..entries).map(|e| (view(&lhs, e), view(&rhs, e))).collect::<Vec<_>>())
+    };
+    let mut shape = ls;
+    shape[rank - 1] = rs[rank - 1];
+    FlexTensor::from_data(TensorData::new(values, shape))
 }
 
 /// `x · W + b` for burn's `Linear` (`W` is `[d_in, d_out]`): `x [..., d_in]` → `[..., d_out]`.
@@ -244,5 +260,29 @@ mod tests {
         let got = flex_matmul(flex(a), bt);
         let got = Tensor::<2>::from_data(got.into_data(), &device);
         assert!(max_diff(got, expected) < 1e-4);
+    }
+
+    #[test]
+    fn the_kernel_takes_attentions_heads_as_a_batch() {
+        // Queries and keys split into heads as attention splits them (a reshape and a swap of
+        // dimensions: strided views), scores with the keys transposed, then the weighted values.
+        let device = Device::flex();
+        let (batch, seq, heads, dim) = (2, 9, 3, 4);
+        let split = |t: Tensor<3>| t.reshape([batch, seq, heads, dim]).swap_dims(1, 2);
+        let x = || Tensor::<3>::random([batch, seq, heads * dim], Distribution::Uniform(-1.0, 1.0), &device);
+        let (q, k, v) = (split(x()), split(x()), split(x()));
+        let flex = |t: Tensor<4>| -> FlexTensor {
+            match t.into_dispatch().kind {
+                burn::backend::DispatchTensorKind::Flex(inner) => inner.float(),
+                _ => unreachable!("a flex tensor"),
+            }
+        };
+        let back = |t: FlexTensor| Tensor::<4>::from_data(t.into_data(), &device);
+        let kt = k.swap_dims(2, 3);
+        let scores = back(flex_matmul(flex(q.clone()), flex(kt.clone())));
+        assert_eq!(scores.dims(), [batch, heads, seq, seq]);
+        assert!(max_diff(scores.clone(), q.matmul(kt)) < 1e-5, "scores");
+        let context = back(flex_matmul(flex(scores.clone()), flex(v.clone())));
+        assert!(max_diff(context, scores.matmul(v)) < 1e-4, "context");
     }
 }

@@ -104,6 +104,46 @@ pub fn matmul(a: MatRef, b: MatRef) -> Vec<f32> {
     c
 }
 
+/// `a · b` for each pair of a batch (attention's per-head products: every `a` of the same shape,
+/// every `b` too), as one row-major `[entries, a.rows, b.cols]` vector. Where the build has
+/// threads and the batch is large, its entries split once into two halves that rayon may run
+/// side by side; each entry's product runs on one thread, so the bits are the same either way.
+pub fn matmul_batch(entries: &[(MatRef, MatRef)]) -> Vec<f32> {
+    let Some(&(first_a, first_b)) = entries.first() else { return Vec::new() };
+    let (m, n, k) = (first_a.rows, first_b.cols, first_a.cols);
+    for &(a, b) in entries {
+        assert!(
+            (a.rows, a.cols, b.rows, b.cols) == (m, k, k, n),
+            "matmul_batch: a {}×{} by {}×{} among {m}×{k} by {k}×{n}",
+            a.rows,
+            a.cols,
+            b.rows,
+            b.cols
+        );
+        a.check();
+        b.check();
+    }
+    let mut c = vec![0.0; entries.len() * m * n];
+    if m > 0 && n > 0 && k > 0 {
+        batch_into(entries, &mut c, m * n);
+    }
+    c
+}
+
+/// [`matmul_batch`]'s loop: `c` holds `entries.len()` outputs of `size` values each.
+fn batch_into(entries: &[(MatRef, MatRef)], c: &mut [f32], size: usize) {
+    #[cfg(any(not(target_family = "wasm"), feature = "threads"))]
+    if entries.len() >= 2 && entries.len() * size * entries[0].0.cols >= PARALLEL {
+        let half = entries.len() / 2;
+        let (c_first, c_second) = c.split_at_mut(half * size);
+        crate::cpu::join(|| batch_into(&entries[..half], c_first, size), || batch_into(&entries[half..], c_second, size));
+        return;
+    }
+    for (&(a, b), c) in entries.iter().zip(c.chunks_exact_mut(size)) {
+        serial(a, b, c);
+    }
+}
+
 /// `c += a · b`, `c` row-major `[a.rows, b.cols]`. Where the build has threads and the product
 /// is large, the rows split once into two halves that rayon may run side by side (each packs
 /// all of `b`; inside a training step's halves the other thread is usually busy, and then the
@@ -404,6 +444,25 @@ mod tests {
         let mut serial_c = vec![0.0; m * n];
         serial(a, b, &mut serial_c);
         assert_eq!(matmul(a, b), serial_c);
+    }
+
+    #[test]
+    fn a_batch_is_each_entrys_product() {
+        // Heads read in place from `[seq, heads · head_dim]`: each head's `[seq, head_dim]`
+        // strided by the heads' interleaving, the keys read transposed; a batch large enough
+        // to split over threads, with rows and columns that are not multiples of the tile.
+        let (heads, seq, dim) = (8, 130, 32);
+        let (q, kv) = (random(heads * seq * dim, 21), random(heads * seq * dim, 22));
+        let head = |data, h: usize| MatRef { data, offset: h * dim, rows: seq, cols: dim, row_stride: (heads * dim) as isize, col_stride: 1 };
+        let entries: Vec<_> = (0..heads).map(|h| (head(&q, h), head(&kv, h).t())).collect();
+        let got = matmul_batch(&entries);
+        for (h, &(a, b)) in entries.iter().enumerate() {
+            assert_eq!(got[h * seq * seq..(h + 1) * seq * seq], matmul(a, b)[..], "head {h}");
+            assert_close(&got[h * seq * seq..(h + 1) * seq * seq], &reference(a, b), dim, "head against f64");
+        }
+        assert!(matmul_batch(&[]).is_empty());
+        let mismatched = std::panic::catch_unwind(|| matmul_batch(&[entries[0], (entries[0].1, entries[0].0)]));
+        assert!(mismatched.is_err(), "entries of different shapes must be refused");
     }
 
     #[test]
