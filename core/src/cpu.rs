@@ -89,7 +89,9 @@ pub fn exp_nonpositive(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
     let underflow = x < -87.0;
-    let x = x.max(-87.0);
+    // A select, not `x.max(-87.0)`: wasm's `f32x4.max` treats NaN differently from Rust's
+    // `f32::max`, so a vectorised loop would call libm's `fmaxf` for each lane instead.
+    let x = if underflow { -87.0 } else { x };
     // The nearest integer to x · log₂e, by adding and removing 1.5 · 2²³ (exact for |y| < 2²²):
     // plain additions, which vectorise on every target (`floor` is a libm call on baseline x86-64).
     const ROUND: f32 = 12_582_912.0;
