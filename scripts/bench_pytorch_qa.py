@@ -4,7 +4,7 @@
 
     python3 scripts/bench_pytorch_qa.py MODEL_DIR TRAIN.json DEV.json [--batch 16] [--epochs 2]
         [--lr 5e-5] [--window 192] [--stride 64] [--train-questions N] [--dev-questions N]
-        [--seed 42] [--threads 2] [--head-dropout P] [--group-by-length]
+        [--seed 42] [--threads 2] [--head-dropout P] [--group-by-length] [--mask-padding]
 
 Windows: question then passage, `truncation="only_second"`, `max_length` = window, `stride`
 passage tokens shared by consecutive windows; a window that does not hold the whole (first)
@@ -20,6 +20,11 @@ the gold answers). Prints each epoch's mean training loss, then EM/F1 and the tr
 `--head-dropout P` adds a dropout of P before `qa_outputs` and `--group-by-length` batches
 windows of similar length (megabatches of 50 batches, longest first, as `LengthGroupedSampler`
 does): both only to reproduce what bertbench did before (see docs/performance.md).
+
+`--mask-padding` leaves the logits of a batch's padding out of the start and end softmax, as
+bertbench's loss does (and `make_qa_training_reference.py`'s); without it the loss is the
+model's own, `transformers`' recipe, in which a window shorter than its batch's longest has its
+padding among the positions the softmax spreads over.
 
 `--train-questions` / `--dev-questions` take the first N questions of each file. Needs torch and
 transformers.
@@ -141,6 +146,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--head-dropout", type=float, default=0.0)
     ap.add_argument("--group-by-length", action="store_true")
+    ap.add_argument("--mask-padding", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -181,14 +187,22 @@ def main():
         losses = []
         for k in range(0, len(order), args.batch):
             batch = [train[i] for i in order[k:k + args.batch]]
-            out = model(**pad_batch(batch), start_positions=torch.tensor([w["start"] for w in batch]),
-                        end_positions=torch.tensor([w["end"] for w in batch]))
+            inputs = pad_batch(batch)
+            starts, ends = torch.tensor([w["start"] for w in batch]), torch.tensor([w["end"] for w in batch])
+            if args.mask_padding:
+                out = model(**inputs)
+                padding = inputs["attention_mask"] == 0
+                ce = torch.nn.functional.cross_entropy
+                loss = (ce(out.start_logits.masked_fill(padding, -1e4), starts)
+                        + ce(out.end_logits.masked_fill(padding, -1e4), ends)) / 2
+            else:
+                loss = model(**inputs, start_positions=starts, end_positions=ends).loss
             opt.zero_grad()
-            out.loss.backward()
+            loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             sched.step()
-            losses.append(out.loss.item())
+            losses.append(loss.item())
         print(f"epoch {epoch + 1}: mean training loss {sum(losses) / len(losses):.4f} over {len(losses)} steps")
     trained = time.perf_counter() - start
     pred = predict(model, dev_items, dev)

@@ -194,6 +194,14 @@ mod tests {
         }
     }
 
+    /// The Flex tensor behind a tensor of the Flex device.
+    fn flex<const D: usize>(t: Tensor<D>) -> FlexTensor {
+        match t.into_dispatch().kind {
+            burn::backend::DispatchTensorKind::Flex(inner) => inner.float(),
+            _ => unreachable!("a flex tensor"),
+        }
+    }
+
     fn max_diff<const D: usize>(a: Tensor<D>, b: Tensor<D>) -> f32 {
         (a - b).abs().max().into_scalar()
     }
@@ -249,12 +257,6 @@ mod tests {
         let a = Tensor::<2>::random([33, 70], Distribution::Uniform(-1.0, 1.0), &device);
         let b = Tensor::<2>::random([41, 70], Distribution::Uniform(-1.0, 1.0), &device);
         let expected = a.clone().matmul(b.clone().transpose());
-        let flex = |t: Tensor<2>| -> FlexTensor {
-            match t.into_dispatch().kind {
-                burn::backend::DispatchTensorKind::Flex(inner) => inner.float(),
-                _ => unreachable!("a flex tensor"),
-            }
-        };
         let bt = Flex::float_transpose(flex(b));
         assert!(!bt.layout().is_contiguous(), "the transpose is a view");
         let got = flex_matmul(flex(a), bt);
@@ -271,12 +273,6 @@ mod tests {
         let split = |t: Tensor<3>| t.reshape([batch, seq, heads, dim]).swap_dims(1, 2);
         let x = || Tensor::<3>::random([batch, seq, heads * dim], Distribution::Uniform(-1.0, 1.0), &device);
         let (q, k, v) = (split(x()), split(x()), split(x()));
-        let flex = |t: Tensor<4>| -> FlexTensor {
-            match t.into_dispatch().kind {
-                burn::backend::DispatchTensorKind::Flex(inner) => inner.float(),
-                _ => unreachable!("a flex tensor"),
-            }
-        };
         let back = |t: FlexTensor| Tensor::<4>::from_data(t.into_data(), &device);
         let kt = k.swap_dims(2, 3);
         let scores = back(flex_matmul(flex(q.clone()), flex(kt.clone())));
