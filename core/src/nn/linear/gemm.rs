@@ -106,8 +106,9 @@ pub fn matmul(a: MatRef, b: MatRef) -> Vec<f32> {
 
 /// `a · b` for each pair of a batch (attention's per-head products: every `a` of the same shape,
 /// every `b` too), as one row-major `[entries, a.rows, b.cols]` vector. Where the build has
-/// threads and the batch is large, its entries split once into two halves that rayon may run
-/// side by side; each entry's product runs on one thread, so the bits are the same either way.
+/// threads and the batch is large, its entries split into halves (and those again while large)
+/// that rayon may run side by side; each entry's product runs on one thread, so the bits are the
+/// same either way.
 pub fn matmul_batch(entries: &[(MatRef, MatRef)]) -> Vec<f32> {
     let Some(&(first_a, first_b)) = entries.first() else { return Vec::new() };
     let (m, n, k) = (first_a.rows, first_b.cols, first_a.cols);
