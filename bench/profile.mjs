@@ -16,7 +16,7 @@ import { chromium } from 'playwright-core';
 import { fullLengthTexts } from './texts.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = join(ROOT, 'dist');
+const DIST = process.env.BERTBENCH_DIST ?? join(ROOT, 'dist');
 const { values: opts } = parseArgs({ options: { steps: { type: 'string', default: '2' }, top: { type: 'string', default: '40' }, len: { type: 'string', default: '64' }, backend: { type: 'string', default: 'cpu' } } });
 const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css' };
 

@@ -5,7 +5,7 @@
 //
 //   node bench/real_data.mjs [--tasks tag,similarity-bi,similarity-cross,pairs,qa] [--seeds 42,7,3]
 //        [--mode full|head] [--quick] [--side both|ours|pytorch|page|all] [--reuse] [--md FILE]
-//        [--bin PATH] [--python PATH] [--logs DIR]
+//        [--bin PATH] [--python PATH] [--logs DIR] [--qa-padding masked|kept]
 //
 // Tasks (training file → measured on, in ../shared/data/real; see make_subsets.py there):
 //   tag               conll_train_2k.txt → conll2003/test.txt, entity F1 (seqeval's rules: exact
@@ -18,7 +18,9 @@
 // Recipes, both sides: --mode full (default): every weight trains, 2 epochs, lr 5e-5 (tag batch
 // 16, the others 32, qa 16), AdamW (weight decay 0.01 off biases and LayerNorm, ε 1e-8), 10 %
 // warmup then linear decay, clip at norm 1, dropout 0.1, batches grouped by length (the studio's
-// default; qa as bench_pytorch_qa.py runs it, see docs/performance.md); --mode head: the frozen
+// default; qa as bench_pytorch_qa.py runs it, see docs/performance.md; its loss leaves a batch's
+// padding out of the start/end softmax as bertbench's does, or with --qa-padding kept keeps it in
+// as `transformers`' own QA loss does); --mode head: the frozen
 // encoder's features, the head alone for 20 epochs at batch 32, lr 5e-3. Each side evaluates on
 // the measured file after every epoch; the table shows the last epoch's score (nothing is
 // chosen on a test split).
@@ -63,8 +65,10 @@ const REUSE = flag('reuse');
 const BIN = opt('bin', join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release', 'bertbench'));
 const PYTHON = opt('python', 'python3');
 const LOGS = opt('logs', join(CACHE, 'bench', 'real-data'));
+const QA_PADDING = opt('qa-padding', 'masked');
 for (const t of TASKS) if (!ALL.includes(t)) throw new Error(`unknown task ${t}; use ${ALL.join(', ')}`);
 if (!['full', 'head'].includes(MODE)) throw new Error('--mode is full or head');
+if (!['masked', 'kept'].includes(QA_PADDING)) throw new Error('--qa-padding is masked or kept');
 if (!['both', 'ours', 'pytorch', 'page', 'all'].includes(SIDE)) throw new Error('--side is both, ours, pytorch, page or all');
 const sides = { ours: ['both', 'ours', 'all'].includes(SIDE), pytorch: ['both', 'pytorch', 'all'].includes(SIDE), page: ['page', 'all'].includes(SIDE) };
 if (sides.ours && !existsSync(BIN)) throw new Error(`no ${BIN}: cargo build --release -p bertbench-cli (or --bin PATH)`);
@@ -200,7 +204,7 @@ function torchCommand(name, seed) {
   if (name === 'qa') {
     if (!full) return null;
     return [PYTHON, [join(ROOT, 'scripts', 'bench_pytorch_qa.py'), MODEL, train, valid, '--batch', String(r.batch), '--epochs', String(r.epochs),
-      '--lr', String(r.lr), '--window', String(t.len), '--seed', String(seed)]];
+      '--lr', String(r.lr), '--window', String(t.len), '--seed', String(seed), ...(QA_PADDING === 'masked' ? ['--mask-padding'] : [])]];
   }
   return [PYTHON, [join(ROOT, 'scripts', 'bench_pytorch_tasks.py'), '--task', t.torch, MODEL, train, valid, '--mode', MODE, '--epochs', String(r.epochs),
     '--batch', String(r.batch), '--lr', String(r.lr), '--max-len', String(t.len), '--seed', String(seed)]];
@@ -212,7 +216,8 @@ function torchCommand(name, seed) {
 const show = (cmd, args) => [cmd, ...args].map((a) => a.replace(ROOT + '/', '').replace(REAL, '$R').replace(tempDir, '$TMP')).join(' ');
 
 function run(name, side, seed, cmd, args) {
-  const log = join(LOGS, `${name}-${MODE}${QUICK ? '-quick' : ''}-seed${seed}-${side}.log`);
+  const kept = name === 'qa' && side === 'pytorch' && QA_PADDING === 'kept' ? '-kept' : '';
+  const log = join(LOGS, `${name}-${MODE}${QUICK ? '-quick' : ''}-seed${seed}-${side}${kept}.log`);
   const line = show(cmd, args);
   if (REUSE && existsSync(log)) {
     const text = readFileSync(log, 'utf8');

@@ -205,7 +205,8 @@ fn blocked(a: MatRef, b: MatRef, c: &mut [f32], packed_a: &mut [f32], packed_b: 
 /// row). A's panels are `pack::<MR>(a, ..)`; B's are `pack::<NR>(b.t(), ..)`, its columns being
 /// the rows of its transpose. Where a panel's `W` values at one depth are adjacent in memory
 /// (`row_stride == 1`: A read transposed, B row-major) each depth is one copy; where each row's
-/// depth run is (`col_stride == 1`) the rows are copied one by one.
+/// depth run is (`col_stride == 1`) a whole panel is transposed in registers
+/// ([`transpose_rows`]) and a last, shorter one copied row by row.
 #[inline(never)]
 fn pack<const W: usize>(m: MatRef, i0: usize, len: usize, p0: usize, kc: usize, out: &mut [f32]) {
     for (r, panel) in out[..len.next_multiple_of(W) * kc].chunks_exact_mut(W * kc).enumerate() {
@@ -216,6 +217,8 @@ fn pack<const W: usize>(m: MatRef, i0: usize, len: usize, p0: usize, kc: usize, 
                 let start = m.index(first, p0 + p);
                 step.copy_from_slice(&m.data[start..start + W]);
             }
+        } else if rows == W && m.col_stride == 1 {
+            transpose_rows::<W>(m, first, p0, kc, panel);
         } else if m.col_stride == 1 {
             for lane in 0..W {
                 if lane < rows {
@@ -233,6 +236,36 @@ fn pack<const W: usize>(m: MatRef, i0: usize, len: usize, p0: usize, kc: usize, 
                     *v = if lane < rows { m.at(first + lane, p0 + p) } else { 0.0 };
                 }
             }
+        }
+    }
+}
+
+/// [`pack`]'s panel of `W` whole rows (`first..first + W`) each stored with `col_stride == 1`:
+/// four rows' next four values at a time are transposed in registers (a 4×4 block of loads
+/// becomes four depth steps), not written one by one to every `W`-th place.
+#[inline(always)]
+fn transpose_rows<const W: usize>(m: MatRef, first: usize, p0: usize, kc: usize, panel: &mut [f32]) {
+    let rows: [&[f32]; W] = std::array::from_fn(|lane| {
+        let start = m.index(first + lane, p0);
+        &m.data[start..start + kc]
+    });
+    assert!(panel.len() >= W * kc);
+    let whole = kc - kc % 4;
+    for group in 0..W / 4 {
+        for p in (0..whole).step_by(4) {
+            // SAFETY: each row slice holds `kc` values and `p + 4 <= kc`; the panel holds
+            // `W·kc` values and step `p + j`'s group of four lies at `(p + j)·W + 4·group`.
+            unsafe {
+                let block = lanes::transpose([0, 1, 2, 3].map(|r| lanes::load(rows[4 * group + r].as_ptr().add(p))));
+                for (j, v) in block.into_iter().enumerate() {
+                    lanes::store(panel.as_mut_ptr().add((p + j) * W + 4 * group), v);
+                }
+            }
+        }
+    }
+    for p in whole..kc {
+        for (lane, row) in rows.iter().enumerate() {
+            panel[p * W + lane] = row[p];
         }
     }
 }
@@ -335,6 +368,26 @@ mod lanes {
     pub fn to_array(v: V) -> [f32; 4] {
         [f32x4_extract_lane::<0>(v), f32x4_extract_lane::<1>(v), f32x4_extract_lane::<2>(v), f32x4_extract_lane::<3>(v)]
     }
+
+    /// # Safety
+    /// `p` must point to 4 writable values.
+    #[inline(always)]
+    pub unsafe fn store(p: *mut f32, v: V) {
+        unsafe { v128_store(p as *mut v128, v) }
+    }
+
+    /// The 4×4 transpose: lane `j` of row `i` becomes lane `i` of row `j` (eight shuffles).
+    #[inline(always)]
+    pub fn transpose([r0, r1, r2, r3]: [V; 4]) -> [V; 4] {
+        let (t0, t1) = (i32x4_shuffle::<0, 4, 1, 5>(r0, r1), i32x4_shuffle::<2, 6, 3, 7>(r0, r1));
+        let (t2, t3) = (i32x4_shuffle::<0, 4, 1, 5>(r2, r3), i32x4_shuffle::<2, 6, 3, 7>(r2, r3));
+        [
+            i32x4_shuffle::<0, 1, 4, 5>(t0, t2),
+            i32x4_shuffle::<2, 3, 6, 7>(t0, t2),
+            i32x4_shuffle::<0, 1, 4, 5>(t1, t3),
+            i32x4_shuffle::<2, 3, 6, 7>(t1, t3),
+        ]
+    }
 }
 
 /// Anywhere else: the same operations on four-lane arrays.
@@ -378,6 +431,18 @@ mod lanes {
     #[inline(always)]
     pub fn to_array(v: V) -> [f32; 4] {
         v
+    }
+
+    /// # Safety
+    /// `p` must point to 4 writable values.
+    #[inline(always)]
+    pub unsafe fn store(p: *mut f32, v: V) {
+        unsafe { p.cast::<[f32; 4]>().write_unaligned(v) }
+    }
+
+    #[inline(always)]
+    pub fn transpose(r: [V; 4]) -> [V; 4] {
+        std::array::from_fn(|j| std::array::from_fn(|i| r[i][j]))
     }
 }
 
@@ -464,6 +529,38 @@ mod tests {
         assert!(matmul_batch(&[]).is_empty());
         let mismatched = std::panic::catch_unwind(|| matmul_batch(&[entries[0], (entries[0].1, entries[0].0)]));
         assert!(mismatched.is_err(), "entries of different shapes must be refused");
+    }
+
+    #[test]
+    fn packing_puts_each_value_in_its_panel_place() {
+        // Every path of `pack`: rows stored contiguously (whole panels transposed in registers, a
+        // ragged last one), columns stored contiguously, and neither; depths not a multiple of 4.
+        let (rows, cols) = (19, 23);
+        let data = random(rows * cols * 2, 31);
+        let views = [
+            MatRef::row_major(&data[..rows * cols], rows, cols),
+            MatRef::row_major(&data[..rows * cols], cols, rows).t(),
+            MatRef { data: &data, offset: 1, rows, cols, row_stride: 2 * cols as isize, col_stride: 2 },
+        ];
+        for m in views {
+            for (i0, len, p0, kc) in [(0, rows, 0, cols), (2, 16, 3, 13), (5, 9, 1, 22)] {
+                fn check<const W: usize>(m: MatRef, i0: usize, len: usize, p0: usize, kc: usize) {
+                    let mut out = vec![f32::NAN; len.next_multiple_of(W) * kc];
+                    pack::<W>(m, i0, len, p0, kc, &mut out);
+                    for (r, panel) in out.chunks_exact(W * kc).enumerate() {
+                        for p in 0..kc {
+                            for lane in 0..W {
+                                let i = r * W + lane;
+                                let want = if i < len { m.at(i0 + i, p0 + p) } else { 0.0 };
+                                assert_eq!(panel[p * W + lane], want, "W {W}, panel {r}, depth {p}, lane {lane}");
+                            }
+                        }
+                    }
+                }
+                check::<4>(m, i0, len, p0, kc);
+                check::<8>(m, i0, len, p0, kc);
+            }
+        }
     }
 
     #[test]
