@@ -22,8 +22,6 @@
 /// fused `vfmadd` where the CPU has FMA, rounding once per step instead of twice.
 pub const FUSED_MULTIPLY_ADD: bool = cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd"));
 
-use std::mem::MaybeUninit;
-
 /// Rows of the register tile.
 const MR: usize = 4;
 /// Columns of the register tile (two vectors of four).
@@ -99,20 +97,10 @@ pub fn matmul(a: MatRef, b: MatRef) -> Vec<f32> {
     a.check();
     b.check();
     let (m, n) = (a.rows, b.cols);
-    written(m * n, a.cols, |c| matmul_into(a, b, c))
-}
-
-/// A vector of `len` values that `fill` writes, every one of them, unless `depth` is 0 (then
-/// zeros): the output's memory is not zeroed first only to be overwritten (see [`blocked`]).
-fn written(len: usize, depth: usize, fill: impl FnOnce(&mut [MaybeUninit<f32>])) -> Vec<f32> {
-    if len == 0 || depth == 0 {
-        return vec![0.0; len];
+    let mut c = vec![0.0; m * n];
+    if m > 0 && n > 0 && a.cols > 0 {
+        matmul_into(a, b, &mut c);
     }
-    let mut c = Vec::with_capacity(len);
-    fill(&mut c.spare_capacity_mut()[..len]);
-    // SAFETY: `fill` wrote all `len` values: `blocked` stores every element of its output in
-    // its first block of depth, and a product of depth > 0 has one.
-    unsafe { c.set_len(len) };
     c
 }
 
@@ -136,11 +124,15 @@ pub fn matmul_batch(entries: &[(MatRef, MatRef)]) -> Vec<f32> {
         a.check();
         b.check();
     }
-    written(entries.len() * m * n, k, |c| batch_into(entries, c, m * n))
+    let mut c = vec![0.0; entries.len() * m * n];
+    if m > 0 && n > 0 && k > 0 {
+        batch_into(entries, &mut c, m * n);
+    }
+    c
 }
 
 /// [`matmul_batch`]'s loop: `c` holds `entries.len()` outputs of `size` values each.
-fn batch_into(entries: &[(MatRef, MatRef)], c: &mut [MaybeUninit<f32>], size: usize) {
+fn batch_into(entries: &[(MatRef, MatRef)], c: &mut [f32], size: usize) {
     #[cfg(any(not(target_family = "wasm"), feature = "threads"))]
     if entries.len() >= 2 && entries.len() * size * entries[0].0.cols >= PARALLEL {
         let half = entries.len() / 2;
@@ -153,11 +145,11 @@ fn batch_into(entries: &[(MatRef, MatRef)], c: &mut [MaybeUninit<f32>], size: us
     }
 }
 
-/// `c = a · b`, `c` row-major `[a.rows, b.cols]`. Where the build has threads and the product
+/// `c += a · b`, `c` row-major `[a.rows, b.cols]`. Where the build has threads and the product
 /// is large, the rows split once into two halves that rayon may run side by side (each packs
 /// all of `b`; inside a training step's halves the other thread is usually busy, and then the
 /// two run one after the other at the cost of that one extra packing).
-fn matmul_into(a: MatRef, b: MatRef, c: &mut [MaybeUninit<f32>]) {
+fn matmul_into(a: MatRef, b: MatRef, c: &mut [f32]) {
     #[cfg(any(not(target_family = "wasm"), feature = "threads"))]
     if a.rows >= 2 * MR && a.rows * b.cols * a.cols >= PARALLEL {
         let top = (a.rows / 2).next_multiple_of(MR);
@@ -169,7 +161,7 @@ fn matmul_into(a: MatRef, b: MatRef, c: &mut [MaybeUninit<f32>]) {
 }
 
 /// The blocked product on this thread.
-fn serial(a: MatRef, b: MatRef, c: &mut [MaybeUninit<f32>]) {
+fn serial(a: MatRef, b: MatRef, c: &mut [f32]) {
     thread_local! {
         /// Packing buffers, kept between products: a step makes hundreds, and allocating (and
         /// zeroing) the buffers for each would cost time on every product.
@@ -183,10 +175,8 @@ fn serial(a: MatRef, b: MatRef, c: &mut [MaybeUninit<f32>]) {
     });
 }
 
-/// [`serial`]'s loops, with its packing buffers. The first block of depth (`pc == 0`) stores
-/// each tile of `c`, the others add to it, so `c` need not start zeroed: every element is
-/// stored once, then added to.
-fn blocked(a: MatRef, b: MatRef, c: &mut [MaybeUninit<f32>], packed_a: &mut [f32], packed_b: &mut [f32]) {
+/// [`serial`]'s loops, with its packing buffers.
+fn blocked(a: MatRef, b: MatRef, c: &mut [f32], packed_a: &mut [f32], packed_b: &mut [f32]) {
     let (m, n, k) = (a.rows, b.cols, a.cols);
     for jc in (0..n).step_by(NC) {
         let nc = NC.min(n - jc);
@@ -202,7 +192,7 @@ fn blocked(a: MatRef, b: MatRef, c: &mut [MaybeUninit<f32>], packed_a: &mut [f32
                         let panel_a = &packed_a[ir * kc..(ir + MR) * kc];
                         let (rows, cols) = (MR.min(mc - ir), NR.min(nc - jr));
                         let start = (ic + ir) * n + jc + jr;
-                        tile(kc, panel_a, panel_b, &mut c[start..], n, (rows, cols), pc == 0);
+                        tile(kc, panel_a, panel_b, &mut c[start..], n, rows, cols);
                     }
                 }
             }
@@ -280,40 +270,28 @@ fn transpose_rows<const W: usize>(m: MatRef, first: usize, p0: usize, kc: usize,
     }
 }
 
-/// `c[..rows, ..cols] = panel_a · panel_b` over depth `kc` where `first` (`c` unwritten until
-/// then), `+=` otherwise; `c` starts at the tile's first element and has row stride `ldc`.
+/// `c[..rows, ..cols] += panel_a · panel_b` over depth `kc`; `c` starts at the tile's first
+/// element and has row stride `ldc`.
 #[inline(always)]
-fn tile(kc: usize, panel_a: &[f32], panel_b: &[f32], c: &mut [MaybeUninit<f32>], ldc: usize, (rows, cols): (usize, usize), first: bool) {
+fn tile(kc: usize, panel_a: &[f32], panel_b: &[f32], c: &mut [f32], ldc: usize, rows: usize, cols: usize) {
     assert!(panel_a.len() >= kc * MR && panel_b.len() >= kc * NR);
     // SAFETY: the panels hold `kc` steps of `MR` and `NR` values (asserted above).
     let acc = unsafe { kernel(kc, panel_a.as_ptr(), panel_b.as_ptr()) };
     if rows == MR && cols == NR {
         assert!(c.len() >= (MR - 1) * ldc + NR);
         for (i, row) in acc.iter().enumerate() {
-            // SAFETY: row `i` of the tile is `c[i·ldc .. i·ldc + 8]`, in bounds (asserted above),
-            // and written before it is read (`first` is the tile's first block).
+            // SAFETY: row `i` of the tile is `c[i·ldc .. i·ldc + 8]`, in bounds (asserted above).
             unsafe {
-                let p = c.as_mut_ptr().add(i * ldc).cast::<f32>();
-                if first {
-                    lanes::store(p, row[0]);
-                    lanes::store(p.add(4), row[1]);
-                } else {
-                    lanes::add_store(p, row[0]);
-                    lanes::add_store(p.add(4), row[1]);
-                }
+                let p = c.as_mut_ptr().add(i * ldc);
+                lanes::add_store(p, row[0]);
+                lanes::add_store(p.add(4), row[1]);
             }
         }
     } else {
         for (i, row) in acc.iter().enumerate().take(rows) {
             let values = [lanes::to_array(row[0]), lanes::to_array(row[1])];
             for j in 0..cols {
-                let (out, v) = (&mut c[i * ldc + j], values[j / 4][j % 4]);
-                if first {
-                    out.write(v);
-                } else {
-                    // SAFETY: written by the first block.
-                    unsafe { *out.assume_init_mut() += v };
-                }
+                c[i * ldc + j] += values[j / 4][j % 4];
             }
         }
     }
@@ -529,7 +507,8 @@ mod tests {
         let (m, n, k) = (256, 256, 128);
         let (a, b) = (random(m * k, 11), random(k * n, 12));
         let (a, b) = (MatRef::row_major(&a, m, k), MatRef::row_major(&b, k, n));
-        let serial_c = written(m * n, k, |c| serial(a, b, c));
+        let mut serial_c = vec![0.0; m * n];
+        serial(a, b, &mut serial_c);
         assert_eq!(matmul(a, b), serial_c);
     }
 
