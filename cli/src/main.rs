@@ -19,7 +19,7 @@
 //!     [--keep-layers N] [--teacher DIR] [--temperature 2] [--soft-weight 0.5]
 //!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence),
 //!     starting from the studio's recipe for the task (qa: full fine-tuning, batch 16,
-//!     lr 1.5e-4, 10 epochs; tag: full, batch 16, lr 1e-4, 5 epochs; choice: full, batch 16,
+//!     lr 1.5e-4, 5 epochs; tag: full, batch 16, lr 1e-4, 5 epochs; choice: full, batch 16,
 //!     3 epochs; pairs read together and similarity: full, batch 16, 2 epochs; single texts:
 //!     the head alone on the frozen encoder, 20 epochs), which
 //!     the options above change: a classifier of texts, or of pairs of texts when the table

@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn each_task_starts_with_its_recipe() {
         let qa = FineTuneConfig::recipe(Level::Span);
-        assert_eq!((qa.mode, qa.batch_size, qa.learning_rate, qa.epochs), (TrainMode::Full, 16, 1.5e-4, 10));
+        assert_eq!((qa.mode, qa.batch_size, qa.learning_rate, qa.epochs), (TrainMode::Full, 16, 1.5e-4, 5));
         let tag = FineTuneConfig::recipe(Level::Token);
         assert_eq!((tag.mode, tag.batch_size, tag.learning_rate, tag.epochs), (TrainMode::Full, 16, 1e-4, 5));
         for full in [FineTuneConfig::recipe(Level::Score), FineTuneConfig::recipe(Level::Embedding), FineTuneConfig::recipe_for_data(Level::Sentence, true)] {
