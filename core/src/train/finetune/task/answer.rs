@@ -28,8 +28,8 @@ impl UnitTask for Answer {
 
     /// It trains everything: a start/end head on a frozen encoder scores each token alone and
     /// cannot tell which question is asked (docs/performance.md, "Question answering on the
-    /// example data"). Five epochs: on SQuAD's dev questions they score what ten did, in half
-    /// the time (docs/performance.md, "Recipes chosen on dev splits").
+    /// example data"). Five epochs: on SQuAD training questions held out they score what ten
+    /// did, in half the time (docs/performance.md, "Recipes chosen on dev splits").
     fn recipe(&self) -> FineTuneConfig {
         FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_learning_rate(1.5e-4).with_epochs(5)
     }
