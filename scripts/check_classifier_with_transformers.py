@@ -9,7 +9,8 @@ EXPORT is the exported zip (or its unpacked folder). PROBS.json is
 optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same). For a token
 classifier, "probs" holds one list per token of the text's encoding, specials included, or
 "word_probs" one list per word (each word read at its first piece, as the page tags words).
-For a similarity cross-encoder (one label, `problem_type` "regression"), "scores" holds its one
+A multi-label classifier's (`problem_type` "multi_label_classification") "probs" are each
+label's sigmoid. For a similarity cross-encoder (one label, `problem_type` "regression"), "scores" holds its one
 output, compared as transformers computes it (no softmax). For a question-answering model,
 "text" is the question, "pair" the passage, and "start_logits"
 and "end_logits" hold one logit per token instead of "probs"; or, as the page shows a passage
@@ -116,7 +117,9 @@ def check(path, probs_path):
             worst = max(worst, err)
             print(f"{err:.2e}  score {out.logits[0].tolist()}  {row['text'][:40]!r} / {row['pair'][:40]!r}")
             continue
-        ref = torch.softmax(out.logits, -1)[0]
+        # A multi-label classifier's scores are each label's sigmoid, as the pipeline gives them.
+        multi = config.get("problem_type") == "multi_label_classification"
+        ref = torch.sigmoid(out.logits)[0] if multi else torch.softmax(out.logits, -1)[0]
         if "word_probs" in row:
             # A tagger's words as the page shows them: each read at its first piece.
             firsts = {}

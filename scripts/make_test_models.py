@@ -11,7 +11,7 @@ mask, or the class probabilities). No download: `transformers` builds each model
 seeded, and the tokenizers are made here from a small vocabulary. `cargo xtask test` runs it
 before the tests that read the folders (core/tests/families.rs, the browser's model tests).
 Naming groups (`bert`, `roberta`, `electra`, `sentencepiece`, `electra-small`, `albert`, `mpnet`,
-`modernbert`, `deberta`, `spm-files`) makes
+`modernbert`, `deberta`, `spm-files`, `heads`: the last on the others' encoders) makes
 only theirs; the index lists every folder there.
 """
 import json
@@ -191,6 +191,23 @@ def classify(model, tok, texts=TEXTS):
         with torch.no_grad():
             logits = model(**enc).logits[0]
         rows.append({"text": text, "pair": pair, "probs": logits.softmax(-1).tolist()})
+    return rows
+
+
+def pipeline_classify(model, tok, texts=TEXTS):
+    """What `transformers`' text-classification pipeline gives each test text (or pair) with
+    every label's score (`top_k=None`), in id order, with the logits it applied its default
+    function to (softmax, sigmoid or none, as `problem_type` and `num_labels` say)."""
+    pipe = transformers.pipeline("text-classification", model=model, tokenizer=tok, top_k=None, device="cpu")
+    labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
+    rows = []
+    for text, pair in texts:
+        out = pipe({"text": text, "text_pair": pair} if pair is not None else text)
+        scores = {d["label"]: d["score"] for d in out}
+        enc = tok(text, pair, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**enc).logits[0]
+        rows.append({"text": text, "pair": pair, "labels": labels, "probs": [scores[l] for l in labels], "logits": logits.tolist()})
     return rows
 
 
@@ -806,11 +823,57 @@ def make_sentencepiece_files(out):
     shutil.rmtree(scratch)
 
 
+def make_heads(out):
+    """Sequence classifiers as people bring them in 2026, on the encoders of the other groups
+    (their folders must be made first): a binary classifier of each family as `transformers` 5
+    saves one (no `id2label` or `label2id` in config.json: its default two labels, whatever the
+    installed version writes), a multi-label BERT (`problem_type: multi_label_classification`, a
+    sigmoid per label), and BERT heads of one output, with `problem_type: regression` (the raw
+    score) and without (the pipeline's sigmoid). Each one's expected.json holds the pipeline's
+    scores."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    def make(name, base, seed, described, **extra):
+        source = os.path.join(out, base)
+        if not os.path.exists(os.path.join(source, "expected.json")):
+            sys.exit(f"the heads group needs {source}: make its group first")
+        folder = fresh(out, name)
+        tok = AutoTokenizer.from_pretrained(source)
+        tok.save_pretrained(folder)
+        config = AutoConfig.from_pretrained(source, **extra)
+        config.architectures = None
+        torch.manual_seed(seed)
+        model = jitter(AutoModelForSequenceClassification.from_config(config))
+        model.save_pretrained(folder)
+        with open(os.path.join(folder, "config.json")) as f:
+            written = json.load(f)
+        if extra.get("num_labels") == 2 and "id2label" not in extra:
+            # As transformers 5 writes its default two labels: not at all.
+            written.pop("id2label", None)
+            written.pop("label2id", None)
+            with open(os.path.join(folder, "config.json"), "w") as f:
+                json.dump(written, f, indent=2)
+        tok = AutoTokenizer.from_pretrained(folder)
+        family = json.load(open(os.path.join(source, "expected.json")))["family"]
+        texts = MULTILINGUAL_TEXTS if family in ("albert", "xlm-roberta") else TEXTS
+        save(folder, model, tok, family, described, texts, classify=pipeline_classify(model, tok, texts), encoder_of=base)
+
+    for i, base in enumerate(("albert", "distilbert", "electra", "modernbert", "mpnet", "xlm-roberta")):
+        make(f"{base}-binary-v5", base, 40 + i, f"{base} sequence classifier of two labels, no id2label (as transformers 5 saves it)", num_labels=2)
+    emotions = ["anger", "joy", "sadness", "surprise"]
+    make("bert-multilabel", "bert-mlm", 46, "BertForSequenceClassification, multi_label_classification, 4 labels",
+         num_labels=4, id2label=dict(enumerate(emotions)), label2id={e: i for i, e in enumerate(emotions)},
+         problem_type="multi_label_classification")
+    make("bert-one-output", "bert-mlm", 47, "BertForSequenceClassification, one output, no problem_type (the pipeline's sigmoid)", num_labels=1)
+    make("bert-regression", "bert-mlm", 48, "BertForSequenceClassification, one output, problem_type regression (the raw score)",
+         num_labels=1, problem_type="regression")
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
               "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet, "modernbert": make_modernbert,
-              "deberta": make_deberta, "spm-files": make_sentencepiece_files}
+              "deberta": make_deberta, "spm-files": make_sentencepiece_files, "heads": make_heads}
     chosen = sys.argv[2:] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:

@@ -686,7 +686,7 @@ mod tests {
     fn summary(accuracy: f32) -> RunSummary {
         let metrics = Metrics { accuracy, macro_f1: accuracy - 0.1, per_class: Vec::new(), confusion: Vec::new(), count: 8 };
         RunSummary {
-            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64, scale: None },
+            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64, scale: None, problem: None },
             metrics,
             scores: TaskScores::Classes,
             mistakes: Mistakes::default(),
@@ -898,7 +898,7 @@ mod saved_by_an_earlier_build {
         let head = vec![("config.json".to_string(), parts[0].clone()), (classification::HEAD_FILE.to_string(), parts[1].clone())];
         let loaded = classification::attach_head(bert, &head, &device).unwrap();
         let encoded = loaded.tokenizer.encode_text(shown["sentence"].as_str().unwrap(), None).unwrap();
-        let probs = futures::executor::block_on(classification::predict(&loaded.model, &[encoded], loaded.tokenizer.pad_id, 32, &device)).unwrap();
+        let probs = futures::executor::block_on(classification::predict(&loaded.model, loaded.meta.scoring(), &[encoded], loaded.tokenizer.pad_id, 32, &device)).unwrap();
         let expected: Vec<f32> = serde_json::from_value(shown["probs"].clone()).unwrap();
         for (p, e) in probs[0].iter().zip(&expected) {
             assert!((p - e).abs() < 1e-4, "{:?} against the page's {expected:?}", probs[0]);

@@ -489,9 +489,13 @@ impl WorkerClient {
     }
 
     /// The current classifier's labels and probabilities, one row per text.
-    pub async fn predict(self, texts: Vec<(String, Option<String>)>) -> Result<(Vec<String>, Vec<Vec<f32>>), String> {
-        let (ask::Predictions { labels, probs }, _) = self.request(ask::Predict { texts }, &[]).await?;
-        Ok((labels, probs))
+    pub async fn predict(self, texts: Vec<(String, Option<String>)>) -> Result<ask::Predictions, String> {
+        Ok(self.request(ask::Predict { texts }, &[]).await?.0)
+    }
+
+    /// Puts the current classifier away, in the worker that holds it.
+    pub async fn forget_classifier(self) -> Result<(), String> {
+        self.request(ask::ForgetClassifier, &[]).await.map(|_| ())
     }
 
     /// Each text's words with their predicted tags, from the current tagger, and its tags.

@@ -289,13 +289,23 @@ fn classify(args: &[String]) -> Result {
         .iter()
         .map(|t| loaded.tokenizer.encode(t).map_err(|e| format!("{t:?}: {e}")))
         .collect::<Result<Vec<_>>>()?;
-    let probs = pollster::block_on(bertbench_core::tasks::classification::predict(&loaded.model, &encoded, loaded.tokenizer.pad_id, 32, &device))
+    let logits = pollster::block_on(classification::predict(&loaded.model, classification::Scoring::Raw, &encoded, loaded.tokenizer.pad_id, 32, &device))
         .map_err(|e| e.to_string())?;
+    // The scores transformers' text-classification pipeline gives, and which function made them;
+    // a head of one output's raw score and its sigmoid beside them, whichever the pipeline gives.
+    let scoring = loaded.meta.pipeline_scoring();
     let rows: Vec<_> = args
         .positional
         .iter()
-        .zip(probs)
-        .map(|(text, p)| serde_json::json!({ "text": text, "pair": null, "probs": p }))
+        .zip(logits)
+        .map(|(text, logits)| {
+            let mut row = serde_json::json!({ "text": text, "pair": null, "labels": loaded.meta.labels, "function": scoring.name(), "probs": scoring.apply(&logits) });
+            if let [score] = logits[..] {
+                row["score"] = score.into();
+                row["sigmoid"] = classification::sigmoid(score).into();
+            }
+            row
+        })
         .collect();
     println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
     Ok(())

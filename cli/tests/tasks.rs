@@ -141,7 +141,7 @@ fn accuracy(loaded: &LoadedClassifier, examples: &[data::Example]) -> f32 {
             None => tok.encode(&e.text).unwrap(),
         })
         .collect();
-    let probs = pollster::block_on(classification::predict(&loaded.model, &encoded, tok.pad_id, 32, &Device::flex())).unwrap();
+    let probs = pollster::block_on(classification::predict(&loaded.model, loaded.meta.scoring(), &encoded, tok.pad_id, 32, &Device::flex())).unwrap();
     let right = examples.iter().zip(&probs).filter(|(e, p)| loaded.meta.labels[argmax(p)] == e.label).count();
     100.0 * right as f32 / examples.len() as f32
 }

@@ -293,9 +293,58 @@ fn check_classifier(name: &str) {
     assert_eq!(loaded.meta.labels, ["negative", "neutral", "positive"]);
     for case in expected["classify"].as_array().unwrap() {
         let encoded = loaded.tokenizer.encode_text(case["text"].as_str().unwrap(), case["pair"].as_str()).unwrap();
-        let probs = pollster::block_on(classification::predict(&loaded.model, &[encoded], loaded.tokenizer.pad_id, 1, &device)).unwrap();
+        let probs = pollster::block_on(classification::predict(&loaded.model, loaded.meta.scoring(), &[encoded], loaded.tokenizer.pad_id, 1, &device)).unwrap();
         close(&format!("{name}: class probabilities of {}", case["text"]), &probs[0], &floats(&case["probs"]));
     }
+}
+
+/// A `*ForSequenceClassification` folder as people bring them (no `id2label`, multi-label, one
+/// output), read as the studio and `bertbench classify` read it: its labels (`LABEL_i` where the
+/// config names none), its logits, and the scores of `transformers`' text-classification
+/// pipeline from them (`function`: what the pipeline applies), all as PyTorch gives them.
+fn check_pipeline_classifier(name: &str, function: &str) {
+    check_encoder(name);
+    let device = Device::flex();
+    let (files, expected) = folder(name);
+    let loaded = classification::load_classifier(files, None, &device).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let cases = expected["classify"].as_array().unwrap();
+    let labels: Vec<String> = cases[0]["labels"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
+    assert_eq!(loaded.meta.labels, labels, "{name}: labels");
+    let scoring = loaded.meta.pipeline_scoring();
+    assert_eq!(scoring.name(), function, "{name}: the pipeline's function");
+    for case in cases {
+        let encoded = loaded.tokenizer.encode_text(case["text"].as_str().unwrap(), case["pair"].as_str()).unwrap();
+        let logits = pollster::block_on(classification::predict(&loaded.model, classification::Scoring::Raw, &[encoded], loaded.tokenizer.pad_id, 1, &device)).unwrap();
+        close(&format!("{name}: logits of {}", case["text"]), &logits[0], &floats(&case["logits"]));
+        close(&format!("{name}: the pipeline's scores of {}", case["text"]), &scoring.apply(&logits[0]), &floats(&case["probs"]));
+    }
+}
+
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn binary_classifiers_saved_without_id2label_predict_as_the_pipeline() {
+    for family in ["albert", "distilbert", "electra", "modernbert", "mpnet", "xlm-roberta"] {
+        check_pipeline_classifier(&format!("{family}-binary-v5"), "softmax");
+    }
+}
+
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn a_multi_label_classifier_gives_each_label_its_sigmoid_as_the_pipeline() {
+    check_pipeline_classifier("bert-multilabel", "sigmoid");
+    let device = Device::flex();
+    let (files, _) = folder("bert-multilabel");
+    let loaded = classification::load_classifier(files, None, &device).unwrap();
+    assert!(loaded.meta.multi_label());
+    // What the page's predict box shows is the pipeline's.
+    assert_eq!(loaded.meta.scoring(), loaded.meta.pipeline_scoring());
+}
+
+#[test]
+#[ignore = "needs tests/models from scripts/make_test_models.py (PyTorch); cargo xtask test makes them and runs this"]
+fn one_output_heads_give_the_pipeline_s_score_raw_for_regression_else_its_sigmoid() {
+    check_pipeline_classifier("bert-one-output", "sigmoid");
+    check_pipeline_classifier("bert-regression", "none");
 }
 
 #[test]

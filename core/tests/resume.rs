@@ -73,7 +73,7 @@ fn finish(tuner: &mut FineTuner) -> (Vec<f32>, Vec<f32>) {
     }
     let held_out: Vec<Encoded> = toy(12, 3).into_iter().map(|t| t.encoded).collect();
     let device = Device::flex();
-    let probs = pollster::block_on(predict(&tuner.best_model(), &held_out, 0, 8, &device)).unwrap();
+    let probs = pollster::block_on(predict(&tuner.best_model(), bertbench_core::tasks::classification::Scoring::Softmax, &held_out, 0, 8, &device)).unwrap();
     (losses, probs.concat())
 }
 

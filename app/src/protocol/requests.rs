@@ -88,6 +88,8 @@ requests! {
     Import => Imported, at First;
     /// A head saved alone, put back on the worker's base model.
     AttachHead => Imported, at First;
+    /// The current classifier put away: the worker holds none after.
+    ForgetClassifier => (), at Classifier;
     /// The current classifier's encoder as a plain checkpoint (attachments).
     Encoder => EncoderFiles, at Classifier;
     /// Top-5 fills for every `[MASK]`, from the lab's model.
@@ -115,7 +117,14 @@ pub struct Predict {
 pub struct Predictions {
     pub labels: Vec<String>,
     pub probs: Vec<Vec<f32>>,
+    /// Whether each label's probability is its own (a multi-label head's sigmoid), not one of a
+    /// softmax over the labels.
+    pub multi_label: bool,
 }
+
+/// Put the current classifier away.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForgetClassifier;
 
 /// Each word's tag for texts, from the current classifier when it is a tagger.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -60,7 +60,10 @@ pub fn Header() -> impl IntoView {
         LastModel::Server(value.clone()).remember();
         state.model_id.set(value.clone());
         let prefer = state.backend.get_untracked().active.unwrap_or(Backend::WebGpu);
-        spawn_local(load_model(state, value, prefer));
+        spawn_local(async move {
+            load_model(state, value.clone(), prefer).await;
+            super::open_model::follow_its_head(state, studio, &value);
+        });
     };
     // The models the user opened and this browser keeps: `(value, name)`.
     let yours = move || {

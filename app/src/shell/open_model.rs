@@ -169,7 +169,7 @@ async fn open_picked(state: AppState, saved: SavedWork, studio: Studio, note: Rw
             }
             return Err(format!("{name} could not be opened: {e}"));
         }
-        take_its_classifier(state, studio, &name);
+        follow_its_head(state, studio, &name);
         if kept.is_ok() {
             LastModel::Yours(name.clone()).remember();
         }
@@ -224,20 +224,26 @@ pub async fn open_kept(state: AppState, studio: Studio, item: &Item) -> Result<(
     let some = |b: Option<Vec<u8>>| b.filter(|b| !b.is_empty());
     let files = CheckpointFiles { config_json, weights, tokenizer_json: some(tokenizer), vocab_txt: some(vocab) };
     open_model(state, &item.name, files).await?;
-    take_its_classifier(state, studio, &item.name);
+    follow_its_head(state, studio, &item.name);
     Ok(())
 }
 
-/// A model that carries a task head (a fine-tuned classifier, tagger or question-answering
-/// model from the Hub) becomes the studio's model too, so it predicts at once.
-fn take_its_classifier(state: AppState, studio: Studio, name: &str) {
-    let Some(engine) = state.engine() else { return };
+/// The studio's classifier follows the page's model, just opened or chosen (`name`): a model
+/// that carries a task head (a fine-tuned classifier, tagger or question-answering model from
+/// the Hub) becomes the studio's model too, so it predicts at once; one without leaves the
+/// studio with none, never with the model before's.
+pub(crate) fn follow_its_head(state: AppState, studio: Studio, name: &str) {
+    let Some(engine) = state.engine().filter(|e| e.model_id == name) else { return };
     let heads = &engine.bert.report.heads;
     if ![Head::Classifier, Head::TokenClassifier, Head::QuestionAnswering].iter().any(|h| heads.contains(h)) {
+        studio.follow_model(name.to_string(), None);
         return;
     }
     match engine.files() {
-        Ok(files) => studio.take_classifier_of(name.to_string(), files),
-        Err(e) => state.load.set(LoadState::Failed(format!("{name}'s classifier could not be handed to the studio: {e}"))),
+        Ok(files) => studio.follow_model(name.to_string(), Some(files)),
+        Err(e) => {
+            studio.follow_model(name.to_string(), None);
+            state.load.set(LoadState::Failed(format!("{name}'s classifier could not be handed to the studio: {e}")));
+        }
     }
 }

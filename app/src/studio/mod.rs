@@ -473,19 +473,35 @@ impl Studio {
         });
     }
 
-    /// Takes the classification head of a model opened from the disk (`model` is its name) as
-    /// the current classifier: it predicts at once, with its own `id2label`.
-    pub fn take_classifier_of(self, model: String, files: CheckpointFiles) {
-        let mut list = vec![("config.json".to_string(), files.config_json), ("model.safetensors".to_string(), files.weights)];
-        list.extend(files.tokenizer_json.map(|t| ("tokenizer.json".to_string(), t)));
-        list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
+    /// Makes the head of `model`, a model just opened or chosen as the page's, the current
+    /// classifier (`files`: its checkpoint, where it carries a task head), or none where it has
+    /// none or its head cannot be read: whatever the studio had before belongs to another model
+    /// and is put away first, in the worker too, and the notice says what became of it.
+    pub fn follow_model(self, model: String, files: Option<CheckpointFiles>) {
+        let before = self.classifier.get_untracked().map(|(_, from)| from);
+        self.classifier.set(None);
         spawn_local(async move {
-            if let Ok((meta, _)) = self.client.import(list).await {
-                let task = Task::of(meta.spec.level);
-                task.panel().took(self, &meta);
-                self.notice.set(Some(Ok(task.panel().opened(&model, &meta))));
-                self.task.set(task);
-                self.classifier.set(Some((meta, format!("the head of {model}"))));
+            let _ = self.client.forget_classifier().await;
+            let Some(files) = files else {
+                if let Some(before) = before {
+                    self.notice.set(Some(Ok(format!(
+                        "{model} has no task head, so the studio has no classifier now ({before} belonged to the model before; a finished run opens again from “Saved in this browser”)."
+                    ))));
+                }
+                return;
+            };
+            let mut list = vec![("config.json".to_string(), files.config_json), ("model.safetensors".to_string(), files.weights)];
+            list.extend(files.tokenizer_json.map(|t| ("tokenizer.json".to_string(), t)));
+            list.extend(files.vocab_txt.map(|v| ("vocab.txt".to_string(), v)));
+            match self.client.import(list).await {
+                Ok((meta, _)) => {
+                    let task = Task::of(meta.spec.level);
+                    task.panel().took(self, &meta);
+                    self.notice.set(Some(Ok(task.panel().opened(&model, &meta))));
+                    self.task.set(task);
+                    self.classifier.set(Some((meta, format!("the head of {model}"))));
+                }
+                Err(e) => self.notice.set(Some(Err(format!("{model}'s head could not be read, so the studio has no classifier now: {e}")))),
             }
         });
     }

@@ -22,9 +22,21 @@ fn to_csv(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn prob_bars(labels: Vec<String>, probs: Vec<f32>) -> impl IntoView {
+/// The labels a multi-label prediction gives a text: each whose own probability is at least
+/// one half, as `transformers`' pipeline users threshold them.
+fn chosen(labels: &[String], probs: &[f32]) -> String {
+    labels.iter().zip(probs).filter(|(_, p)| **p >= 0.5).map(|(l, _)| l.as_str()).collect::<Vec<_>>().join("; ")
+}
+
+fn prob_bars(labels: Vec<String>, probs: Vec<f32>, multi_label: bool) -> impl IntoView {
+    let note = multi_label.then(|| {
+        let chosen = chosen(&labels, &probs);
+        let chosen = if chosen.is_empty() { "none".to_string() } else { chosen };
+        format!("Multi-label: each label's own probability (a sigmoid each; they need not add up to 1). At 0.5 or above: {chosen}.")
+    });
     view! {
-        <div class="bars" data-testid="prediction">
+        {note.map(|n| view! { <p class="small muted" data-testid="prediction-note">{n}</p> })}
+        <div class="bars" data-testid="prediction" data-multi-label=multi_label.to_string()>
             {labels.into_iter().zip(probs).map(|(l, p)| view! {
                 <div class="bar-row">
                     <span class="bar-label">{l.clone()}</span>
@@ -42,7 +54,7 @@ pub fn ClassifyPredict() -> impl IntoView {
     let studio = expect_context::<Studio>();
     let text = RwSignal::new("What a wonderful, warm little film.".to_string());
     let pair = RwSignal::new(String::new());
-    let prediction = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>), String>>);
+    let prediction = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>, bool), String>>);
     let batch_note = RwSignal::new(None::<Result<String, String>>);
     let predicting = RwSignal::new(false);
 
@@ -53,7 +65,7 @@ pub fn ClassifyPredict() -> impl IntoView {
         spawn_in_view(async move {
             let r = studio.client.predict(vec![(t, (!p.trim().is_empty()).then_some(p))]).await;
             predicting.set(false);
-            prediction.set(Some(r.map(|(labels, mut rows)| (labels, rows.pop().unwrap_or_default()))));
+            prediction.set(Some(r.map(|mut p| (p.labels, p.probs.pop().unwrap_or_default(), p.multi_label))));
         });
     };
 
@@ -86,7 +98,7 @@ pub fn ClassifyPredict() -> impl IntoView {
             let texts: Vec<(String, Option<String>)> = rows.examples.iter().map(|e| (e.text.clone(), e.text_pair.clone())).collect();
             let out_name = format!("{}-predictions.csv", name.rsplit_once('.').map_or(name.as_str(), |(a, _)| a));
             match studio.client.predict(texts).await {
-                Ok((labels, probs)) => {
+                Ok(crate::protocol::Predictions { labels, probs, multi_label }) => {
                     let mut header = vec!["line".to_string(), "text".to_string()];
                     if map.text_pair.is_some() {
                         header.push("text_pair".into());
@@ -102,7 +114,8 @@ pub fn ClassifyPredict() -> impl IntoView {
                             if map.text_pair.is_some() {
                                 row.push(e.text_pair.clone().unwrap_or_default());
                             }
-                            row.push(labels[bertbench_core::tasks::metrics::argmax(p)].clone());
+                            // A multi-label head's labels at 0.5 or above ("" for none).
+                            row.push(if multi_label { chosen(&labels, p) } else { labels[bertbench_core::tasks::metrics::argmax(p)].clone() });
                             row.extend(p.iter().map(|x| format!("{x:.6}")));
                             row
                         })
@@ -132,7 +145,7 @@ pub fn ClassifyPredict() -> impl IntoView {
                 </label>
             </div>
             {move || prediction.get().map(|r| match r {
-                Ok((labels, probs)) => prob_bars(labels, probs).into_any(),
+                Ok((labels, probs, multi_label)) => prob_bars(labels, probs, multi_label).into_any(),
                 Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
             })}
             {move || batch_note.get().map(|r| match r {

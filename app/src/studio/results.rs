@@ -59,7 +59,7 @@ pub fn StudioResultsPanel() -> impl IntoView {
         <section class="card" data-testid="studio-results">
             <h2>"3 · Results and use"</h2>
             {move || studio.classifier.get().is_none().then(|| view! {
-                <p class="muted small">"Train a classifier above, or import one exported earlier."</p>
+                <p class="muted small" data-testid="no-classifier">"Train a classifier above, or import one exported earlier."</p>
             })}
             {metrics}
             {history}

@@ -17,7 +17,7 @@ pub(super) async fn predict_texts(current: &Current, texts: &[(String, Option<St
     let mut last_yield = now_ms();
     for indices in by_length(&encoded).chunks(32) {
         let chunk: Vec<_> = indices.iter().map(|&i| encoded[i].clone()).collect();
-        let probs = predict(&current.loaded.model, &chunk, tok.pad_id, 32, &current.device).await.map_err(|e| e.to_string())?;
+        let probs = predict(&current.loaded.model, current.loaded.meta.scoring(), &chunk, tok.pad_id, 32, &current.device).await.map_err(|e| e.to_string())?;
         for (&i, p) in indices.iter().zip(probs) {
             out[i] = p;
         }

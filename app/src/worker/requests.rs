@@ -31,6 +31,7 @@ pub(super) async fn answer(ask: Ask, bytes: Vec<Vec<u8>>) -> Result<(serde_json:
         Ask::Export(r) => json(r, bytes).await,
         Ask::Import(r) => json(r, bytes).await,
         Ask::AttachHead(r) => json(r, bytes).await,
+        Ask::ForgetClassifier(r) => json(r, bytes).await,
         Ask::Encoder(r) => json(r, bytes).await,
         Ask::FillMask(r) => json(r, bytes).await,
         Ask::LabFiles(r) => json(r, bytes).await,
@@ -69,7 +70,8 @@ impl Handle for ask::Predict {
             level => return Err(level.not_per_text().unwrap_or("the current model gives no label per text").into()),
         }
         let probs = predict_texts(&current, &self.texts).await?;
-        Ok((ask::Predictions { labels: current.loaded.meta.labels.clone(), probs }, Vec::new()))
+        let meta = &current.loaded.meta;
+        Ok((ask::Predictions { labels: meta.labels.clone(), probs, multi_label: meta.multi_label() }, Vec::new()))
     }
 }
 
@@ -137,6 +139,13 @@ impl Handle for ask::AttachHead {
         let description = format!("{} on {base}", meta.labels.join(", "));
         STATE.with(|s| s.borrow_mut().current = Some(Rc::new(current)));
         Ok((ask::Imported { meta, description }, Vec::new()))
+    }
+}
+
+impl Handle for ask::ForgetClassifier {
+    async fn handle(self, _: Vec<Vec<u8>>) -> Result<((), Vec<Vec<u8>>), String> {
+        STATE.with(|s| s.borrow_mut().current = None);
+        Ok(((), Vec::new()))
     }
 }
 

@@ -2,6 +2,7 @@
 //! worker's current classifier, the one the last run left; its probabilities on the training
 //! texts go with each text, and it and the student are timed on the validation texts.
 
+use bertbench_core::tasks::classification::Scoring;
 use bertbench_core::tasks::distillation::spaced_layers;
 use bertbench_core::tokenizer::Encoded;
 
@@ -17,11 +18,14 @@ pub(super) async fn teach(train: Vec<LabeledText>, valid: &[LabeledText], labels
     if loaded.meta.spec.level != Level::Sentence {
         return Err("the teacher must be a sentence classifier: the last run trained another task".into());
     }
+    if loaded.meta.multi_label() {
+        return Err("the teacher is a multi-label classifier: a student learns one label per text from its teacher's softmax".into());
+    }
     if loaded.meta.labels != labels {
         return Err(format!("the teacher labels {:?}, the data {labels:?}: a student learns the teacher's classes", loaded.meta.labels));
     }
     let encoded: Vec<Encoded> = train.iter().map(|t| t.encoded.clone()).collect();
-    let probs = predict(&loaded.model, &encoded, loaded.tokenizer.pad_id, 32, &teacher.device).await.map_err(|e| format!("the teacher's probabilities: {e}"))?;
+    let probs = predict(&loaded.model, Scoring::Softmax, &encoded, loaded.tokenizer.pad_id, 32, &teacher.device).await.map_err(|e| format!("the teacher's probabilities: {e}"))?;
     let ms = ms_per_text(&loaded.model, valid, loaded.tokenizer.pad_id, &teacher.device).await?;
     Ok((train.into_iter().zip(&probs).map(|(t, p)| t.with_teacher(p)).collect(), ms))
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use bertbench_core::bert::config::BertConfig;
 use bertbench_core::bert::model::BertModel;
-use bertbench_core::tasks::classification::{self, predict};
+use bertbench_core::tasks::classification::{self, Scoring, predict};
 use bertbench_core::tasks::distillation::{Distillation, spaced_layers};
 use bertbench_core::train::{FineTuneConfig, LabeledText};
 use bertbench_core::burn::prelude::Device;
@@ -51,11 +51,14 @@ pub(super) fn student(
     let device = Device::flex();
     let teacher = classification::load_classifier(folder_files(dir)?, read_optional(&dir.join(classification::HEAD_FILE)), &device)
         .map_err(|e| format!("--teacher {}: {e}", dir.display()))?;
+    if teacher.meta.multi_label() {
+        return Err(format!("--teacher {} is a multi-label classifier: a student learns one label per text from its teacher's softmax", dir.display()));
+    }
     if teacher.meta.labels != labels {
         return Err(format!("--teacher {} has the labels {:?}, the data {labels:?}: a teacher must label the same classes in the same order", dir.display(), teacher.meta.labels));
     }
     let encoded: Vec<_> = train.iter().map(|t| t.encoded.clone()).collect();
-    let probs = pollster::block_on(predict(&teacher.model, &encoded, teacher.tokenizer.pad_id, 32, &device)).map_err(core_error)?;
+    let probs = pollster::block_on(predict(&teacher.model, Scoring::Softmax, &encoded, teacher.tokenizer.pad_id, 32, &device)).map_err(core_error)?;
     let distil = Distillation::new().with_temperature(parse(args, "temperature", 2.0)?).with_soft_weight(parse(args, "soft-weight", 0.5)?);
     distil.check().map_err(core_error)?;
     eprintln!("teacher {}: its probabilities on the {} training texts, learned at temperature {} with weight {}", dir.display(), train.len(), distil.temperature, distil.soft_weight);

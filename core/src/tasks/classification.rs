@@ -368,6 +368,107 @@ pub struct ClassifierMeta {
     /// A similarity model's score scale: the data's values that 0 and 1 stand for.
     #[serde(default)]
     pub scale: Option<ScoreScale>,
+    /// What its `config.json` says the outputs are (`problem_type`), where it says; a head
+    /// trained here is what its level says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<ProblemType>,
+}
+
+impl ClassifierMeta {
+    /// What `transformers`' `text-classification` pipeline applies to this head's logits by
+    /// default (its `function_to_apply`): nothing for regression; a sigmoid per output for a
+    /// multi-label head and for a head of one output whose `problem_type` is not regression; a
+    /// softmax over the labels otherwise.
+    pub fn pipeline_scoring(&self) -> Scoring {
+        match (self.problem, self.labels.len()) {
+            (Some(ProblemType::Regression), _) => Scoring::Raw,
+            // A one-output head trained here is a cross-encoder's regression.
+            (None, 1) if self.spec.level == Level::Score => Scoring::Raw,
+            (Some(ProblemType::MultiLabelClassification), _) | (_, 1) => Scoring::Sigmoid,
+            _ => Scoring::Softmax,
+        }
+    }
+
+    /// What [`predict`] gives for each text: the pipeline's scores, except that a head of one
+    /// output gives its raw score (the similarity views read it on their scale; the page shows
+    /// its sigmoid beside it where the pipeline would give that).
+    pub fn scoring(&self) -> Scoring {
+        if self.labels.len() == 1 { Scoring::Raw } else { self.pipeline_scoring() }
+    }
+
+    /// Whether each label is a yes or no of its own (a sigmoid each), not one of several.
+    pub fn multi_label(&self) -> bool {
+        self.problem == Some(ProblemType::MultiLabelClassification)
+    }
+}
+
+/// What a sequence classifier's outputs are, as `transformers`' `problem_type` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemType {
+    /// One label of several: a softmax over them, cross-entropy.
+    SingleLabelClassification,
+    /// Any number of labels at once: a sigmoid for each, binary cross-entropy.
+    MultiLabelClassification,
+    /// A number: the output as it is, mean squared error.
+    Regression,
+}
+
+impl ProblemType {
+    /// `problem_type` of a `config.json` (`raw`), if it has a known one.
+    pub fn of_config(raw: &serde_json::Value) -> Option<Self> {
+        serde_json::from_value(raw.get("problem_type")?.clone()).ok()
+    }
+
+    /// Its `config.json` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SingleLabelClassification => "single_label_classification",
+            Self::MultiLabelClassification => "multi_label_classification",
+            Self::Regression => "regression",
+        }
+    }
+}
+
+/// How a head's logits become the scores shown for a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scoring {
+    /// A softmax over the labels: probabilities that sum to 1.
+    Softmax,
+    /// A sigmoid of each output on its own.
+    Sigmoid,
+    /// The outputs as they are.
+    Raw,
+}
+
+impl Scoring {
+    /// `row`'s scores.
+    pub fn apply(self, row: &[f32]) -> Vec<f32> {
+        match self {
+            Scoring::Softmax => softmax(row),
+            Scoring::Sigmoid => row.iter().map(|&x| sigmoid(x)).collect(),
+            Scoring::Raw => row.to_vec(),
+        }
+    }
+
+    /// The pipeline's name for it (`function_to_apply`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scoring::Softmax => "softmax",
+            Scoring::Sigmoid => "sigmoid",
+            Scoring::Raw => "none",
+        }
+    }
+}
+
+/// The logistic function, `1 / (1 + e^-x)`, without overflow for large `|x|`.
+pub fn sigmoid(x: f32) -> f32 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
 }
 
 /// The cosine of each pair of consecutive rows: rows `2i` and `2i + 1` are the two texts of
@@ -502,17 +603,16 @@ impl ClassificationHead {
     }
 }
 
-/// Class probabilities for encoded texts, in their order (a cross-encoder's: its score, as
-/// is). Batches of `batch_size` are taken shortest first, so each pads to about its own length.
-pub async fn predict(model: &BertClassifier, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
+/// Each encoded text's scores, in their order, as `scoring` makes them of the logits
+/// ([`ClassifierMeta::scoring`]: class probabilities; each label's for a multi-label head; a
+/// cross-encoder's score as it is). Batches of `batch_size` are taken shortest first, so each
+/// pads to about its own length.
+pub async fn predict(model: &BertClassifier, scoring: Scoring, encoded: &[Encoded], pad_id: u32, batch_size: usize, device: &Device) -> crate::Result<Vec<Vec<f32>>> {
     if let Some(why) = model.spec.level.not_per_text() {
         return Err(Error::Input(why.into()));
     }
     let logits = rows_by_length(encoded, pad_id, batch_size, device, |input| model.forward(input)).await?;
-    if model.spec.level == Level::Score {
-        return Ok(logits);
-    }
-    Ok(logits.iter().map(|row| softmax(row)).collect())
+    Ok(logits.iter().map(|row| scoring.apply(row)).collect())
 }
 
 #[cfg(test)]
@@ -593,7 +693,7 @@ mod tests {
                 let bert = BertModelConfig::new(config.clone()).init(&device);
                 let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
                 let model = BertClassifier { bert, head, spec };
-                let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None };
+                let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None };
                 let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
                 let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
                 let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
@@ -665,7 +765,7 @@ mod tests {
             let values: Vec<f32> = (0..config.hidden_size * 3).map(|k| 0.3 * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect();
             head.classifier.weight = burn::module::Param::from_tensor(Tensor::from_data(burn::tensor::TensorData::new(values, [config.hidden_size, 3]), &device));
             let model = BertClassifier { bert, head, spec };
-            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None };
+            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None };
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
@@ -703,7 +803,7 @@ mod tests {
             FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
         ] {
             let (config, model) = classifier(spec, 2);
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24, scale: None };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24, scale: None, problem: None };
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let native = spec.pooling == Pooling::Pooler;
@@ -745,7 +845,7 @@ mod tests {
             FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
         ] {
             let (config, model) = classifier(spec, 2);
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 20, scale: None };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 20, scale: None, problem: None };
             let files = export_head(&config, &model, &meta).unwrap();
             let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(names, ["config.json", HEAD_FILE], "the head and what it needs, no encoder");
@@ -774,7 +874,7 @@ mod tests {
         let mut head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
         head.transform = HeadTransform::for_run(&config, spec, None, 5, &device).unwrap();
         let model = BertClassifier { bert, head, spec };
-        let meta = ClassifierMeta { labels: vec!["O".into(), "B-X".into(), "I-X".into()], spec, max_len: 20, scale: None };
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-X".into(), "I-X".into()], spec, max_len: 20, scale: None, problem: None };
         let files = export_head(&config, &model, &meta).unwrap();
         let json: serde_json::Value = serde_json::from_slice(&files[0].1).unwrap();
         assert_eq!(json["architectures"][0], "ModernBertForTokenClassification");
@@ -810,12 +910,72 @@ mod tests {
         assert!(err.to_string().contains("no classifier head"), "{err}");
     }
 
+    /// A `config.json` as `transformers` 5 writes a binary classifier's (no `id2label`): the
+    /// head's outputs are its labels, named as `transformers` names them; `problem_type` decides
+    /// the scores, and an export keeps it.
+    #[test]
+    fn labels_come_from_the_head_where_the_config_names_none_and_problem_type_decides_the_scores() {
+        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
+        let device = Device::flex();
+        let (config, mut model) = classifier(spec, 2);
+        let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None };
+        let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+        let get = |files: &[(String, Vec<u8>)], name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone()).unwrap();
+        let read = |json: &serde_json::Value, weights: Vec<u8>| {
+            let files = CheckpointFiles { config_json: serde_json::to_vec(json).unwrap(), weights, tokenizer_json: None, vocab_txt: Some(vocab()) };
+            load_classifier(files, None, &device)
+        };
+        let mut json: serde_json::Value = serde_json::from_slice(&get(&files, "config.json")).unwrap();
+        for key in ["id2label", "label2id", "bertbench_head", "problem_type"] {
+            json.as_object_mut().unwrap().remove(key);
+        }
+        let loaded = read(&json, get(&files, "model.safetensors")).unwrap();
+        assert_eq!(loaded.meta.labels, ["LABEL_0", "LABEL_1", "LABEL_2"]);
+        assert_eq!((loaded.meta.problem, loaded.meta.pipeline_scoring(), loaded.meta.scoring()), (None, Scoring::Softmax, Scoring::Softmax));
+        json["problem_type"] = "multi_label_classification".into();
+        let multi = read(&json, get(&files, "model.safetensors")).unwrap();
+        assert!(multi.meta.multi_label());
+        assert_eq!(multi.meta.scoring(), Scoring::Sigmoid);
+        let logits = logits(&multi.model);
+        let encoded = [tokenizer().encode_text("w1 w2", None).unwrap()];
+        let scores = pollster::block_on(predict(&multi.model, multi.meta.scoring(), &encoded, 0, 1, &device)).unwrap();
+        assert!(scores[0].iter().sum::<f32>() > 1.05 || scores[0].iter().sum::<f32>() < 0.95, "{scores:?}: each label's own sigmoid, not a softmax");
+        assert!(logits.iter().all(|x| x.is_finite()));
+        let again = export(&multi.config, &multi.model, &multi.meta, &tokenizer(), None, Some(&vocab())).unwrap();
+        let json_again: serde_json::Value = serde_json::from_slice(&get(&again, "config.json")).unwrap();
+        assert_eq!(json_again["problem_type"], "multi_label_classification");
+        // One output without labels is a score: raw where the config says regression, else the
+        // pipeline's sigmoid of it (the page shows both).
+        let one: Vec<f32> = (0..config.hidden_size).map(|k| 0.1 * ((k % 7) as f32 - 3.0)).collect();
+        model.head.classifier.weight = burn::module::Param::from_tensor(Tensor::from_data(burn::tensor::TensorData::new(one, [config.hidden_size, 1]), &device));
+        model.head.classifier.bias = Some(burn::module::Param::from_tensor(Tensor::zeros([1], &device)));
+        let meta = ClassifierMeta { labels: vec!["score".into()], ..meta };
+        let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+        let mut json: serde_json::Value = serde_json::from_slice(&get(&files, "config.json")).unwrap();
+        for key in ["id2label", "label2id", "bertbench_head", "problem_type"] {
+            json.as_object_mut().unwrap().remove(key);
+        }
+        let one = read(&json, get(&files, "model.safetensors")).unwrap();
+        assert_eq!((one.meta.spec.level, one.meta.labels.clone()), (Level::Score, vec!["LABEL_0".to_string()]));
+        assert_eq!((one.meta.pipeline_scoring(), one.meta.scoring()), (Scoring::Sigmoid, Scoring::Raw));
+        json["problem_type"] = "regression".into();
+        assert_eq!(read(&json, get(&files, "model.safetensors")).unwrap().meta.pipeline_scoring(), Scoring::Raw);
+    }
+
+    #[test]
+    fn sigmoid_is_the_logistic_function_without_overflow() {
+        assert_eq!(sigmoid(0.0), 0.5);
+        assert!((sigmoid(2.0) - 1.0 / (1.0 + (-2.0f32).exp())).abs() < 1e-7);
+        assert!((sigmoid(-2.0) + sigmoid(2.0) - 1.0).abs() < 1e-7);
+        assert_eq!((sigmoid(-200.0), sigmoid(200.0)), (0.0, 1.0));
+    }
+
     #[test]
     fn a_token_classifier_is_named_and_read_as_a_tagger() {
         // A NER model: BertForTokenClassification, `classifier.*` over every token.
         let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
         let (config, model) = classifier(spec, 3);
-        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24, scale: None };
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24, scale: None, problem: None };
         let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
         let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
         let mut json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();

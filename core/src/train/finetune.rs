@@ -306,7 +306,7 @@ impl FineTuner {
 
     /// Labels, features and length of the classifier being trained.
     pub fn meta(&self) -> ClassifierMeta {
-        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len, scale: self.config.score_scale }
+        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len, scale: self.config.score_scale, problem: None }
     }
 
     /// Rows (see [`units`]) of the training and of the validation examples.
@@ -824,7 +824,7 @@ mod tests {
         let device = Device::flex();
         let valid = toy(32, 2);
         let enc: Vec<Encoded> = valid.iter().map(|t| t.encoded.clone()).collect();
-        let probs = pollster::block_on(predict(&model, &enc, 0, 8, &device)).unwrap();
+        let probs = pollster::block_on(predict(&model, crate::tasks::classification::Scoring::Softmax, &enc, 0, 8, &device)).unwrap();
         let acc = probs.iter().zip(&valid).filter(|(p, t)| argmax(p) == t.label).count() as f32 / 32.0;
         assert_eq!(acc, best);
         for p in &probs {

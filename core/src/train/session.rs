@@ -409,7 +409,7 @@ mod tests {
         let best = accuracies.iter().cloned().fold(f32::MIN, f32::max);
         assert_eq!(tuner.best_accuracy(), Some(best));
         let enc: Vec<Encoded> = valid.iter().map(|t| t.encoded.clone()).collect();
-        let probs = pollster::block_on(predict(&tuner.best_model(), &enc, 0, 8, &Device::flex())).unwrap();
+        let probs = pollster::block_on(predict(&tuner.best_model(), crate::tasks::classification::Scoring::Softmax, &enc, 0, 8, &Device::flex())).unwrap();
         let acc = probs.iter().zip(&valid).filter(|(p, t)| argmax(p) == t.label).count() as f32 / valid.len() as f32;
         assert_eq!(acc, best);
     }

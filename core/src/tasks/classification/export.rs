@@ -9,7 +9,7 @@ use burn::prelude::*;
 use safetensors::SafeTensors;
 
 use super::weights::{f32_bytes, has_tensor, linear_tensors, read_head, read_normed_pooler, serialize};
-use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, HeadTransform, Level, LoadedClassifier};
+use super::{BertClassifier, ClassificationHead, ClassifierMeta, FeatureLayers, FeatureSpec, HeadTransform, Level, LoadedClassifier, ProblemType};
 use crate::bert::checkpoint::{CheckpointFiles, LoadedModel, save_weights};
 use crate::bert::config::BertConfig;
 use crate::bert::family::SequenceHead;
@@ -71,8 +71,9 @@ pub(crate) trait HeadClass: Sync {
     }
 
     /// Its output names from `config.json` (`raw`): `id2label`, unless the class's outputs are
-    /// fixed.
-    fn labels(&self, raw: &serde_json::Value) -> crate::Result<Vec<String>> {
+    /// fixed; `None` where the config names none (`transformers` 5 leaves out its default two
+    /// labels): the head's width then says how many there are.
+    fn labels(&self, raw: &serde_json::Value) -> crate::Result<Option<Vec<String>>> {
         labels_from_config(raw)
     }
 }
@@ -127,11 +128,11 @@ impl HeadClass for Tokens {
         Ok(())
     }
 
-    fn labels(&self, raw: &serde_json::Value) -> crate::Result<Vec<String>> {
+    fn labels(&self, raw: &serde_json::Value) -> crate::Result<Option<Vec<String>>> {
         match self.labels {
             // A question-answering head's two outputs are the start and end logits, whatever
             // `id2label` calls them (`LABEL_0`, `LABEL_1` from `transformers`' defaults).
-            Some(names) => Ok(names.iter().map(|l| l.to_string()).collect()),
+            Some(names) => Ok(Some(names.iter().map(|l| l.to_string()).collect())),
             None => labels_from_config(raw),
         }
     }
@@ -281,15 +282,15 @@ fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bo
         meta.labels.iter().enumerate().map(|(i, l)| (l.clone(), i.into())).collect();
     obj.insert("id2label".into(), id2label.into());
     obj.insert("label2id".into(), label2id.into());
-    match level {
-        Level::Sentence => {
-            obj.insert("problem_type".into(), "single_label_classification".into());
-        }
-        // transformers' regression: one output, mean squared error.
-        Level::Score => {
-            obj.insert("problem_type".into(), "regression".into());
-        }
-        _ => {}
+    // What the config it came with said, else the level's: transformers' regression for one
+    // output (mean squared error), a softmax over a text's labels.
+    let problem = meta.problem.or(match level {
+        Level::Sentence => Some(ProblemType::SingleLabelClassification),
+        Level::Score => Some(ProblemType::Regression),
+        _ => None,
+    });
+    if let Some(problem) = problem.filter(|_| level.pooled()) {
+        obj.insert("problem_type".into(), problem.name().into());
     }
     obj.insert("bertbench_head".into(), serde_json::json!({
         "spec": meta.spec,
@@ -476,11 +477,16 @@ pub fn load_classifier(files: CheckpointFiles, head: Option<Vec<u8>>, device: &D
     about.finish(bert, head)
 }
 
-/// What a classifier's `config.json` says about its head: what it labels, its labels, how its
-/// features are made, its score scale and training length.
+/// What a classifier's `config.json` says about its head: what it labels, its labels (or that
+/// it names none), how its features are made, what its outputs are, its score scale and
+/// training length.
 struct HeadConfig {
-    labels: Vec<String>,
+    labels: Option<Vec<String>>,
     spec: FeatureSpec,
+    /// Whether `spec` was read from `bertbench_head` (an export of this page's), not taken
+    /// from the class's defaults.
+    spec_saved: bool,
+    problem: Option<ProblemType>,
     scale: Option<ScoreScale>,
     max_len: Option<usize>,
 }
@@ -497,9 +503,11 @@ impl HeadConfig {
             Level::ALL.into_iter().find(|&l| class_of(l).recognises(architecture)).unwrap_or(Level::Sentence)
         };
         let labels = class_of(level).labels(&raw)?;
+        let problem = ProblemType::of_config(&raw);
         // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
-        let level = if level == Level::Sentence && labels.len() == 1 { Level::Score } else { level };
-        let spec: FeatureSpec = match raw.pointer("/bertbench_head/spec") {
+        let level = if level == Level::Sentence && labels.as_ref().is_some_and(|l| l.len() == 1) { Level::Score } else { level };
+        let saved = raw.pointer("/bertbench_head/spec");
+        let spec: FeatureSpec = match saved {
             Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,
             None if level == Level::Token => FeatureSpec::tokens(),
             None if level == Level::Span => FeatureSpec::spans(),
@@ -510,12 +518,24 @@ impl HeadConfig {
             return Err(Error::Config("config.json's architecture and bertbench_head disagree on what the head labels (texts, tokens or answer spans)".into()));
         }
         let max_len = raw.pointer("/bertbench_head/max_len").and_then(serde_json::Value::as_u64).map(|n| n as usize);
-        Ok(Self { labels, spec, scale, max_len })
+        Ok(Self { labels, spec, spec_saved: saved.is_some(), problem, scale, max_len })
     }
 
-    /// The classifier of `head` on `bert`, once they are checked to fit together.
+    /// The classifier of `head` on `bert`, once they are checked to fit together. A config that
+    /// names no labels gets the head's outputs as `transformers` names them (`LABEL_0`, …); one
+    /// output is then a score.
     fn finish(self, bert: LoadedModel, head: ClassificationHead) -> crate::Result<LoadedClassifier> {
-        let Self { labels, spec, scale, max_len } = self;
+        let Self { labels, mut spec, spec_saved, problem, scale, max_len } = self;
+        let outputs = head.classifier.weight.dims()[1];
+        let labels = match labels {
+            Some(labels) => labels,
+            None => {
+                if spec.level == Level::Sentence && outputs == 1 && !spec_saved {
+                    spec.level = Level::Score;
+                }
+                (0..outputs).map(|i| format!("LABEL_{i}")).collect()
+            }
+        };
         let max_len = max_len.unwrap_or(bert.config.max_len());
         spec.check(bert.config.num_hidden_layers, bert.model.pooler.is_some())?;
         let width = spec.width(bert.config.hidden_size, bert.config.num_hidden_layers);
@@ -526,25 +546,25 @@ impl HeadConfig {
                 spec.label()
             )]));
         }
-        if head.classifier.weight.dims()[1] != labels.len() {
-            return Err(Error::Config(format!(
-                "config.json names {} labels but the head has {} outputs",
-                labels.len(),
-                head.classifier.weight.dims()[1]
-            )));
+        if outputs != labels.len() {
+            return Err(Error::Config(format!("config.json names {} labels but the head has {outputs} outputs", labels.len())));
+        }
+        if problem == Some(ProblemType::MultiLabelClassification) && !spec.level.pooled() {
+            return Err(Error::UnsupportedConfig("config.json says multi_label_classification, but this head labels each token; transformers reads that only for a text's labels".into()));
         }
         Ok(LoadedClassifier {
             config: bert.config,
             model: BertClassifier { bert: bert.model, head, spec },
             tokenizer: bert.tokenizer.with_max_len(max_len),
-            meta: ClassifierMeta { labels, spec, max_len, scale },
+            meta: ClassifierMeta { labels, spec, max_len, scale, problem },
         })
     }
 }
-/// `id2label` in id order; `LABEL_0…` names when the config has none.
-fn labels_from_config(raw: &serde_json::Value) -> crate::Result<Vec<String>> {
+
+/// `id2label` in id order, `None` when the config has none.
+fn labels_from_config(raw: &serde_json::Value) -> crate::Result<Option<Vec<String>>> {
     let Some(map) = raw.get("id2label").and_then(|v| v.as_object()) else {
-        return Err(Error::Config("config.json has no id2label: it is not a classifier".into()));
+        return Ok(None);
     };
     let mut pairs: Vec<(usize, String)> = map
         .iter()
@@ -557,6 +577,5 @@ fn labels_from_config(raw: &serde_json::Value) -> crate::Result<Vec<String>> {
     if pairs.iter().enumerate().any(|(i, (id, _))| *id != i) {
         return Err(Error::Config("id2label ids must be 0, 1, 2, … without gaps".into()));
     }
-    Ok(pairs.into_iter().map(|(_, l)| l).collect())
+    Ok(Some(pairs.into_iter().map(|(_, l)| l).collect()))
 }
-
