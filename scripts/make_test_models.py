@@ -203,6 +203,8 @@ def pipeline_classify(model, tok, texts=TEXTS):
     rows = []
     for text, pair in texts:
         out = pipe({"text": text, "text_pair": pair} if pair is not None else text)
+        # One input's scores, as a list of one list where the pipeline batches.
+        out = out[0] if out and isinstance(out[0], list) else out
         scores = {d["label"]: d["score"] for d in out}
         enc = tok(text, pair, return_tensors="pt")
         with torch.no_grad():
@@ -844,6 +846,12 @@ def make_heads(out):
         config.architectures = None
         torch.manual_seed(seed)
         model = jitter(AutoModelForSequenceClassification.from_config(config))
+        # A random head's logits are near 0, where a softmax and a sigmoid of two labels differ
+        # little: a larger output layer sets them apart, so the wrong function shows.
+        with torch.no_grad():
+            for module in model.modules():
+                if isinstance(module, torch.nn.Linear) and module.out_features == config.num_labels:
+                    module.weight.mul_(20)
         model.save_pretrained(folder)
         with open(os.path.join(folder, "config.json")) as f:
             written = json.load(f)

@@ -222,6 +222,11 @@ impl Engine {
         self.outside_weights.as_ref().map(|w| (&self.small_files, w))
     }
 
+    /// Its `config.json` as the checkpoint has it.
+    pub fn config_json(&self) -> &[u8] {
+        &self.small_files.config_json
+    }
+
     /// The model as checkpoint files (to load it on another device, or in the training
     /// worker): on the CPU the weights are written from the model's tensors, with the head
     /// tensors its checkpoint carried.

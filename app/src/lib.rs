@@ -1,29 +1,55 @@
 //! The bertbench page. This file (the `start` function) only mounts (and makes a crash visible), or, inside the
 //! training worker, hands over to `worker.rs`; see `shell/page.rs`.
 
-mod app;
-mod backend_choice;
-mod bench;
-mod compute;
+// What the training worker runs, in every build; what only the page uses of them is unused in
+// a build without it.
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod engine;
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod examples;
-mod explore;
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod fetch;
-mod files;
 mod js_bytes;
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod local_store;
-mod lab;
-mod lessons;
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod protocol;
-mod pwa;
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod runs;
 mod saved;
-mod saved_work;
-mod shell;
+#[cfg_attr(not(feature = "page"), allow(dead_code))]
 mod store;
-mod studio;
-mod widgets;
 mod worker;
+
+// The page (Leptos): left out of the threaded builds, which only the training worker loads, so
+// they compile neither Leptos nor the views (feature `page`).
+#[cfg(feature = "page")]
+mod app;
+#[cfg(feature = "page")]
+mod backend_choice;
+#[cfg(feature = "page")]
+mod bench;
+#[cfg(feature = "page")]
+mod compute;
+#[cfg(feature = "page")]
+mod explore;
+#[cfg(feature = "page")]
+mod files;
+#[cfg(feature = "page")]
+mod lab;
+#[cfg(feature = "page")]
+mod lessons;
+#[cfg(feature = "page")]
+mod pwa;
+#[cfg(feature = "page")]
+mod saved_work;
+#[cfg(feature = "page")]
+mod shell;
+#[cfg(feature = "page")]
+mod studio;
+#[cfg(feature = "page")]
+mod widgets;
+#[cfg(feature = "page")]
 mod worker_client;
 
 // The threaded build's `initThreadPool` (JavaScript), which `worker.js` calls to start rayon's
@@ -33,6 +59,7 @@ pub use wasm_bindgen_rayon::init_thread_pool;
 
 /// A panic leaves the wasm instance unusable; say so in the page, with a button that reloads the
 /// tab, instead of leaving a tab that silently stops answering.
+#[cfg(feature = "page")]
 fn show_fatal(message: &str) {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
     let Ok(banner) = document.create_element("div") else { return };
@@ -62,6 +89,7 @@ fn show_fatal(message: &str) {
 
 /// What a panic says, without the build machine's paths: the message and where it happened,
 /// from the crate's folder on (`reactive_graph-0.2.16/src/traits.rs:767`, `app/src/lessons/attention.rs:40`).
+#[cfg(feature = "page")]
 fn panic_summary(info: &std::panic::PanicHookInfo<'_>) -> String {
     let payload = info
         .payload()
@@ -76,6 +104,7 @@ fn panic_summary(info: &std::panic::PanicHookInfo<'_>) -> String {
 }
 
 /// A source path from the folder above its last `src` on: a crate's own path, not the machine's.
+#[cfg(feature = "page")]
 fn short_path(file: &str) -> &str {
     let parts: Vec<&str> = file.split(['/', '\\']).collect();
     match parts.iter().rposition(|p| *p == "src") {
@@ -111,14 +140,17 @@ pub fn start() {
         worker::start();
         return;
     }
-    std::panic::set_hook(Box::new(|info| {
-        console_error_panic_hook::hook(info);
-        show_fatal(&panic_summary(info));
-    }));
-    leptos::mount::mount_to_body(shell::App);
+    #[cfg(feature = "page")]
+    {
+        std::panic::set_hook(Box::new(|info| {
+            console_error_panic_hook::hook(info);
+            show_fatal(&panic_summary(info));
+        }));
+        leptos::mount::mount_to_body(shell::App);
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "page"))]
 mod tests {
     use super::short_path;
 

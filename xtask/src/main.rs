@@ -59,9 +59,13 @@ fn main() -> ExitCode {
         Some("bench") => setup(true).and_then(|_| bench(&args[1..])),
         _ => Err("usage: cargo xtask <serve | test | setup | dist | bench | fixtures | precache | post-build>".into()),
     };
+    let elapsed = started.elapsed().as_secs_f64();
+    if STEPS.lock().map(|s| s.len() > 1).unwrap_or(false) {
+        eprint!("{}", step_times(elapsed));
+    }
     match result {
         Ok(()) => {
-            eprintln!("xtask: done in {:.0} s", started.elapsed().as_secs_f64());
+            eprintln!("xtask: done in {elapsed:.0} s");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -92,11 +96,31 @@ fn cache() -> PathBuf {
 /// When this command started, for the steps' timestamps.
 static STARTED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
+/// Every step announced so far: what, and when it started (seconds since the command started).
+static STEPS: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
+
 /// Announces a step, with the minutes and seconds since the command started (so a CI log says
-/// where the time goes).
+/// where the time goes); [`step_times`] lists every step's duration at the end.
 fn step(what: &str) {
-    let s = STARTED.get_or_init(Instant::now).elapsed().as_secs();
-    eprintln!("\n==> [{:02}:{:02}] {what}", s / 60, s % 60);
+    let s = STARTED.get_or_init(Instant::now).elapsed().as_secs_f64();
+    eprintln!("\n==> [{:02}:{:02}] {what}", s as u64 / 60, s as u64 % 60);
+    STEPS.lock().unwrap_or_else(|e| e.into_inner()).push((what.to_string(), s));
+}
+
+/// Each step's duration (until the next step began, the last until `end`), longest steps
+/// marked, and the total: the table docs/testing.md keeps for a fresh machine.
+fn step_times(end: f64) -> String {
+    let steps = STEPS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut out = String::from("\nxtask: time per step\n");
+    for (i, (what, start)) in steps.iter().enumerate() {
+        let until = steps.get(i + 1).map_or(end, |(_, next)| *next);
+        let d = (until - start).max(0.0) as u64;
+        let short: String = what.chars().take(90).collect();
+        out.push_str(&format!("  {:>3}:{:02}  {short}\n", d / 60, d % 60));
+    }
+    let total = end as u64;
+    out.push_str(&format!("  {:>3}:{:02}  total\n", total / 60, total % 60));
+    out
 }
 
 /// Runs a command in the repository root with the tool directories on PATH.
@@ -668,6 +692,16 @@ fn fixtures() -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_step_lasts_until_the_next_begins_and_the_total_is_the_end() {
+        STEPS.lock().unwrap().clear();
+        STEPS.lock().unwrap().extend([("build".to_string(), 0.0), ("test".to_string(), 125.0)]);
+        let table = step_times(200.0);
+        assert!(table.contains("    2:05  build\n"), "{table}");
+        assert!(table.contains("    1:15  test\n"), "{table}");
+        assert!(table.contains("    3:20  total\n"), "{table}");
+    }
 
     #[test]
     fn the_name_section_goes_and_every_other_section_stays() {

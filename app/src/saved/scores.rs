@@ -27,6 +27,11 @@ unit_enum!(
 );
 
 unit_enum!(
+    /// What a sequence classifier's outputs are (`problem_type`).
+    ProblemType = cls::ProblemType { SingleLabelClassification, MultiLabelClassification, Regression }
+);
+
+unit_enum!(
     /// A stage of a fine-tuning run.
     Phase = train::Phase { Features, Head, Full, Done }
 );
@@ -84,17 +89,21 @@ pub struct ClassifierMeta {
     pub max_len: usize,
     #[serde(default)]
     pub scale: Option<ScoreScale>,
+    /// What its `config.json` said its outputs are; absent where it said nothing (and in items
+    /// saved before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<ProblemType>,
 }
 
 impl From<cls::ClassifierMeta> for ClassifierMeta {
     fn from(c: cls::ClassifierMeta) -> Self {
-        Self { labels: c.labels, spec: c.spec.into(), max_len: c.max_len, scale: c.scale.map(Into::into) }
+        Self { labels: c.labels, spec: c.spec.into(), max_len: c.max_len, scale: c.scale.map(Into::into), problem: c.problem.map(Into::into) }
     }
 }
 
 impl From<ClassifierMeta> for cls::ClassifierMeta {
     fn from(s: ClassifierMeta) -> Self {
-        Self { labels: s.labels, spec: s.spec.into(), max_len: s.max_len, scale: s.scale.map(Into::into) }
+        Self { labels: s.labels, spec: s.spec.into(), max_len: s.max_len, scale: s.scale.map(Into::into), problem: s.problem.map(Into::into) }
     }
 }
 

@@ -37,7 +37,11 @@ pub fn ModelPanel() -> impl IntoView {
                 <p class="small muted" data-testid="model-heads">{if r.heads.is_empty() {
                     "Encoder only: no task heads in the checkpoint.".to_string()
                 } else {
-                    format!("Heads in the checkpoint: {}.", r.heads.iter().map(|h| h.label()).collect::<Vec<_>>().join(", "))
+                    let label = |h: &bertbench_core::bert::checkpoint::Head| match h {
+                        bertbench_core::bert::checkpoint::Head::Classifier => format!("{} ({})", h.label(), classifier_outputs(e.config_json())),
+                        _ => h.label().to_string(),
+                    };
+                    format!("Heads in the checkpoint: {}.", r.heads.iter().map(label).collect::<Vec<_>>().join(", "))
                 }}</p>
             }
         })
@@ -99,6 +103,22 @@ fn precision_note(model_id: &str, stored: &str) -> String {
              For exactly PyTorch's numbers choose the f32 weights in the model menu."
         ),
         None => format!("Weights stored {how}, read as f32."),
+    }
+}
+
+/// What a sequence classifier's outputs are, as its `config.json` says (`problem_type`, its
+/// labels): what `transformers`' pipeline, and the studio, make of them.
+fn classifier_outputs(config_json: &[u8]) -> String {
+    use bertbench_core::tasks::classification::ProblemType;
+    let raw: serde_json::Value = serde_json::from_slice(config_json).unwrap_or_default();
+    let labels = raw.get("id2label").and_then(|m| m.as_object()).map(|m| m.len());
+    match (ProblemType::of_config(&raw), labels) {
+        (Some(ProblemType::Regression), _) => "one number per text: a regression".to_string(),
+        (Some(ProblemType::MultiLabelClassification), Some(n)) => format!("multi-label: each of its {n} labels a yes or no of its own, a sigmoid each"),
+        (Some(ProblemType::MultiLabelClassification), None) => "multi-label: each label a yes or no of its own, a sigmoid each".to_string(),
+        (_, Some(1)) => "one output: a score, its sigmoid as transformers' pipeline gives it".to_string(),
+        (_, Some(n)) => format!("{n} labels, one per text: a softmax over them"),
+        (_, None) => "no id2label, as transformers 5 saves two labels: its outputs are LABEL_0, LABEL_1, …".to_string(),
     }
 }
 

@@ -38,7 +38,7 @@ pub(super) async fn ms_per_text(model: &classification::BertClassifier, texts: &
     let (started, mut fastest, mut passes) = (now_ms(), f64::INFINITY, 0);
     while passes < 2 || (now_ms() - started < 300.0 && passes < 50) {
         let pass = now_ms();
-        predict(model, &encoded, pad_id, 32, device).await.map_err(|e| e.to_string())?;
+        predict(model, Scoring::Raw, &encoded, pad_id, 32, device).await.map_err(|e| e.to_string())?;
         fastest = fastest.min(now_ms() - pass);
         passes += 1;
     }
