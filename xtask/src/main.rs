@@ -22,7 +22,7 @@
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Child, Command, ExitCode};
 use std::time::Instant;
 
 mod weights;
@@ -52,7 +52,11 @@ fn main() -> ExitCode {
         Some("setup") => setup(false),
         Some("serve") => setup(false).and_then(|_| serve()),
         Some("dist") => setup(false).and_then(|_| build_app()),
-        Some("test") => setup(true).and_then(|_| test()),
+        Some("test") => {
+            // PyTorch installs (mostly downloads) beside the rest of the set-up, which compiles.
+            let torch = Torch::start();
+            setup(true).and_then(|_| test(torch))
+        }
         Some("fixtures") => fixtures(),
         Some("precache") => precache(),
         Some("post-build") => post_build(),
@@ -295,12 +299,31 @@ fn trunk_args<'a>(command: &'a str) -> Vec<&'a str> {
 
 fn build_app() -> Result {
     step("build the app (trunk, release)");
-    run("trunk", &trunk_args("build"))
+    let envs = trunk_envs();
+    run_in(&root(), "trunk", &trunk_args("build"), &envs.iter().map(|(k, v)| (*k, v.as_str())).collect::<Vec<_>>())
 }
 
 fn serve() -> Result {
     step("serve the app: open http://127.0.0.1:8080/ (Ctrl-C stops)");
-    run("trunk", &trunk_args("serve"))
+    let envs = trunk_envs();
+    run_in(&root(), "trunk", &trunk_args("serve"), &envs.iter().map(|(k, v)| (*k, v.as_str())).collect::<Vec<_>>())
+}
+
+/// The target dir the native builds use (`CARGO_TARGET_DIR`, else `target/`), as the command
+/// was started with: Trunk's hook runs with [`trunk_envs`]' dir instead and is told this one.
+fn target_base() -> PathBuf {
+    env::var_os("BERTBENCH_TARGET_BASE")
+        .or_else(|| env::var_os("CARGO_TARGET_DIR"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// Trunk's builds in a target dir of their own (`<target>-wasm`), so that the native test
+/// builds can run beside them (cargo locks a target dir for one build at a time); nothing is
+/// shared between the two anyway (another target and profile).
+fn trunk_envs() -> [(&'static str, String); 2] {
+    let base = target_base();
+    [("CARGO_TARGET_DIR", format!("{}-wasm", base.display())), ("BERTBENCH_TARGET_BASE", base.display().to_string())]
 }
 
 /// Trunk's post-build hook (see `Trunk.toml`): the two threaded builds, then `precache`.
@@ -366,8 +389,7 @@ fn build_threads(staging: &Path, simd: Simd) -> Result {
         Simd::Baseline => "the training worker's threaded wasm (atomics, -Z build-std)",
         Simd::Relaxed => "the same with relaxed SIMD in core's matrix kernel",
     });
-    let target = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-    let target = PathBuf::from(format!("{}-threads", target.display()));
+    let target = PathBuf::from(format!("{}-threads", target_base().display()));
     let target_str = target.display().to_string();
     let mut args = vec![
         "rustc", "--release", "--locked", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
@@ -607,21 +629,81 @@ fn pin_inline_scripts(index: &Path) -> Result {
 /// folders that have only those. Returns its
 /// `python`.
 fn python_with_torch() -> Result<String> {
-    let venv = cache().join("python");
-    let python = venv.join("bin/python").display().to_string();
-    let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf";
-    if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
-        return Ok(python);
-    }
-    step("PyTorch, transformers, torchmetrics, sentence-transformers and seqeval (PyPI) in a virtual environment in the cache");
-    run("python3", &["-m", "venv", &venv.display().to_string()])?;
-    let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf"];
-    run(&python, &[&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat())?;
-    Ok(python)
+    Torch::start().wait()
 }
 
-fn test() -> Result {
-    let python = python_with_torch()?;
+/// The tests' PyTorch: its virtual environment's `python`, ready or being installed.
+enum Torch {
+    Ready(String),
+    /// `pip install` running in the background, its output in `log`.
+    Installing { child: Child, python: String, log: PathBuf },
+    Failed(String),
+}
+
+impl Torch {
+    /// Starts installing what is missing, in the background: pip mostly downloads, so it runs
+    /// beside the set-up's compiling.
+    fn start() -> Self {
+        let venv = cache().join("python");
+        let python = venv.join("bin/python").display().to_string();
+        let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf";
+        if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
+            return Torch::Ready(python);
+        }
+        step("PyTorch, transformers, torchmetrics, sentence-transformers and seqeval (PyPI) in a virtual environment in the cache, in the background");
+        if let Err(e) = run("python3", &["-m", "venv", &venv.display().to_string()]) {
+            return Torch::Failed(e);
+        }
+        let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf"];
+        let log = cache().join("pip-install.log");
+        let args = [&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat();
+        let spawned = fs::File::create(&log).and_then(|out| {
+            let err = out.try_clone()?;
+            Command::new(&python).args(&args).stdout(out).stderr(err).env("PATH", path_with_tools()).spawn()
+        });
+        match spawned {
+            Ok(child) => Torch::Installing { child, python, log },
+            Err(e) => Torch::Failed(format!("could not start pip: {e}")),
+        }
+    }
+
+    /// Waits for the install: the `python` to run the checks with.
+    fn wait(self) -> Result<String> {
+        match self {
+            Torch::Ready(python) => Ok(python),
+            Torch::Failed(e) => Err(e),
+            Torch::Installing { mut child, python, log } => {
+                let status = child.wait().map_err(|e| format!("pip: {e}"))?;
+                let said = fs::read_to_string(&log).unwrap_or_default();
+                if !said.trim().is_empty() {
+                    eprintln!("pip said:\n{said}");
+                }
+                if status.success() { Ok(python) } else { Err(format!("installing PyTorch failed ({status}); its log: {}", log.display())) }
+            }
+        }
+    }
+}
+
+/// A command started beside the next steps, its output going to the terminal as it comes;
+/// [`finish`] waits for it.
+fn spawn_in(dir: &Path, program: &str, args: &[&str]) -> Result<Child> {
+    eprintln!("$ {program} {} (in the background)", args.join(" "));
+    Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path_with_tools())
+        .spawn()
+        .map_err(|e| format!("could not start {program}: {e}"))
+}
+
+/// Waits for a command [`spawn_in`] started.
+fn finish(mut child: Child, what: &str) -> Result {
+    let status = child.wait().map_err(|e| format!("{what}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{what} failed ({status})")) }
+}
+
+fn test(torch: Torch) -> Result {
+    let python = torch.wait()?;
     step("small random-weight models of every family and format, with what PyTorch computes on them");
     run(&python, &["scripts/make_test_models.py", TEST_MODELS])?;
     step("a tiny question-answering model and what transformers computes while it fine-tunes it");
@@ -630,16 +712,26 @@ fn test() -> Result {
     step("tiny random BERT checkpoint for the browser tests");
     run(&python, &["scripts/make_bert_tiny.py", MODEL_DIR, TINY_DIR, TINY_REFERENCE])?;
 
-    // Every native test in cargo invocations of the same three packages: one feature set, so
-    // burn and its GPU stack are built once (another package set resolves other features and
-    // rebuilds over a hundred crates).
-    let packages = ["--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--package", "bertbench-cli"];
+    // Every native test in cargo invocations of the same packages: one feature set, so burn and
+    // its GPU stack are built once (another package set resolves other features and rebuilds
+    // over a hundred crates; leaving out the vendored safetensors alone rebuilt it, burn-store
+    // and core).
+    let packages = ["--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--package", "bertbench-cli", "--package", "safetensors@0.8.0"];
     fn cargo_test<'a>(packages: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
         [&["test"][..], packages, extra].concat()
     }
+    // The native tests compile beside the page's build (another target dir, see `build_app`):
+    // each alone leaves a core idle for long stretches (one large crate, a link).
+    step("native test builds, in the background beside the page's build");
+    let native = spawn_in(&root(), "cargo", &cargo_test(&packages, &["--no-run"]))?;
+    write_model_index()?;
+    let page = build_app();
+    finish(native, "the native test builds")?;
+    page?;
+
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line, the vendored safetensors patch");
-    // With the vendored safetensors' own tests (its patch): already built for the three packages.
-    run("cargo", &cargo_test(&[&packages[..], &["--package", "safetensors@0.8.0"]].concat(), &["--", "--skip", "wgpu_"]))?;
+    // With the vendored safetensors' own tests (its patch).
+    run("cargo", &cargo_test(&packages, &["--", "--skip", "wgpu_"]))?;
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
     run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
@@ -648,9 +740,6 @@ fn test() -> Result {
     let runtime = env::temp_dir().display().to_string();
     let vulkan = [("WGPU_BACKEND", "vulkan"), ("XDG_RUNTIME_DIR", runtime.as_str())];
     run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "wgpu_native", "--", "--test-threads=1"]), &vulkan)?;
-
-    write_model_index()?;
-    build_app()?;
 
     step("end-to-end tests in headless Chromium (CPU fallback and WebGPU on SwiftShader)");
     let e2e = root().join("tests/e2e");
