@@ -198,8 +198,10 @@ fn setup(for_tests: bool) -> Result {
     let bindgen = locked_version("wasm-bindgen")?;
     step(&format!("wasm-bindgen-cli {bindgen} (the version in Cargo.lock)"));
     if output("wasm-bindgen", &["--version"]).as_deref() != Some(&format!("wasm-bindgen {bindgen}")) {
-        // Not --locked: one of its locked dependencies is no longer on the registry.
-        run("cargo", &["install", "wasm-bindgen-cli", "--version", &bindgen])?;
+        // Not --locked: one of its locked dependencies is no longer on the registry. At
+        // opt-level 1: it runs for seconds per build, and an opt-level 3 build of it was 7 of a
+        // fresh machine's first 12 minutes.
+        run("cargo", &["install", "wasm-bindgen-cli", "--version", &bindgen, "--config", "profile.release.opt-level=1"])?;
     }
     step("default model: all-MiniLM-L6-v2 (and its 8-bit copy, the page's default, and a half-precision one)");
     fetch_model()?;

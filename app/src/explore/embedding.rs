@@ -94,8 +94,15 @@ pub fn EmbeddingPanel() -> impl IntoView {
     view! {
         <section class="card" data-testid="embedding-panel">
             <h2>"3 · Sentence embedding"</h2>
-            <p class="hint">"Every token leaves the encoder as a vector; pooling turns them into one vector for the sentence. "
-                "all-MiniLM-L6-v2 was trained so that the mean of its token vectors captures the meaning."</p>
+            <p class="hint" data-testid="embedding-hint">"Every token leaves the encoder as a vector; pooling turns them into one vector for the sentence. "
+                {move || {
+                    state.generation.track();
+                    match state.engine().map(|e| e.model_id.clone()) {
+                        Some(id) if id.starts_with("all-MiniLM") => format!("{id} was trained so that the mean of its token vectors captures the meaning."),
+                        Some(id) => format!("A sentence encoder such as all-MiniLM-L6-v2 is trained so that the mean of its token vectors captures the meaning; {id}'s vector is whatever the chosen pooling makes of its tokens."),
+                        None => String::new(),
+                    }
+                }}</p>
             <div class="row">
                 <label class="small muted" for="pooling">"Pooling"</label>
                 <select id="pooling" on:change=move |ev| pooling.set(match event_target_value(&ev).as_str() {

@@ -119,10 +119,12 @@ pub fn FillMaskPanel() -> impl IntoView {
     });
     let unavailable = move || match ready.get() {
         Some(Err(why)) => {
+            // The model in use now: another model may have the same reason.
+            state.generation.track();
             let name = state.engine().map(|e| e.model_id.clone()).unwrap_or_default();
             Some(view! {
                 <p class="banner small" data-testid="fillmask-unavailable">
-                    {format!("{name} cannot fill in blanks: {why} (sentence encoders are trained without one). ")}
+                    {format!("{name} cannot fill in blanks: {why} (sentence encoders and fine-tuned classifiers are saved without one). ")}
                     "Open a checkpoint saved with its head (a *ForMaskedLM folder such as bert-base-uncased) "
                     "with “Your own model” in the model panel above, or pretrain one in the MLM lab."
                 </p>

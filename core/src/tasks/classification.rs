@@ -368,8 +368,9 @@ pub struct ClassifierMeta {
     /// A similarity model's score scale: the data's values that 0 and 1 stand for.
     #[serde(default)]
     pub scale: Option<ScoreScale>,
-    /// What its `config.json` says the outputs are (`problem_type`), where it says; a head
-    /// trained here is what its level says.
+    /// What its `config.json` says the outputs are (`problem_type`), where it says more than
+    /// its labels do (a softmax over several is the default); none for a head trained here,
+    /// which its level says (its export writes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<ProblemType>,
 }
@@ -382,8 +383,6 @@ impl ClassifierMeta {
     pub fn pipeline_scoring(&self) -> Scoring {
         match (self.problem, self.labels.len()) {
             (Some(ProblemType::Regression), _) => Scoring::Raw,
-            // A one-output head trained here is a cross-encoder's regression.
-            (None, 1) if self.spec.level == Level::Score => Scoring::Raw,
             (Some(ProblemType::MultiLabelClassification), _) | (_, 1) => Scoring::Sigmoid,
             _ => Scoring::Softmax,
         }

@@ -549,6 +549,8 @@ impl HeadConfig {
         if outputs != labels.len() {
             return Err(Error::Config(format!("config.json names {} labels but the head has {outputs} outputs", labels.len())));
         }
+        // One label of several is what a softmax over them means: said or not, the same head.
+        let problem = problem.filter(|p| *p != ProblemType::SingleLabelClassification);
         if problem == Some(ProblemType::MultiLabelClassification) && !spec.level.pooled() {
             return Err(Error::UnsupportedConfig("config.json says multi_label_classification, but this head labels each token; transformers reads that only for a text's labels".into()));
         }
