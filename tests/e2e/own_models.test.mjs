@@ -211,6 +211,7 @@ test('each model opened brings its own head to the studio or none: a multi-label
   await page.getByTestId('no-classifier').waitFor({ timeout: MINUTE });
   assert.equal(await page.getByTestId('classifier-info').count(), 0);
   assert.ok(await page.getByTestId('predict-button').isDisabled(), 'nothing to predict with');
+  assert.equal(await page.getByTestId('prediction').count(), 0, 'the last model\'s prediction is not left on show');
   assert.match(await page.getByTestId('studio-notice').textContent(), /bert-cased-vocab has no task head, so the studio has no classifier now \(the head of modernbert-binary-v5 belonged to the model before/);
   await page.getByTestId('tab-explore').click();
 });

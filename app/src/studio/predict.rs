@@ -57,6 +57,13 @@ pub fn ClassifyPredict() -> impl IntoView {
     let prediction = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>, bool), String>>);
     let batch_note = RwSignal::new(None::<Result<String, String>>);
     let predicting = RwSignal::new(false);
+    // What is shown belongs to the classifier that made it: another one (a model opened with
+    // its own head, or none) clears it.
+    Effect::new(move |_| {
+        studio.classifier.track();
+        prediction.set(None);
+        batch_note.set(None);
+    });
 
     let predict = move |_| {
         let t = text.get_untracked();
