@@ -35,9 +35,11 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{r.model}</td>
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
-                        // A question-answering run has no accuracy (its score is the next column's).
+                        // A question-answering or similarity run has no accuracy, and a tagger's
+                        // share of words tagged right counts the O words most of all (its score is
+                        // the next column's entity F1).
                         <td data-testid="run-accuracy">{match r.known_by {
-                            KnownBy::Answers { .. } | KnownBy::Correlations { .. } => "—".to_string(),
+                            KnownBy::Answers { .. } | KnownBy::Correlations { .. } | KnownBy::EntityF1(_) => "—".to_string(),
                             _ => format!("{:.1}%", r.accuracy * 100.0),
                         }}</td>
                         <td>{match r.known_by {
