@@ -481,7 +481,10 @@ impl Studio {
         let before = self.classifier.get_untracked().map(|(_, from)| from);
         self.classifier.set(None);
         spawn_local(async move {
-            let _ = self.client.forget_classifier().await;
+            // A worker that holds none is not started for nothing.
+            if before.is_some() {
+                let _ = self.client.forget_classifier().await;
+            }
             let Some(files) = files else {
                 if let Some(before) = before {
                     self.notice.set(Some(Ok(format!(
@@ -501,7 +504,11 @@ impl Studio {
                     self.task.set(task);
                     self.classifier.set(Some((meta, format!("the head of {model}"))));
                 }
-                Err(e) => self.notice.set(Some(Err(format!("{model}'s head could not be read, so the studio has no classifier now: {e}")))),
+                Err(e) => {
+                    // A failed import leaves the worker's classifier as it was: put it away too.
+                    let _ = self.client.forget_classifier().await;
+                    self.notice.set(Some(Err(format!("{model}'s head could not be read, so the studio has no classifier now: {e}"))));
+                }
             }
         });
     }
