@@ -9,10 +9,27 @@ export async function gunzipped(url) {
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   stash(url, response);
   const bytes = new Uint8Array(await response.arrayBuffer());
+  preloadAfterWasm();
   const body = bytes[0] === 0x1f && bytes[1] === 0x8b
     ? new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))
     : bytes;
   return new Response(body, { headers: { "Content-Type": "application/wasm" } });
+}
+
+/** Starts the downloads index.html names in `<meta name="bertbench-after-wasm">` (the default
+ * model's weights, `cargo xtask`'s `compress`) once the page's wasm has arrived, as preloads the
+ * page's own fetch then uses: on a slow link the weights do not share it with the wasm, so the
+ * tokenizer's views work seconds sooner, and the link is not idle while the wasm compiles. Only
+ * in the page (a worker has no document), once. */
+function preloadAfterWasm() {
+  const head = globalThis.document?.head;
+  if (!head) return;
+  for (const meta of document.querySelectorAll('meta[name="bertbench-after-wasm"]')) {
+    const link = document.createElement("link");
+    Object.assign(link, { rel: "preload", href: meta.content, as: "fetch", crossOrigin: "anonymous" });
+    head.append(link);
+    meta.remove();
+  }
 }
 
 /** Keeps a copy of a file fetched from the network for the service worker's first install

@@ -51,7 +51,9 @@ test('after one visit, the page works with the server stopped and the browser of
   // index.html preloads the default model's files (cargo xtask's INT8_DIR): the page must
   // load that very model, and the offline copy must hold what was preloaded.
   const html = await readFile(join(DIST, 'index.html'), 'utf8');
-  const preloaded = [...html.matchAll(/<link rel="preload" href="\/(models\/[^"]+)"/g)].map((m) => m[1]);
+  // The weights are preloaded once the wasm has arrived (a meta tag names them).
+  const preloaded = [...html.matchAll(/<link rel="preload" href="\/(models\/[^"]+)"|<meta name="bertbench-after-wasm" content="\/(models\/[^"]+)"/g)].map((m) => m[1] ?? m[2]);
+  assert.ok(preloaded.some((p) => p.endsWith('model.safetensors.gz')), 'the weights are preloaded too');
   assert.deepEqual([...new Set(preloaded.map((p) => p.split('/')[1]))], ['all-MiniLM-L6-v2-int8'], 'index.html preloads the default model');
   assert.match(await page.getByTestId('model-facts').textContent(), /all-MiniLM-L6-v2-int8/, 'the page loads the model index.html preloads');
   for (const p of preloaded) assert.ok(cached.includes('/' + p), `${p} is preloaded but not saved offline`);

@@ -53,9 +53,10 @@ fn main() -> ExitCode {
         Some("serve") => setup(false).and_then(|_| serve()),
         Some("dist") => setup(false).and_then(|_| build_app()),
         Some("test") => {
-            // PyTorch installs (mostly downloads) beside the rest of the set-up, which compiles.
+            // PyTorch installs (mostly downloads) beside the rest of the set-up, which compiles;
+            // so do the builds that need only cargo (see `Builds`).
             let torch = Torch::start();
-            setup(true).and_then(|_| test(torch))
+            toolchain().and_then(|_| Builds::start()).and_then(|builds| setup_rest(true).and_then(|_| test(torch, builds)))
         }
         Some("fixtures") => fixtures(),
         Some("precache") => precache(),
@@ -177,6 +178,26 @@ fn is_root() -> bool {
 // Set-up
 
 fn setup(for_tests: bool) -> Result {
+    toolchain()?;
+    setup_rest(for_tests)
+}
+
+/// The set-up after [`toolchain`]: Debian's packages for the tests, the tools, the models.
+fn setup_rest(for_tests: bool) -> Result {
+    if for_tests {
+        apt_packages()?;
+    }
+    tools()?;
+    step("default model: all-MiniLM-L6-v2 (and its 8-bit copy, the page's default, and a half-precision one)");
+    fetch_model()?;
+    lighter_models()?;
+    write_model_index()?;
+    run("cargo", &["fetch", "--locked"])?;
+    Ok(())
+}
+
+/// The wasm target and the standard library's sources (quick when present).
+fn toolchain() -> Result {
     step("Rust target wasm32-unknown-unknown");
     if !output("rustup", &["target", "list", "--installed"]).unwrap_or_default().contains("wasm32-unknown-unknown") {
         run("rustup", &["target", "add", "wasm32-unknown-unknown"])?;
@@ -186,9 +207,11 @@ fn setup(for_tests: bool) -> Result {
     if !output("rustup", &["component", "list", "--installed"]).unwrap_or_default().lines().any(|l| l.starts_with("rust-src")) {
         run("rustup", &["component", "add", "rust-src"])?;
     }
-    if for_tests {
-        apt_packages()?;
-    }
+    Ok(())
+}
+
+/// Trunk and wasm-bindgen-cli, built from crates.io where missing.
+fn tools() -> Result {
     step(&format!("trunk {TRUNK_VERSION}"));
     if output("trunk", &["--version"]).as_deref() != Some(&format!("trunk {TRUNK_VERSION}")) {
         // A debug build: trunk only orchestrates cargo and wasm-bindgen and copies files, and
@@ -203,11 +226,6 @@ fn setup(for_tests: bool) -> Result {
         // fresh machine's first 12 minutes.
         run("cargo", &["install", "wasm-bindgen-cli", "--version", &bindgen, "--config", "profile.release.opt-level=1"])?;
     }
-    step("default model: all-MiniLM-L6-v2 (and its 8-bit copy, the page's default, and a half-precision one)");
-    fetch_model()?;
-    lighter_models()?;
-    write_model_index()?;
-    run("cargo", &["fetch", "--locked"])?;
     Ok(())
 }
 
@@ -391,21 +409,11 @@ fn build_threads(staging: &Path, simd: Simd) -> Result {
         Simd::Baseline => "the training worker's threaded wasm (atomics, -Z build-std)",
         Simd::Relaxed => "the same with relaxed SIMD in core's matrix kernel",
     });
-    let target = PathBuf::from(format!("{}-threads", target_base().display()));
-    let target_str = target.display().to_string();
-    let mut args = vec![
-        "rustc", "--release", "--locked", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
-        "--no-default-features", "--features", "threads", "-Z", "build-std=panic_abort,std",
-    ];
-    if simd == Simd::Relaxed {
-        args.extend(["-Z", "profile-rustflags", "--config", r#"profile.release.package.bertbench-core.rustflags=["-C", "target-feature=+relaxed-simd"]"#]);
-    }
-    args.push("--");
-    let link_args: Vec<String> = THREADS_LINK_ARGS.iter().map(|a| format!("link-arg={a}")).collect();
-    for a in &link_args {
-        args.extend(["-C", a.as_str()]);
-    }
-    run_in(&root(), "cargo", &args, &[("RUSTC_BOOTSTRAP", "1"), ("RUSTFLAGS", THREADS_RUSTFLAGS), ("CARGO_TARGET_DIR", &target_str)])?;
+    let (args, envs) = threads_cargo(simd);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    run_in(&root(), "cargo", &args, &envs)?;
+    let target = threads_target();
     let wasm = target.join("wasm32-unknown-unknown/release/bertbench_app.wasm");
     let bytes = fs::read(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
     let (prefix, meta_name) = simd.names();
@@ -421,6 +429,31 @@ fn build_threads(staging: &Path, simd: Simd) -> Result {
     fs::write(&index, format!("{}{meta}{}", &html[..at], &html[at..])).map_err(|e| e.to_string())?;
     eprintln!("threaded build in {dir}/ ({:.1} MB wasm)", bytes.len() as f64 / 1e6);
     Ok(())
+}
+
+/// The threaded builds' target dir (both share it: see [`build_threads`]).
+fn threads_target() -> PathBuf {
+    PathBuf::from(format!("{}-threads", target_base().display()))
+}
+
+/// The cargo command of a threaded build and its environment: the same for the build that
+/// [`Builds`] starts early and for Trunk's hook, which then finds it done.
+fn threads_cargo(simd: Simd) -> (Vec<String>, Vec<(&'static str, String)>) {
+    let mut args: Vec<String> = [
+        "rustc", "--release", "--locked", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
+        "--no-default-features", "--features", "threads", "-Z", "build-std=panic_abort,std",
+    ]
+    .map(String::from)
+    .to_vec();
+    if simd == Simd::Relaxed {
+        args.extend(["-Z", "profile-rustflags", "--config", r#"profile.release.package.bertbench-core.rustflags=["-C", "target-feature=+relaxed-simd"]"#].map(String::from));
+    }
+    args.push("--".into());
+    for a in THREADS_LINK_ARGS {
+        args.extend(["-C".to_string(), format!("link-arg={a}")]);
+    }
+    let envs = vec![("RUSTC_BOOTSTRAP", "1".to_string()), ("RUSTFLAGS", THREADS_RUSTFLAGS.to_string()), ("CARGO_TARGET_DIR", threads_target().display().to_string())];
+    (args, envs)
 }
 
 /// FNV-1a: std only, and fast enough to hash every file of a build.
@@ -515,10 +548,14 @@ fn compress(staging: &Path) -> Result {
     let tag_end = preload + html[preload..].find('>').ok_or("index.html: malformed preload")?;
     // And the default model's files, so that they download while the wasm compiles (the page
     // asks for them only once it runs). Same request as the page's `fetch`: used, not doubled.
+    // The weights start once the wasm has arrived (`public/wasm_gz.js`): on a slow link they
+    // would otherwise share it with the wasm, and the first tab, which needs the wasm and the
+    // tokenizer only, would wait for both.
     let model = INT8_DIR.trim_start_matches("public/");
     let tag = std::iter::once(format!("{path}.gz"))
-        .chain(["config.json", "tokenizer.json.gz", "model.safetensors.gz"].map(|f| format!("{folder}{model}/{f}")))
+        .chain(["config.json", "tokenizer.json.gz"].map(|f| format!("{folder}{model}/{f}")))
         .map(|href| format!("<link rel=\"preload\" href=\"{href}\" crossorigin=\"anonymous\" as=\"fetch\">"))
+        .chain(std::iter::once(format!("<meta name=\"bertbench-after-wasm\" content=\"{folder}{model}/model.safetensors.gz\">")))
         .collect::<String>();
     let html = format!("{}{tag}{}", &html[..tag_start], &html[tag_end + 1..]);
     fs::write(&index, html).map_err(|e| e.to_string())?;
@@ -624,17 +661,11 @@ fn pin_inline_scripts(index: &Path) -> Result {
 // ---------------------------------------------------------------------------------------------
 // Tests
 
-/// PyTorch and `transformers` in a virtual environment in the cache (made once, reused): the
-/// reference the tests check every model family against; `sentence-transformers` (with scipy)
-/// for the bi-encoder exports and the correlations; `seqeval` for the tagging scores;
-/// `sentencepiece` and `protobuf` to train SentencePiece models and let `transformers` read
-/// folders that have only those. Returns its
-/// `python`.
-fn python_with_torch() -> Result<String> {
-    Torch::start().wait()
-}
-
-/// The tests' PyTorch: its virtual environment's `python`, ready or being installed.
+/// The tests' PyTorch and `transformers`, in a virtual environment in the cache (made once,
+/// reused): the reference the tests check every model family against; `sentence-transformers`
+/// (with scipy) for the bi-encoder exports and the correlations; `seqeval` for the tagging
+/// scores; `sentencepiece` and `protobuf` to train SentencePiece models and let `transformers`
+/// read folders that have only those. Its `python`, ready or being installed.
 enum Torch {
     Ready(String),
     /// `pip install` running in the background, its output in `log`.
@@ -688,12 +719,13 @@ impl Torch {
 
 /// A command started beside the next steps, its output going to the terminal as it comes;
 /// [`finish`] waits for it.
-fn spawn_in(dir: &Path, program: &str, args: &[&str]) -> Result<Child> {
+fn spawn_in(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<Child> {
     eprintln!("$ {program} {} (in the background)", args.join(" "));
     Command::new(program)
         .args(args)
         .current_dir(dir)
         .env("PATH", path_with_tools())
+        .envs(envs.iter().copied())
         .spawn()
         .map_err(|e| format!("could not start {program}: {e}"))
 }
@@ -704,7 +736,50 @@ fn finish(mut child: Child, what: &str) -> Result {
     if status.success() { Ok(()) } else { Err(format!("{what} failed ({status})")) }
 }
 
-fn test(torch: Torch) -> Result {
+/// Every native test's cargo invocation names these packages: one feature set, so burn and its
+/// GPU stack are built once (another package set resolves other features and rebuilds over a
+/// hundred crates; leaving out the vendored safetensors alone rebuilt it, burn-store and core).
+const NATIVE_PACKAGES: [&str; 9] =
+    ["--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--package", "bertbench-cli", "--package", "safetensors@0.8.0"];
+
+fn cargo_test<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    [&["test"][..], &NATIVE_PACKAGES[..], extra].concat()
+}
+
+/// The compiling that needs nothing but cargo and the registry, started as soon as the wasm
+/// target and the standard library's sources are there, beside the set-up's installs (trunk and
+/// wasm-bindgen-cli compile too, and pip downloads): the native test builds, the page's wasm as
+/// Trunk builds it (`cargo build` with Trunk's arguments and target dir, so that Trunk then finds
+/// it done) and the training worker's two threaded builds (the commands of Trunk's hook, which
+/// then find them done). Each leaves a core idle for long stretches alone (one large crate, a
+/// link); side by side the machine's cores stay busy.
+struct Builds {
+    native: Child,
+    page: Child,
+    threads: std::thread::JoinHandle<Result>,
+}
+
+impl Builds {
+    fn start() -> Result<Self> {
+        step("in the background from here: the native test builds, the page's wasm and the training worker's threaded wasm");
+        let native = spawn_in(&root(), "cargo", &cargo_test(&["--no-run"]), &[])?;
+        let envs = trunk_envs();
+        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let page = spawn_in(&root(), "cargo", &["build", "--target=wasm32-unknown-unknown", "--manifest-path", "app/Cargo.toml", "--release", "--locked"], &envs)?;
+        let threads = std::thread::spawn(|| {
+            for simd in [Simd::Baseline, Simd::Relaxed] {
+                let (args, envs) = threads_cargo(simd);
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                finish(spawn_in(&root(), "cargo", &args, &envs)?, "a threaded build")?;
+            }
+            Ok(())
+        });
+        Ok(Self { native, page, threads })
+    }
+}
+
+fn test(torch: Torch, builds: Builds) -> Result {
     let python = torch.wait()?;
     step("small random-weight models of every family and format, with what PyTorch computes on them");
     run(&python, &["scripts/make_test_models.py", TEST_MODELS])?;
@@ -714,34 +789,26 @@ fn test(torch: Torch) -> Result {
     step("tiny random BERT checkpoint for the browser tests");
     run(&python, &["scripts/make_bert_tiny.py", MODEL_DIR, TINY_DIR, TINY_REFERENCE])?;
 
-    // Every native test in cargo invocations of the same packages: one feature set, so burn and
-    // its GPU stack are built once (another package set resolves other features and rebuilds
-    // over a hundred crates; leaving out the vendored safetensors alone rebuilt it, burn-store
-    // and core).
-    let packages = ["--locked", "--package", "bertbench-core", "--package", "bertbench-app", "--package", "bertbench-cli", "--package", "safetensors@0.8.0"];
-    fn cargo_test<'a>(packages: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
-        [&["test"][..], packages, extra].concat()
-    }
-    // The native tests compile beside the page's build (another target dir, see `build_app`):
-    // each alone leaves a core idle for long stretches (one large crate, a link).
-    step("native test builds, in the background beside the page's build");
-    let native = spawn_in(&root(), "cargo", &cargo_test(&packages, &["--no-run"]))?;
+    // Trunk's build waits for the page's wasm and the threaded builds started early (cargo
+    // locks a target dir), then finds them done.
+    let Builds { native, page, threads } = builds;
+    finish(page, "the page's wasm build")?;
+    threads.join().map_err(|_| "the threaded builds' thread panicked".to_string())??;
     write_model_index()?;
-    let page = build_app();
+    build_app()?;
     finish(native, "the native test builds")?;
-    page?;
 
     step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line, the vendored safetensors patch");
     // With the vendored safetensors' own tests (its patch).
-    run("cargo", &cargo_test(&packages, &["--", "--skip", "wgpu_"]))?;
+    run("cargo", &cargo_test(&["--", "--skip", "wgpu_"]))?;
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
-    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
+    run_in(&root(), "cargo", &cargo_test(&["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();
     let vulkan = [("WGPU_BACKEND", "vulkan"), ("XDG_RUNTIME_DIR", runtime.as_str())];
-    run_in(&root(), "cargo", &cargo_test(&packages, &["--test", "wgpu_native", "--", "--test-threads=1"]), &vulkan)?;
+    run_in(&root(), "cargo", &cargo_test(&["--test", "wgpu_native", "--", "--test-threads=1"]), &vulkan)?;
 
     step("end-to-end tests in headless Chromium (CPU fallback and WebGPU on SwiftShader)");
     let e2e = root().join("tests/e2e");
