@@ -92,6 +92,31 @@ pub struct AppState {
     pub base: StoredValue<Option<Rc<Engine>>, LocalStorage>,
     /// The visible tab.
     pub tab: RwSignal<Tab>,
+    /// The tokenizer and configuration of the model being downloaded, from the moment they
+    /// arrive until its weights have (`None` after): the tokens views work from them while no
+    /// model is loaded yet ([`AppState::reader`]).
+    pub arriving: StoredValue<Option<Rc<Reader>>, LocalStorage>,
+    /// Bumped when `arriving` changes.
+    pub arrived: RwSignal<u32>,
+}
+
+/// What cuts a text into the model's tokens: its tokenizer and configuration.
+pub struct Reader {
+    /// The model folder they are from.
+    pub model_id: String,
+    /// Its tokenizer.
+    pub tokenizer: bertbench_core::tokenizer::BertTokenizer,
+    /// Its `config.json`.
+    pub config: bertbench_core::BertConfig,
+}
+
+impl Reader {
+    /// The tokenizer and configuration of a model's small files (`weights` not read).
+    pub fn of(model_id: &str, files: &CheckpointFiles) -> Result<Self, String> {
+        let config = bertbench_core::BertConfig::from_json_bytes(&files.config_json).map_err(|e| e.to_string())?;
+        let tokenizer = files.tokenizer(config.read_len()).map_err(|e| e.to_string())?;
+        Ok(Self { model_id: model_id.to_string(), tokenizer, config })
+    }
 }
 
 /// A token selected in the explorer: its position in the explored input, and what identifies it
@@ -146,6 +171,25 @@ impl AppState {
         self.engine.with_value(|e| e.clone())
     }
 
+    /// Runs `f` on the tokenizer and configuration of the page's model, or, while no model is
+    /// loaded yet, of the one whose weights are arriving (reactive). `None` before either.
+    pub fn reader<R>(&self, f: impl FnOnce(&bertbench_core::tokenizer::BertTokenizer, &bertbench_core::BertConfig) -> R) -> Option<R> {
+        self.generation.track();
+        self.arrived.track();
+        if let Some(e) = self.engine() {
+            return Some(f(&e.bert.tokenizer, &e.bert.config));
+        }
+        self.arriving.with_value(|a| a.as_ref().map(|r| f(&r.tokenizer, &r.config)))
+    }
+
+    /// Whether the model's weights are still arriving while its tokenizer is here: the first
+    /// visit's download (reactive).
+    pub fn weights_arriving(&self) -> bool {
+        self.generation.track();
+        self.arrived.track();
+        self.engine().is_none() && self.arriving.with_value(|a| a.is_some())
+    }
+
     /// A model is loaded (reactive).
     pub fn has_model(&self) -> bool {
         self.generation.get();
@@ -181,6 +225,10 @@ impl AppState {
         let engine = engine.into();
         let backend = engine.backend;
         self.engine.set_value(Some(engine));
+        if self.arriving.with_value(|a| a.is_some()) {
+            self.arriving.set_value(None);
+            self.arrived.update(|n| *n += 1);
+        }
         self.backend.update(|b| b.active = Some(backend));
         self.load.set(LoadState::Ready);
         self.generation.update(|g| *g += 1);
@@ -249,10 +297,22 @@ pub async fn load_model(state: AppState, model_id: String, prefer: Backend) {
     mark("load");
     state.load.set(LoadState::Starting);
     let gpu = find_gpu(state, prefer).await;
+    // Said before the first byte comes, which on a slow link takes a while.
+    state.load.set(LoadState::Downloading { file: "model.safetensors".to_string(), got: 0, total: None });
     let progress = move |file: &str, got: u64, total: Option<u64>| {
         state.load.set(LoadState::Downloading { file: file.to_string(), got, total });
     };
-    let files = match engine::download(&model_id, progress).await {
+    // The tokenizer arrives long before the weights: on a first visit (no model yet) the tokens
+    // views work from it meanwhile.
+    let arrived = |small: &CheckpointFiles| {
+        if state.engine().is_none() {
+            if let Ok(reader) = Reader::of(&model_id, small) {
+                state.arriving.set_value(Some(Rc::new(reader)));
+                state.arrived.update(|n| *n += 1);
+            }
+        }
+    };
+    let files = match engine::download(&model_id, progress, arrived).await {
         Ok(f) => f,
         Err(e) => {
             failed(state, &model_id, e.to_string());

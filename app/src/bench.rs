@@ -30,7 +30,7 @@ impl BenchModel {
     /// "webgpu"); texts are cut to `max_len` tokens.
     pub async fn load(model_id: String, backend: String, max_len: usize) -> Result<BenchModel, JsError> {
         let device = device(&backend).await?;
-        let files = engine::download(&model_id, |_, _, _| {}).await.map_err(|e| JsError::new(&e))?;
+        let files = engine::download(&model_id, |_, _, _| {}, |_| {}).await.map_err(|e| JsError::new(&e))?;
         let mut bert = checkpoint::load(files.clone(), &device).map_err(|e| JsError::new(&e.to_string()))?;
         bert.tokenizer = bert.tokenizer.with_max_len(max_len);
         Ok(BenchModel { files, bert, device, backend })

@@ -2,7 +2,8 @@
 //! inside: taking turns on it ([`claim`]), numbering requests so only the newest
 //! answer shows ([`Latest`]), running many texts through it a few at a time so the tab keeps
 //! drawing ([`each_states`]), and the one-input views' computations ([`attention_map`],
-//! [`input_parts`], [`embed`]). Where the page is isolated, the CPU worker runs on every core:
+//! [`input_parts`], [`embed`]), and what a view that needs the model says while the first
+//! model's weights still arrive ([`WeightsArriving`]). Where the page is isolated, the CPU worker runs on every core:
 //! the heavier work goes there, with the same numbers.
 
 use std::cell::{Cell, RefCell};
@@ -22,6 +23,28 @@ use crate::runs::Backend;
 use crate::protocol::Inspecting;
 use crate::worker_client::WorkerClient;
 use crate::fetch::{after_paint, yield_to_browser};
+
+/// While the first model's weights are still arriving (its tokenizer already here): says that
+/// `what` needs them and how much has come; nothing otherwise. What needs them fills in by
+/// itself when they are here.
+#[component]
+pub fn WeightsArriving(what: &'static str) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let model = state.arriving.with_value(|a| a.as_ref().map(|r| r.model_id.clone()));
+        state.weights_arriving().then(|| {
+            let came = match state.load.get() {
+                crate::app::LoadState::Downloading { got, total, .. } => format!(" ({}{} here)", crate::widgets::megabytes(got), total.map(|t| format!(" of {}", crate::widgets::megabytes(t))).unwrap_or_default()),
+                _ => String::new(),
+            };
+            view! {
+                <p class="banner small" data-testid="weights-arriving" role="status">
+                    {format!("{what} the model's weights ({}), still arriving{came}: it fills in when they are here. The tokens already work.", model.unwrap_or_default())}
+                </p>
+            }
+        })
+    }
+}
 
 /// Texts per forward pass: small enough that one pass takes a fraction of a second on the CPU.
 pub const BATCH: usize = 8;

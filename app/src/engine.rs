@@ -128,20 +128,24 @@ async fn adapter_description() -> Option<String> {
 }
 
 /// Downloads a model's files from `models/<id>/` (the weights and tokenizer gzipped where the build
-/// stored them so, see [`fetch_model_file`]).
-pub async fn download(model_id: &str, mut progress: impl FnMut(&str, u64, Option<u64>)) -> Result<CheckpointFiles, String> {
+/// stored them so, see [`fetch_model_file`]). `arrived` gets `config.json` and the tokenizer's
+/// files (no weights) as soon as they are here, while the weights still stream.
+pub async fn download(model_id: &str, mut progress: impl FnMut(&str, u64, Option<u64>), arrived: impl FnOnce(&CheckpointFiles)) -> Result<CheckpointFiles, String> {
     let base = format!("models/{model_id}");
     let [config_url, tokenizer_url, weights_url] = ["config.json", "tokenizer.json", "model.safetensors"].map(|f| format!("{base}/{f}"));
     // Side by side: the small files arrive while the weights stream (errors in file order).
-    let (config_json, tokenizer_json, weights) = futures::join!(
-        fetch_bytes(&config_url, |_, _| {}),
-        fetch_model_file(&tokenizer_url, |_, _| {}),
-        fetch_model_file(&weights_url, |got, total| progress("model.safetensors", got, total)),
-    );
-    let (config_json, tokenizer_json) = (config_json?, tokenizer_json?);
+    let small = async {
+        let (config_json, tokenizer_json) = futures::join!(fetch_bytes(&config_url, |_, _| {}), fetch_model_file(&tokenizer_url, |_, _| {}));
+        let (config_json, tokenizer_json) = (config_json?, tokenizer_json?);
+        let vocab_txt = if tokenizer_json.is_none() { fetch_model_file(&format!("{base}/vocab.txt"), |_, _| {}).await? } else { None };
+        let small = CheckpointFiles { config_json, weights: Vec::new(), tokenizer_json, vocab_txt };
+        arrived(&small);
+        Ok::<_, String>(small)
+    };
+    let (small, weights) = futures::join!(small, fetch_model_file(&weights_url, |got, total| progress("model.safetensors", got, total)));
+    let small = small?;
     let weights = weights?.ok_or_else(|| format!("could not download {weights_url}: HTTP 404 (neither it nor {weights_url}.gz is on the server)"))?;
-    let vocab_txt = if tokenizer_json.is_none() { fetch_model_file(&format!("{base}/vocab.txt"), |_, _| {}).await? } else { None };
-    Ok(CheckpointFiles { config_json, weights, tokenizer_json, vocab_txt })
+    Ok(CheckpointFiles { weights, ..small })
 }
 
 /// Weights' bytes from which a model on the CPU keeps them outside the wasm heap

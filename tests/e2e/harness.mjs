@@ -26,13 +26,15 @@ export const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-o
 /** Serves dist/ on a free loopback port, with the cross-origin isolation headers unless
  * `isolated` is false (a host that does not send them). `faults` maps a URL path to a
  * replacement response (`{ status, body, type }`); it is read per request, so a test may change
- * it on the way. */
-export async function serve({ faults = {}, isolated = true } = {}) {
+ * it on the way. `hold(path)` may return a promise: the response waits until it settles (a
+ * slow file, such as the model's weights on a school link). */
+export async function serve({ faults = {}, isolated = true, hold = () => undefined } = {}) {
   const extra = isolated ? ISOLATION : {};
   const requests = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://localhost');
     requests.push(url.pathname);
+    await hold(url.pathname);
     const fault = faults[url.pathname];
     if (fault) {
       res.writeHead(fault.status ?? 200, { 'content-type': fault.type ?? 'application/octet-stream', ...extra });

@@ -69,22 +69,20 @@ fn pieces_hint(family: &str, kind: &str, cls: &str, sep: &str, segments: bool) -
 pub fn TokensPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let encoded = Memo::new(move |_| -> Option<Result<(Encoded, u32), String>> {
-        state.generation.get();
         let (a, b) = (state.sentence_a.get(), state.sentence_b.get());
-        let engine = state.engine()?;
-        let tok = &engine.bert.tokenizer;
-        let result = if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) };
-        Some(result.map(|e| (e, tok.unk_id)).map_err(|e| e.to_string()))
+        // The tokenizer is here before the model's weights: this view works while they arrive.
+        state.reader(|tok, _| {
+            let result = if b.trim().is_empty() { tok.encode(&a) } else { tok.encode_pair(&a, &b) };
+            result.map(|e| (e, tok.unk_id)).map_err(|e| e.to_string())
+        })
     });
     view! {
         <section class="card" data-testid="tokens-panel">
             <h2>"1 · Tokens"</h2>
             <p class="hint" data-testid="tokens-hint">{move || {
-                state.generation.get();
-                state.engine().map(|e| {
-                    let tok = &e.bert.tokenizer;
+                state.reader(|tok, config| {
                     let piece = |id| tok.id_to_piece(id).unwrap_or_default();
-                    pieces_hint(e.bert.config.model_type.display_name(), tok.piece_kind(), &piece(tok.cls_id), &piece(tok.sep_id), e.bert.config.type_vocab_size > 1)
+                    pieces_hint(config.model_type.display_name(), tok.piece_kind(), &piece(tok.cls_id), &piece(tok.sep_id), config.type_vocab_size > 1)
                 })
             }}</p>
             <div class="grid2">
@@ -118,7 +116,7 @@ pub fn TokensPanel() -> impl IntoView {
                 })
             }}
             {move || match encoded.get() {
-                None => view! { <p class="muted small">"The tokenizer arrives with the model."</p> }.into_any(),
+                None => view! { <p class="muted small">"The tokenizer is on its way (it comes before the model's weights)."</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="banner warn small" data-testid="tokens-error">{e}</p> }.into_any(),
                 Some(Ok((enc, unk))) => {
                     let n = enc.tokens.len();

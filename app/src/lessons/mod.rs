@@ -241,6 +241,7 @@ pub fn LessonsPanel() -> impl IntoView {
                 <h2 tabindex="-1" node_ref=heading data-testid="lesson-title">
                     {move || { let i = lessons.current.get(); format!("{}. {}", i + 1, LESSONS[i].title) }}
                 </h2>
+                {move || (LESSONS[lessons.current.get()].id != "tokens").then(|| view! { <crate::compute::WeightsArriving what="This lesson needs" /> })}
                 {move || match LESSONS[lessons.current.get()].id {
                     "tokens" => view! { <tokens::TokensLesson /> }.into_any(),
                     "attention" => view! { <attention::AttentionLesson /> }.into_any(),

@@ -21,20 +21,21 @@ const WORD: &str = "unbelievably";
 pub fn TokensLesson() -> impl IntoView {
     let state = expect_context::<AppState>();
     let text = expect_context::<Lessons>().input("tokens");
-    let tokenizer = move || {
-        state.generation.get();
-        state.engine()
-    };
-    let encoded = Memo::new(move |_| tokenizer().map(|e| e.bert.tokenizer.encode(&text.get()).map(|enc| (enc, e.bert.tokenizer.unk_id)).map_err(|e| e.to_string())));
+    // The tokenizer is here before the model's weights: this lesson works from the first seconds.
+    let encoded = Memo::new(move |_| {
+        let text = text.get();
+        state.reader(|tok, _| tok.encode(&text).map(|enc| (enc, tok.unk_id)).map_err(|e| e.to_string()))
+    });
     let word_pieces = Signal::derive(move || {
-        let engine = tokenizer()?;
-        Some(engine.bert.tokenizer.encode(WORD).map_err(|e| e.to_string()).map(|enc| {
-            let pieces: Vec<String> = enc.tokens.iter().filter(|t| !t.special).map(|t| t.piece.clone()).collect();
-            Answer {
-                expected: Expected::Number { value: pieces.len() as f64, tolerance: 0.0 },
-                why: format!("“{WORD}” becomes {} piece(s): {}.", pieces.len(), pieces.join(" ")),
-            }
-        }))
+        state.reader(|tok, _| {
+            tok.encode(WORD).map_err(|e| e.to_string()).map(|enc| {
+                let pieces: Vec<String> = enc.tokens.iter().filter(|t| !t.special).map(|t| t.piece.clone()).collect();
+                Answer {
+                    expected: Expected::Number { value: pieces.len() as f64, tolerance: 0.0 },
+                    why: format!("“{WORD}” becomes {} piece(s): {}.", pieces.len(), pieces.join(" ")),
+                }
+            })
+        })
     });
     let count = Signal::derive(move || {
         encoded.get().map(|r| {
@@ -71,7 +72,7 @@ pub fn TokensLesson() -> impl IntoView {
         <input id="lesson-tokens-text" type="text" data-testid="lesson-input" prop:value=move || text.get()
             on:input=move |ev| text.set(event_target_value(&ev)) />
         {move || match encoded.get() {
-            None => view! { <p class="muted small">"The tokenizer arrives with the model."</p> }.into_any(),
+            None => view! { <p class="muted small">"The tokenizer is on its way (it comes before the model's weights)."</p> }.into_any(),
             Some(Err(e)) => view! { <p class="banner warn small">{e}</p> }.into_any(),
             Some(Ok((enc, unk))) => {
                 let summary = format!(

@@ -64,7 +64,8 @@ pub fn ModelPanel() -> impl IntoView {
                 LoadState::Starting => view! { <div><p class="muted">"Looking for a GPU…"</p><ProgressBar fraction=fraction /></div> }.into_any(),
                 LoadState::Downloading { file, got, total } => view! {
                     <div data-testid="model-progress">
-                        <p class="muted">{format!("Downloading {file}: {}{}", megabytes(got), total.map(|t| format!(" of {}", megabytes(t))).unwrap_or_default())}</p>
+                        <p class="muted">{format!("Downloading {file}: {}{}", megabytes(got), total.map(|t| format!(" of {}", megabytes(t))).unwrap_or_default())}
+                            {move || state.weights_arriving().then_some(". The tokenizer is here: lesson 1 and the explorer's tokens work meanwhile.")}</p>
                         <ProgressBar fraction=fraction />
                     </div>
                 }.into_any(),

@@ -69,6 +69,8 @@ pub fn App() -> impl IntoView {
         token: RwSignal::new(None),
         base: StoredValue::new_local(None),
         tab: RwSignal::new(Tab::at_start(&current_hash())),
+        arriving: StoredValue::new_local(None),
+        arrived: RwSignal::new(0),
     };
     provide_context(state);
     // A selected token belongs to the sentence it was selected in.
@@ -173,6 +175,7 @@ pub fn App() -> impl IntoView {
             // Both tabs stay mounted (hidden, not removed), so work in one survives a visit to the other.
             <div class="tab-body" class:hidden=move || tab.get() != Tab::Explore>
                 <TokensPanel />
+                <crate::compute::WeightsArriving what="The views below need" />
                 <InputPartsPanel />
                 <EmbeddingPanel />
                 <SimilarityPanel />

@@ -36,7 +36,7 @@ pub(super) async fn base_model() -> Option<Rc<Base>> {
         });
         let Some(model_id) = to_read.filter(|_| base.is_none()) else { return base };
         STATE.with(|s| s.borrow_mut().base_reading = Some(Vec::new()));
-        let files = engine::download(&model_id, |_, _, _| {}).await;
+        let files = engine::download(&model_id, |_, _, _| {}, |_| {}).await;
         // A newer SetBase overtook this one: its own state stands.
         if STATE.with(|s| s.borrow().base_generation) == generation {
             STATE.with(|s| s.borrow_mut().base_to_read = None);
