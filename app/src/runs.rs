@@ -479,6 +479,12 @@ impl SavedLab {
             (false, true) => format!("{} (one shared layer)", s.preset),
             (false, false) => s.preset.clone(),
         };
+        // The objective beside masked words, so two saved models of the same corpus tell apart.
+        let model = match s.config.pair_task {
+            Some(bertbench_core::tasks::masking::PairTask::Nsp) => format!("{model} + NSP"),
+            Some(bertbench_core::tasks::masking::PairTask::Sop) => format!("{model} + SOP"),
+            None => model,
+        };
         let loss = self.steps.last().map(|s| match s.rtd_loss {
             Some(rtd) => format!(" · replaced-token loss {rtd:.3}"),
             None => format!(" · MLM loss {:.2}", s.mlm_loss),
@@ -793,6 +799,9 @@ mod tests {
         assert_eq!((back.cancelled, back.done, back.settings.corpus_name.as_str()), (true, 2, "farm.txt"));
         let shared = LabSettings { share_layers: true, ..settings() };
         assert_eq!(SavedLab::starting(shared).item(false, 2, 3.5, 99.0).name, "bert-tiny (one shared layer) · farm.txt · 2 steps");
+        let mut nsp = settings();
+        nsp.config.pair_task = Some(bertbench_core::tasks::masking::PairTask::Nsp);
+        assert_eq!(SavedLab::starting(nsp).item(false, 2, 3.5, 99.0).name, "bert-tiny + NSP · farm.txt · 2 steps");
     }
 
     /// The shared-layer model is an ALBERT of the same depth and width whose one layer serves

@@ -233,6 +233,25 @@ fn tick_label(v: f64) -> String {
     s.trim_end_matches('0').to_string()
 }
 
+/// The x axis of `pts` (finite): its range and ticks. Where every x is a whole number (steps,
+/// epochs) the ticks are whole numbers too, and a single x gets one on each side of it
+/// (epoch 15 alone: 14, 15, 16, not 14.6 … 15.4).
+fn x_axis(pts: &[(f64, f64)]) -> (f64, f64, Vec<f64>) {
+    let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let whole = pts.iter().all(|p| p.0.fract() == 0.0);
+    if x1 - x0 < 1e-9 {
+        let pad = if whole { 1.0 } else { 0.5 };
+        x0 -= pad;
+        x1 += pad;
+    }
+    let mut xt = ticks(x0, x1, 5);
+    if whole {
+        xt.retain(|v| (v - v.round()).abs() < 1e-9);
+        xt.iter_mut().for_each(|v| *v = v.round());
+    }
+    (x0, x1, xt)
+}
+
 /// A small SVG line chart with axes, ticks and a legend.
 #[component]
 pub fn LineChart(
@@ -255,12 +274,8 @@ pub fn LineChart(
         if pts.is_empty() {
             return view! { <text x=W / 2.0 y=H / 2.0 text-anchor="middle" class="chart-empty">"no data yet"</text> }.into_any();
         }
-        let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+        let (x0, x1, xt) = x_axis(&pts);
         let (mut y0, mut y1) = y_range.unwrap_or_else(|| pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1))));
-        if x1 - x0 < 1e-9 {
-            x0 -= 0.5;
-            x1 += 0.5;
-        }
         if y1 - y0 < 1e-9 {
             y0 -= 0.5;
             y1 += 0.5;
@@ -270,7 +285,6 @@ pub fn LineChart(
         }
         let sx = move |x: f64| L + (x - x0) / (x1 - x0) * (W - L - R);
         let sy = move |y: f64| H - B - (y - y0) / (y1 - y0) * (H - T - B);
-        let xt = ticks(x0, x1, 5);
         let yt = ticks(y0, y1, 4);
         view! {
             <g>
@@ -421,6 +435,16 @@ pub fn scores_table(columns: [&'static str; 2], rows: &[bertbench_core::tasks::m
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_single_whole_x_gets_whole_ticks_around_it() {
+        let (x0, x1, ticks) = x_axis(&[(15.0, 0.3)]);
+        assert_eq!((x0, x1, ticks), (14.0, 16.0, vec![14.0, 15.0, 16.0]));
+        let (_, _, ticks) = x_axis(&[(1.0, 0.0), (3.0, 1.0)]);
+        assert!(ticks.iter().all(|t| t.fract() == 0.0) && ticks.contains(&2.0), "{ticks:?}");
+        let (x0, x1, _) = x_axis(&[(0.25, 1.0)]);
+        assert_eq!((x0, x1), (-0.25, 0.75));
+    }
 
     fn series(xs: impl Iterator<Item = f64>) -> Series {
         Series { name: "s".into(), color: "#000", points: xs.map(|x| (x, x * 2.0)).collect(), dots: false }

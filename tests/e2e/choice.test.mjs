@@ -44,7 +44,7 @@ test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes
   await page.getByTestId('studio-choice-data').waitFor({ state: 'visible' });
   // The task's default recipe is core's (transformers' run_swag.py): full fine-tuning.
   assert.equal(await page.getByTestId('train-mode').inputValue(), 'full');
-  assert.match(await page.getByTestId('recipe-note').textContent(), /^Recipe: the multiple-choice default .*full fine-tuning, batch 16, lr 5e-5, 3 epochs/);
+  assert.match(await page.getByTestId('recipe-note').textContent(), /^Recipe: this task's default, full fine-tuning, batch 16, lr 5e-5, 3 epochs, as transformers' run_swag\.py/);
   assert.match(await page.getByTestId('choice-features').textContent(), /BertForMultipleChoice/);
 
   await page.getByTestId('use-choice-example').click();

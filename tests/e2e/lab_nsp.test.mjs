@@ -75,6 +75,9 @@ test('MLM + next-sentence prediction: the NSP loss is reported at every step, fi
   assert.ok(nsp.at(-1) < 0.64, `the NSP loss did not fall: ${nsp[0]} → ${nsp.at(-1)}`);
   assert.ok(mlm.at(-1) < mlm[0], `the MLM loss did not fall: ${mlm[0]} → ${mlm.at(-1)}`);
   assert.equal(await page.locator('[data-testid=lab-probe]').count(), 1);
+  // Saved when it finished, under a name that says its objective.
+  await page.waitForFunction(() => /Saved in this browser/.test(document.querySelector('[data-testid=lab-storage-note]')?.textContent ?? ''), null, { timeout: MINUTE });
+  assert.match((await page.getByTestId('lab-saved-name').first().textContent()).trim(), /^bert-tiny \+ NSP · /);
   await screenshot(page, 'lab-nsp');
 });
 

@@ -219,8 +219,13 @@ test('presentation mode by keyboard, and the printed handout', { timeout: 5 * MI
   await page.waitForFunction(() => document.querySelector('[data-testid=lesson]')?.dataset.lesson === 'tokens');
   await page.waitForFunction(() => document.activeElement?.dataset.testid === 'lesson-title' && window.scrollY === 0);
   await screenshot(page, 'lesson-presented');
+  // Escape leaves even while a text field has the focus (arrows there move the caret).
+  await page.getByTestId('lesson-input').focus();
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await page.getByTestId('lesson').getAttribute('data-lesson'), 'tokens', 'an arrow in a field stays in the field');
   await page.keyboard.press('Escape');
   await page.getByTestId('model-panel').waitFor();
+  assert.equal(await page.getByTestId('lesson-present').getAttribute('aria-pressed'), 'false');
 
   // The handout: every maths fold opened, then the browser's print (stubbed: no dialog here).
   await page.evaluate(() => { window.printed = 0; window.print = () => { window.printed += 1; }; });

@@ -56,7 +56,7 @@ test("the example trains a question-answering model on MiniLM with the task's de
   assert.match(await page.getByTestId('qa-preview').textContent(), /founded|built/);
   // The task's default recipe: full fine-tuning (README: "the question-answering default").
   assert.equal(await page.getByTestId('train-mode').inputValue(), 'full');
-  assert.match(await page.getByTestId('recipe-note').textContent(), /^Recipe: the question-answering default: full fine-tuning, batch 16, lr 1\.5e-4, 5 epochs/);
+  assert.match(await page.getByTestId('recipe-note').textContent(), /^Recipe: this task's default, full fine-tuning, batch 16, lr 1\.5e-4, 5 epochs/);
   assert.equal(await page.getByTestId('qa-head-only-warning').count(), 0);
   // Head only is said to be weak before anyone trains it (BERTBENCH_QA_HEAD=1 trains it: a
   // linear start/end head on a frozen encoder reads each token alone).

@@ -135,12 +135,12 @@ test('sentence pairs: two text columns mapped as text and second text train a pa
   await page.waitForFunction(() => document.querySelector('[data-testid=recipe-note]')?.textContent.includes('pairs of texts read together'), null, { timeout: MINUTE });
   await page.getByTestId('recipe-default').click();
   assert.equal(await page.locator('[data-testid=train-mode]').inputValue(), 'full');
-  assert.match(await page.getByTestId('recipe-note').textContent(), /^Recipe: the default for pairs of texts read together/);
+  assert.match(await page.getByTestId('recipe-note').textContent(), /^Recipe: this task's default, full fine-tuning, .* for pairs of texts read together/);
 
   await recipe(page, { mode: 'head', pooling: 'mean', layers: 'last', 'batch-size': 8, 'head-epochs': 10, 'eval-every': 0 });
   const done = await train(page, 'studio-pairs');
   assert.match(done, /^Finished after 40 steps/, '10 epochs of 32 training pairs in batches of 8');
-  assert.match(await page.getByTestId('classifier-info').textContent(), /trained in this session; labels answer, unrelated/);
+  assert.match(await page.getByTestId('classifier-info').textContent(), /run #\d+ of the runs table \(.*\), the last to finish; labels answer, unrelated/);
   const mistakes = await page.locator('[data-testid=mistakes] table tr td:nth-child(2)').allTextContents();
   for (const m of mistakes) assert.match(m, / ‖ /, 'a mistake shows both texts of its pair');
 

@@ -220,6 +220,11 @@ impl Lab {
             (false, true) => format!("MLM lab ({}, one shared layer) #{number}", settings.preset),
             (false, false) => format!("MLM lab ({}) #{number}", settings.preset),
         };
+        let name = match settings.config.pair_task {
+            Some(bertbench_core::tasks::masking::PairTask::Nsp) => name.replacen(" #", " + NSP #", 1),
+            Some(bertbench_core::tasks::masking::PairTask::Sop) => name.replacen(" #", " + SOP #", 1),
+            None => name,
+        };
         let engine = Engine::build(&name, checkpoint_from(&files)?, current.device.clone(), current.backend)?;
         if state.base.with_value(Option::is_none) {
             state.base.set_value(Some(current));

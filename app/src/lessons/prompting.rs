@@ -103,6 +103,11 @@ pub fn PromptingSection(
         });
     };
     let answer = Signal::derive(move || {
+        if can_play.get() == Some(false) {
+            return Some(Err("This question needs a model that kept its masked-language-model head (see above), so it is not one of \
+                the lessons' counted questions; open such a model, or let the lab's model try, to answer it."
+                .into()));
+        }
         let Some(Ok((_, prompt, count))) = result.get() else { return Some(Err("Score the prompt first (the button above).".into())) };
         let Some(head) = head.get() else { return Some(Err("Train the two recipes too: the head-only run is the other side.".into())) };
         let (right, why) = prompt_or_head(prompt, head, count);

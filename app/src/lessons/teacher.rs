@@ -65,14 +65,23 @@ pub fn TeacherTools() -> impl IntoView {
     });
     on_cleanup(|| set_presenting(false));
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
-        if !presenting.get_untracked() || in_field(&ev) {
+        if !presenting.get_untracked() {
+            return;
+        }
+        // Escape leaves from anywhere, a text field too (the field has no use for it); the
+        // arrows and Page keys stay with a field that has the focus.
+        if ev.key() == "Escape" {
+            presenting.set(false);
+            ev.prevent_default();
+            return;
+        }
+        if in_field(&ev) {
             return;
         }
         let current = lessons.current.get_untracked();
         match ev.key().as_str() {
             "ArrowRight" | "PageDown" if current + 1 < LESSONS.len() => lessons.go(current + 1),
             "ArrowLeft" | "PageUp" if current > 0 => lessons.go(current - 1),
-            "Escape" => presenting.set(false),
             _ => return,
         }
         ev.prevent_default();

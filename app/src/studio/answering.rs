@@ -101,7 +101,7 @@ impl TaskPanel for Answering {
     }
 
     fn recipe_note(&self, _level: Level, _pairs: bool) -> &'static str {
-        "the question-answering default: full fine-tuning, batch 16, lr 1.5e-4, 5 epochs (MiniLM on 1,500 SQuAD questions: F1 51.8 % on held-out ones, as much as 10 epochs gave; on the built-in example F1 95 % in about 2 minutes on 2 CPU threads)"
+        "full fine-tuning, batch 16, lr 1.5e-4, 5 epochs (MiniLM on 1,500 SQuAD questions: F1 51.8 % on held-out ones, as much as 10 epochs gave; on the built-in example F1 95 % in about 2 minutes on 2 CPU threads)"
     }
 
     fn model_noun(&self, _level: Level) -> &'static str {

@@ -234,12 +234,17 @@ impl Studio {
             RunUpdate::Progress(_) => {}
             RunUpdate::Paused(paused) => self.run.set(RunState::Running { paused }),
             RunUpdate::Finished { outcome: Outcome::FineTune(summary), saving } => {
-                self.classifier.set(Some((summary.meta.clone(), "trained in this session".into())));
+                // Which run it is, where the runs table numbers it: after a second run, the
+                // export and the predict box are this one's, not the better one's before.
+                let mut from = "trained in this session".to_string();
                 if let Some(record) = self.starting.get_value() {
                     // The worker is saving the run as `saving`, with this very record.
                     let record = RunRecord { saved_id: saving, ..record.finished(&summary) };
+                    let number = self.history.with_untracked(Vec::len) + 1;
+                    from = format!("run #{number} of the runs table ({}), the last to finish", record.recipe);
                     self.history.update(|h| h.push(record));
                 }
+                self.classifier.set(Some((summary.meta.clone(), from)));
                 self.checkpoint_note.set(None);
                 let summary = Arc::new(*summary);
                 self.summary.set(Some(summary.clone()));

@@ -112,8 +112,8 @@ impl TaskPanel for Similarity {
 
     fn recipe_note(&self, level: Level, _pairs: bool) -> &'static str {
         match level {
-            Level::Embedding => "the bi-encoder default, chosen on STS-B's dev split: full fine-tuning, batch 16, lr 5e-5, 2 epochs (MiniLM, a sentence encoder: Spearman 0.896, where the head alone gives 0.871 in seconds)",
-            _ => "the cross-encoder default, chosen on STS-B's dev split: full fine-tuning, batch 16, lr 5e-5, 2 epochs (MiniLM: Spearman 0.855, where the head alone gives 0.456: a cross-encoder must learn how the two texts read together relate)",
+            Level::Embedding => "full fine-tuning, batch 16, lr 5e-5, 2 epochs, chosen on STS-B's dev split for a bi-encoder (MiniLM, a sentence encoder: Spearman 0.896, where the head alone gives 0.871 in seconds)",
+            _ => "full fine-tuning, batch 16, lr 5e-5, 2 epochs, chosen on STS-B's dev split for a cross-encoder (MiniLM: Spearman 0.855, where the head alone gives 0.456: a cross-encoder must learn how the two texts read together relate)",
         }
     }
 

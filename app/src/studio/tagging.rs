@@ -66,7 +66,7 @@ impl TaskPanel for Tagging {
     }
 
     fn recipe_note(&self, _level: Level, _pairs: bool) -> &'static str {
-        "the tagging default, chosen on real news text: full fine-tuning, batch 16, lr 1e-4, 5 epochs. On CoNLL-2003's dev split (2,000 training sentences, MiniLM) it gives entity F1 0.84, where the head alone on frozen features gives 0.58 (docs/performance.md). On the small built-in example the head alone does well (0.95 in seconds) and this recipe gives 0.92 in about a minute: real text needs the encoder to learn"
+        "full fine-tuning, batch 16, lr 1e-4, 5 epochs, chosen on real news text. On CoNLL-2003's dev split (2,000 training sentences, MiniLM) it gives entity F1 0.84, where the head alone on frozen features gives 0.58 (docs/performance.md). On the small built-in example the head alone does well (0.95 in seconds) and this recipe gives 0.92 in about a minute: real text needs the encoder to learn"
     }
 
     fn model_noun(&self, _level: Level) -> &'static str {

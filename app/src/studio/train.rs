@@ -264,9 +264,9 @@ pub fn StudioTrainPanel() -> impl IntoView {
                 <span class="muted" data-testid="recipe-note">{move || {
                     let kind = studio.recipe_kind();
                     if studio.config.with(|c| kind.is_recipe(c)) {
-                        format!("Recipe: {}.", kind.note())
+                        format!("Recipe: this task's default, {}.", kind.note())
                     } else {
-                        format!("Recipe: your own. The task's default is {}.", kind.note())
+                        format!("Recipe: your own. This task's default: {}.", kind.note())
                     }
                 }}</span>
                 <button class="secondary small" data-testid="recipe-default" prop:disabled=move || running() || studio.config.with(|c| studio.recipe_kind().is_recipe(c))
