@@ -236,14 +236,9 @@ pub(crate) fn follow_its_head(state: AppState, studio: Studio, name: &str) {
     let Some(engine) = state.engine().filter(|e| e.model_id == name) else { return };
     let heads = &engine.bert.report.heads;
     if ![Head::Classifier, Head::TokenClassifier, Head::QuestionAnswering].iter().any(|h| heads.contains(h)) {
-        studio.follow_model(name.to_string(), None);
+        studio.follow_model(name.to_string(), Ok(None));
         return;
     }
-    match engine.files() {
-        Ok(files) => studio.follow_model(name.to_string(), Some(files)),
-        Err(e) => {
-            studio.follow_model(name.to_string(), None);
-            state.load.set(LoadState::Failed(format!("{name}'s classifier could not be handed to the studio: {e}")));
-        }
-    }
+    // A head whose files cannot be written is not a model without one: the studio says why.
+    studio.follow_model(name.to_string(), engine.files().map(Some));
 }

@@ -479,10 +479,11 @@ impl Studio {
     }
 
     /// Makes the head of `model`, a model just opened or chosen as the page's, the current
-    /// classifier (`files`: its checkpoint, where it carries a task head), or none where it has
-    /// none or its head cannot be read: whatever the studio had before belongs to another model
+    /// classifier (`files`: its checkpoint, where it carries a task head; `Ok(None)` where it has
+    /// none; `Err` why its head's files could not be written), or none where it has none or its
+    /// head cannot be read: whatever the studio had before belongs to another model
     /// and is put away first, in the worker too, and the notice says what became of it.
-    pub fn follow_model(self, model: String, files: Option<CheckpointFiles>) {
+    pub fn follow_model(self, model: String, files: Result<Option<CheckpointFiles>, String>) {
         let before = self.classifier.get_untracked().map(|(_, from)| from);
         self.classifier.set(None);
         spawn_local(async move {
@@ -490,6 +491,13 @@ impl Studio {
             if before.is_some() {
                 let _ = self.client.forget_classifier().await;
             }
+            let files = match files {
+                Ok(files) => files,
+                Err(e) => {
+                    self.notice.set(Some(Err(format!("{model}'s head could not be read, so the studio has no classifier now: {e}"))));
+                    return;
+                }
+            };
             let Some(files) = files else {
                 if let Some(before) = before {
                     self.notice.set(Some(Ok(format!(
