@@ -765,7 +765,7 @@ impl Builds {
         let native = spawn_in(&root(), "cargo", &cargo_test(&["--no-run"]), &[])?;
         let envs = trunk_envs();
         let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let page = spawn_in(&root(), "cargo", &["build", "--target=wasm32-unknown-unknown", "--manifest-path", "app/Cargo.toml", "--release", "--locked"], &envs)?;
+        let page = spawn_in(&root(), "cargo", &["build", "--target=wasm32-unknown-unknown", "--manifest-path", "app/Cargo.toml", "--profile", "web", "--locked"], &envs)?;
         // Relaxed first: the hook builds the baseline first, which then finds it done (the two
         // share a target dir and one app artifact, which the other build compiles again).
         let threads = std::thread::spawn(|| {
