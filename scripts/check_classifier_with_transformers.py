@@ -10,7 +10,8 @@ optionally with the `input_ids` it gave (then `AutoTokenizer` must give the same
 classifier, "probs" holds one list per token of the text's encoding, specials included, or
 "word_probs" one list per word (each word read at its first piece, as the page tags words).
 A multi-label classifier's (`problem_type` "multi_label_classification") "probs" are each
-label's sigmoid. For a similarity cross-encoder (one label, `problem_type` "regression"), "scores" holds its one
+label's sigmoid, checked against the model's logits and against the `text-classification`
+pipeline's scores (`top_k=None`), as a user gets them. For a similarity cross-encoder (one label, `problem_type` "regression"), "scores" holds its one
 output, compared as transformers computes it (no softmax). For a question-answering model,
 "text" is the question, "pair" the passage, and "start_logits"
 and "end_logits" hold one logit per token instead of "probs"; or, as the page shows a passage
@@ -44,6 +45,7 @@ from transformers import (
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
     AutoTokenizer,
+    pipeline,
 )
 
 FAMILIES = ("Bert", "Roberta", "DistilBert", "Electra", "XLMRoberta", "Camembert", "Albert", "MPNet", "ModernBert", "DebertaV2")
@@ -134,6 +136,8 @@ def check(path, probs_path):
         if ref.shape != ours.shape:
             raise SystemExit(f"transformers gives probabilities of shape {list(ref.shape)}, bertbench {list(ours.shape)}")
         err = (ref - ours).abs().max().item()
+        if multi and not tokens:
+            err = max(err, check_pipeline(model, tok, config, row, max_len))
         worst = max(worst, err)
         print(f"{err:.2e}  {ref.tolist()}  {row['text'][:60]!r}")
     labels = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
@@ -141,6 +145,21 @@ def check(path, probs_path):
     print(f"labels {labels}; transformers vs bertbench {what}: max abs error {worst:.2e} over {len(rows)} texts")
     if worst > 1e-4:
         raise SystemExit(f"{d}: max abs error {worst:.2e} > 1e-4")
+
+
+def check_pipeline(model, tok, config, row, max_len):
+    """The `text-classification` pipeline's scores of a multi-label classifier, as a user gets
+    them (`top_k=None`: every label; the pipeline applies a sigmoid per label because config.json
+    says multi_label_classification), against bertbench's; returns the largest difference."""
+    pipe = pipeline("text-classification", model=model, tokenizer=tok, top_k=None)
+    text = row["text"] if row.get("pair") is None else {"text": row["text"], "text_pair": row["pair"]}
+    # A list of one input gives a list of one answer in every transformers version (a bare
+    # input's answer is nested differently across versions).
+    scores = {r["label"]: r["score"] for r in pipe([text], truncation=True, max_length=max_len)[0]}
+    labels = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
+    if sorted(scores) != sorted(labels):
+        raise SystemExit(f"the pipeline gives labels {sorted(scores)}, config.json names {labels}")
+    return max(abs(scores[l] - p) for l, p in zip(labels, row["probs"]))
 
 
 def refuse_without_remote_code(auto, d):

@@ -22,7 +22,7 @@ use crate::store::{Item, Kind};
 mod data;
 mod to_saved;
 
-pub use data::{AnswerMistake, ChoiceMistake, ChoiceRequest, Encoding, Kept, Mistake, PairMistake, PairRequest, QaRequest, RunData, TagMistake, TaggedRequest, TaskData, TextRequest};
+pub use data::{AnswerMistake, ChoiceMistake, ChoiceRequest, Encoding, Kept, LabelSetMistake, LabelSetRequest, Mistake, PairMistake, PairRequest, QaRequest, RunData, TagMistake, TaggedRequest, TaskData, TextRequest};
 
 /// The saved-item fixtures, for the tests of the other saved values (studio, lab).
 #[cfg(test)]
@@ -138,6 +138,8 @@ pub enum Mistakes {
     Pairs(Vec<PairMistake>),
     /// A multiple-choice model's questions answered wrong, most confident first.
     Choices(Vec<ChoiceMistake>),
+    /// A multi-label model's texts whose labels it did not give exactly, surest first.
+    LabelSets(Vec<LabelSetMistake>),
 }
 
 impl Default for Mistakes {
@@ -215,6 +217,8 @@ pub enum KnownBy {
     Answers { exact: f32, f1: f32 },
     /// A similarity model's Pearson and Spearman correlations.
     Correlations { pearson: f32, spearman: f32 },
+    /// A multi-label classifier's micro and macro F1 at its chosen threshold.
+    LabelF1 { micro: f32, macro_f1: f32 },
 }
 
 impl KnownBy {
@@ -224,6 +228,7 @@ impl KnownBy {
             TaskScores::Entities(e) => KnownBy::EntityF1(e.f1),
             TaskScores::Answers(a) => KnownBy::Answers { exact: a.all.exact, f1: a.all.f1 },
             TaskScores::Similarity(m) => KnownBy::Correlations { pearson: m.pearson, spearman: m.spearman },
+            TaskScores::Labels(l) => KnownBy::LabelF1 { micro: l.micro_f1, macro_f1: l.macro_f1 },
         }
     }
 }
@@ -263,12 +268,14 @@ impl RunRecord {
     }
 
     /// The score it is known by: a similarity model's Spearman correlation, a question-answering
-    /// model's F1, a tagger's entity F1, or a classifier's accuracy.
+    /// model's F1, a tagger's entity F1, a multi-label classifier's micro-F1, or a classifier's
+    /// accuracy.
     pub fn score(&self) -> String {
         match self.known_by {
             KnownBy::Correlations { spearman, .. } => format!("Spearman {spearman:.3}"),
             KnownBy::Answers { f1, .. } => format!("F1 {:.1}%", f1 * 100.0),
             KnownBy::EntityF1(f1) => format!("entity F1 {f1:.3}"),
+            KnownBy::LabelF1 { micro, .. } => format!("micro-F1 {micro:.3}"),
             KnownBy::Accuracy => format!("{:.1}%", self.accuracy * 100.0),
         }
     }

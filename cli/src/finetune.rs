@@ -20,6 +20,7 @@ mod answer;
 mod choice;
 mod classify;
 mod distil;
+mod multi_label;
 mod similarity;
 mod tag;
 
@@ -82,7 +83,7 @@ trait CliTask: Sync {
 /// The tasks, in the studio's order. A file one refuses is offered to the others from the last
 /// to the first, so to classification last: the later tasks' files (pairs of texts with their
 /// scores, say) are often also tables with a text column.
-const TASKS: [&dyn CliTask; 5] = [&classify::Classify, &tag::Tag, &answer::Answer, &similarity::Similarity, &choice::Choice];
+const TASKS: [&dyn CliTask; 6] = [&classify::Classify, &multi_label::MultiLabel, &tag::Tag, &answer::Answer, &similarity::Similarity, &choice::Choice];
 
 /// The task `--task` names (classification without it), refusing another task's options.
 fn task(args: &Args) -> Result<&'static dyn CliTask> {

@@ -10,20 +10,23 @@
 //!     tiny ALBERT, MPNet, ModernBERT and DeBERTa-v3 models (their own blocks)
 //! bertbench bench --model DIR --data TSV [--backend cpu|wgpu] [--n 256] [--batch 32] [--max-len 512]
 //!     embedding throughput on the first N sentences of a TSV (first column), as a table
-//! bertbench finetune --model DIR --train FILE [--valid FILE] [--task classify|tag|qa|similarity|choice]
+//! bertbench finetune --model DIR --train FILE [--valid FILE] [--task classify|multilabel|tag|qa|similarity|choice]
 //!     [--encoder bi|cross] [--loss cosine|contrastive] [--pieces first|all] [--mode head|full|ftu]
 //!     [--pooling mean|cls|pooler] [--layers last|second|sum4|cat4] [--max-len 64 (qa: 192)] [--stride max-len/3]
 //!     [--batch 32] [--lr 5e-5] [--epochs 2] [--head-lr 5e-3] [--head-epochs 20]
 //!     [--seed 42] [--dropout 0.1] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
 //!     [--gradient-checkpointing true|false] [--checkpoint-dir DIR] [--resume true]
 //!     [--keep-layers N] [--teacher DIR] [--temperature 2] [--soft-weight 0.5]
+//!     [--label-columns a,b,c | --label-list COLUMN [--separator ;]]
 //!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence),
 //!     starting from the studio's recipe for the task (qa: full fine-tuning, batch 16,
 //!     lr 1.5e-4, 5 epochs; tag: full, batch 16, lr 1e-4, 5 epochs; choice: full, batch 16,
 //!     3 epochs; pairs read together and similarity: full, batch 16, 2 epochs; single texts:
 //!     the head alone on the frozen encoder, 20 epochs), which
 //!     the options above change: a classifier of texts, or of pairs of texts when the table
-//!     has pair columns (classify); a tagger of words, CoNLL or JSON Lines, scored by entity
+//!     has pair columns (classify); any number of labels per text, from 0/1 columns or a list
+//!     per text (multilabel; binary cross-entropy, micro and macro F1 at a threshold chosen on
+//!     the validation set); a tagger of words, CoNLL or JSON Lines, scored by entity
 //!     F1 (tag; --pieces: the pieces of a word the loss reads); extractive question answering
 //!     on SQuAD files (qa; windows of --max-len tokens sharing --stride; exact match and F1);
 //!     scored pairs of texts (similarity; --encoder bi, each text alone, or cross, the pair

@@ -20,6 +20,8 @@ use bertbench_core::tasks::tagging::{EntityMetrics, predict_words};
 
 #[path = "tasks/choice.rs"]
 mod choice;
+#[path = "tasks/multi_label.rs"]
+mod multi_label;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -359,7 +361,7 @@ fn a_resumed_tagging_run_takes_the_steps_the_whole_run_takes() {
 #[test]
 fn unknown_tasks_and_files_of_another_task_are_refused_with_their_cause() {
     let path = |n: &str| example(n).to_str().unwrap().to_string();
-    refused(&["--task", "summarise", "--train", &path("sentiment.csv")], &["unknown task summarise; use classify, tag, qa, similarity or choice"]);
+    refused(&["--task", "summarise", "--train", &path("sentiment.csv")], &["unknown task summarise; use classify, multilabel, tag, qa, similarity or choice"]);
     refused(&["--task", "similarity", "--encoder", "both", "--train", &path("similarity.csv")], &["unknown encoder both"]);
     refused(&["--task", "tag", "--encoder", "cross", "--train", &path("entities.conll")], &["--encoder is for --task similarity"]);
     refused(&["--pieces", "all", "--train", &path("sentiment.csv")], &["--pieces is for --task tag"]);

@@ -129,6 +129,20 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
             }
             let dir = out.join(format!("{name}-{:?}-{:?}", spec.pooling, spec.layers));
             checks.add(&dir, exported, &rows, format!("{name}, {}", spec.label()));
+            // The same head as a multi-label classifier: each label's sigmoid, in the model and
+            // in the `text-classification` pipeline (the family's own class on [CLS] + pooler,
+            // the exported code on the mean).
+            if spec.layers == FeatureLayers::Last {
+                let spec = FeatureSpec { level: classification::Level::MultiLabel, ..spec };
+                let model = BertClassifier { spec, ..model };
+                let meta = ClassifierMeta { spec, ..meta };
+                assert_eq!(meta.scoring(), classification::Scoring::Sigmoid);
+                let probs = pollster::block_on(classification::predict(&model, meta.scoring(), &encoded, loaded.tokenizer.pad_id, 1, &device)).unwrap();
+                let rows: Vec<Value> = texts.iter().zip(&probs).map(|((t, p), probs)| serde_json::json!({ "text": t, "pair": p, "probs": probs })).collect();
+                let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
+                let dir = out.join(format!("{name}-{:?}-multi-label", spec.pooling));
+                checks.add(&dir, exported, &rows, format!("{name}, multi-label, {}", spec.label()));
+            }
         }
     }
     // The Hub's RoBERTa, DistilBERT, ELECTRA and CamemBERT classifiers, read and exported again:

@@ -198,6 +198,8 @@ test('each model opened brings its own head to the studio or none: a multi-label
   await checkHubClassifier(page, 'bert-multilabel');
   assert.equal(await page.getByTestId('prediction').getAttribute('data-multi-label'), 'true');
   assert.match(await page.getByTestId('prediction-note').textContent(), /each label's own probability \(a sigmoid each/);
+  assert.ok(await page.getByTestId('task-multilabel').isChecked(), 'a multi-label head opens the multi-label mode');
+  assert.match(await page.getByTestId('studio-notice').textContent(), /carries a multi-label classifier \(4 labels, each a yes or no of its own\)/);
   await screenshot(page, 'own-model-multilabel');
   // The next folder's head replaces it: transformers 5 writes no id2label for two labels.
   ({ ok, text } = await pick(page, join(MODELS, 'modernbert-binary-v5')));

@@ -7,17 +7,19 @@
 use bertbench_core::tasks::classification::Level;
 use bertbench_core::tasks::qa::SpanConfig;
 use bertbench_core::tokenizer::BertTokenizer;
-use bertbench_core::train::LabeledText;
+use bertbench_core::train::{LabeledText, TaskScores};
 
 use super::Mistakes;
 
 mod choices;
+mod label_sets;
 mod pairs;
 mod questions;
 mod tagged;
 mod texts;
 
 pub use choices::{ChoiceMistake, ChoiceRequest};
+pub use label_sets::{LabelSetMistake, LabelSetRequest};
 pub use pairs::{PairMistake, PairRequest};
 pub use questions::{AnswerMistake, QaRequest};
 pub use tagged::{TagMistake, TaggedRequest};
@@ -46,6 +48,8 @@ pub struct Kept<'a> {
     pub predictions: &'a [String],
     /// Label names in id order.
     pub labels: &'a [String],
+    /// The task's own scores of the kept weights (a multi-label run's threshold), if evaluated.
+    pub scores: Option<&'a TaskScores>,
 }
 
 /// What a run does with its task's data.
@@ -76,6 +80,8 @@ pub enum RunData {
     Pairs(PairRequest),
     /// A multiple-choice run's questions (the features are `[CLS]` + pooler of the last layer).
     Choices(ChoiceRequest),
+    /// A multi-label run's texts (`labels` are the run's labels, each a yes or no).
+    LabelSets(LabelSetRequest),
 }
 
 impl Default for RunData {
@@ -93,6 +99,7 @@ impl RunData {
             RunData::Questions(q) => q,
             RunData::Pairs(p) => p,
             RunData::Choices(c) => c,
+            RunData::LabelSets(l) => l,
         }
     }
 

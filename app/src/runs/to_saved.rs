@@ -49,6 +49,7 @@ both_ways!(TagMistake <=> s_run::TagMistake { line, words, gold, predicted });
 both_ways!(AnswerMistake <=> s_run::AnswerMistake { line, question, context, gold, predicted, f1 });
 both_ways!(PairMistake <=> s_run::PairMistake { line, text, text_pair, gold, predicted });
 both_ways!(ChoiceMistake <=> s_run::ChoiceMistake { line, premise, chosen, chosen_prob, right, right_prob });
+both_ways!(LabelSetMistake <=> s_run::LabelSetMistake { line, text, missed, extra });
 both_ways!(Speed <=> s_run::Speed { ms_per_text, teacher_ms_per_text });
 both_ways!(RunRecord <=> s_run::RunRecord { model, from_scratch, recipe, accuracy, macro_f1, steps, seconds, device, cancelled, saved_id, known_by });
 
@@ -71,6 +72,7 @@ impl From<KnownBy> for s_run::KnownBy {
             KnownBy::EntityF1(f1) => Self::EntityF1(f1),
             KnownBy::Answers { exact, f1 } => Self::Answers { exact, f1 },
             KnownBy::Correlations { pearson, spearman } => Self::Correlations { pearson, spearman },
+            KnownBy::LabelF1 { micro, macro_f1 } => Self::LabelF1 { micro, macro_f1 },
         }
     }
 }
@@ -82,6 +84,7 @@ impl From<s_run::KnownBy> for KnownBy {
             s_run::KnownBy::EntityF1(f1) => Self::EntityF1(f1),
             s_run::KnownBy::Answers { exact, f1 } => Self::Answers { exact, f1 },
             s_run::KnownBy::Correlations { pearson, spearman } => Self::Correlations { pearson, spearman },
+            s_run::KnownBy::LabelF1 { micro, macro_f1 } => Self::LabelF1 { micro, macro_f1 },
         }
     }
 }
@@ -94,6 +97,7 @@ impl From<Mistakes> for s_run::Mistakes {
             Mistakes::Answers(m) => Self::Answers(list(m)),
             Mistakes::Pairs(m) => Self::Pairs(list(m)),
             Mistakes::Choices(m) => Self::Choices(list(m)),
+            Mistakes::LabelSets(m) => Self::LabelSets(list(m)),
         }
     }
 }
@@ -106,6 +110,7 @@ impl From<s_run::Mistakes> for Mistakes {
             s_run::Mistakes::Answers(m) => Self::Answers(list(m)),
             s_run::Mistakes::Pairs(m) => Self::Pairs(list(m)),
             s_run::Mistakes::Choices(m) => Self::Choices(list(m)),
+            s_run::Mistakes::LabelSets(m) => Self::LabelSets(list(m)),
         }
     }
 }
@@ -168,6 +173,7 @@ impl From<RunData> for s_train::RunData {
             RunData::Questions(q) => Self::Questions(s_train::Items { train: list(q.train), valid: list(q.valid) }),
             RunData::Pairs(p) => Self::Pairs(s_train::Items { train: list(p.train), valid: list(p.valid) }),
             RunData::Choices(c) => Self::Choices(s_train::Items { train: list(c.train), valid: list(c.valid) }),
+            RunData::LabelSets(l) => Self::LabelSets(s_train::Items { train: list(l.train), valid: list(l.valid) }),
         }
     }
 }
@@ -180,6 +186,7 @@ impl From<s_train::RunData> for RunData {
             s_train::RunData::Questions(q) => Self::Questions(QaRequest { train: list(q.train), valid: list(q.valid) }),
             s_train::RunData::Pairs(p) => Self::Pairs(PairRequest { train: list(p.train), valid: list(p.valid) }),
             s_train::RunData::Choices(c) => Self::Choices(ChoiceRequest { train: list(c.train), valid: list(c.valid) }),
+            s_train::RunData::LabelSets(l) => Self::LabelSets(LabelSetRequest { train: list(l.train), valid: list(l.valid) }),
         }
     }
 }

@@ -14,6 +14,7 @@
 //! - `lab.rs`: the MLM lab's settings and saved models.
 
 mod choice;
+mod labels;
 pub mod lab;
 pub mod run;
 pub mod scores;

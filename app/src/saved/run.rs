@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::choice::ChoiceMistake;
+pub use super::labels::LabelSetMistake;
 use super::scores::{AnswerMetrics, ClassifierMeta, EntityMetrics, EvalReport, Metrics, SimilarityMetrics, StepPoint, TaskScores};
 
 /// A finished run: the JSON of its item (its bytes are the classifier, or its head).
@@ -27,6 +28,7 @@ pub enum KnownBy {
     EntityF1(f32),
     Answers { exact: f32, f1: f32 },
     Correlations { pearson: f32, spearman: f32 },
+    LabelF1 { micro: f32, macro_f1: f32 },
 }
 
 /// A run's row in the runs table, as saved today.
@@ -169,6 +171,7 @@ pub enum Mistakes {
     Answers(Vec<AnswerMistake>),
     Pairs(Vec<PairMistake>),
     Choices(Vec<ChoiceMistake>),
+    LabelSets(Vec<LabelSetMistake>),
 }
 
 /// What a finished run leaves, as saved today.

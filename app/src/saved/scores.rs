@@ -5,7 +5,7 @@
 
 use bertbench_core::bert::pooling::Pooling as CorePooling;
 use bertbench_core::data::ScoreScale as CoreScale;
-use bertbench_core::tasks::{classification as cls, metrics as met, qa, similarity as sim, tagging};
+use bertbench_core::tasks::{classification as cls, metrics as met, multi_label, qa, similarity as sim, tagging};
 use bertbench_core::train;
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +23,7 @@ unit_enum!(
 
 unit_enum!(
     /// What a head predicts per input (a sentence's class, a token's tag, ...).
-    Level = cls::Level { Sentence, Token, Span, Score, Embedding, Choice }
+    Level = cls::Level { Sentence, Token, Span, Score, Embedding, Choice, MultiLabel }
 );
 
 unit_enum!(
@@ -174,6 +174,33 @@ impl From<EntityMetrics> for tagging::EntityMetrics {
     }
 }
 
+/// A multi-label model's scores at the threshold chosen on its validation set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSetMetrics {
+    pub threshold: f32,
+    pub micro_precision: f32,
+    pub micro_recall: f32,
+    pub micro_f1: f32,
+    pub macro_f1: f32,
+    pub exact_match: f32,
+    pub per_label: Vec<ClassMetrics>,
+    pub texts: usize,
+}
+
+impl From<multi_label::LabelSetMetrics> for LabelSetMetrics {
+    fn from(c: multi_label::LabelSetMetrics) -> Self {
+        let multi_label::LabelSetMetrics { threshold, micro_precision, micro_recall, micro_f1, macro_f1, exact_match, per_label, texts } = c;
+        Self { threshold, micro_precision, micro_recall, micro_f1, macro_f1, exact_match, per_label: list(per_label), texts }
+    }
+}
+
+impl From<LabelSetMetrics> for multi_label::LabelSetMetrics {
+    fn from(s: LabelSetMetrics) -> Self {
+        let LabelSetMetrics { threshold, micro_precision, micro_recall, micro_f1, macro_f1, exact_match, per_label, texts } = s;
+        Self { threshold, micro_precision, micro_recall, micro_f1, macro_f1, exact_match, per_label: list(per_label), texts }
+    }
+}
+
 /// Exact match and F1 over some questions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct AnswerScores {
@@ -243,6 +270,7 @@ pub enum TaskScores {
     Entities(EntityMetrics),
     Answers(AnswerMetrics),
     Similarity(SimilarityMetrics),
+    Labels(LabelSetMetrics),
 }
 
 impl TaskScores {
@@ -264,6 +292,7 @@ impl From<train::TaskScores> for TaskScores {
             train::TaskScores::Entities(e) => Self::Entities(e.into()),
             train::TaskScores::Answers(a) => Self::Answers(a.into()),
             train::TaskScores::Similarity(s) => Self::Similarity(s.into()),
+            train::TaskScores::Labels(l) => Self::Labels(l.into()),
         }
     }
 }
@@ -275,6 +304,7 @@ impl From<TaskScores> for train::TaskScores {
             TaskScores::Entities(e) => Self::Entities(e.into()),
             TaskScores::Answers(a) => Self::Answers(a.into()),
             TaskScores::Similarity(m) => Self::Similarity(m.into()),
+            TaskScores::Labels(l) => Self::Labels(l.into()),
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::list;
 use super::choice::ChoiceItem;
+use super::labels::LabelSet;
 use super::run::RunRecord;
 use super::scores::{EvalReport, FeatureSpec, Phase, ScoreScale, StepPoint};
 use super::{plain_struct, unit_enum};
@@ -223,6 +224,7 @@ pub enum RunData {
     Questions(Items<QaItem>),
     Pairs(Items<ScoredPair>),
     Choices(Items<ChoiceItem>),
+    LabelSets(Items<LabelSet>),
 }
 
 /// A fine-tuning run's request, as saved today (`runs::TrainRequest`).

@@ -34,6 +34,7 @@ mod held_out;
 mod answering;
 mod choice;
 mod inside;
+mod multi_label;
 mod predict;
 mod results;
 mod resume;
@@ -159,6 +160,7 @@ impl Task {
     pub(crate) fn panel(self) -> &'static dyn task::TaskPanel {
         match self {
             Task::Classify => &data::Classification,
+            Task::MultiLabel => &multi_label::MultiLabelling,
             Task::Tag => &tagging::Tagging,
             Task::Answer => &answering::Answering,
             Task::Similar => &similarity::Similarity,

@@ -35,17 +35,19 @@ pub fn StudioResultsPanel() -> impl IntoView {
                         <td>{r.model}</td>
                         <td>{if r.from_scratch { "random weights" } else { "pretrained" }}</td>
                         <td>{r.recipe}{if r.cancelled { " (cancelled)" } else { "" }}</td>
-                        // A question-answering or similarity run has no accuracy, and a tagger's
-                        // share of words tagged right counts the O words most of all (its score is
-                        // the next column's entity F1).
+                        // A question-answering or similarity run has no accuracy, a tagger's share
+                        // of words tagged right counts the O words most of all, and a multi-label
+                        // run's share of right decisions counts the many labels a text lacks (their
+                        // scores are the next column's).
                         <td data-testid="run-accuracy">{match r.known_by {
-                            KnownBy::Answers { .. } | KnownBy::Correlations { .. } | KnownBy::EntityF1(_) => "—".to_string(),
+                            KnownBy::Answers { .. } | KnownBy::Correlations { .. } | KnownBy::EntityF1(_) | KnownBy::LabelF1 { .. } => "—".to_string(),
                             _ => format!("{:.1}%", r.accuracy * 100.0),
                         }}</td>
                         <td>{match r.known_by {
                             KnownBy::Correlations { pearson, spearman } => format!("Spearman {spearman:.3} · Pearson {pearson:.3}"),
                             KnownBy::Answers { exact, f1 } => format!("EM {:.1}% · F1 {:.1}%", exact * 100.0, f1 * 100.0),
                             KnownBy::EntityF1(f) => format!("entity F1 {f:.3}"),
+                            KnownBy::LabelF1 { micro, macro_f1 } => format!("micro-F1 {micro:.3} · macro-F1 {macro_f1:.3}"),
                             KnownBy::Accuracy => format!("{:.3}", r.macro_f1),
                         }}</td>
                         <td>{r.steps}</td>

@@ -25,6 +25,8 @@ pub enum Task {
     /// A label per text (or pair).
     #[default]
     Classify,
+    /// Any number of labels per text (or pair), each a yes or no.
+    MultiLabel,
     /// A tag per word.
     Tag,
     /// An answer span per question over a passage.
@@ -123,13 +125,14 @@ pub(crate) enum Features {
 
 impl Task {
     /// Every task, in the chooser's order.
-    pub const ALL: [Task; 5] = [Task::Classify, Task::Tag, Task::Answer, Task::Similar, Task::Choice];
+    pub const ALL: [Task; 6] = [Task::Classify, Task::MultiLabel, Task::Tag, Task::Answer, Task::Similar, Task::Choice];
 
     /// The kind of model the task trains (a similarity model's: the cross-encoder's; the studio's
     /// choice between the two is the similarity mode's `level`).
     pub fn level(self) -> Level {
         match self {
             Task::Classify => Level::Sentence,
+            Task::MultiLabel => Level::MultiLabel,
             Task::Tag => Level::Token,
             Task::Answer => Level::Span,
             Task::Similar => Level::Score,
@@ -141,6 +144,7 @@ impl Task {
     pub fn of(level: Level) -> Self {
         match level {
             Level::Sentence => Task::Classify,
+            Level::MultiLabel => Task::MultiLabel,
             Level::Token => Task::Tag,
             Level::Span => Task::Answer,
             Level::Score | Level::Embedding => Task::Similar,

@@ -369,6 +369,8 @@ pub fn StudioTrainPanel() -> impl IntoView {
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, a.all.exact * 100.0, a.all.f1 * 100.0),
                             TaskScores::Entities(e) => format!("{} after {} steps in {} on the {}: validation entity F1 {:.3}, words tagged right {:.1}%. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, e.f1, s.metrics.accuracy * 100.0),
+                            TaskScores::Labels(l) => format!("{} after {} steps in {} on the {}: validation micro-F1 {:.3}, macro-F1 {:.3} at threshold {:.2} (chosen on the validation set). The best weights are kept.",
+                                if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, l.micro_f1, l.macro_f1, l.threshold),
                             TaskScores::Classes => format!("{} after {} steps in {} on the {}: validation accuracy {:.1}%, macro-F1 {:.3}. The best weights are kept.",
                                 if s.cancelled { "Cancelled" } else { "Finished" }, s.steps, duration(s.seconds), s.device, s.metrics.accuracy * 100.0, s.metrics.macro_f1),
                         }}

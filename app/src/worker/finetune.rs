@@ -308,7 +308,7 @@ impl Job {
         drop(base);
         let has_pooler = base_weights.pooler.is_some();
         let features = self.request.config.features;
-        let fresh_sequence_pooler = !has_pooler && features.pooling == bertbench_core::bert::pooling::Pooling::Pooler && matches!(features.level, Level::Sentence | Level::Score);
+        let fresh_sequence_pooler = !has_pooler && features.pooling == bertbench_core::bert::pooling::Pooling::Pooler && matches!(features.level, Level::Sentence | Level::Score | Level::MultiLabel);
         // A run from random weights never needs the base's.
         let base_weights = RefCell::new(Some(base_weights).filter(|_| !self.request.from_scratch));
         let max_len = self.request.max_len.clamp(8, config.max_position_embeddings);
@@ -417,7 +417,7 @@ impl Job {
             return Err("the run was cancelled before its first evaluation, so there is no classifier to keep".into());
         };
         let (metrics, probs) = tuner.best().ok_or("no evaluation was recorded")?;
-        let mistakes = self.request.data.task().mistakes(&Kept { valid: &valid, probs, predictions: tuner.best_predictions(), labels });
+        let mistakes = self.request.data.task().mistakes(&Kept { valid: &valid, probs, predictions: tuner.best_predictions(), labels, scores: tuner.best_scores() });
         let speed = match self.request.keep_layers {
             Some(_) => Some(Speed { ms_per_text: ms_per_text(&tuner.best_model(), &valid, tokenizer.pad_id, &device).await?, teacher_ms_per_text: teacher_ms }),
             None => None,

@@ -66,7 +66,7 @@ impl Handle for ask::Predict {
             Level::Token => return Err("the current model tags words (a token classifier); type a sentence to tag it".into()),
             Level::Span => return Err("the current model answers questions over a passage; give it a passage and a question".into()),
             Level::Score => return Err("the current model scores how alike two texts are; give it two texts to compare".into()),
-            Level::Sentence => {}
+            Level::Sentence | Level::MultiLabel => {}
             level => return Err(level.not_per_text().unwrap_or("the current model gives no label per text").into()),
         }
         let probs = predict_texts(&current, &self.texts).await?;
@@ -155,7 +155,7 @@ impl Handle for ask::Import {
         let meta = current.loaded.meta.clone();
         let what = match meta.spec.level {
             Level::Token => "tags",
-            Level::Sentence => "labels",
+            Level::Sentence | Level::MultiLabel => "labels",
             _ => "outputs",
         };
         let what = if meta.labels.len() == 1 { what.trim_end_matches('s') } else { what };

@@ -11,6 +11,7 @@
 mod columns;
 mod decode;
 mod examples;
+mod label_sets;
 mod pairs;
 mod report;
 mod split;
@@ -24,6 +25,7 @@ use thiserror::Error;
 pub use columns::{ColumnMap, guess_columns};
 pub use decode::{Decoded, decode};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
+pub use label_sets::{LabelColumns, LabelSet, LabelSetData, LabelSetMap, SEPARATORS, Separator, guess_label_sets, separators_in, to_label_sets};
 pub use pairs::{PairData, ScoreScale, ScoredPair, guess_pair_columns, to_pairs};
 pub use report::{LengthStats, ValidationReport, validate};
 pub use split::{Split, shuffled, stratified_split};
@@ -187,6 +189,10 @@ pub enum DataError {
     /// the whole message, in sentences.
     #[error("{0}")]
     Pairs(String),
+
+    /// Multi-label data that cannot be used (see [`to_label_sets`]): the whole message.
+    #[error("{0}")]
+    LabelSets(String),
 
     /// A label id at least `num_labels`.
     #[error("Example {index} has label id {label}, but there are only {num_labels} labels.")]

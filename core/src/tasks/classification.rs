@@ -78,11 +78,15 @@ pub enum Level {
     /// A score for each ending of a question read with its premise, softmaxed over the endings
     /// (multiple choice, see [`super::choice`]): `*ForMultipleChoice`.
     Choice,
+    /// Any number of labels per text (or pair), each a yes or no of its own, a sigmoid each
+    /// (see [`super::multi_label`]): `*ForSequenceClassification` with `problem_type:
+    /// "multi_label_classification"`.
+    MultiLabel,
 }
 
 impl Level {
     /// Every level: the one list of the heads (each one's class is [`export::class_of`]'s).
-    pub const ALL: [Level; 6] = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice];
+    pub const ALL: [Level; 7] = [Level::Sentence, Level::Token, Level::Span, Level::Score, Level::Embedding, Level::Choice, Level::MultiLabel];
 
     /// Whether the head reads one pooled vector per sequence (not its tokens).
     pub fn pooled(self) -> bool {
@@ -383,7 +387,8 @@ impl ClassifierMeta {
     pub fn pipeline_scoring(&self) -> Scoring {
         match (self.problem, self.labels.len()) {
             (Some(ProblemType::Regression), _) => Scoring::Raw,
-            (Some(ProblemType::MultiLabelClassification), _) | (_, 1) => Scoring::Sigmoid,
+            _ if self.multi_label() => Scoring::Sigmoid,
+            (_, 1) => Scoring::Sigmoid,
             _ => Scoring::Softmax,
         }
     }
@@ -397,7 +402,7 @@ impl ClassifierMeta {
 
     /// Whether each label is a yes or no of its own (a sigmoid each), not one of several.
     pub fn multi_label(&self) -> bool {
-        self.problem == Some(ProblemType::MultiLabelClassification)
+        self.problem == Some(ProblemType::MultiLabelClassification) || self.spec.level == Level::MultiLabel
     }
 }
 

@@ -8,6 +8,8 @@
 //!   span, SQuAD's exact match and F1, `BertForQuestionAnswering`
 //! - [`similarity`]: sentence similarity, as a cross-encoder (a pair read together, one score)
 //!   or a bi-encoder (each text's vector, compared by cosine; a sentence-transformers folder)
+//! - [`multi_label`]: any number of labels per text, a sigmoid each: binary cross-entropy,
+//!   a threshold chosen on validation, micro and macro F1 (`problem_type` multi-label)
 //! - [`choice`]: multiple choice (SWAG): each ending read with its premise, one score each,
 //!   a softmax over the endings, `BertForMultipleChoice`
 //! - [`distillation`]: a smaller student learning a classification task from a fine-tuned
@@ -24,6 +26,7 @@ pub mod classification;
 pub mod distillation;
 pub mod masking;
 pub mod metrics;
+pub mod multi_label;
 pub mod pretraining;
 pub mod qa;
 pub mod replaced_token;

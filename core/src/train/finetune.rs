@@ -42,7 +42,7 @@ mod units;
 pub use config::{FineTuneConfig, Phase, TrainMode, config_with_defaults};
 pub use report::{EvalReport, Event, Progress, StepPoint, TaskScores};
 pub use snapshot::{BestTask, Snapshot, TrainState, copy_to};
-pub use task::{encode_examples, encode_pairs, encode_questions, encode_tagged};
+pub use task::{encode_examples, encode_label_sets, encode_pairs, encode_questions, encode_tagged};
 pub use units::{LabeledText, SpanTarget};
 pub use task::start_encoder;
 use task::{batch_inputs, batch_units};

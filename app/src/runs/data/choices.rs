@@ -90,7 +90,7 @@ mod tests {
     fn wrong_endings_surest_first() {
         let request = ChoiceRequest { train: Vec::new(), valid: vec![question(1, "the cat", 0), question(2, "the dog", 1), question(3, "bob", 1)] };
         let probs = [vec![0.7, 0.3], vec![0.6, 0.4], vec![0.9, 0.1]];
-        let Mistakes::Choices(m) = request.mistakes(&Kept { valid: &[], probs: &probs, predictions: &[], labels: &[] }) else { panic!("choices") };
+        let Mistakes::Choices(m) = request.mistakes(&Kept { valid: &[], probs: &probs, predictions: &[], labels: &[], scores: None }) else { panic!("choices") };
         let shown: Vec<(usize, &str, f32, &str, f32)> = m.iter().map(|m| (m.line, m.chosen.as_str(), m.chosen_prob, m.right.as_str(), m.right_prob)).collect();
         assert_eq!(shown, [(3, "sat on the mat", 0.9, "ran in the park", 0.1), (2, "sat on the mat", 0.6, "ran in the park", 0.4)]);
     }

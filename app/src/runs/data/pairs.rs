@@ -69,7 +69,7 @@ mod tests {
     fn every_pair_furthest_off_first() {
         let request = PairRequest { train: Vec::new(), valid: vec![pair(1, 0.9), pair(2, 0.1), pair(3, 0.5)] };
         let probs = [vec![0.8], vec![0.7], vec![0.5]];
-        let Mistakes::Pairs(m) = request.mistakes(&Kept { valid: &[], probs: &probs, predictions: &[], labels: &[] }) else { panic!("pairs") };
+        let Mistakes::Pairs(m) = request.mistakes(&Kept { valid: &[], probs: &probs, predictions: &[], labels: &[], scores: None }) else { panic!("pairs") };
         let lines: Vec<usize> = m.iter().map(|m| m.line).collect();
         assert_eq!(lines, [2, 1, 3]);
         assert_eq!((m[0].gold, m[0].predicted), (0.1, 0.7));

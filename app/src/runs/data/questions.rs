@@ -92,7 +92,7 @@ mod tests {
     fn wrong_answers_lowest_f1_first() {
         let request = QaRequest { train: Vec::new(), valid: vec![question(1, Some("paris")), question(2, Some("in paris")), question(3, Some("bob")), question(4, None)] };
         let predictions = ["Paris".to_string(), "paris".to_string(), "paris".to_string(), "bob".to_string()];
-        let Mistakes::Answers(m) = request.mistakes(&Kept { valid: &[], probs: &[], predictions: &predictions, labels: &[] }) else { panic!("answers") };
+        let Mistakes::Answers(m) = request.mistakes(&Kept { valid: &[], probs: &[], predictions: &predictions, labels: &[], scores: None }) else { panic!("answers") };
         let shown: Vec<(usize, f32)> = m.iter().map(|m| (m.line, m.f1)).collect();
         assert_eq!(shown.iter().map(|s| s.0).collect::<Vec<_>>(), [3, 4, 2]);
         assert!(shown[0].1 == 0.0 && shown[2].1 > 0.5, "{shown:?}");

@@ -91,7 +91,7 @@ mod tests {
         let [o, per, loc] = [vec![0.9, 0.05, 0.05], vec![0.1, 0.8, 0.1], vec![0.1, 0.1, 0.8]];
         // Sentence 1: one tag wrong (paris as O); sentence 3: both wrong; sentence 5: right.
         let probs = [per.clone(), o.clone(), o.clone(), o.clone(), loc.clone(), per.clone(), loc.clone()];
-        let Mistakes::Tags(m) = request.mistakes(&Kept { valid: &valid, probs: &probs, predictions: &[], labels: &tags }) else { panic!("tags") };
+        let Mistakes::Tags(m) = request.mistakes(&Kept { valid: &valid, probs: &probs, predictions: &[], labels: &tags, scores: None }) else { panic!("tags") };
         let shown: Vec<(usize, Vec<String>)> = m.into_iter().map(|m| (m.line, m.predicted)).collect();
         assert_eq!(shown, [(3, vec!["B-LOC".to_string(), "B-PER".to_string()]), (1, vec!["B-PER".to_string(), "O".into(), "O".into(), "O".into()])]);
     }

@@ -86,7 +86,7 @@ mod tests {
             valid: vec![example(2, "a fine day", None, "pos"), example(3, "a dull day", Some("it is"), "neg"), example(4, "a bad day", None, "pos")],
         };
         let probs = [vec![0.2, 0.8], vec![0.4, 0.6], vec![0.9, 0.1]];
-        let kept = Kept { valid: &[], probs: &probs, predictions: &[], labels: &labels };
+        let kept = Kept { valid: &[], probs: &probs, predictions: &[], labels: &labels, scores: None };
         let Mistakes::Labels(m) = request.mistakes(&kept) else { panic!("a classifier's mistakes are labels") };
         let shown: Vec<(usize, &str, &str)> = m.iter().map(|m| (m.line, m.text.as_str(), m.predicted.as_str())).collect();
         assert_eq!(shown, [(4, "a bad day", "neg"), (3, "a dull day ‖ it is", "pos")]);

@@ -141,7 +141,7 @@ impl HeadClass for Tokens {
 /// The class of a head labelling at `level`.
 pub(crate) fn class_of(level: Level) -> &'static dyn HeadClass {
     match level {
-        Level::Sentence | Level::Score => &Sequence,
+        Level::Sentence | Level::Score | Level::MultiLabel => &Sequence,
         Level::Token => &Tokens { suffix: "ForTokenClassification", labels: None },
         Level::Span => &Tokens { suffix: "ForQuestionAnswering", labels: Some(&crate::tasks::qa::LABELS) },
         Level::Embedding => &crate::tasks::similarity::BiEncoderClass,
@@ -221,7 +221,7 @@ pub fn export(
     // its head; a question-answering class calls its head `qa_outputs` (ModernBERT's
     // `classifier`).
     let (pooler_as, head_as) = match (hf_native, level) {
-        (true, Level::Sentence | Level::Score) => (family.facts().sequence_head.dense, family.facts().sequence_head.out),
+        (true, Level::Sentence | Level::Score | Level::MultiLabel) => (family.facts().sequence_head.dense, family.facts().sequence_head.out),
         (true, Level::Span) => ("", family.facts().qa_outputs),
         _ => ("", "classifier."),
     };
@@ -287,6 +287,7 @@ fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bo
     let problem = meta.problem.or(match level {
         Level::Sentence => Some(ProblemType::SingleLabelClassification),
         Level::Score => Some(ProblemType::Regression),
+        Level::MultiLabel => Some(ProblemType::MultiLabelClassification),
         _ => None,
     });
     if let Some(problem) = problem.filter(|_| level.pooled()) {
@@ -504,8 +505,13 @@ impl HeadConfig {
         };
         let labels = class_of(level).labels(&raw)?;
         let problem = ProblemType::of_config(&raw);
-        // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score.
-        let level = if level == Level::Sentence && labels.as_ref().is_some_and(|l| l.len() == 1) { Level::Score } else { level };
+        // One output is transformers' regression (`num_labels = 1`): a cross-encoder's score;
+        // a sequence classifier whose config says multi-label gives each label a sigmoid.
+        let level = match level {
+            Level::Sentence if problem == Some(ProblemType::MultiLabelClassification) => Level::MultiLabel,
+            Level::Sentence if labels.as_ref().is_some_and(|l| l.len() == 1) => Level::Score,
+            level => level,
+        };
         let saved = raw.pointer("/bertbench_head/spec");
         let spec: FeatureSpec = match saved {
             Some(s) => serde_json::from_value(s.clone()).map_err(|e| Error::Config(format!("bertbench_head.spec: {e}")))?,

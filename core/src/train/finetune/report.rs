@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Phase;
 use crate::tasks::metrics::Metrics;
+use crate::tasks::multi_label::LabelSetMetrics;
 use crate::tasks::qa::AnswerMetrics;
 use crate::tasks::similarity::SimilarityMetrics;
 use crate::tasks::tagging::EntityMetrics;
@@ -40,17 +41,22 @@ pub enum TaskScores {
     Answers(AnswerMetrics),
     /// Similarity: the correlations of the predicted scores with the gold ones.
     Similarity(SimilarityMetrics),
+    /// Multi-label classification: each label's and the micro and macro F1 at the threshold
+    /// chosen on the validation set.
+    Labels(LabelSetMetrics),
 }
 
 impl TaskScores {
     /// The score runs are compared by: a similarity model's Spearman correlation, a
-    /// question-answering model's F1, a BIO tagger's entity F1, else the accuracy in `metrics`.
+    /// question-answering model's F1, a BIO tagger's entity F1, a multi-label model's micro F1,
+    /// else the accuracy in `metrics`.
     pub fn score(&self, metrics: &Metrics) -> f32 {
         match self {
             TaskScores::Classes => metrics.accuracy,
             TaskScores::Entities(e) => e.f1,
             TaskScores::Answers(a) => a.all.f1,
             TaskScores::Similarity(s) => s.spearman,
+            TaskScores::Labels(l) => l.micro_f1,
         }
     }
 
@@ -62,6 +68,11 @@ impl TaskScores {
     /// A question-answering model's scores.
     pub fn answers(&self) -> Option<&AnswerMetrics> {
         if let TaskScores::Answers(a) = self { Some(a) } else { None }
+    }
+
+    /// A multi-label model's scores.
+    pub fn labels(&self) -> Option<&LabelSetMetrics> {
+        if let TaskScores::Labels(l) = self { Some(l) } else { None }
     }
 
     /// A similarity model's correlations.

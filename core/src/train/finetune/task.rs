@@ -21,12 +21,14 @@ use crate::tokenizer::Encoded;
 
 pub use answer::encode_questions;
 pub use classify::encode_examples;
+pub use multi_label::encode_label_sets;
 pub use similarity::encode_pairs;
 pub use tag::encode_tagged;
 
 mod answer;
 pub mod choice;
 mod classify;
+mod multi_label;
 mod similarity;
 mod tag;
 
@@ -144,6 +146,7 @@ pub(crate) fn of(level: Level) -> &'static dyn UnitTask {
         Level::Score => &similarity::CrossEncoder,
         Level::Embedding => &similarity::BiEncoder,
         Level::Choice => &choice::Choice,
+        Level::MultiLabel => &multi_label::MultiLabel,
     }
 }
 

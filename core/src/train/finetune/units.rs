@@ -2,7 +2,8 @@
 //! row of the loss answers for: a text (sentence classification), a target token (a tagger's
 //! word pieces), a window's answer start and its end (question answering, each a softmax over
 //! the window's tokens), a pair's similarity (a cross-encoder's score, a bi-encoder's cosine), or
-//! one of a group of sequences scored together (right or not; a softmax over the group).
+//! one of a group of sequences scored together (right or not; a softmax over the group), or a
+//! multi-label text (each of its labels a yes or no).
 //!
 //! An example's *rows* are what the head reads for it, one feature vector each: the text's, its
 //! target tokens', every token of a question-answering window, a bi-encoder pair's two texts, or
@@ -42,6 +43,9 @@ pub struct LabeledText {
     /// A student's training text: its teacher's log-probabilities of each label (empty
     /// otherwise).
     pub teacher: Vec<f32>,
+    /// A multi-label text's targets: 1 for each label it has, 0 for the others (empty for the
+    /// other tasks).
+    pub targets: Vec<f32>,
 }
 
 /// A question-answering window's target: where its answer starts and ends (`(0, 0)`: `[CLS]`,
@@ -62,13 +66,18 @@ pub struct SpanTarget {
 impl LabeledText {
     /// A sentence classifier's example.
     pub fn sentence(encoded: Encoded, label: usize) -> Self {
-        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None, sequences: Vec::new(), teacher: Vec::new() }
+        Self { encoded, label, tokens: Vec::new(), span: None, score: 0.0, second: None, sequences: Vec::new(), teacher: Vec::new(), targets: Vec::new() }
     }
 
     /// The text with its teacher's probabilities of each label (a student's training text; see
     /// [`Distillation`](crate::tasks::distillation::Distillation)), kept as logarithms.
     pub fn with_teacher(self, probs: &[f32]) -> Self {
         Self { teacher: probs.iter().map(|p| p.max(1e-30).ln()).collect(), ..self }
+    }
+
+    /// A multi-label text with its targets, one 0 or 1 per label.
+    pub fn with_labels(encoded: Encoded, targets: Vec<f32>) -> Self {
+        Self { targets, ..Self::sentence(encoded, 0) }
     }
 
     /// A token classifier's example: targets from [`crate::tasks::tagging::targets`].

@@ -16,7 +16,7 @@ pub(super) struct Classify;
 /// MRPC's dev split (docs/performance.md, "Recipes chosen on dev splits"): a sentence encoder's
 /// frozen features place each text, not how two texts relate. Single texts keep the head-only
 /// default, within 2 points of full fine-tuning on SST-2.
-fn pairs_recipe() -> FineTuneConfig {
+pub(super) fn pairs_recipe() -> FineTuneConfig {
     FineTuneConfig::new().with_mode(TrainMode::Full).with_batch_size(16).with_epochs(2)
 }
 
