@@ -130,7 +130,7 @@ test('the example trains a multiple-choice head on MiniLM; accuracy and mistakes
   assert.deepEqual(offOriginRequests(chrome.requestedUrls, server.origin), []);
 });
 
-test('a malformed multiple-choice file is refused by its line, and the questions loaded before stay; a validation file of another number of endings is refused at the start', { timeout: 3 * MINUTE }, async () => {
+test('a malformed multiple-choice file is refused by its line, and the questions loaded before stay; ARC and HellaSwag JSON Lines are read, a question of another number of choices left out and said; a validation file of another number of endings is refused at the start', { timeout: 3 * MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('task-choice').check();
   await page.getByTestId('use-choice-example').click();
@@ -149,6 +149,22 @@ test('a malformed multiple-choice file is refused by its line, and the questions
   await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('line 3, column ending0: empty'), null, { timeout: MINUTE });
   await screenshot(page, 'choice-bad-file');
   assert.equal(await page.getByTestId('choice-questions').textContent(), '60');
+  // ARC's JSON Lines as AI2 ships them (rows written for this test): the one question of five
+  // choices among four-choice ones is left out and said; HellaSwag's, as datasets writes them,
+  // reads ctx_a as the premise and ctx_b before each ending.
+  const arc = (stem, texts, key) => JSON.stringify({ id: stem, question: { stem, choices: texts.map((text, i) => ({ text, label: 'ABCDE'[i] })) }, answerKey: key });
+  const arcLines = [arc('Which gas do plants take in?', ['oxygen', 'carbon dioxide', 'helium', 'neon'], 'B'), arc('What melts ice?', ['heat', 'cold', 'dark', 'sound', 'wind'], 'A'), arc('What do bees make?', ['honey', 'glass', 'steel', 'paper'], 'A')];
+  await page.getByTestId('choice-file').setInputFiles({ name: 'ARC-Easy-Dev.jsonl', mimeType: 'application/json', buffer: Buffer.from(arcLines.join('\n')) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=choice-questions]')?.textContent === '2', null, { timeout: MINUTE });
+  assert.match(await page.getByTestId('choice-set-aside').textContent(), /^1 question with another number of endings than the 4 of the others was left out \(line 2\)/);
+  assert.match(await page.getByTestId('choice-preview').textContent(), /carbon dioxide ✓ right/);
+  const hella = JSON.stringify({ ctx_a: 'She mixes the flour and eggs.', ctx_b: 'she', ctx: 'She mixes the flour and eggs. she', endings: ['pours the batter into a tin.', 'swims away.'], label: '0' });
+  await page.getByTestId('choice-file').setInputFiles({ name: 'hellaswag.jsonl', mimeType: 'application/json', buffer: Buffer.from(hella + '\n' + hella.replace('"0"', '"1"')) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=choice-questions]')?.textContent === '2'
+    && document.querySelector('[data-testid=choice-preview]')?.textContent.includes('she pours the batter into a tin. ✓ right'), null, { timeout: MINUTE });
+  assert.equal(await page.getByTestId('choice-set-aside').count(), 0);
+  await page.getByTestId('use-choice-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=choice-questions]')?.textContent === '60', null, { timeout: MINUTE });
   // A validation file is read by the same reader; one with another number of endings than the
   // training file's is refused when the run starts, saying both.
   const valid = [good, { ...good, label: 1 }].map((o) => JSON.stringify(o)).join('\n');

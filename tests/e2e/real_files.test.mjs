@@ -81,6 +81,30 @@ test('a JSON Lines label that is an object is read through its named field, neve
   assert.ok(!(await page.getByTestId('studio-data').textContent()).includes('{"id"'), 'no label shown as JSON text');
 });
 
+test("Label Studio's JSON export and doccano's JSON Lines are read as labeled texts, every task accounted for", { timeout: 5 * MINUTE }, async () => {
+  const { page } = chrome;
+  await page.getByTestId('task-classify').check();
+  // Label Studio's export of a text-classification project (tasks written for this test): the
+  // first annotation not cancelled gives the label; a task nobody annotated is skipped.
+  const task = (id, text, choices, cancelled = false) => ({
+    id, data: { text }, meta: {}, predictions: [],
+    annotations: choices ? [{ id: id * 10, was_cancelled: cancelled, result: [{ id: `r${id}`, from_name: 'sentiment', to_name: 'text', type: 'choices', value: { choices } }] }] : [],
+  });
+  const tasks = Array.from({ length: 20 }, (_, i) => task(i + 1, `review number ${i} of the film`, [i % 2 ? 'Positive' : 'Negative']));
+  tasks.push(task(21, 'not annotated yet', null));
+  await page.getByTestId('data-file').setInputFiles({ name: 'project-3-at-2026-12-03-10-00-1a2b3c.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tasks)) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '20', null, { timeout: MINUTE });
+  assert.match(await page.getByTestId('column-label').evaluate((s) => s.options[s.selectedIndex].textContent), /sentiment/);
+  assert.match(await page.getByTestId('studio-data').textContent(), /Negative[\s\S]*Positive/);
+  assert.ok(!(await page.getByTestId('studio-data').textContent()).includes('["Positive"]'), 'the label, not its list');
+  // doccano's classification export: each label a list of one; a row of two is skipped, said.
+  const lines = Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i, text: `comment number ${i} here`, label: [i % 2 ? 'spam' : 'ham'] }));
+  lines.push(JSON.stringify({ id: 99, text: 'both at once', label: ['ham', 'spam'] }));
+  await page.getByTestId('data-file').setInputFiles({ name: 'admin.jsonl', mimeType: 'application/json', buffer: Buffer.from(lines.join('\n') + '\n') });
+  await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '20', null, { timeout: MINUTE });
+  assert.match(await page.getByTestId('studio-data').textContent(), /2 labels \(ham, spam\): a row of several labels is the multi-label mode's/);
+});
+
 test('tagging, question answering and similarity each take a separate validation file, and a similarity run is scored on all of it', { timeout: 10 * MINUTE }, async () => {
   const { page } = chrome;
   // Tagging: CoNLL sentences, the held-out share switched off while the file is in use.

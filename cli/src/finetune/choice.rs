@@ -81,5 +81,9 @@ impl CliTask for Choice {
 
 fn questions(path: &str) -> Result<Vec<ChoiceItem>> {
     let bytes = read(Path::new(path))?;
-    choice::parse_choices(&bytes, Some(path)).map_err(|e| refused(&Choice, path, &bytes, e))
+    let file = choice::parse_choices(&bytes, Some(path)).map_err(|e| refused(&Choice, path, &bytes, e))?;
+    if let Some(note) = file.set_aside_note() {
+        eprintln!("{path}: {note}");
+    }
+    Ok(file.items)
 }

@@ -36,7 +36,7 @@ fn choice_reports_accuracy_over_questions_and_exports_a_multiple_choice_model_th
     let loaded = load(&out);
     assert_eq!((loaded.meta.spec.level, loaded.model.num_labels()), (Level::Choice, 1));
     // The command line's split: a fifth held out, seed 13.
-    let all = choice::parse_choices(&std::fs::read(&file).unwrap(), file.to_str()).unwrap();
+    let all = choice::parse_choices(&std::fs::read(&file).unwrap(), file.to_str()).unwrap().items;
     let valid: Vec<_> = data::shuffled(all.len(), 13)[..12].iter().map(|&i| all[i].clone()).collect();
     let (reported, computed) = (run.best("best validation accuracy"), choice_accuracy(&loaded, &valid));
     assert!(close(reported, computed, valid.len(), 100.0), "the run reported {reported}%, its export scores {computed}%");

@@ -203,11 +203,19 @@ pub fn to_examples(table: &Table, map: &ColumnMap) -> Result<Dataset, DataError>
             }
             let text = row.fields[map.text].trim();
             let pair = map.text_pair.map(|j| row.fields[j].trim());
-            let label = map.label.map_or("", |j| row.fields[j].trim());
+            let cell = map.label.map_or("", |j| row.fields[j].trim());
+            // A JSON list of one label (doccano's, Label Studio's) is that label.
+            let listed = if table.format == Format::Jsonl { super::annotations::one_label(cell) } else { None };
+            let label = match &listed {
+                Some(Ok(one)) => one.trim(),
+                _ => cell,
+            };
             if text.is_empty() || pair.is_some_and(str::is_empty) {
                 Some(SkipReason::EmptyText)
             } else if map.label.is_some() && label.is_empty() {
                 Some(SkipReason::MissingLabel)
+            } else if let Some(Err(why)) = listed {
+                Some(SkipReason::Invalid(why))
             } else {
                 examples.push(Example {
                     line: row.line,

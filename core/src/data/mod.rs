@@ -8,6 +8,7 @@
 //! the import: the row is kept in the [`Table`] and reported as [`Skipped`] by [`to_examples`].
 //! Every message is written for the person who made the file: what is wrong, where, what to do.
 
+mod annotations;
 mod columns;
 mod decode;
 mod examples;

@@ -368,7 +368,7 @@ fn parse_json(text: &str) -> Result<Table, DataError> {
         let problem = match item {
             Ok(JsonItem::Object(entries)) => {
                 let mut fields = vec![String::new(); columns.len()];
-                for (key, value) in entries.into_iter().flat_map(|(k, v)| flatten(k, v)) {
+                for (key, value) in super::annotations::label_studio(entries).into_iter().flat_map(|(k, v)| flatten(k, v)) {
                     let j = *index.entry(key.clone()).or_insert_with(|| {
                         columns.push(key);
                         columns.len() - 1

@@ -6,11 +6,13 @@
 //! question's endings gives their probabilities; the loss is the cross-entropy of the right one,
 //! the metric accuracy.
 //!
-//! Files: JSON Lines (`question` or `context`, an `endings` list, an integer `label`) or SWAG's
-//! own CSV columns (`sent1`, `sent2`, `ending0`…, `label`; `startphrase` when there is no
-//! `sent1`), read as `transformers`' `run_swag.py` reads them: the premise is `sent1`, each
-//! ending `sent2 + " " + ending_i`. Every question of a file has the same number of endings, two
-//! or more.
+//! Files: JSON Lines in the layouts people have (this project's `question`/`context`, `endings`,
+//! `label`; SWAG, HellaSwag, ARC, OpenBookQA and CommonsenseQA as `datasets` or AI2 write them:
+//! [`jsonl`]) or SWAG's own CSV columns (`sent1`, `sent2`, `ending0`…, `label`; `startphrase`
+//! when there is no `sent1`), read as `transformers`' `run_swag.py` reads them: the premise is
+//! `sent1`, each ending `sent2 + " " + ending_i`. A run's questions all have the same number of
+//! endings, two or more: a file's questions with another number than most of them are set aside
+//! and counted ([`ChoiceFile::set_aside`]).
 
 use burn::prelude::*;
 use safetensors::SafeTensors;
@@ -30,6 +32,8 @@ use crate::error::Error;
 use crate::tasks::metrics::softmax;
 use crate::tokenizer::{BertTokenizer, Encoded};
 
+mod jsonl;
+
 /// The name of a multiple-choice head's one output (`id2label` of its export): each ending's
 /// score.
 pub const SCORE_LABEL: &str = "score";
@@ -48,29 +52,46 @@ pub struct ChoiceItem {
     pub label: usize,
 }
 
+/// A multiple-choice file read: its questions, and those set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceFile {
+    /// The questions with the file's most common number of endings, in file order.
+    pub items: Vec<ChoiceItem>,
+    /// The line and number of endings of each question with another number (ARC's few of 3 or
+    /// 5 choices among 4), left out: a run scores one number of endings.
+    pub set_aside: Vec<(usize, usize)>,
+}
+
+impl ChoiceFile {
+    /// What was set aside, as a sentence ("2 questions with another number of endings than
+    /// the 4 of the others were left out (lines 7, 19)"), if any.
+    pub fn set_aside_note(&self) -> Option<String> {
+        let n = self.set_aside.len();
+        let endings = self.items.first().map_or(0, |q| q.choices.len());
+        let lines: Vec<String> = self.set_aside.iter().take(5).map(|(l, _)| l.to_string()).collect();
+        let more = if n > 5 { ", …" } else { "" };
+        (n > 0).then(|| format!("{n} question{} with another number of endings than the {endings} of the others {} left out (line{} {}{more})", if n == 1 { "" } else { "s" }, if n == 1 { "was" } else { "were" }, if n == 1 { "" } else { "s" }, lines.join(", ")))
+    }
+}
+
 /// Reads multiple-choice questions: JSON Lines when the file name says `.jsonl`/`.json` or the
 /// first non-blank character is `{`, else CSV (or TSV) with SWAG's columns. Refuses, naming the
 /// line (and the column), a question without a premise, with fewer than two endings or an empty
-/// one, a label that is not an ending's index, and a file whose questions have different numbers
-/// of endings.
-pub fn parse_choices(bytes: &[u8], file_name: Option<&str>) -> crate::Result<Vec<ChoiceItem>> {
+/// one, or a label that is not an ending's index. Questions with another number of endings than
+/// most (the first question's on a tie) are set aside.
+pub fn parse_choices(bytes: &[u8], file_name: Option<&str>) -> crate::Result<ChoiceFile> {
     let text = crate::data::decode(bytes).map_err(|e| Error::Input(e.to_string()))?.text;
     let name = file_name.unwrap_or("").to_ascii_lowercase();
     let json = name.ends_with(".jsonl") || name.ends_with(".json") || name.ends_with(".ndjson") || text.trim_start().starts_with('{');
-    let items = if json { parse_jsonl(&text)? } else { parse_swag_csv(bytes, file_name)? };
-    if items.is_empty() {
+    let all = if json { jsonl::parse_jsonl(&text)? } else { parse_swag_csv(bytes, file_name)? };
+    if all.is_empty() {
         return Err(Error::Input("the file has no questions".into()));
     }
-    let n = items[0].choices.len();
-    if let Some(other) = items.iter().find(|q| q.choices.len() != n) {
-        return Err(Error::Input(format!(
-            "line {}: {} endings, but line {} has {n}; every question of a file needs the same number of endings",
-            other.line,
-            other.choices.len(),
-            items[0].line
-        )));
-    }
-    Ok(items)
+    let count = |n: usize| all.iter().filter(|q| q.choices.len() == n).count();
+    let first = all[0].choices.len();
+    let most = all.iter().map(|q| q.choices.len()).fold(first, |best, n| if count(n) > count(best) { n } else { best });
+    let (items, other): (Vec<ChoiceItem>, Vec<ChoiceItem>) = all.into_iter().partition(|q| q.choices.len() == most);
+    Ok(ChoiceFile { items, set_aside: other.iter().map(|q| (q.line, q.choices.len())).collect() })
 }
 
 /// Refuses a label outside `0..endings`.
@@ -82,43 +103,6 @@ fn label_of(line: usize, column: &str, value: &str, endings: usize) -> crate::Re
             endings - 1
         ))),
     }
-}
-
-fn parse_jsonl(text: &str) -> crate::Result<Vec<ChoiceItem>> {
-    let mut items = Vec::new();
-    for (i, raw) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let line = i + 1;
-        let at = |what: String| Error::Input(format!("line {line}: {what}"));
-        let value: Value = serde_json::from_str(raw).map_err(|e| at(format!("not JSON ({e})")))?;
-        let Value::Object(object) = value else { return Err(at("not a JSON object".into())) };
-        let premise = match ["question", "context"].iter().find_map(|k| object.get(*k)) {
-            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            Some(_) => return Err(at("\"question\" (or \"context\") must be a non-empty text".into())),
-            None => return Err(at("no \"question\" or \"context\"".into())),
-        };
-        let choices: Vec<String> = match object.get("endings") {
-            Some(Value::Array(list)) => list
-                .iter()
-                .enumerate()
-                .map(|(j, e)| match e {
-                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
-                    _ => Err(at(format!("\"endings\"[{j}] must be a non-empty text"))),
-                })
-                .collect::<crate::Result<_>>()?,
-            Some(_) => return Err(at("\"endings\" must be a list of texts".into())),
-            None => return Err(at("no \"endings\"".into())),
-        };
-        if choices.len() < 2 {
-            return Err(at(format!("{} ending(s); a question needs at least two", choices.len())));
-        }
-        let label = match object.get("label") {
-            Some(Value::Number(n)) => label_of(line, "\"label\"", &n.to_string(), choices.len())?,
-            Some(other) => return Err(at(format!("\"label\" is {other}; it must be an ending's index (0 to {})", choices.len() - 1))),
-            None => return Err(at("no \"label\"".into())),
-        };
-        items.push(ChoiceItem { line, premise, choices, label });
-    }
-    Ok(items)
 }
 
 fn parse_swag_csv(bytes: &[u8], file_name: Option<&str>) -> crate::Result<Vec<ChoiceItem>> {
@@ -407,18 +391,18 @@ mod tests {
             r#"{"context": "The kettle boils.", "endings": ["You make tea.", "It freezes.", "It flies."], "label": 0, "id": "x"}"#,
             "\n"
         );
-        let items = parse_choices(text.as_bytes(), Some("c.jsonl")).unwrap();
+        let items = parse_choices(text.as_bytes(), Some("c.jsonl")).unwrap().items;
         assert_eq!(items.len(), 2);
         assert_eq!((items[0].line, items[0].premise.as_str(), items[0].label), (1, "You drop a glass on the tiles.", 1));
         assert_eq!(items[0].choices[1], "It breaks.");
         assert_eq!((items[1].line, items[1].premise.as_str(), items[1].choices.len()), (3, "The kettle boils.", 3));
         // Without a telling name, a line starting with `{` is JSON too.
-        assert_eq!(parse_choices(text.as_bytes(), None).unwrap(), items);
+        assert_eq!(parse_choices(text.as_bytes(), None).unwrap().items, items);
     }
 
     #[test]
     fn swag_csv_reads_sent1_as_the_premise_and_sent2_before_each_ending() {
-        let items = parse_choices(SWAG, Some("swag.csv")).unwrap();
+        let items = parse_choices(SWAG, Some("swag.csv")).unwrap().items;
         assert_eq!(items.len(), 3);
         assert_eq!(items[0].premise, "The kettle clicks off.");
         assert_eq!(items[0].choices, ["She pours the water over the tea bag.", "She plants the kettle in the garden, carefully.", "She swims across the kitchen floor.", "She reads the kettle a bedtime story."]);
@@ -428,7 +412,7 @@ mod tests {
 
     #[test]
     fn the_built_in_example_has_sixty_questions_of_four_endings_with_the_right_one_anywhere() {
-        let items = parse_choices(include_bytes!("../../../public/examples/choices.jsonl"), Some("choices.jsonl")).unwrap();
+        let items = parse_choices(include_bytes!("../../../public/examples/choices.jsonl"), Some("choices.jsonl")).unwrap().items;
         assert_eq!(items.len(), 60);
         assert!(items.iter().all(|q| q.choices.len() == 4));
         for position in 0..4 {
@@ -439,7 +423,7 @@ mod tests {
     #[test]
     fn a_csv_with_only_a_startphrase_reads_it_as_the_premise() {
         let text = "startphrase,ending0,ending1,label\nThe dog hears the doorbell and,barks.,photosynthesises.,0\n";
-        let items = parse_choices(text.as_bytes(), Some("s.csv")).unwrap();
+        let items = parse_choices(text.as_bytes(), Some("s.csv")).unwrap().items;
         assert_eq!((items[0].premise.as_str(), items[0].choices.clone(), items[0].label), ("The dog hears the doorbell and", vec!["barks.".to_string(), "photosynthesises.".into()], 0));
     }
 
@@ -459,9 +443,12 @@ mod tests {
         let err = refused(&two(r#"{"question": "q", "label": 0}"#.into()), "c.jsonl");
         assert!(err.contains("line 2") && err.contains("no \"endings\""), "{err}");
         let err = refused(&two(r#"{"endings": ["a", "b"], "label": 0}"#.into()), "c.jsonl");
-        assert!(err.contains("line 2") && err.contains("no \"question\" or \"context\""), "{err}");
-        let err = refused(&two(q("0", r#"["a", "b"]"#)), "c.jsonl");
-        assert!(err.contains("line 2: 2 endings, but line 1 has 3"), "{err}");
+        assert!(err.contains("line 2") && err.contains("no premise: none of \"question\", \"context\""), "{err}");
+        // Another number of endings than most: set aside, counted, named by line.
+        let file = parse_choices(format!("{ok}\n{}\n{ok}\n", q("0", r#"["a", "b"]"#)).as_bytes(), Some("c.jsonl")).unwrap();
+        assert_eq!((file.items.len(), file.set_aside.clone()), (2, vec![(2, 2)]));
+        assert_eq!(file.set_aside_note().unwrap(), "1 question with another number of endings than the 3 of the others was left out (line 2)");
+        assert_eq!(parse_choices(two(q("0", r#"["a", "b"]"#)).as_bytes(), Some("c.jsonl")).unwrap().set_aside, [(2, 2)], "a tie keeps the first's");
         let err = refused(&two("{not json".into()), "c.jsonl");
         assert!(err.contains("line 2") && err.contains("not JSON"), "{err}");
 

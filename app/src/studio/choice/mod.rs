@@ -45,6 +45,8 @@ pub struct ChoiceUpload {
     pub name: String,
     /// Its questions (every one with the same number of endings, as the reader checks).
     pub items: Arc<Vec<ChoiceItem>>,
+    /// The questions left out for another number of endings than most, as a sentence.
+    pub set_aside: Option<String>,
     /// Tokens of the longest (premise, ending) pair, specials included (`None` until counted).
     pub longest: Option<usize>,
     /// Pairs longer than the run's length (their ends are cut off).
@@ -125,9 +127,12 @@ impl TaskPanel for MultipleChoice {
     }
 
     fn read_held_out(&self, _studio: Studio, name: &str, bytes: &[u8]) -> Result<HeldOutRead, String> {
-        let questions = parse_choices(bytes, Some(name)).map_err(|e| e.to_string())?;
-        let count = format!("{} questions", questions.len());
-        Ok(HeldOutRead::new(questions, count))
+        let file = parse_choices(bytes, Some(name)).map_err(|e| e.to_string())?;
+        let count = match file.set_aside_note() {
+            Some(note) => format!("{} questions; {note}", file.items.len()),
+            None => format!("{} questions", file.items.len()),
+        };
+        Ok(HeldOutRead::new(file.items, count))
     }
 
     fn choice(&self) -> (&'static str, &'static str) {
@@ -180,9 +185,10 @@ impl Studio {
     /// says why (the reader names the line).
     pub fn set_choice_file(self, state: AppState, name: String, bytes: Vec<u8>) {
         match parse_choices(&bytes, Some(&name)) {
-            Ok(items) => {
+            Ok(file) => {
                 self.data_error.set(None);
-                own(self).choices.set(Some(ChoiceUpload { name, items: Arc::new(items), longest: None, over_max_len: 0 }));
+                let set_aside = file.set_aside_note();
+                own(self).choices.set(Some(ChoiceUpload { name, items: Arc::new(file.items), set_aside, longest: None, over_max_len: 0 }));
                 self.count_choice_tokens(state);
             }
             Err(e) => self.data_error.set(Some(format!("{name}: {e}. The data you had is kept."))),
@@ -270,6 +276,7 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
                         <div><b>{format!("{:.0}%", 100.0 / endings.max(1) as f32)}</b>"chance (a guess among the endings)"</div>
                     </div>
                     <p class="small muted">{format!("{} · every question's premise is read with each of its endings, and the model scores each pair", u.name)}</p>
+                    {u.set_aside.clone().map(|note| view! { <p class="banner warn small" data-testid="choice-set-aside">{format!("{note}: a run scores one number of endings.")}</p> })}
                     <p class="small muted" id="choice-balance-title">"How often each ending is the right one:"</p>
                     <table class="plain small" data-testid="choice-balance" aria-labelledby="choice-balance-title">
                         <tr><th>"right ending"</th>{(0..endings).map(|i| view! { <th>{format!("{}", i + 1)}</th> }).collect_view()}</tr>
@@ -308,8 +315,9 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
     view! {
         <DataCard task=Task::Choice testid="studio-choice-data" title="1 · Questions with endings"
             hint=concat!("JSON Lines, one question a line: \"question\" (or \"context\"), \"endings\" (a list of texts) and \"label\" ",
-                "(the right ending's index, from 0); or SWAG's CSV (sent1, sent2, ending0, ending1, …, label: each ending is read as ",
-                "sent2 + ending). Every question has the same number of endings. The model reads \"[CLS] question [SEP] ending [SEP]\" ",
+                "(the right ending's index, from 0), or SWAG, HellaSwag, ARC, OpenBookQA or CommonsenseQA as datasets writes them ",
+                "(choices and answerKey); or SWAG's CSV (sent1, sent2, ending0, ending1, …, label: each ending is read as ",
+                "sent2 + ending). A run scores one number of endings: questions with another number than most are left out, and said. The model reads \"[CLS] question [SEP] ending [SEP]\" ",
                 "for each ending, gives each a score, and learns to score the right one highest. Read in this tab, never uploaded.")
             accept=CHOICE_FILES file_testid="choice-file"
             example=Example { testid: "use-choice-example", label: "use the example (60 everyday questions, 4 endings)" }
