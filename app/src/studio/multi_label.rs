@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use bertbench_core::bert::family::Family;
-use bertbench_core::data::{LabelColumns, LabelSet, LabelSetData, LabelSetMap, SEPARATORS, Separator, Table, guess_columns, guess_label_sets, parse_table, separators_in, shuffled, to_label_sets};
+use bertbench_core::data::{LabelColumns, LabelSet, LabelSetData, LabelSetMap, SEPARATORS, Separator, Table, guess_columns, guess_label_sets, held_out, parse_table, separators_in, to_label_sets};
 use bertbench_core::tasks::classification::{ClassifierMeta, FeatureSpec, Level};
 use bertbench_core::train::{FineTuneConfig, TrainMode, memory};
 use leptos::prelude::*;
@@ -76,12 +76,7 @@ fn starting_map(table: &Table) -> LabelSetMap {
 /// Indices of the training and validation texts when `fraction` of `n` is held out (at least
 /// one each), shuffled by `seed`: the command line's split (`cli/src/finetune/multi_label.rs`).
 pub fn split_texts(n: usize, fraction: f32, seed: u64) -> Result<(Vec<usize>, Vec<usize>), String> {
-    if n < 2 {
-        return Err(format!("{n} text(s): holding some out for validation needs at least two; add texts or give a validation file"));
-    }
-    let order = shuffled(n, seed);
-    let held = ((n as f32 * fraction).round() as usize).clamp(1, n - 1);
-    Ok((order[held..].to_vec(), order[..held].to_vec()))
+    held_out(n, fraction, seed).ok_or_else(|| format!("{n} text(s): holding some out for validation needs at least two; add texts or give a validation file"))
 }
 
 /// A validation file's texts read with the training file's columns (by name) and their label

@@ -51,9 +51,8 @@ impl CliTask for Choice {
             Some(v) => (all, questions(v)?),
             None => {
                 // A fifth held out, at the studio's seed.
-                let order = data::shuffled(all.len(), SPLIT_SEED);
-                let held = ((all.len() as f32 * VALID_FRACTION).round() as usize).clamp(1, all.len().saturating_sub(1).max(1));
-                (pick(&all, &order[held..]), pick(&all, &order[..held]))
+                let (train, valid) = data::held_out(all.len(), VALID_FRACTION, SPLIT_SEED).ok_or("one question: holding some out for validation needs at least two; add questions or give --valid")?;
+                (pick(&all, &train), pick(&all, &valid))
             }
         };
         eprintln!("{} endings per question", train.first().map_or(0, |q| q.choices.len()));

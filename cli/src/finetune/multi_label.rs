@@ -108,10 +108,8 @@ impl CliTask for MultiLabel {
             }
             None => {
                 // A fifth held out, at the studio's seed.
-                let n = train_set.examples.len();
-                let order = data::shuffled(n, SPLIT_SEED);
-                let held = ((n as f32 * VALID_FRACTION).round() as usize).clamp(1, n.saturating_sub(1).max(1));
-                (pick(&train_set.examples, &order[held..]), pick(&train_set.examples, &order[..held]))
+                let (train, valid) = data::held_out(train_set.examples.len(), VALID_FRACTION, SPLIT_SEED).ok_or("one text: holding some out for validation needs at least two; add texts or give --valid")?;
+                (pick(&train_set.examples, &train), pick(&train_set.examples, &valid))
             }
         };
         let train = encode_label_sets(input.tokenizer, &train, k).map_err(core_error)?;

@@ -29,7 +29,7 @@ pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
 pub use label_sets::{LabelColumns, LabelSet, LabelSetData, LabelSetMap, SEPARATORS, Separator, guess_label_sets, separators_in, to_label_sets};
 pub use pairs::{PairData, ScoreScale, ScoredPair, guess_pair_columns, to_pairs};
 pub use report::{LengthStats, ValidationReport, validate};
-pub use split::{Split, shuffled, stratified_split};
+pub use split::{Split, held_out, shuffled, stratified_split};
 pub use squad::{QaAnswer, QaData, QaFormat, QaItem, parse_qa, parse_questions};
 pub use tagged::{TaggedData, TaggedFormat, TaggedSentence, parse_tagged, split_words};
 pub use table::{Format, Record, Table, detect_format, looks_like_header, parse_table};

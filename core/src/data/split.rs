@@ -66,6 +66,19 @@ pub(super) fn split_classes(
     Ok(Split { train, valid })
 }
 
+/// Indices of the training and the validation items when `fraction` of `n` items is held out
+/// (rounded, at least one on each side), shuffled by `seed`: the split of the tasks whose items
+/// have no class to stratify by (questions with endings, multi-label texts), the same in the
+/// studio and on the command line. `None` for fewer than two items.
+pub fn held_out(n: usize, fraction: f32, seed: u64) -> Option<(Vec<usize>, Vec<usize>)> {
+    if n < 2 {
+        return None;
+    }
+    let order = shuffled(n, seed);
+    let held = ((n as f32 * fraction).round() as usize).clamp(1, n - 1);
+    Some((order[held..].to_vec(), order[..held].to_vec()))
+}
+
 /// `0..n` in a random order fixed by `seed` (an epoch's order).
 pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
@@ -76,6 +89,18 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_out_share_keeps_every_item_once_on_one_side() {
+        let (train, valid) = held_out(218, 0.2, 13).unwrap();
+        assert_eq!((train.len(), valid.len()), (174, 44));
+        let mut all: Vec<usize> = train.iter().chain(&valid).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..218).collect::<Vec<_>>());
+        assert_eq!(held_out(218, 0.2, 13), Some((train, valid)), "the same seed, the same split");
+        assert_eq!(held_out(2, 0.01, 1).map(|(t, v)| (t.len(), v.len())), Some((1, 1)), "never an empty side");
+        assert_eq!(held_out(1, 0.2, 1), None);
+    }
     use crate::data::test_util::{example, labeled};
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use bertbench_core::bert::family::Family;
 use bertbench_core::bert::pooling::Pooling;
-use bertbench_core::data::shuffled;
+use bertbench_core::data::held_out;
 use bertbench_core::tasks::choice::{ChoiceItem, parse_choices};
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level};
 use bertbench_core::train::task::choice::choice_labels;
@@ -75,12 +75,7 @@ pub fn label_balance(items: &[ChoiceItem]) -> Vec<usize> {
 /// Indices of the training and validation questions when `fraction` of `n` is held out (at
 /// least one each), shuffled by `seed`: the command line's split (`cli/src/finetune/choice.rs`).
 pub fn split_questions(n: usize, fraction: f32, seed: u64) -> Result<(Vec<usize>, Vec<usize>), String> {
-    if n < 2 {
-        return Err(format!("{n} question(s): holding some out for validation needs at least two; add questions or give a validation file"));
-    }
-    let order = shuffled(n, seed);
-    let held = ((n as f32 * fraction).round() as usize).clamp(1, n - 1);
-    Ok((order[held..].to_vec(), order[..held].to_vec()))
+    held_out(n, fraction, seed).ok_or_else(|| format!("{n} question(s): holding some out for validation needs at least two; add questions or give a validation file"))
 }
 
 /// The multiple-choice mode's own state.
