@@ -88,6 +88,8 @@ pub fn Header() -> impl IntoView {
         <header class="top">
             <h1>"bertbench"<span>"a BERT workbench in your browser"</span></h1>
             <div class="spacer"></div>
+            // Each label with its select, so that the header wraps between fields, never inside one.
+            <span class="header-field">
             <label class="small muted" for="model-select">"Model"</label>
             <select id="model-select" data-testid="model-select" on:change=on_model prop:disabled=busy prop:value=move || {
                 // The model in use, whatever was picked last ("" is the made-in-this-tab entry).
@@ -117,11 +119,14 @@ pub fn Header() -> impl IntoView {
                     view! { {made_here} {servers} {kept} }
                 }}
             </select>
+            </span>
+            <span class="header-field">
             <label class="small muted" for="backend-select">"Backend"</label>
             <select id="backend-select" on:change=on_backend prop:disabled=busy data-testid="backend-select">
                 <option value="webgpu" selected=move || state.backend.get().active == Some(Backend::WebGpu)>"WebGPU"</option>
                 <option value="cpu" selected=move || state.backend.get().active == Some(Backend::Cpu)>"CPU"</option>
             </select>
+            </span>
             <span class=move || badge().0 data-testid="backend">{move || badge().1}</span>
             {move || {
                 let (class, text, title) = match pwa.offline.get() {

@@ -138,6 +138,10 @@ impl TaskPanel for Answering {
         studio.start_answering(state)
     }
 
+    fn open_file(&self, studio: Studio, state: AppState, name: String, bytes: Vec<u8>) {
+        studio.set_qa_file(state, name, bytes);
+    }
+
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         qa_results(summary).into_any()
     }
@@ -157,6 +161,7 @@ impl Studio {
         match parse_qa(&bytes, Some(&name)) {
             Ok(data) => {
                 self.data_error.set(None);
+                self.save_dataset(Task::Answer, name.clone(), bytes.clone(), data.items.len());
                 own(self).allow_null.set(data.unanswerable);
                 own(self).questions.set(Some(QaUpload { name, data: Arc::new(data), windows: None, split_passages: 0, answers_cut: 0 }));
                 self.count_windows(state);

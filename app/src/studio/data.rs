@@ -127,6 +127,10 @@ impl TaskPanel for Classification {
         studio.start_classifier(state, None)
     }
 
+    fn open_file(&self, studio: Studio, state: AppState, name: String, bytes: Vec<u8>) {
+        studio.set_file(state, name, bytes, false);
+    }
+
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         classification_results(summary)
     }
@@ -163,7 +167,7 @@ impl Studio {
                     }
                 }
                 if !validation {
-                    self.save_dataset(name.clone(), bytes.clone(), table.rows.len());
+                    self.save_dataset(Task::Classify, name.clone(), bytes.clone(), table.rows.len());
                 }
                 let upload = Upload { name, table: Arc::new(table) };
                 self.data_error.set(None);

@@ -159,6 +159,10 @@ impl TaskPanel for MultiLabelling {
         studio.start_multi_label(state)
     }
 
+    fn open_file(&self, studio: Studio, _: AppState, name: String, bytes: Vec<u8>) {
+        studio.set_labels_file(name, bytes);
+    }
+
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         multi_label_results(summary).into_any()
     }
@@ -187,6 +191,7 @@ impl Studio {
         match parse_table(&bytes, Some(&name)) {
             Ok(table) => {
                 self.data_error.set(None);
+                self.save_dataset(Task::MultiLabel, name.clone(), bytes.clone(), table.rows.len());
                 let map = starting_map(&table);
                 own(self).upload.set(Some(LabelsUpload { name, table: Arc::new(table) }));
                 self.set_label_map(map);

@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
-use super::{Live, RunState, Studio};
+use super::{Live, RunState, Studio, Task};
 use crate::app::AppState;
 use crate::protocol::Work;
 use crate::runs::{Backend, CHECKPOINT_ID, CheckpointMeta, RunRecord, SavedRun};
@@ -43,8 +43,12 @@ struct Settings {
 /// Details of a saved training file (written with the format's version).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedDataset {
-    /// Rows in the file.
+    /// Rows in the file (a tagged file's sentences, a question-answering file's questions).
     pub rows: usize,
+    /// The task that read it ([`Task::key`]); absent: classification's, as every saved file was
+    /// before the other tasks kept theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 
@@ -115,8 +119,9 @@ impl Studio {
         });
     }
 
-    /// Saves a training file that has just been opened; it is reopened after a reload.
-    pub(super) fn save_dataset(self, name: String, bytes: Vec<u8>, rows: usize) {
+    /// Saves a training file that `task` has just read; it is reopened after a reload, in that
+    /// task.
+    pub(super) fn save_dataset(self, task: Task, name: String, bytes: Vec<u8>, rows: usize) {
         let id = format!("dataset:{}", store::fingerprint(&bytes));
         self.dataset_id.set(Some(id.clone()));
         spawn_local(async move {
@@ -126,7 +131,7 @@ impl Studio {
                 name,
                 saved_ms: js_sys::Date::now(),
                 size: bytes.len() as u64,
-                json: serde_json::to_string(&Versioned(SavedDataset { rows })).unwrap_or_default(),
+                json: serde_json::to_string(&Versioned(SavedDataset { rows, task: (task != Task::Classify).then(|| task.key().to_string()) })).unwrap_or_default(),
             };
             match store::put(&item, &[&bytes]).await {
                 Ok(()) => self.saved.error.set(None),
@@ -136,11 +141,21 @@ impl Studio {
         });
     }
 
-    /// Opens a saved training file.
+    /// Opens a saved training file in the task that read it.
     pub fn open_dataset(self, state: AppState, item: Item) {
+        let task = serde_json::from_str::<Versioned<SavedDataset>>(&item.json)
+            .ok()
+            .and_then(|Versioned(d)| d.task)
+            .map_or(Some(Task::Classify), |key| Task::from_key(&key));
+        let Some(task) = task else {
+            return self.saved.error.set(Some(format!("“{}” was saved by a task this page does not have", item.name)));
+        };
         spawn_local(async move {
             match store::bytes(&item.id).await {
-                Ok(mut parts) if !parts.is_empty() => self.set_file(state, item.name.clone(), parts.swap_remove(0), false),
+                Ok(mut parts) if !parts.is_empty() => {
+                    self.task.set(task);
+                    task.panel().open_file(self, state, item.name.clone(), parts.swap_remove(0));
+                }
                 Ok(_) => self.saved.error.set(Some(format!("“{}” has no bytes saved", item.name))),
                 Err(e) => self.saved.error.set(Some(e)),
             }

@@ -156,6 +156,10 @@ impl TaskPanel for Similarity {
         studio.start_similarity(state)
     }
 
+    fn open_file(&self, studio: Studio, state: AppState, name: String, bytes: Vec<u8>) {
+        studio.set_pair_file(state, name, bytes);
+    }
+
     fn results(&self, summary: Arc<RunSummary>, studio: Studio) -> AnyView {
         similarity_results(summary, studio).into_any()
     }
@@ -201,6 +205,7 @@ impl Studio {
             return self.data_error.set(Some(format!("{name}: {e} The data you had is kept.")));
         }
         self.data_error.set(None);
+        self.save_dataset(Task::Similar, name.clone(), bytes.clone(), table.rows.len());
         own(self).pairs.set(Some(PairUpload { name, table: Arc::new(table), columns, data: None, error: None, over_max_len: None }));
         self.map_pairs(state, columns);
     }

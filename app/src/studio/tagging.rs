@@ -109,6 +109,10 @@ impl TaskPanel for Tagging {
         studio.start_tagging(state)
     }
 
+    fn open_file(&self, studio: Studio, state: AppState, name: String, bytes: Vec<u8>) {
+        studio.set_tagged_file(state, name, bytes);
+    }
+
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         tag_results(summary).into_any()
     }
@@ -141,6 +145,7 @@ impl Studio {
         match parse_tagged(&bytes) {
             Ok(data) => {
                 self.data_error.set(None);
+                self.save_dataset(Task::Tag, name.clone(), bytes.clone(), data.sentences.len());
                 own(self).tagged.set(Some(TaggedUpload { name, data: Arc::new(data), longest: None, over_max_len: 0 }));
                 self.count_tagged(state);
             }

@@ -78,6 +78,8 @@ pub(crate) trait TaskPanel: Sync {
     fn reads_pairs(&self, _studio: Studio) -> bool {
         false
     }
+    /// Reads `bytes`, the file `name`, as the task's training file (a saved one reopened).
+    fn open_file(&self, studio: Studio, state: AppState, name: String, bytes: Vec<u8>);
     /// The studio took a model of the task (imported, opened from the disk, a saved run's):
     /// the task's settings follow what `meta` says it is.
     fn took(&self, _studio: Studio, _meta: &ClassifierMeta) {}
@@ -140,6 +142,23 @@ impl Task {
         }
     }
 
+    /// Its name in what is saved (a training file's task).
+    pub fn key(self) -> &'static str {
+        match self {
+            Task::Classify => "classify",
+            Task::MultiLabel => "multilabel",
+            Task::Tag => "tag",
+            Task::Answer => "answer",
+            Task::Similar => "similar",
+            Task::Choice => "choice",
+        }
+    }
+
+    /// The task named `key` ([`key`](Self::key)).
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.key() == key)
+    }
+
     /// The task whose model labels at `level`.
     pub fn of(level: Level) -> Self {
         match level {
@@ -199,6 +218,9 @@ mod tests {
             assert_eq!(Task::of(task.level()), task);
         }
         assert_eq!(Task::of(Level::Embedding), Task::Similar);
+        for task in Task::ALL {
+            assert_eq!(Task::from_key(task.key()), Some(task));
+        }
         let ids: std::collections::HashSet<_> = Task::ALL.iter().map(|t| t.panel().choice().1).collect();
         assert_eq!(ids.len(), Task::ALL.len());
     }

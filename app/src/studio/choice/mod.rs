@@ -150,6 +150,10 @@ impl TaskPanel for MultipleChoice {
         studio.start_choice(state)
     }
 
+    fn open_file(&self, studio: Studio, state: AppState, name: String, bytes: Vec<u8>) {
+        studio.set_choice_file(state, name, bytes);
+    }
+
     fn results(&self, summary: Arc<RunSummary>, _: Studio) -> AnyView {
         choice_results(summary).into_any()
     }
@@ -182,6 +186,7 @@ impl Studio {
         match parse_choices(&bytes, Some(&name)) {
             Ok(file) => {
                 self.data_error.set(None);
+                self.save_dataset(Task::Choice, name.clone(), bytes.clone(), file.items.len());
                 let set_aside = file.set_aside_note();
                 own(self).choices.set(Some(ChoiceUpload { name, items: Arc::new(file.items), set_aside, longest: None, over_max_len: 0 }));
                 self.count_choice_tokens(state);
