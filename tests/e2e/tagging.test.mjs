@@ -121,6 +121,25 @@ test('a broken CoNLL file is refused with its line, and the data loaded before s
   await page.waitForFunction(() => document.querySelector('[data-testid=data-error]')?.textContent.includes('Line 2: the tag “Q-X” is not BIO'), null, { timeout: MINUTE });
 });
 
+test('a tagging training file is kept in "Saved in this browser" and opens again in the tagging mode', { timeout: 3 * MINUTE }, async () => {
+  const { page } = chrome;
+  const conll = 'Ann B-PER\nsings O\n\nBob B-PER\nruns O\n\nParis B-LOC\nsleeps O\n';
+  await page.getByTestId('tag-file').setInputFiles({ name: 'kept-tags.conll', mimeType: 'text/plain', buffer: Buffer.from(conll) });
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '3', null, { timeout: MINUTE });
+  const row = page.getByTestId('saved-item').filter({ has: page.getByTestId('saved-name').getByText('kept-tags.conll', { exact: true }) });
+  await row.waitFor({ timeout: MINUTE });
+  // Away to another task and another file, then back through the saved list.
+  await page.getByTestId('task-classify').check();
+  await page.getByTestId('use-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '252', null, { timeout: MINUTE });
+  await row.getByTestId('open-saved').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '3', null, { timeout: MINUTE });
+  assert.ok(await page.getByTestId('task-tag').isChecked(), 'the tagging mode is back');
+  // The example back for the tests after this one.
+  await page.getByTestId('use-tag-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
+});
+
 test('a file dropped on the tagging card is read as one picked (one data card for every mode)', { timeout: 2 * MINUTE }, async () => {
   const { page } = chrome;
   const conll = 'Ann B-PER\nsings O\nin O\nParis B-LOC\n\nBob B-PER\nworks O\nat O\nAcme B-ORG\n';

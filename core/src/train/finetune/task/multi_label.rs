@@ -55,10 +55,11 @@ impl UnitTask for MultiLabel {
         let targets: Vec<f32> = tuner.valid.iter().flat_map(|t| t.targets.iter().copied()).collect();
         let probs = multi_label::probabilities(logits);
         let scores = LabelSetMetrics::at_best_threshold(&probs, &targets, &tuner.labels);
-        // The class metrics count every (text, label) decision: "no" or "yes".
+        // The class metrics count every (text, label) decision, "no" or "yes"; their accuracy is
+        // the texts': those with every label right, as training's accuracy counts them.
         let said: Vec<usize> = probs.iter().map(|&p| usize::from(p >= scores.threshold)).collect();
         let truth: Vec<usize> = targets.iter().map(|&y| usize::from(y >= 0.5)).collect();
-        let metrics = Metrics::new(&truth, &said, &["no".to_string(), "yes".to_string()]);
+        let metrics = Metrics { accuracy: scores.exact_match, count: scores.texts, ..Metrics::new(&truth, &said, &["no".to_string(), "yes".to_string()]) };
         let k = tuner.labels.len();
         Scored {
             valid_loss: multi_label::host_loss(logits, &targets),
