@@ -218,6 +218,29 @@ test('each model opened brings its own head to the studio or none: a multi-label
   await page.getByTestId('tab-explore').click();
 });
 
+test('a one-output classifier from the Hub scores a single text as transformers does: its raw output, with the sigmoid the pipeline shows unless it is a regression', { timeout: 5 * MINUTE }, async () => {
+  const page = contexts.at(-1).pages()[0];
+  for (const [name, sigmoid] of [['bert-one-output', true], ['bert-regression', false]]) {
+    const expected = JSON.parse(await readFile(join(MODELS, name, 'expected.json'), 'utf8'));
+    const { ok, text } = await pick(page, join(MODELS, name));
+    assert.ok(ok, text);
+    await page.getByTestId('tab-studio').click();
+    await page.waitForFunction((n) => document.querySelector('[data-testid=classifier-info]')?.textContent.includes(`the head of ${n};`), name, { timeout: 3 * MINUTE });
+    const c = expected.classify[0];
+    await page.getByTestId('sim-text').fill(c.text);
+    await page.getByTestId('sim-pair').fill('');
+    await page.getByTestId('sim-button').click();
+    await page.waitForFunction((v) => document.querySelector('[data-testid=sim-score]') && Math.abs(Number(document.querySelector('[data-testid=sim-score]').dataset.value) - v) < 1e-4, c.logits[0], { timeout: MINUTE })
+      .catch(async (e) => assert.fail(`${name}: ${e.message}; the page shows ${await page.getByTestId('studio-results').textContent()}`));
+    const shown = await page.getByTestId('sim-score').textContent();
+    assert.match(shown, /the model's own output \(its config\.json gives no scale/, `${name}: ${shown}`);
+    assert.ok(!shown.includes('(0..1)'), `${name}: no 0..1 claimed for a raw output: ${shown}`);
+    if (sigmoid) assert.ok(shown.includes(`its sigmoid, as transformers' pipeline shows it: ${c.probs[0].toFixed(3)}`), `${name}: ${shown}`);
+    else assert.match(shown, /transformers' regression/, `${name}: ${shown}`);
+  }
+  await page.getByTestId('tab-explore').click();
+});
+
 test('a tagger from the Hub (BERT NER, BIO tags) tags words at once in the studio as transformers does', { timeout: 10 * MINUTE }, async () => {
   const page = contexts.at(-1).pages()[0];
   const expected = JSON.parse(await readFile(join(MODELS, 'bert-ner', 'expected.json'), 'utf8'));

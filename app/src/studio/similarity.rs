@@ -524,7 +524,19 @@ pub fn SimilarityPredict() -> impl IntoView {
     let found = RwSignal::new(None::<Result<(SearchResult, Vec<String>), String>>);
     let searches = RwSignal::new(0u32);
     let busy = RwSignal::new(false);
-    let scale = move || studio.classifier.with(|c| c.as_ref().and_then(|(m, _)| m.scale)).unwrap_or(bertbench_core::data::ScoreScale::UNIT);
+    // A model trained here says the scale its data had; one from the Hub says none, and its one
+    // output is its own (a regressor's raw score, the pipeline's sigmoid of it where
+    // `problem_type` is not regression).
+    let scale = move || studio.classifier.with(|c| c.as_ref().and_then(|(m, _)| m.scale));
+    let meta = move || studio.classifier.with(|c| c.as_ref().map(|(m, _)| m.clone()));
+    let said = move |s: f32| match (scale(), meta()) {
+        (Some(scale), _) => format!("similarity {s:.3} (0..1) · {:.2} on the data's {} scale", scale.denormalise(s), scale.label()),
+        (None, Some(m)) if m.spec.level == Level::Embedding => format!("cosine similarity {s:.3} (−1..1)"),
+        (None, Some(m)) if m.pipeline_scoring() == bertbench_core::tasks::classification::Scoring::Sigmoid => {
+            format!("score {s:.3}, the model's own output (its config.json gives no scale); its sigmoid, as transformers' pipeline shows it: {:.3}", bertbench_core::tasks::classification::sigmoid(s))
+        }
+        _ => format!("score {s:.3}, the model's own output (its config.json gives no scale; transformers' regression)"),
+    };
     let compare = move |_| {
         let pair = (a.get_untracked(), b.get_untracked());
         busy.set(true);
@@ -560,15 +572,14 @@ pub fn SimilarityPredict() -> impl IntoView {
     view! {
         <div class="grid2">
             <input type="text" data-testid="sim-text" aria-label="first text" prop:value=move || a.get() on:input=move |ev| a.set(event_target_value(&ev)) />
-            <input type="text" data-testid="sim-pair" aria-label="second text" prop:value=move || b.get() on:input=move |ev| b.set(event_target_value(&ev)) />
+            <input type="text" data-testid="sim-pair" aria-label="second text" placeholder="second text (empty: a model of single texts reads the first alone)"
+                prop:value=move || b.get() on:input=move |ev| b.set(event_target_value(&ev)) />
         </div>
         <div class="row">
             <button data-testid="sim-button" on:click=compare prop:disabled=move || busy.get()>"Compare"</button>
             {move || score.get().map(|r| match r {
                 Ok(s) => view! {
-                    <span data-testid="sim-score" data-value=s.to_string()>
-                        {format!("similarity {s:.3} (0..1) · {:.2} on the data's {} scale", scale().denormalise(s), scale().label())}
-                    </span>
+                    <span data-testid="sim-score" data-value=s.to_string()>{said(s)}</span>
                 }.into_any(),
                 Err(e) => view! { <span class="banner warn small" data-testid="predict-error">{e}</span> }.into_any(),
             })}

@@ -189,7 +189,9 @@ pub fn spearman(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// The similarity of each pair in 0..1 units: a cross-encoder's output for the pair read
-/// together, or the cosine of a bi-encoder's two vectors. Batches of 32, shortest first.
+/// together (for a pair whose second text is empty, its output for the first text alone: a
+/// one-output model of single texts), or the cosine of a bi-encoder's two vectors (which needs
+/// both texts). Batches of 32, shortest first.
 pub async fn score_pairs(model: &BertClassifier, tokenizer: &BertTokenizer, pairs: &[(String, String)], device: &Device) -> crate::Result<Vec<f32>> {
     let numbered = |i: usize, e: Error| if pairs.len() > 1 { Error::Input(format!("pair {}: {e}", i + 1)) } else { e };
     match model.spec.level {
@@ -197,12 +199,16 @@ pub async fn score_pairs(model: &BertClassifier, tokenizer: &BertTokenizer, pair
             let encoded = pairs
                 .iter()
                 .enumerate()
-                .map(|(i, (a, b))| tokenizer.encode_pair(a, b).map_err(|e| numbered(i, e)))
+                // An empty second text: a model of single texts (a regressor from the Hub) reads the first alone.
+                .map(|(i, (a, b))| tokenizer.encode_text(a, Some(b.as_str()).filter(|b| !b.trim().is_empty())).map_err(|e| numbered(i, e)))
                 .collect::<crate::Result<Vec<_>>>()?;
             let rows = rows_by_length(&encoded, tokenizer.pad_id, 32, device, |input| model.forward(input)).await?;
             Ok(rows.into_iter().map(|r| r[0]).collect())
         }
         Level::Embedding => {
+            if let Some(i) = pairs.iter().position(|(_, b)| b.trim().is_empty()) {
+                return Err(numbered(i, Error::Input("a bi-encoder compares two texts: give the second text too".into())));
+            }
             let texts: Vec<String> = pairs.iter().flat_map(|(a, b)| [a.clone(), b.clone()]).collect();
             let vectors = embed_texts(model, tokenizer, &texts, device).await.map_err(|e| match e {
                 Error::Input(m) if pairs.len() > 1 => Error::Input(format!("pair {m}")),

@@ -230,5 +230,20 @@ fn both_models_export_and_load_back_to_the_same_scores() {
             assert!((a - b).abs() < 1e-5, "{level:?}: {before:?} vs {after:?}");
         }
         assert!(before[0] > before[1], "{level:?}: the same words score above other words: {before:?}");
+        // One text alone: a cross-encoder's output for it (a regressor of single texts), as the
+        // classifier's raw score; a bi-encoder needs both.
+        let alone = [(pairs[0].0.clone(), String::new())];
+        match level {
+            Level::Score => {
+                let one = pollster::block_on(score_pairs(&model, &tokenizer(), &alone, &device)).unwrap();
+                let encoded = [tokenizer().encode(&pairs[0].0).unwrap()];
+                let raw = pollster::block_on(bertbench_core::tasks::classification::predict(&model, bertbench_core::tasks::classification::Scoring::Raw, &encoded, 0, 1, &device)).unwrap();
+                assert!((one[0] - raw[0][0]).abs() < 1e-6 && (one[0] - before[0]).abs() > 1e-6, "{one:?} vs {raw:?}, the pair {before:?}");
+            }
+            _ => {
+                let e = pollster::block_on(score_pairs(&model, &tokenizer(), &alone, &device)).unwrap_err();
+                assert!(e.to_string().contains("a bi-encoder compares two texts"), "{e}");
+            }
+        }
     }
 }
