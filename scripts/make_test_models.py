@@ -881,7 +881,8 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
     groups = {"bert": make_bert_family, "roberta": make_roberta, "electra": make_electra, "sentencepiece": make_sentencepiece,
               "electra-small": make_electra_small, "albert": make_albert, "mpnet": make_mpnet, "modernbert": make_modernbert,
-              "deberta": make_deberta, "spm-files": make_sentencepiece_files, "heads": make_heads}
+              "deberta": make_deberta, "spm-files": make_sentencepiece_files, "heads": make_heads,
+              "variants": lambda out: __import__("make_variant_models").make_variants(out)}
     chosen = sys.argv[2:] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:

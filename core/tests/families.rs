@@ -121,6 +121,46 @@ family_tests! {
     an_xlm_roberta_with_only_sentencepiece_bpe_model_reads_as_transformers => "xlm-roberta-spm", check_fill_mask;
     a_camembert_with_only_sentencepiece_bpe_model_reads_as_transformers => "camembert-spm", check_fill_mask;
     a_deberta_v3_with_only_spm_model_reads_as_transformers => "deberta-spm", check_fill_mask;
+    albert_with_two_layer_groups_of_two_layers_matches_transformers => "albert-groups", check_layers_and_fills;
+    deberta_with_v2_xlarge_s_convolution_matches_transformers => "deberta-conv", check_deberta_conv;
+    deberta_without_relative_attention_matches_transformers => "deberta-norel", check_layers_and_fills;
+    mpnet_with_a_larger_bias_table_matches_transformers => "mpnet-buckets", check_layers_and_fills;
+    modernbert_with_silu_in_its_head_classifies_as_the_pipeline => "modernbert-silu", check_softmax_pipeline;
+}
+
+/// Every layer's hidden states (one per layer run: each of an ALBERT group's layers apart, as
+/// `transformers` 5 records them) and fill-mask, as `transformers`.
+fn check_layers_and_fills(name: &str) {
+    let (files, expected) = folder(name);
+    check_layers(name, files, &expected);
+    check_fill_mask(name);
+}
+
+/// [`check_layers_and_fills`], and the real tokens of a right-padded batch as `transformers`
+/// gives them: the convolution after the first layer reads zeros beside padding there.
+fn check_deberta_conv(name: &str) {
+    check_layers_and_fills(name);
+    let device = Device::flex();
+    let (files, expected) = folder(name);
+    let loaded = checkpoint::load(files, &device).unwrap();
+    let rows = expected["padded_batch"].as_array().unwrap();
+    let encoded: Vec<_> = rows.iter().map(|r| loaded.tokenizer.encode_text(r["text"].as_str().unwrap(), None).unwrap()).collect();
+    let lengths: Vec<usize> = encoded.iter().map(|e| e.ids().len()).collect();
+    assert!(lengths.iter().min() < lengths.iter().max(), "{name}: the batch needs padding");
+    let batch = Batch::from_encoded(&encoded, loaded.tokenizer.pad_id);
+    let out = loaded.model.forward(BertInput::from_batch(&batch, &device), ForwardOptions::default());
+    let [_, seq, hidden] = out.last_hidden_state.dims();
+    let all = pollster::block_on(read_f32(out.last_hidden_state)).unwrap();
+    for (i, (row, n)) in rows.iter().zip(&lengths).enumerate() {
+        assert_eq!(encoded[i].ids(), ids(&row["input_ids"]), "{name}: ids of {}", row["text"]);
+        let got = &all[i * seq * hidden..(i * seq + n) * hidden];
+        close(&format!("{name}: padded batch row {i}"), got, &floats(&row["last_hidden_state"]));
+    }
+}
+
+/// A single-label classifier folder whose scores are the pipeline's softmax.
+fn check_softmax_pipeline(name: &str) {
+    check_pipeline_classifier(name, "softmax");
 }
 
 /// Every layer's hidden states (the input to layer 0, then each layer's output, the last after

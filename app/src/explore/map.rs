@@ -424,7 +424,7 @@ pub fn MapPanel() -> impl IntoView {
 
     let num_layers = move || {
         state.generation.get();
-        state.engine().map(|e| e.bert.config.num_hidden_layers).unwrap_or(0)
+        state.engine().map(|e| e.bert.model.num_layers()).unwrap_or(0)
     };
 
     view! {

@@ -243,7 +243,7 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
     let with_pooler = family.has_pooler() && names.iter().any(|n| strip(n).starts_with("pooler."));
 
     let mut model = BertModelConfig::new(config.clone()).with_with_pooler(with_pooler).init(device);
-    let mut store = encoder_store(weights, family);
+    let mut store = encoder_store(weights, config);
     let result = model
         .load_from(&mut store)
         .map_err(|e| Error::Weights(e.to_string()))?;
@@ -276,9 +276,14 @@ pub fn load_model(config: &BertConfig, weights: Vec<u8>, device: &Device) -> Res
 }
 
 /// A store reading a family's encoder from `model.safetensors` bytes: its prefix removed, its
-/// names mapped onto BERT's (see [`Family::load_renames`]), weights as [`hf_store`] reads them.
-pub(crate) fn encoder_store(weights: Vec<u8>, family: Family) -> SafetensorsStore {
+/// names mapped onto BERT's (see [`Family::load_renames`], and ALBERT's layers in groups of
+/// several), weights as [`hf_store`] reads them.
+pub(crate) fn encoder_store(weights: Vec<u8>, config: &BertConfig) -> SafetensorsStore {
+    let family = config.model_type;
     let mut store = hf_store(weights).with_key_remapping(&format!("^{}", regex::escape(family.prefix())), "");
+    for (theirs, ours) in config.grouped_layer_names() {
+        store = store.with_key_remapping(format!("^{}", regex::escape(&theirs)), &ours);
+    }
     for (from, to) in family.load_renames() {
         store = store.with_key_remapping(from, *to);
     }
@@ -350,6 +355,9 @@ fn describe_safetensors_error(e: safetensors::SafeTensorError, len: usize) -> St
 /// names and layout, which `transformers`' `AutoModel` loads as it is.
 pub fn save_weights(model: &BertModel) -> Result<Vec<u8>> {
     let mut store = SafetensorsStore::from_bytes(None).with_to_adapter(BurnToPyTorchAdapter).metadata("format", "pt");
+    for (theirs, ours) in model.encoder.grouped_layer_names() {
+        store = store.with_key_remapping(format!("^{}", regex::escape(&ours)), &theirs);
+    }
     for (from, to) in model.family().save_renames() {
         store = store.with_key_remapping(from, *to);
     }

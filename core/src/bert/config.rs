@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::bert::family::{EmbeddingProjection, Family, LayerKind, Positions};
 use crate::error::Error;
 
-/// The activation of the feed-forward block, as `hidden_act` names it in `config.json`.
+/// An activation as `config.json` names it (`transformers`' `ACT2FN`): the feed-forward block's
+/// (`hidden_act`), a task head's (`classifier_activation`), a pooler's or a convolution's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HiddenAct {
     /// Exact GELU, `x * Φ(x)` with the error function (`"gelu"`).
@@ -18,6 +19,12 @@ pub enum HiddenAct {
     /// ReLU (`"relu"`).
     #[serde(rename = "relu")]
     Relu,
+    /// SiLU, `x * sigmoid(x)` (`"silu"`, `"swish"`).
+    #[serde(rename = "silu", alias = "swish")]
+    Silu,
+    /// tanh (`"tanh"`): BERT's pooler, DeBERTa's convolution by default.
+    #[serde(rename = "tanh")]
+    Tanh,
 }
 
 impl HiddenAct {
@@ -27,6 +34,8 @@ impl HiddenAct {
             HiddenAct::Gelu => crate::nn::activation::gelu(x),
             HiddenAct::GeluApproximate => burn::tensor::activation::gelu_approximate(x),
             HiddenAct::Relu => burn::tensor::activation::relu(x),
+            HiddenAct::Silu => burn::tensor::activation::silu(x),
+            HiddenAct::Tanh => crate::nn::activation::tanh(x),
         }
     }
 }
@@ -169,6 +178,21 @@ pub struct BertConfig {
     /// Whether DeBERTa's masked-language-model head is the legacy `cls.predictions` (`legacy`,
     /// `transformers`' default) rather than `lm_predictions.lm_head`.
     pub legacy: Option<bool>,
+    /// ALBERT's layer groups (`num_hidden_groups`; unset: 1): the `num_hidden_layers` depths are
+    /// split evenly among the groups, each group's parameters shared by its depths.
+    pub num_hidden_groups: Option<usize>,
+    /// The layers in each of ALBERT's groups (`inner_group_num`; unset: 1), run one after the
+    /// other at every depth of the group.
+    pub inner_group_num: Option<usize>,
+    /// Whether DeBERTa's attention reads relative positions (`relative_attention`; unset: it
+    /// does, as every released DeBERTa). Without them it scores content against content only.
+    pub relative_attention: Option<bool>,
+    /// The width of the convolution DeBERTa-v2-xlarge adds after its first layer
+    /// (`conv_kernel_size`; unset: none), its activation (`conv_act`, tanh by default) and its
+    /// channel groups (`conv_groups`, 1 by default).
+    pub conv_kernel_size: Option<usize>,
+    pub conv_act: Option<HiddenAct>,
+    pub conv_groups: Option<usize>,
     /// The special tokens' ids as the folder's `config.json` gives them, kept so an export writes
     /// them back rather than the class's defaults (ModernBERT's are 50281 and 50282, past the end
     /// of a smaller vocabulary); the model itself reads its tokens' ids from the tokenizer.
@@ -176,6 +200,16 @@ pub struct BertConfig {
     pub eos_token_id: Option<usize>,
     pub cls_token_id: Option<usize>,
     pub sep_token_id: Option<usize>,
+}
+
+/// [`BertConfig::grouped_layer_names`] of `groups` groups of `inner` layers.
+pub fn grouped_layer_names(groups: usize, inner: usize) -> Vec<(String, String)> {
+    if inner < 2 {
+        return Vec::new();
+    }
+    (0..groups)
+        .flat_map(|g| (0..inner).map(move |k| (format!("encoder.albert_layer_groups.{g}.albert_layers.{k}."), format!("encoder.layer.{}.", g * inner + k))))
+        .collect()
 }
 
 /// Named model sizes from the BERT papers (Devlin et al. 2019; Turc et al. 2019 for the small
@@ -327,11 +361,22 @@ impl BertConfig {
         if let Some(buckets) = self.model_type.facts().relative_attention {
             if self.relative_attention_buckets() < buckets.num_buckets {
                 return bad(format!(
-                    "relative_attention_num_buckets {} is fewer than the {} buckets a {} encoder reads",
+                    "relative_attention_num_buckets {} is fewer than the {} buckets a {} encoder reads (transformers' MPNet buckets distances into 32 whatever its config says, and fails on this table too)",
                     self.relative_attention_buckets(),
                     buckets.num_buckets,
                     self.model_type.display_name()
                 ));
+            }
+        }
+        if self.layer_groups() == 0 || self.layers_per_group() == 0 {
+            return bad("num_hidden_groups and inner_group_num must be at least 1".into());
+        }
+        if let Some((kernel, groups, _)) = self.convolution() {
+            if kernel % 2 == 0 {
+                return bad(format!("conv_kernel_size {kernel} is even: DeBERTa pads its convolution by (kernel − 1) / 2 each side, so an even kernel gives one token fewer (transformers fails on it too)"));
+            }
+            if groups == 0 || !self.hidden_size.is_multiple_of(groups) {
+                return bad(format!("conv_groups {groups} does not divide hidden_size {}", self.hidden_size));
             }
         }
         if self.model_type.facts().positions == Positions::Rotary && !self.head_dim().is_multiple_of(2) {
@@ -380,10 +425,28 @@ impl BertConfig {
         }
     }
 
-    /// Number of distinct encoder layers: `num_hidden_layers`, or one shared by all of them
-    /// (ALBERT, see [`FamilyFacts::shared_layers`](crate::bert::family::FamilyFacts)).
+    /// Number of distinct encoder layers: `num_hidden_layers`, or ALBERT's groups times the
+    /// layers in each (one shared by every depth in its released models; see
+    /// [`FamilyFacts::shared_layers`](crate::bert::family::FamilyFacts)).
     pub fn distinct_layers(&self) -> usize {
-        if self.model_type.facts().shared_layers { 1 } else { self.num_hidden_layers }
+        if self.model_type.facts().shared_layers { self.layer_groups() * self.layers_per_group() } else { self.num_hidden_layers }
+    }
+
+    /// ALBERT's layer groups (`num_hidden_groups`), 1 elsewhere.
+    pub fn layer_groups(&self) -> usize {
+        if self.model_type.facts().shared_layers { self.num_hidden_groups.unwrap_or(1) } else { 1 }
+    }
+
+    /// The layers each depth runs: ALBERT's `inner_group_num`, 1 elsewhere.
+    pub fn layers_per_group(&self) -> usize {
+        if self.model_type.facts().shared_layers { self.inner_group_num.unwrap_or(1) } else { 1 }
+    }
+
+    /// ALBERT's checkpoint names of its layers where a group holds several
+    /// (`albert_layer_groups.G.albert_layers.K.` ↔ `encoder.layer.{G·K + k}.`), as (checkpoint,
+    /// module) regex pairs; empty elsewhere (the family's fixed renames cover one layer a group).
+    pub fn grouped_layer_names(&self) -> Vec<(String, String)> {
+        grouped_layer_names(self.layer_groups(), self.layers_per_group())
     }
 
     /// Rows of the relative position bias table: `relative_attention_num_buckets`, else the
@@ -411,7 +474,21 @@ impl BertConfig {
         self.position_buckets.unwrap_or_else(|| self.relative_reach())
     }
 
-    /// Whether DeBERTa's attention adds this relative-position term.
+    /// Whether DeBERTa's attention reads its relative-position table (`relative_attention`).
+    pub fn reads_relative_positions(&self) -> bool {
+        self.model_type.facts().layer == LayerKind::Disentangled && self.relative_attention != Some(false)
+    }
+
+    /// DeBERTa's convolution after the first layer, where it has one: its kernel width, channel
+    /// groups and activation.
+    pub fn convolution(&self) -> Option<(usize, usize, HiddenAct)> {
+        let kernel = self.conv_kernel_size.filter(|&k| k > 0 && self.model_type.facts().layer == LayerKind::Disentangled)?;
+        Some((kernel, self.conv_groups.unwrap_or(1), self.conv_act.unwrap_or(HiddenAct::Tanh)))
+    }
+
+    /// Whether DeBERTa's attention scores this relative-position term (`pos_att_type`); its
+    /// scale counts the term even where the attention reads no relative positions, as
+    /// `transformers`' does.
     pub fn adds_position_term(&self, term: PositionAttention) -> bool {
         self.pos_att_type.as_ref().is_some_and(|kinds| kinds.contains(&term))
     }
@@ -452,8 +529,13 @@ impl BertConfig {
         if self.projects_embeddings() {
             out.push(format!("embeddings {} wide, projected up to {}", self.embedding_width(), self.hidden_size));
         }
-        if facts.shared_layers && self.num_hidden_layers > 1 {
+        let (groups, inner) = (self.layer_groups(), self.layers_per_group());
+        if facts.shared_layers && groups == 1 && inner == 1 && self.num_hidden_layers > 1 {
             out.push(format!("one layer's parameters shared by all {} layers", self.num_hidden_layers));
+        } else if facts.shared_layers && (groups, inner) != (1, 1) {
+            let group = if groups == 1 { "one group".to_string() } else { format!("{groups} groups") };
+            let layers = if inner == 1 { "one layer each".to_string() } else { format!("{inner} layers, run one after the other") };
+            out.push(format!("{group} of {layers}, the {} depths split evenly among them, each group's parameters shared by its depths", self.num_hidden_layers));
         }
         if let Some(buckets) = facts.relative_attention {
             out.push(format!(
@@ -466,7 +548,14 @@ impl BertConfig {
             let (global, local) = (self.global_rope_theta.unwrap_or(0.0), self.local_rope_theta.unwrap_or(0.0));
             out.push(format!("rotary positions: each query and key turned by an angle that grows with its position (base {global} in global layers, {local} in local ones), no position embeddings"));
         }
-        if facts.layer == LayerKind::Disentangled {
+        if facts.layer == LayerKind::Disentangled && !self.reads_relative_positions() {
+            out.push("no relative positions (relative_attention false): attention scores content against content only, as BERT's".into());
+        }
+        if let Some((kernel, groups, _)) = self.convolution() {
+            let grouped = if groups > 1 { format!(", in {groups} channel groups") } else { String::new() };
+            out.push(format!("a convolution over {kernel} neighbouring tokens of the embeddings{grouped}, added to the first layer's output"));
+        }
+        if self.reads_relative_positions() {
             let terms = [(PositionAttention::C2p, "content-to-position"), (PositionAttention::P2c, "position-to-content")];
             let added: Vec<&str> = terms.iter().filter(|(t, _)| self.adds_position_term(*t)).map(|(_, said)| *said).collect();
             let distances = match self.position_buckets {
@@ -555,9 +644,16 @@ impl BertConfig {
             return 0;
         }
         let h = self.hidden_size as u64;
-        let table = 2 * self.relative_span() as u64 * h + if self.relative_layer_norm() { 2 * h } else { 0 };
-        let own = if self.share_att_key == Some(true) { 0 } else { [PositionAttention::C2p, PositionAttention::P2c].iter().filter(|t| self.adds_position_term(**t)).count() as u64 };
-        table + self.num_hidden_layers as u64 * own * (h * h + h)
+        let relative = self.reads_relative_positions();
+        let norm = if self.relative_layer_norm() { 2 * h } else { 0 };
+        let table = if relative { 2 * self.relative_span() as u64 * h } else { 0 };
+        let own = if self.share_att_key == Some(true) || !relative {
+            0
+        } else {
+            [PositionAttention::C2p, PositionAttention::P2c].iter().filter(|t| self.adds_position_term(**t)).count() as u64
+        };
+        let conv = self.convolution().map_or(0, |(kernel, groups, _)| h * (h / groups as u64) * kernel as u64 + h + 2 * h);
+        table + norm + conv + self.num_hidden_layers as u64 * own * (h * h + h)
     }
 
     /// [`BertConfig::num_params`] of an encoder of pre-norm gated layers (ModernBERT): word
@@ -630,8 +726,10 @@ mod tests {
         assert!(err.to_string().contains("not divisible"), "{err}");
         let err = BertConfig::from_json_bytes(b"{ not json").unwrap_err();
         assert!(matches!(err, Error::Config(_)), "{err}");
-        let err = BertConfig::from_json_bytes(br#"{"hidden_act": "swish"}"#).unwrap_err();
-        assert!(err.to_string().contains("swish"), "{err}");
+        let err = BertConfig::from_json_bytes(br#"{"hidden_act": "mish"}"#).unwrap_err();
+        assert!(err.to_string().contains("mish"), "{err}");
+        // `transformers`' other name for SiLU reads as it.
+        assert_eq!(BertConfig::from_json_bytes(br#"{"hidden_act": "swish"}"#).unwrap().hidden_act, HiddenAct::Silu);
         let err = BertConfig::from_json_bytes(br#"{"hidden_size": "wide"}"#).unwrap_err();
         assert!(err.to_string().contains("wide"), "{err}");
         let err = BertConfig::from_json_bytes(b"[1, 2]").unwrap_err();

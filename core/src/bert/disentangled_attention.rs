@@ -145,12 +145,13 @@ impl DisentangledSelfAttention {
         let c2p = config.adds_position_term(PositionAttention::C2p);
         let p2c = config.adds_position_term(PositionAttention::P2c);
         let share_att_key = config.share_att_key == Some(true);
+        let relative = config.reads_relative_positions();
         Self {
             query_proj: init_linear(h, h, std, device),
             key_proj: init_linear(h, h, std, device),
             value_proj: init_linear(h, h, std, device),
-            pos_key_proj: (c2p && !share_att_key).then(|| init_linear(h, h, std, device)),
-            pos_query_proj: (p2c && !share_att_key).then(|| init_linear(h, h, std, device)),
+            pos_key_proj: (relative && c2p && !share_att_key).then(|| init_linear(h, h, std, device)),
+            pos_query_proj: (relative && p2c && !share_att_key).then(|| init_linear(h, h, std, device)),
             dropout: DropoutConfig::new(config.attention_probs_dropout_prob).init(),
             pos_dropout: DropoutConfig::new(config.hidden_dropout_prob).init(),
             c2p,
@@ -172,7 +173,7 @@ impl DisentangledSelfAttention {
     /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]` additive; `relative`:
     ///   see [`RelativeInputs`]
     /// - output: context `[batch, seq, hidden]` and probabilities `[batch, heads, seq, seq]`
-    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: &RelativeInputs) -> (Tensor<3>, Tensor<4>) {
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: Option<&RelativeInputs>) -> (Tensor<3>, Tensor<4>) {
         let [batch, seq, width] = hidden.dims();
         let heads = self.num_heads;
         let split = |x: Tensor<3>| x.reshape([batch, seq, heads, self.head_dim]).swap_dims(1, 2);
@@ -180,8 +181,10 @@ impl DisentangledSelfAttention {
         let k = split(linear(&self.key_proj, hidden.clone()));
         let v = split(linear(&self.value_proj, hidden));
         let mut scores = matmul(q.clone(), k.clone().swap_dims(2, 3));
+        // The scale counts `pos_att_type`'s terms even where no relative positions are read
+        // (`relative_attention` false), as `transformers` scales.
         let terms = 1 + usize::from(self.c2p) + usize::from(self.p2c);
-        if self.c2p || self.p2c {
+        if let Some(relative) = relative.filter(|_| self.c2p || self.p2c) {
             let table = dropout::forward(&self.pos_dropout, relative.table.clone());
             let shape = [batch, heads, seq, seq];
             if self.c2p {
@@ -246,7 +249,7 @@ impl DebertaV2Attention {
     /// # Shapes
     /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]`
     /// - output: `[batch, seq, hidden]` and probabilities `[batch, heads, seq, seq]`
-    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: &RelativeInputs) -> (Tensor<3>, Tensor<4>) {
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: Option<&RelativeInputs>) -> (Tensor<3>, Tensor<4>) {
         let (context, probs) = self.self_attn.forward(hidden.clone(), mask, relative);
         (self.output.forward(context, hidden), probs)
     }
@@ -309,7 +312,7 @@ mod tests {
         let x = Tensor::<3>::random([1, 4, 8], burn::tensor::Distribution::Normal(0.0, 1.0), &device);
         let mask = Tensor::<4>::zeros([1, 1, 4, 4], &device);
         let relative = RelativeInputs::new(Tensor::zeros([8, 8], &device), RelativePositions { buckets: None, reach: 4 }, 4);
-        let (_, probs) = attn.forward(x.clone(), mask.clone(), &relative);
+        let (_, probs) = attn.forward(x.clone(), mask.clone(), Some(&relative));
         let q = linear(&attn.query_proj, x.clone()).reshape([1, 4, 2, 4]).swap_dims(1, 2);
         let k = linear(&attn.key_proj, x).reshape([1, 4, 2, 4]).swap_dims(1, 2);
         let want = burn::tensor::activation::softmax(q.matmul(k.swap_dims(2, 3)) / (12f32).sqrt(), 3);

@@ -8,14 +8,13 @@
 
 use burn::nn::{Embedding, EmbeddingConfig, Initializer, Linear};
 use burn::prelude::*;
-use burn::tensor::activation::{gelu_approximate, relu};
 
-use crate::nn::activation::gelu;
 
 use crate::bert::attention::{BertAttention, BertAttentionConfig, BertSelfOutput};
 use crate::nn::linear::init_linear;
 use crate::nn::linear::linear;
 use crate::bert::config::{AttentionKind, BertConfig, HiddenAct};
+use crate::bert::deberta_conv::DebertaConvLayer;
 use crate::bert::disentangled_attention::{self, DebertaV2Attention, RelativeInputs, RelativePositions};
 use crate::bert::family::{LayerKind, Positions};
 use crate::bert::modernbert_layer::ModernBertLayer;
@@ -43,11 +42,7 @@ impl BertIntermediate {
     /// - output: `[batch, seq, intermediate]`
     pub fn forward(&self, hidden: Tensor<3>) -> Tensor<3> {
         let x = linear(&self.dense, hidden);
-        match self.act {
-            HiddenAct::Gelu => gelu(x),
-            HiddenAct::GeluApproximate => gelu_approximate(x),
-            HiddenAct::Relu => relu(x),
-        }
+        self.act.apply(x)
     }
 }
 
@@ -105,7 +100,7 @@ impl DebertaV2Layer {
     /// - `hidden`: `[batch, seq, hidden]`; `mask`: `[batch, 1, seq, seq]` additive; `relative`:
     ///   see [`RelativeInputs`]
     /// - output: `[batch, seq, hidden]` and attention probabilities `[batch, heads, seq, seq]`
-    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: &RelativeInputs) -> (Tensor<3>, Tensor<4>) {
+    pub fn forward(&self, hidden: Tensor<3>, mask: Tensor<4>, relative: Option<&RelativeInputs>) -> (Tensor<3>, Tensor<4>) {
         let (attended, probs) = self.attention.forward(hidden, mask, relative);
         let expanded = self.intermediate.forward(attended.clone());
         (self.output.forward(expanded, attended), probs)
@@ -124,7 +119,8 @@ pub struct LayerInputs {
     /// The rotary tables of the global layers' base and of the local layers', where positions
     /// are rotary.
     pub rotary: Option<(RotaryTables, RotaryTables)>,
-    /// DeBERTa's relative-position table and each pair's row in it.
+    /// DeBERTa's relative-position table and each pair's row in it, where its attention reads
+    /// relative positions.
     pub relative: Option<RelativeInputs>,
 }
 
@@ -156,9 +152,15 @@ impl EncoderBlock for ModernBertLayer {
 
 impl EncoderBlock for DebertaV2Layer {
     fn forward_block(&self, hidden: Tensor<3>, inputs: &LayerInputs) -> (Tensor<3>, Tensor<4>) {
-        let relative = inputs.relative.as_ref().expect("a DeBERTa layer runs with its relative positions");
-        self.forward(hidden, inputs.mask.clone(), relative)
+        self.forward(hidden, inputs.mask.clone(), inputs.relative.as_ref())
     }
+}
+
+/// `[batch, seq]`: 1 for real tokens, 0 for padding, from the additive mask's last row (the last
+/// query sees every real key, also under the teaching view's causal mask).
+fn real_tokens(mask: &Tensor<4>) -> Tensor<2> {
+    let [batch, _, rows, seq] = mask.dims();
+    mask.clone().slice([0..batch, 0..1, rows - 1..rows, 0..seq]).reshape([batch, seq]).greater_elem(-1.0).float()
 }
 
 /// Configuration of [`BertEncoder`].
@@ -194,12 +196,15 @@ impl BertEncoderConfig {
             final_norm: pre_norm.then(|| LayerNorm::with_bias(c.hidden_size, c.layer_norm_eps, c.norm_bias(), device)),
             relative_attention_bias: buckets.map(|_| relative_bias::init_table(c.relative_attention_buckets(), c.num_attention_heads, std, device)),
             disentangled: if disentangled { (0..c.num_hidden_layers).map(|_| DebertaV2Layer::init(c, device)).collect() } else { Vec::new() },
-            rel_embeddings: disentangled.then(|| {
+            rel_embeddings: c.reads_relative_positions().then(|| {
                 EmbeddingConfig::new(2 * c.relative_span(), c.hidden_size).with_initializer(Initializer::Normal { mean: 0.0, std }).init(device)
             }),
             layer_norm: (disentangled && c.relative_layer_norm()).then(|| LayerNorm::new(c.hidden_size, c.layer_norm_eps, device)),
-            relative_positions: disentangled.then(|| RelativePositions::of(c)),
+            relative_positions: c.reads_relative_positions().then(|| RelativePositions::of(c)),
+            conv: DebertaConvLayer::init(c, device),
             depth: c.num_hidden_layers,
+            inner: c.layers_per_group(),
+            shared: facts.shared_layers,
             buckets,
             rotary: (facts.positions == Positions::Rotary).then(|| Rotary {
                 global_theta: c.global_rope_theta.unwrap_or(160_000.0),
@@ -238,9 +243,9 @@ pub struct Rotary {
 /// The stack of layers (`encoder.layer.N` in the checkpoint).
 #[derive(Module, Debug)]
 pub struct BertEncoder {
-    /// BERT's post-norm layers, bottom first: one per depth, or one shared by every depth
-    /// (ALBERT's one layer group). Depth `d` of `depth` runs `layer[d * layer.len() / depth]`.
-    /// Empty where the family's layer is another kind.
+    /// BERT's post-norm layers, bottom first: one per depth, or ALBERT's groups of `inner`
+    /// layers each, group `g`'s layer `k` at `g · inner + k`; depth `d` of `depth` runs group
+    /// `⌊d / (depth / groups)⌋`. Empty where the family's layer is another kind.
     pub layer: Vec<BertLayer>,
     /// ModernBERT's pre-norm layers (`layers.N`, its checkpoint's name), bottom first; empty in
     /// the other families.
@@ -258,12 +263,21 @@ pub struct BertEncoder {
     pub rel_embeddings: Option<Embedding>,
     /// The LayerNorm DeBERTa-v3 applies to `rel_embeddings` before use (`encoder.LayerNorm`).
     pub layer_norm: Option<LayerNorm>,
+    /// DeBERTa-v2-xlarge's convolution of the embeddings, added to the first layer's output
+    /// (`encoder.conv`).
+    pub conv: Option<DebertaConvLayer>,
     /// How DeBERTa's distances map onto `rel_embeddings`' rows.
     #[module(skip)]
     relative_positions: Option<RelativePositions>,
-    /// How many layers the input passes through (`num_hidden_layers`).
+    /// How many depths the input passes through (`num_hidden_layers`).
     #[module(skip)]
     depth: usize,
+    /// The layers each depth runs one after the other (ALBERT's `inner_group_num`; else 1).
+    #[module(skip)]
+    inner: usize,
+    /// Whether depths share their parameters (ALBERT), so no depth can be dropped alone.
+    #[module(skip)]
+    shared: bool,
     /// How the relative bias buckets distances, where there is one.
     #[module(skip)]
     buckets: Option<RelativeBuckets>,
@@ -301,12 +315,16 @@ impl BertEncoder {
             mask,
             bias,
         };
+        let embeddings = self.conv.as_ref().map(|_| hidden.clone());
         let mut x = hidden;
-        for layer in self.blocks() {
+        for (i, layer) in self.blocks().enumerate() {
             if keep_hidden_states {
                 hidden_states.push(x.clone());
             }
-            let (next, probs) = layer.forward_block(x, &inputs);
+            let (mut next, probs) = layer.forward_block(x, &inputs);
+            if let (0, Some(conv), Some(embeddings)) = (i, &self.conv, &embeddings) {
+                next = conv.forward(embeddings.clone(), next, real_tokens(&inputs.mask));
+            }
             if keep_attentions {
                 attentions.push(probs);
             }
@@ -321,17 +339,34 @@ impl BertEncoder {
         EncoderOutput { last_hidden_state: x, hidden_states, attentions }
     }
 
-    /// How many layers the input passes through (`num_hidden_layers`), shared or not.
+    /// How many depths the input passes through (`num_hidden_layers`), shared or not.
     pub fn depth(&self) -> usize {
         self.depth
     }
 
-    /// The layer at each depth, bottom first: `depth()` of them, the same one repeated where the
-    /// parameters are shared.
+    /// How many layers the input passes through: the depths, times the layers a group runs at
+    /// each (ALBERT's `inner_group_num`). One hidden state and one attention map each.
+    pub fn passes(&self) -> usize {
+        if self.layer.is_empty() { self.depth } else { self.depth * self.inner }
+    }
+
+    /// ALBERT's checkpoint names of its layers where a group holds several
+    /// ([`BertConfig::grouped_layer_names`]).
+    pub fn grouped_layer_names(&self) -> Vec<(String, String)> {
+        crate::bert::config::grouped_layer_names(self.layer.len() / self.inner.max(1), self.inner)
+    }
+
+    /// The post-norm layer of each pass, bottom first: `passes()` of them, the same ones
+    /// repeated where the parameters are shared. Depth `d` runs group `⌊d / (depth / groups)⌋`,
+    /// computed in floating point as `transformers`' `AlbertTransformer` does.
     pub fn layers(&self) -> impl Iterator<Item = &BertLayer> {
-        let (n, depth) = (self.layer.len(), self.depth.max(1));
-        let shown = if n == 0 { 0 } else { self.depth };
-        (0..shown).map(move |d| &self.layer[d * n / depth])
+        let (inner, depth) = (self.inner.max(1), self.depth.max(1));
+        let groups = self.layer.len() / inner;
+        let shown = if groups == 0 { 0 } else { self.depth };
+        (0..shown).flat_map(move |d| {
+            let group = ((d as f64 / (depth as f64 / groups as f64)) as usize).min(groups - 1);
+            (0..inner).map(move |k| &self.layer[group * inner + k])
+        })
     }
 
     /// The stack with only the layers at depths `keep` (ascending), in that order: a smaller
@@ -341,7 +376,7 @@ impl BertEncoder {
     /// in range.
     pub fn keep_layers(mut self, keep: &[usize]) -> crate::Result<Self> {
         use crate::error::Error;
-        if !self.layers.is_empty() || self.layer.len() != self.depth {
+        if !self.layers.is_empty() || self.shared || self.layer.len() != self.depth {
             return Err(Error::Input("only a stack whose every layer has its own weights can keep some of its layers (not ALBERT's shared layer or ModernBERT's global and local layers)".into()));
         }
         if keep.is_empty() || keep.windows(2).any(|w| w[0] >= w[1]) || keep.iter().any(|&d| d >= self.depth) {

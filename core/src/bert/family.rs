@@ -134,17 +134,10 @@ pub enum LayerKind {
     Disentangled,
 }
 
-/// The activation after the dense layer of a pooler or a family's sequence-classification head.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PoolerActivation {
-    /// BERT's and RoBERTa's pooler (and RoBERTa's classification head).
-    #[default]
-    Tanh,
-    /// DistilBERT's classification head (`pre_classifier` → ReLU).
-    Relu,
-    /// ELECTRA's classification head (`dense` → exact GELU).
-    Gelu,
-}
+/// The activation after the dense layer of a pooler or a family's sequence-classification head:
+/// tanh in BERT's and RoBERTa's, ReLU in DistilBERT's `pre_classifier`, exact GELU in ELECTRA's
+/// and DeBERTa's, ModernBERT's `classifier_activation`.
+pub type PoolerActivation = crate::bert::config::HiddenAct;
 
 /// Where a family's `*ForSequenceClassification` keeps its head: a dense layer (empty: none, the
 /// pooler is the base model's) and the output layer.
@@ -592,12 +585,17 @@ mod tests {
         assert_eq!(Family::Albert.to_checkpoint_name("encoder.layer.0.output.layer_norm.gamma"), "encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.weight");
         assert_eq!(Family::Albert.to_checkpoint_name("encoder.layer.0.attention.output.dense.bias"), "encoder.albert_layer_groups.0.albert_layers.0.attention.dense.bias");
         assert_eq!(Family::Albert.to_checkpoint_name("pooler.dense.weight"), "pooler.weight");
-        // Several groups, or several layers in a group, are refused by name.
-        for (key, value) in [("num_hidden_groups", 2), ("inner_group_num", 2)] {
-            let json = format!(r#"{{"model_type": "albert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 4, "{key}": {value}}}"#);
-            let err = BertConfig::from_json_bytes(json.as_bytes()).unwrap_err().to_string();
-            assert!(err.contains(&format!("{key} = 2")), "{err}");
-        }
+        // Several groups of several layers: depth i of 3 runs group ⌊i / 1.5⌋, both its layers.
+        let json = br#"{"model_type": "albert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3, "num_hidden_groups": 2, "inner_group_num": 2}"#;
+        let config = BertConfig::from_json_bytes(json).unwrap();
+        assert_eq!((config.layer_groups(), config.layers_per_group(), config.distinct_layers()), (2, 2, 4));
+        let names = config.grouped_layer_names();
+        assert_eq!(names[3], ("encoder.albert_layer_groups.1.albert_layers.1.".to_string(), "encoder.layer.3.".to_string()));
+        let back: serde_json::Value = serde_json::from_slice(&config.to_hf_json()).unwrap();
+        assert_eq!((back["num_hidden_groups"].as_u64(), back["inner_group_num"].as_u64()), (Some(2), Some(2)));
+        assert!(config.distinctions().join("; ").contains("2 groups of 2 layers, run one after the other, the 3 depths split evenly"));
+        let zero = br#"{"model_type": "albert", "hidden_size": 64, "num_attention_heads": 4, "inner_group_num": 0}"#;
+        assert!(BertConfig::from_json_bytes(zero).unwrap_err().to_string().contains("at least 1"));
     }
 
     #[test]

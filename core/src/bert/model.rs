@@ -4,7 +4,6 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 
-use crate::nn::activation::tanh;
 use crate::nn::layer_norm::LayerNorm;
 use crate::bert::attention::{AttentionMask, additive_mask};
 use crate::nn::linear::init_linear;
@@ -61,11 +60,7 @@ impl BertPooler {
             hidden.slice([0..batch, 0..1, 0..width]).reshape([batch, width])
         };
         let x = linear(&self.dense, pooled);
-        let x = match self.activation {
-            PoolerActivation::Tanh => tanh(x),
-            PoolerActivation::Relu => burn::tensor::activation::relu(x),
-            PoolerActivation::Gelu => crate::nn::activation::gelu(x),
-        };
+        let x = self.activation.apply(x);
         match &self.norm {
             Some(norm) => norm.forward(x),
             None => x,
@@ -247,10 +242,10 @@ impl BertModel {
         self.family
     }
 
-    /// Number of encoder layers the input passes through (ALBERT's one shared layer counts at
-    /// every depth).
+    /// Number of encoder layers the input passes through, one hidden state and one attention
+    /// map each (ALBERT's shared layers count at every depth, each layer of a group apart).
     pub fn num_layers(&self) -> usize {
-        self.encoder.depth()
+        self.encoder.passes()
     }
 
     /// Width of the hidden states (the word embeddings' width, or the projection's output).

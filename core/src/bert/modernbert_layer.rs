@@ -12,11 +12,9 @@
 
 use burn::nn::{Dropout, DropoutConfig, Initializer, Linear, LinearConfig};
 use burn::prelude::*;
-use burn::tensor::activation::{gelu_approximate, relu};
 
 use crate::bert::config::{AttentionKind, BertConfig, HiddenAct};
 use crate::bert::rotary::{RotaryTables, rotate};
-use crate::nn::activation::gelu;
 use crate::nn::dropout;
 use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::{linear, matmul};
@@ -87,11 +85,7 @@ impl ModernBertMlp {
         let inner = double / 2;
         let input = x.clone().slice([0..batch, 0..seq, 0..inner]);
         let gate = x.slice([0..batch, 0..seq, inner..double]);
-        let input = match self.act {
-            HiddenAct::Gelu => gelu(input),
-            HiddenAct::GeluApproximate => gelu_approximate(input),
-            HiddenAct::Relu => relu(input),
-        };
+        let input = self.act.apply(input);
         linear(&self.wo, dropout::forward(&self.dropout, input * gate))
     }
 }

@@ -527,7 +527,7 @@ pub fn with_sequence_pooler(mut bert: BertModel, config: &BertConfig, head_weigh
             Some(bytes) if has_norm => HeadTransform::read(config, bytes, dense, norm, device)?,
             _ => HeadTransformConfig::from_model(config).with_seed(seed).init(device),
         };
-        transform.into_pooler(config)?
+        transform.into_pooler(config)
     });
     Ok(bert)
 }

@@ -10,10 +10,8 @@ use burn::tensor::TensorData;
 use burn_store::{BurnToPyTorchAdapter, ModuleSnapshot, SafetensorsStore};
 
 use burn::module::Param;
-use burn::tensor::activation::{gelu_approximate, relu};
 
 use crate::bert::config::HiddenAct;
-use crate::nn::activation::gelu;
 use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::{init_linear, linear, matmul};
 use crate::bert::checkpoint::{CheckpointFiles, Head, LoadedModel, hf_store, save_weights, with_heads};
@@ -323,11 +321,7 @@ impl MlmHead {
     /// - output: logits `[picked, vocab]`
     pub fn forward(&self, hidden: Tensor<2>, word_embeddings: Tensor<2>) -> Tensor<2> {
         let x = linear(&self.transform.dense, hidden);
-        let x = match self.transform.act {
-            HiddenAct::Gelu => gelu(x),
-            HiddenAct::GeluApproximate => gelu_approximate(x),
-            HiddenAct::Relu => relu(x),
-        };
+        let x = self.transform.act.apply(x);
         let x = self.transform.layer_norm.forward(x);
         matmul(x, word_embeddings.transpose()) + self.bias.val().unsqueeze::<2>()
     }
@@ -558,7 +552,7 @@ mod tests {
         let logits = head.forward(hidden.clone(), table.clone());
         assert_eq!(logits.dims(), [3, 11]);
         // With a zero bias, row i of the logits is transform(hidden_i) · table^T.
-        let t = head.transform.layer_norm.forward(gelu(head.transform.dense.forward(hidden)));
+        let t = head.transform.layer_norm.forward(crate::nn::activation::gelu(head.transform.dense.forward(hidden)));
         let expected = t.matmul(table.transpose());
         let diff = (logits - expected).abs().max().into_scalar::<f32>();
         assert!(diff < 1e-5, "{diff}");

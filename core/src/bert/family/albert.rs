@@ -6,8 +6,10 @@
 //! the encoder's activation; `AlbertForPreTraining` adds a sentence-order head
 //! (`sop_classifier.classifier`) on the pooled output.
 //!
-//! Several layer groups (`num_hidden_groups`) or several layers in a group (`inner_group_num`)
-//! are not built here and are refused by name.
+//! Its configuration may split the depths among several layer groups (`num_hidden_groups`: depth
+//! `i` of `L` runs group `⌊i / (L / G)⌋`, as `transformers` computes it) and give each group
+//! several layers run one after the other (`inner_group_num`); held as `encoder.layer.{g·K + k}`
+//! ([`BertConfig::grouped_layer_names`](crate::bert::config::BertConfig::grouped_layer_names)).
 
 use super::*;
 
@@ -28,7 +30,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     choice_reads_sequence_head: false,
     load_renames: &[
         (r"^encoder\.embedding_hidden_mapping_in\.", "embeddings_project."),
-        (r"^encoder\.albert_layer_groups\.0\.albert_layers\.0\.", "encoder.layer.0."),
+        (r"^encoder\.albert_layer_groups\.(\d+)\.albert_layers\.0\.", "encoder.layer.$1."),
         (r"\.attention\.(query|key|value)\.", ".attention.self_attn.$1."),
         (r"\.attention\.dense\.", ".attention.output.dense."),
         (r"\.attention\.(LayerNorm|layer_norm)\.", ".attention.output.layer_norm."),
@@ -40,7 +42,7 @@ pub(super) const FACTS: FamilyFacts = FamilyFacts {
     ],
     save_renames: &[
         (r"^embeddings_project\.", "encoder.embedding_hidden_mapping_in."),
-        (r"^encoder\.layer\.0\.", "encoder.albert_layer_groups.0.albert_layers.0."),
+        (r"^encoder\.layer\.(\d+)\.", "encoder.albert_layer_groups.$1.albert_layers.0."),
         (r"\.attention\.self_attn\.", ".attention."),
         (r"\.attention\.output\.dense\.", ".attention.dense."),
         (r"\.attention\.output\.layer_norm\.", ".attention.LayerNorm."),
@@ -89,28 +91,19 @@ fn defaults() -> Json {
     .expect("an object")
 }
 
-/// BERT's keys, `AlbertConfig`'s defaults for those left out; refused where the layers are not
-/// one group of one layer.
+/// BERT's keys, `AlbertConfig`'s defaults for those left out.
 fn read_config(config: Json) -> Result<Json, String> {
-    let count = |key: &str| config.get(key).and_then(serde_json::Value::as_u64).unwrap_or(1);
-    for (key, what) in [("num_hidden_groups", "layer groups"), ("inner_group_num", "layers in each group")] {
-        if count(key) != 1 {
-            return Err(format!(
-                "this ALBERT has {key} = {} ({what}); bertbench reads ALBERT models with one layer shared by every layer (num_hidden_groups = inner_group_num = 1, as every released ALBERT)",
-                count(key)
-            ));
-        }
-    }
     let mut out = defaults();
     out.extend(config.into_iter().filter(|(_, v)| !v.is_null()));
     Ok(out)
 }
 
-/// With ALBERT's own keys for its one shared layer and its embedding width.
+/// With ALBERT's own keys for its layer groups (one shared layer unless read otherwise) and its
+/// embedding width.
 fn write_config(config: Json) -> Json {
     let mut config = absolute_positions(config);
-    config.insert("num_hidden_groups".into(), 1.into());
-    config.insert("inner_group_num".into(), 1.into());
+    config.entry("num_hidden_groups").or_insert(1.into());
+    config.entry("inner_group_num").or_insert(1.into());
     if !config.contains_key("embedding_size") {
         let width = config.get("hidden_size").cloned().unwrap_or_default();
         config.insert("embedding_size".into(), width);

@@ -17,9 +17,11 @@
 //! the bare model has no pooler. The enhanced mask decoder (`mask_predictions`) is not run by
 //! `transformers`' `DebertaV2ForMaskedLM` (`z_steps` 0): its tensors are kept apart, unread.
 //!
-//! Read exactly or refused by name: `relative_attention: false`, a `pos_att_type` other than
-//! `c2p`/`p2c`, `norm_rel_ebd` other than `layer_norm`/`none`, a convolution after the first layer
-//! (`conv_kernel_size`, DeBERTa-v2-xlarge's), an `attention_head_size` other than
+//! Read exactly: `relative_attention: false` (content-to-content attention, scaled as
+//! `pos_att_type` says), and the convolution DeBERTa-v2-xlarge adds after its first layer
+//! (`conv_kernel_size`, `conv_act`, `conv_groups`: `bert/deberta_conv.rs`). Refused by name: a
+//! `pos_att_type` other than `c2p`/`p2c`, `norm_rel_ebd` other than `layer_norm`/`none`, an
+//! `attention_head_size` other than
 //! `hidden_size / num_attention_heads`, a `pooler_hidden_act` other than GELU or a
 //! `pooler_hidden_size` other than `hidden_size`, and narrower embeddings (`embedding_size`).
 
@@ -90,12 +92,20 @@ fn defaults() -> Json {
 fn read_config(config: Json) -> Result<Json, String> {
     let mut out = defaults();
     out.extend(config.into_iter().filter(|(_, v)| !v.is_null()));
-    if out.get("relative_attention").and_then(serde_json::Value::as_bool) != Some(true) {
-        return Err("this DeBERTa has relative_attention false (DebertaV2Config's default); bertbench reads DeBERTa with its relative positions (relative_attention: true, as every released DeBERTa-v2 and v3)".into());
-    }
-    out.remove("relative_attention");
-    if let Some(kernel) = out.get("conv_kernel_size").and_then(serde_json::Value::as_u64).filter(|&k| k > 0) {
-        return Err(format!("this DeBERTa has a convolution after its first layer (conv_kernel_size {kernel}, as DeBERTa-v2-xlarge); bertbench computes DeBERTa without it (DeBERTa-v3)"));
+    // Off by default in `DebertaV2Config`: a folder that leaves it out scores content only.
+    let relative = out.get("relative_attention").and_then(serde_json::Value::as_bool).unwrap_or(false);
+    out.insert("relative_attention".into(), relative.into());
+    // The convolution after the first layer (DeBERTa-v2-xlarge's), where its kernel is set.
+    if out.get("conv_kernel_size").and_then(serde_json::Value::as_u64).unwrap_or(0) == 0 {
+        for key in ["conv_kernel_size", "conv_act", "conv_groups"] {
+            out.remove(key);
+        }
+    } else {
+        let act = out.get("conv_act").cloned().unwrap_or_else(|| "tanh".into());
+        if serde_json::from_value::<crate::bert::config::HiddenAct>(act.clone()).is_err() {
+            return Err(format!("this DeBERTa's convolution applies {act} (conv_act); bertbench computes gelu, gelu_new, relu, silu and tanh"));
+        }
+        out.insert("conv_act".into(), act);
     }
     let count = |key: &str| out.get(key).and_then(serde_json::Value::as_u64);
     let (hidden, heads) = (count("hidden_size").unwrap_or(0), count("num_attention_heads").unwrap_or(1).max(1));
@@ -109,7 +119,7 @@ fn read_config(config: Json) -> Result<Json, String> {
         None | Some("gelu") => {}
         Some(other) => return Err(format!("this DeBERTa's pooler applies \"{other}\" (pooler_hidden_act); bertbench reads its classifier head with GELU")),
     }
-    for key in ["attention_head_size", "pooler_hidden_size", "pooler_hidden_act", "conv_kernel_size", "conv_act", "conv_groups"] {
+    for key in ["attention_head_size", "pooler_hidden_size", "pooler_hidden_act"] {
         out.remove(key);
     }
     // `pos_att_type` as a list, or as older configs write it, `"p2c|c2p"`.
@@ -142,13 +152,14 @@ fn read_config(config: Json) -> Result<Json, String> {
 }
 
 /// DeBERTa's keys: BERT's where they agree, `position_biased_input`, its relative attention
-/// switched on (off by default in `DebertaV2Config`), and no position type.
+/// written out (on unless the model was read with it off: `DebertaV2Config` leaves it off by
+/// default), and no position type.
 fn write_config(mut config: Json) -> Json {
     config.remove("position_embedding_type");
     if let Some(absolute) = config.remove("absolute_positions") {
         config.insert("position_biased_input".into(), absolute);
     }
-    config.insert("relative_attention".into(), true.into());
+    config.entry("relative_attention").or_insert(true.into());
     config
 }
 
@@ -219,8 +230,9 @@ mod tests {
     #[test]
     fn what_it_cannot_compute_is_refused_by_name() {
         for (extra, said) in [
-            (r#""relative_attention": false"#, "relative_attention false"),
-            (r#""relative_attention": true, "conv_kernel_size": 3"#, "conv_kernel_size 3"),
+            (r#""relative_attention": true, "conv_kernel_size": 2"#, "conv_kernel_size 2 is even"),
+            (r#""relative_attention": true, "conv_kernel_size": 3, "conv_groups": 5"#, "conv_groups 5 does not divide"),
+            (r#""relative_attention": true, "conv_kernel_size": 3, "conv_act": "mish""#, "\"mish\" (conv_act)"),
             (r#""relative_attention": true, "pos_att_type": "p2c|p2p""#, "\"p2p\""),
             (r#""relative_attention": true, "norm_rel_ebd": "layer_norm|other""#, "\"other\""),
             (r#""relative_attention": true, "attention_head_size": 8"#, "attention_head_size 8"),

@@ -98,8 +98,8 @@ const KEYS: [(&str, &str); 4] = [
     ("attention_dropout", "attention_probs_dropout_prob"),
 ];
 
-/// The activations computed here, as `transformers`' `ACT2FN` names them.
-const ACTIVATIONS: [&str; 5] = ["gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu"];
+/// The activations computed here, as `transformers`' `ACT2FN` names them ([`HiddenAct`](crate::bert::config::HiddenAct)).
+const ACTIVATIONS: [&str; 8] = ["gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "silu", "swish", "tanh"];
 
 /// `ModernBertConfig`'s defaults (ModernBERT-base's sizes), in BERT's keys.
 fn defaults() -> Json {
@@ -303,8 +303,8 @@ mod tests {
     #[test]
     fn what_it_cannot_compute_is_refused_by_name() {
         for (extra, said) in [
-            (r#""hidden_activation": "silu""#, "hidden_activation is \"silu\""),
-            (r#""classifier_activation": "tanh""#, "classifier_activation is \"tanh\""),
+            (r#""hidden_activation": "mish""#, "hidden_activation is \"mish\""),
+            (r#""classifier_activation": "quick_gelu""#, "classifier_activation is \"quick_gelu\""),
             (r#""classifier_pooling": "max""#, "classifier_pooling is \"max\""),
             (r#""head_dim": 32"#, "head_dim 32"),
             (r#""layer_types": ["full_attention", "chunked_attention"]"#, "\"chunked_attention\""),

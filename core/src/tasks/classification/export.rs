@@ -182,7 +182,7 @@ pub fn export(
     vocab_txt: Option<&[u8]>,
 ) -> crate::Result<Vec<(String, Vec<u8>)>> {
     // A student keeps some of its encoder's layers: the file says how many the model has.
-    let config = &config.clone().with_num_hidden_layers(model.bert.num_layers());
+    let config = &config.clone().with_num_hidden_layers(model.bert.encoder.depth());
     let family = config.model_type;
     let level = meta.spec.level;
     let tokenizer_files = TokenizerFiles { tokenizer_config: tokenizer_config(config, tokenizer, meta.max_len), tokenizer_json, vocab_txt };

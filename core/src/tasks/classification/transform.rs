@@ -8,12 +8,10 @@
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use burn::tensor::activation::{gelu_approximate, relu};
 
 use super::{FeatureLayers, FeatureSpec, Level};
 use crate::bert::config::{BertConfig, HiddenAct};
 use crate::error::Error;
-use crate::nn::activation::gelu;
 use crate::nn::layer_norm::LayerNorm;
 use crate::nn::linear::linear;
 use crate::rng::Rng;
@@ -103,11 +101,7 @@ impl HeadTransform {
     /// - output: `[rows, hidden]`
     pub fn forward(&self, rows: Tensor<2>) -> Tensor<2> {
         let x = linear(&self.dense, rows);
-        let x = match self.activation {
-            HiddenAct::Gelu => gelu(x),
-            HiddenAct::GeluApproximate => gelu_approximate(x),
-            HiddenAct::Relu => relu(x),
-        };
+        let x = self.activation.apply(x);
         self.norm.forward(x)
     }
 
@@ -150,25 +144,14 @@ impl HeadTransform {
 
     /// A pooler of this transform: `transformers`' `ModernBertPredictionHead` on the first token
     /// or on the mean of the real tokens, as `config`'s `classifier_pooling` says (ModernBERT's
-    /// pooled classes). Refuses an activation the pooler does not apply.
-    pub fn into_pooler(self, config: &BertConfig) -> crate::Result<crate::bert::model::BertPooler> {
-        use crate::bert::family::PoolerActivation;
-        let activation = match self.activation {
-            HiddenAct::Gelu => PoolerActivation::Gelu,
-            HiddenAct::Relu => PoolerActivation::Relu,
-            other => {
-                return Err(Error::UnsupportedConfig(format!(
-                    "this {} classifier's head applies {other:?} (classifier_activation); bertbench reads its classifier head with GELU or ReLU",
-                    config.model_type.display_name()
-                )));
-            }
-        };
-        Ok(crate::bert::model::BertPooler {
+    /// pooled classes).
+    pub fn into_pooler(self, config: &BertConfig) -> crate::bert::model::BertPooler {
+        crate::bert::model::BertPooler {
             dense: self.dense,
-            activation,
+            activation: self.activation,
             norm: Some(self.norm),
             mean: config.classifier_pooling == Some(crate::bert::config::HeadPooling::Mean),
-        })
+        }
     }
 
     /// The transform a run of `spec` on a model of `config` trains, where the family's token

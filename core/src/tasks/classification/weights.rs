@@ -33,7 +33,7 @@ pub(crate) fn linear_tensors(linear: &Linear) -> crate::Result<(Vec<f32>, Vec<f3
 /// `norm`) from a checkpoint's head tensors, as a pooler of the first token or of the mean, as
 /// `classifier_pooling` says.
 pub(crate) fn read_normed_pooler(config: &BertConfig, bytes: &[u8], dense: &str, norm: &str, device: &Device) -> crate::Result<BertPooler> {
-    HeadTransform::read(config, bytes, dense, norm, device)?.into_pooler(config)
+    Ok(HeadTransform::read(config, bytes, dense, norm, device)?.into_pooler(config))
 }
 
 /// A linear head from a safetensors file: `names` are its weight (`[labels, width]`, PyTorch
