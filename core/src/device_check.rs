@@ -71,17 +71,23 @@ pub fn check_config() -> BertConfig {
 }
 
 /// Tiny models of the families whose blocks BERT-tiny does not exercise, for a check of a
-/// device's kernels on them: ALBERT (narrow embeddings projected up, one layer shared by every
-/// depth), MPNet (a relative position bias in every attention, no segments) and ModernBERT
+/// device's kernels on them: ALBERT (narrow embeddings projected up, two layer groups of two
+/// layers each over three depths, the first group's shared by two), MPNet (a relative position bias in every attention, no segments) and ModernBERT
 /// (rotary positions, pre-norm gated layers without biases, a local window of 4 that the check's
 /// 12-token rows exceed, between two global layers) and DeBERTa-v3 (disentangled attention:
 /// content-to-position and position-to-content terms gathered from a normalised relative table,
-/// 8 log buckets reaching 8, which the 12-token rows pass; no absolute positions or segments).
+/// 8 log buckets reaching 8, which the 12-token rows pass; no absolute positions or segments;
+/// v2-xlarge's grouped convolution of the embeddings after the first layer, beside padding).
 pub fn family_check_configs() -> Vec<BertConfig> {
     use crate::bert::config::AttentionKind::{FullAttention, SlidingAttention};
     use crate::bert::config::PositionAttention;
     vec![
-        check_config().with_model_type(Family::Albert).with_embedding_size(Some(32)).with_num_hidden_layers(3),
+        check_config()
+            .with_model_type(Family::Albert)
+            .with_embedding_size(Some(32))
+            .with_num_hidden_layers(3)
+            .with_num_hidden_groups(Some(2))
+            .with_inner_group_num(Some(2)),
         check_config().with_model_type(Family::MpNet).with_type_vocab_size(0).with_pad_token_id(1).with_max_position_embeddings(66),
         check_config()
             .with_model_type(Family::ModernBert)
@@ -102,7 +108,10 @@ pub fn family_check_configs() -> Vec<BertConfig> {
             .with_max_relative_positions(Some(8))
             .with_pos_att_type(Some(vec![PositionAttention::C2p, PositionAttention::P2c]))
             .with_share_att_key(Some(true))
-            .with_norm_rel_ebd(Some("layer_norm".into())),
+            .with_norm_rel_ebd(Some("layer_norm".into()))
+            .with_conv_kernel_size(Some(3))
+            .with_conv_groups(Some(2))
+            .with_conv_act(Some(crate::bert::config::HiddenAct::Gelu)),
     ]
 }
 
@@ -203,6 +212,9 @@ async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &b
     if let Some(table) = &model.encoder.rel_embeddings {
         own.push(grad_of("encoder.rel_embeddings.weight", &table.weight, grads).await?);
     }
+    if let Some(conv) = &model.encoder.conv {
+        own.push(grad_of("encoder.conv.conv.weight", &conv.conv.weight, grads).await?);
+    }
     if let Some(project) = &model.embeddings_project {
         own.push(grad_of("embeddings_project.weight", &project.weight, grads).await?);
     }
@@ -283,7 +295,7 @@ mod tests {
     /// ALBERT's, MPNet's, ModernBERT's and DeBERTa's own blocks are checked too, and get
     /// gradients: the shared layer, the embedding projection, the relative position bias, the
     /// fused attention with rotary positions and a local window, the relative table DeBERTa's
-    /// attention projects.
+    /// attention projects and its convolution.
     #[test]
     fn the_families_own_blocks_agree_and_learn() {
         let device = Device::flex();
@@ -297,8 +309,11 @@ mod tests {
                 Family::DebertaV2 => "encoder.rel_embeddings.weight",
                 _ => "embeddings_project.weight",
             };
-            let g = report.gradients.iter().find(|g| g.name == own).unwrap_or_else(|| panic!("{family:?}: no {own} gradient"));
-            assert!(g.max_abs_reference > 0.0, "{family:?}: {own} has an all-zero gradient");
+            let conv = (family == Family::DebertaV2).then_some("encoder.conv.conv.weight");
+            for own in std::iter::once(own).chain(conv) {
+                let g = report.gradients.iter().find(|g| g.name == own).unwrap_or_else(|| panic!("{family:?}: no {own} gradient"));
+                assert!(g.max_abs_reference > 0.0, "{family:?}: {own} has an all-zero gradient");
+            }
         }
     }
 
