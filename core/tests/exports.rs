@@ -53,6 +53,9 @@ impl Checks {
             command.arg(dir).arg(dir.join("rows.json"));
         }
         let check = command.output().unwrap();
+        // Which transformers line checked them (CI runs these with 5 and again with 4).
+        let version = std::process::Command::new(python()).args(["-c", "import transformers; print(transformers.__version__)"]).output().unwrap();
+        println!("{}: transformers {}", self.script, String::from_utf8_lossy(&version.stdout).trim());
         let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
         let names: Vec<&str> = self.staged.iter().map(|(_, w)| w.as_str()).collect();
         assert!(check.status.success(), "transformers disagrees on one of {names:?}:\n{said}");

@@ -717,6 +717,23 @@ impl Torch {
     }
 }
 
+/// The newest `transformers` 4 with what it needs that 5 does not (`huggingface_hub` before 1.0,
+/// `tokenizers` 0.22, `requests`) and the `sentence-transformers` that runs on it, in a folder of
+/// the cache put before the virtual environment's packages (`PYTHONPATH`): the same PyTorch checks
+/// exports against both lines people have. Installed once; its path.
+fn transformers4(python: &str) -> Result<String> {
+    let target = cache().join("transformers4");
+    let path = target.display().to_string();
+    let check = "import transformers, sentence_transformers; assert transformers.__version__.startswith('4.')";
+    if Command::new(python).args(["-c", check]).env("PYTHONPATH", &path).status().map(|s| s.success()).unwrap_or(false) {
+        return Ok(path);
+    }
+    let packages = ["transformers>=4.57,<5", "huggingface-hub<1", "tokenizers>=0.22,<0.23", "sentence-transformers>=5,<6", "requests", "urllib3", "idna", "certifi", "charset-normalizer"];
+    let args = [&["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--upgrade", "--target", path.as_str()][..], &packages[..]].concat();
+    run(python, &args)?;
+    Ok(path)
+}
+
 /// A command started beside the next steps, its output going to the terminal as it comes;
 /// [`finish`] waits for it.
 fn spawn_in(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<Child> {
@@ -806,6 +823,11 @@ fn test(torch: Torch, builds: Builds) -> Result {
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
     run_in(&root(), "cargo", &cargo_test(&["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
+
+    step("every export loaded by the newest transformers 4 too (transformers 5 changed what it writes and reads)");
+    let older = transformers4(&python)?;
+    let envs = [("BERTBENCH_PYTHON", python.as_str()), ("PYTHONPATH", older.as_str())];
+    run_in(&root(), "cargo", &cargo_test(&["--test", "exports", "--test", "multiple_choice", "--", "--include-ignored"]), &envs)?;
 
     step("native WebGPU-vs-CPU check on Mesa lavapipe (wgpu over Vulkan on the CPU)");
     let runtime = env::temp_dir().display().to_string();

@@ -65,15 +65,11 @@ pub(super) fn label_studio(entries: Vec<(String, Value)>) -> Vec<(String, Value)
 /// `Err` with why for a list of none or of several (a multi-label row); `None` for any other
 /// cell, which is its own label.
 pub(super) fn one_label(cell: &str) -> Option<Result<String, String>> {
-    if !cell.starts_with('[') {
-        return None;
-    }
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(cell) else { return None };
-    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let items = super::label_sets::json_list(cell)?;
     Some(match items.as_slice() {
         [] => Err("the label list is empty".into()),
-        [one] => Ok(text(one)),
-        many => Err(format!("{} labels ({}): a row of several labels is the multi-label mode's", many.len(), many.iter().map(text).collect::<Vec<_>>().join(", "))),
+        [one] => Ok(one.clone()),
+        many => Err(format!("{} labels ({}): a row of several labels is the multi-label mode's", many.len(), many.join(", "))),
     })
 }
 

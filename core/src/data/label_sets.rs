@@ -149,7 +149,7 @@ fn flag(cell: &str) -> Option<bool> {
 }
 
 /// A JSON array cell's labels, each a string or a number; `None` when the cell is no such array.
-fn json_list(cell: &str) -> Option<Vec<String>> {
+pub(super) fn json_list(cell: &str) -> Option<Vec<String>> {
     let cell = cell.trim();
     if !cell.starts_with('[') {
         return None;

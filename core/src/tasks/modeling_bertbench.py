@@ -45,7 +45,9 @@ class BertbenchForSequenceClassification(PreTrainedModel):
     def features(self, outputs, attention_mask):
         if self.pooling == "Pooler" and not self.per_token:
             return outputs.pooler_output
-        states = outputs.hidden_states  # the embeddings, then each layer
+        # The embeddings, then each layer; the last as `last_hidden_state`, which transformers 4
+        # leaves out of `hidden_states` where a final LayerNorm follows the layers (ModernBERT's).
+        states = outputs.hidden_states[:-1] + (outputs.last_hidden_state,)
         layers = len(states) - 1
         span = min(4, layers)
 

@@ -123,7 +123,7 @@ pub fn export(
         ("tokenizer_config.json".to_string(), crate::tasks::classification::tokenizer_config(config, tokenizer, config.max_len())),
     ];
     if let Some(b) = tokenizer_json {
-        files.push(("tokenizer.json".into(), b.to_vec()));
+        files.push(("tokenizer.json".into(), crate::tokenizer::tokenizer_json_as_run(b)));
     }
     if let Some(b) = vocab_txt {
         files.push(("vocab.txt".into(), b.to_vec()));

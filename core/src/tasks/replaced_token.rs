@@ -236,7 +236,7 @@ pub fn export(
         ("model.safetensors".to_string(), weights),
         ("tokenizer_config.json".to_string(), crate::tasks::classification::tokenizer_config(config, tokenizer, config.max_len())),
     ];
-    files.extend(tokenizer_json.map(|b| ("tokenizer.json".to_string(), b.to_vec())));
+    files.extend(tokenizer_json.map(|b| ("tokenizer.json".to_string(), crate::tokenizer::tokenizer_json_as_run(b))));
     files.extend(vocab_txt.map(|b| ("vocab.txt".to_string(), b.to_vec())));
     Ok(files)
 }

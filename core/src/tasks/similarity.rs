@@ -352,7 +352,7 @@ pub fn export_bi_encoder(
         (DENSE_FILE.into(), dense_weights),
         ("tokenizer_config.json".into(), tokenizer_config),
     ];
-    files.extend(tokenizer_json.map(|b| ("tokenizer.json".to_string(), b.to_vec())));
+    files.extend(tokenizer_json.map(|b| ("tokenizer.json".to_string(), crate::tokenizer::tokenizer_json_as_run(b))));
     files.extend(vocab_txt.map(|b| ("vocab.txt".to_string(), b.to_vec())));
     Ok(files)
 }

@@ -452,6 +452,20 @@ impl BertTokenizer {
 /// same here gives its pieces and ids, and offsets on the word's own characters. Only a
 /// `Metaspace` that prepends `▁` to every word and splits there is changed (for it, the two
 /// pipelines differ only in where a piece's offsets start and in runs of whitespace).
+/// A folder's `tokenizer.json` as this crate runs it, for an export: a SentencePiece
+/// tokenizer's whitespace split written into the file ([`split_on_whitespace_first`]), so that
+/// `transformers` 4, which runs the file as it is, tokenizes as 5 does (and as the page did):
+/// `le <mask>` without a `▁` piece of its own before the mask. Bytes it cannot read are kept.
+pub fn tokenizer_json_as_run(bytes: &[u8]) -> Vec<u8> {
+    let Ok(mut inner) = Tokenizer::from_bytes(bytes) else { return bytes.to_vec() };
+    let before = format!("{:?}", inner.get_pre_tokenizer());
+    split_on_whitespace_first(&mut inner);
+    if format!("{:?}", inner.get_pre_tokenizer()) == before {
+        return bytes.to_vec();
+    }
+    inner.to_string(true).map(String::into_bytes).unwrap_or_else(|_| bytes.to_vec())
+}
+
 fn split_on_whitespace_first(tokenizer: &mut Tokenizer) {
     if let Some(PreTokenizerWrapper::Metaspace(metaspace)) = tokenizer.get_pre_tokenizer() {
         if metaspace.get_prepend_scheme() == PrependScheme::Always && metaspace.get_split() {

@@ -203,11 +203,14 @@ fn write_config(mut config: Json) -> Json {
     for (key, value) in config {
         match key.as_str() {
             "type_vocab_size" | "position_embedding_type" => {}
+            // Both spellings: transformers 5 reads `rope_parameters`, 4 the two bases.
             "global_rope_theta" => {
                 rope.insert("full_attention".into(), serde_json::json!({ "rope_type": "default", "rope_theta": value }));
+                out.insert(key, value);
             }
             "local_rope_theta" => {
                 rope.insert("sliding_attention".into(), serde_json::json!({ "rope_type": "default", "rope_theta": value }));
+                out.insert(key, value);
             }
             _ => {
                 if key == "hidden_dropout_prob" {
@@ -220,6 +223,12 @@ fn write_config(mut config: Json) -> Json {
     }
     if !rope.is_empty() {
         out.insert("rope_parameters".into(), rope.into());
+    }
+    // transformers 4 has no `layer_types`: every n-th layer is global, layer 0 first. Written
+    // where the layers follow that pattern (as every released ModernBERT's do).
+    let kinds: Vec<bool> = out.get("layer_types").and_then(serde_json::Value::as_array).map_or_else(Vec::new, |k| k.iter().map(|k| k == "full_attention").collect());
+    if let Some(every) = (1..=kinds.len()).find(|n| kinds.iter().enumerate().all(|(i, global)| *global == (i % n == 0))) {
+        out.insert("global_attn_every_n_layers".into(), every.into());
     }
     out
 }
@@ -256,6 +265,8 @@ mod tests {
         assert_eq!(json["rope_parameters"]["sliding_attention"]["rope_theta"], 10_000.0);
         assert_eq!((json["hidden_activation"].as_str(), json["norm_eps"].as_f64(), json["architectures"][0].as_str()), (Some("gelu"), Some(1e-5), Some("ModernBertModel")));
         assert_eq!(json["layer_types"][3], "full_attention");
+        // And as transformers 4 reads it: the two bases, every third layer global.
+        assert_eq!((json["global_rope_theta"].as_f64(), json["local_rope_theta"].as_f64(), json["global_attn_every_n_layers"].as_u64()), (Some(160_000.0), Some(10_000.0), Some(3)));
         let ids = ["pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id"].map(|k| json[k].as_u64());
         assert_eq!(ids, [Some(50283), Some(50281), Some(50282), Some(50281), Some(50282)], "the special ids are kept");
         assert!(json.get("type_vocab_size").is_none() && json.get("hidden_act").is_none());

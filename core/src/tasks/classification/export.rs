@@ -90,7 +90,7 @@ impl TokenizerFiles<'_> {
     /// Them as a folder's `(name, bytes)` pairs.
     pub(crate) fn files(&self) -> Vec<(String, Vec<u8>)> {
         let mut files = vec![("tokenizer_config.json".to_string(), self.tokenizer_config.clone())];
-        files.extend(self.tokenizer_json.map(|b| ("tokenizer.json".to_string(), b.to_vec())));
+        files.extend(self.tokenizer_json.map(|b| ("tokenizer.json".to_string(), crate::tokenizer::tokenizer_json_as_run(b))));
         files.extend(self.vocab_txt.map(|b| ("vocab.txt".to_string(), b.to_vec())));
         files
     }
