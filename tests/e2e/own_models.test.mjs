@@ -18,6 +18,12 @@ const MODELS = join(ROOT, 'tests', 'models');
 const FAMILY = { bert: 'BERT', roberta: 'RoBERTa', distilbert: 'DistilBERT', electra: 'ELECTRA', 'xlm-roberta': 'XLM-RoBERTa', camembert: 'CamemBERT', albert: 'ALBERT', mpnet: 'MPNet', modernbert: 'ModernBERT', 'deberta-v2': 'DeBERTa-v2' };
 // What the panel says sets each family's architecture apart, where something does.
 const APART = { albert: /projected up to 32; one layer's parameters shared by all 3 layers/, mpnet: /learned bias in every attention for the distance between words \(32 buckets/, distilbert: /no sentence A\/B segment embeddings; no pooler/, modernbert: /rotary positions.*pre-norm layers.*GeGLU.*local attention in 2 of 4 layers: each token sees only the 8 tokens either side \(window 16\)/, 'deberta-v2': /disentangled attention: content and relative position scored apart/ };
+// The variants of a family (`scripts/make_variant_models.py`) are set apart by their own block.
+const APART_BY_NAME = {
+  'albert-groups': /projected up to 32; 2 groups of 2 layers, run one after the other, the 3 depths split evenly among them/,
+  'deberta-conv': /a convolution over 3 neighbouring tokens of the embeddings, in 2 channel groups, added to the first layer's output/,
+  'deberta-norel': /no relative positions \(relative_attention false\): attention scores content against content only/,
+};
 let server, profile;
 const contexts = [];
 const requested = [];
@@ -129,7 +135,7 @@ test('every family and format opens from a folder, tokenizes as transformers and
     }, name, { timeout: MINUTE }).catch(async () => assert.fail(`${name}: the model menu shows ${await page.locator('#model-select option:checked').textContent()}`));
     assert.match(await page.getByTestId('model-family').innerText(), new RegExp(FAMILY[expected.family]), `${name}: family`);
     const architecture = await page.getByTestId('model-architecture').innerText();
-    assert.match(architecture, APART[expected.family] ?? /BERT's own architecture|no sentence A\/B|no pooler/, `${name}: what sets it apart`);
+    assert.match(architecture, APART_BY_NAME[name] ?? APART[expected.family] ?? /BERT's own architecture|no sentence A\/B|no pooler/, `${name}: what sets it apart`);
     if (expected.fill_mask) {
       assert.match(await page.getByTestId('model-heads').innerText(), /masked-language-model head/, `${name}: heads`);
     }

@@ -7,6 +7,10 @@
 //!   label, several the multi-label mode's). The first annotation not cancelled is read; a task
 //!   without one has an empty label, which skips it as unlabelled. (Its JSON-MIN export is a
 //!   flat list of objects already; CSV and TSV exports are tables.)
+//! - Label Studio's JSON export of a named-entity project: each task's text with the spans of
+//!   its first annotation not cancelled (`"type": "labels"`, `"value": {"start", "end", "text",
+//!   "labels": ["PER"]}`), read by the tagging task as character spans ([`label_studio_spans`]);
+//!   its JSON-MIN export (`"label": [{"start", "end", "text", "labels"}]`) is such spans already.
 //! - A one-label list (doccano's classification export: `"label": ["positive"]`) is read as its
 //!   label by [`one_label`].
 
@@ -59,6 +63,27 @@ pub(super) fn label_studio(entries: Vec<(String, Value)>) -> Vec<(String, Value)
         out.push((name, value));
     }
     out
+}
+
+/// A Label Studio task of a named-entity project as `{"text", "entities"}`: its data's `text`
+/// (else its first text field) and the `labels` results of its first annotation not cancelled.
+/// `None` for an object that is no task; `Some(None)` for a task nobody annotated (unlabelled,
+/// not a text without entities).
+pub(super) fn label_studio_spans(o: &serde_json::Map<String, Value>) -> Option<Option<serde_json::Map<String, Value>>> {
+    let entries: Vec<(String, Value)> = o.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    if !is_task(&entries) {
+        return None;
+    }
+    let data = o.get("data").and_then(Value::as_object)?;
+    let text = data.get("text").or_else(|| data.values().find(|v| v.is_string())).cloned().unwrap_or_default();
+    let annotations = o.get("annotations").and_then(Value::as_array).cloned().unwrap_or_default();
+    let Some(kept) = annotations.iter().find(|a| !a.get("was_cancelled").and_then(Value::as_bool).unwrap_or(false)) else { return Some(None) };
+    let spans: Vec<Value> = kept
+        .get("result")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter(|r| r.get("type").and_then(Value::as_str) == Some("labels")).filter_map(|r| r.get("value").cloned()).collect())
+        .unwrap_or_default();
+    Some(Some(serde_json::Map::from_iter([("text".to_string(), text), ("entities".to_string(), Value::Array(spans))])))
 }
 
 /// A label cell that is a JSON list of one label (doccano's `["positive"]`): that label;

@@ -293,6 +293,13 @@ fn parse_json(text: &str) -> Result<(TaggedFormat, Vec<TaggedSentence>), DataErr
     for (line, item) in items {
         let bad = |message: String| DataError::Tagged { line, message };
         let Value::Object(o) = item else { return Err(bad("not a JSON object".into())) };
+        // A Label Studio task: its text and its annotation's spans; one nobody annotated is
+        // unlabelled, not a text without entities, and is left out.
+        let o = match super::annotations::label_studio_spans(&o) {
+            None => o,
+            Some(Some(spans)) => spans,
+            Some(None) => continue,
+        };
         let words = ["tokens", "words"].iter().find_map(|k| o.get(*k));
         let this = if let Some(words) = words {
             let tags = ["tags", "ner_tags", "labels", "ner", "pos_tags", "chunk_tags"]
@@ -351,8 +358,8 @@ struct Span {
     kind: String,
 }
 
-/// Spans as `[start, end, "TYPE"]` (doccano) or `{"start", "end", "label" | "type", "text"?}`,
-/// checked against the text.
+/// Spans as `[start, end, "TYPE"]` (doccano) or `{"start", "end", "label" | "type", "text"?}`
+/// (Prodigy; Label Studio's with `"labels": ["TYPE"]`), checked against the text.
 fn read_spans(text: &str, spans: &Value) -> Result<Vec<Span>, String> {
     let Value::Array(items) = spans else { return Err("the entities are not a list".into()) };
     let chars: Vec<char> = text.chars().collect();
@@ -363,7 +370,11 @@ fn read_spans(text: &str, spans: &Value) -> Result<Vec<Span>, String> {
             Value::Object(o) => (
                 o.get("start").and_then(Value::as_u64),
                 o.get("end").and_then(Value::as_u64),
-                ["label", "type", "entity"].iter().find_map(|k| o.get(*k)).and_then(Value::as_str),
+                // Label Studio's spans name their type in a list of one (`"labels": ["PER"]`).
+                ["label", "type", "entity"].iter().find_map(|k| o.get(*k)).and_then(Value::as_str).or_else(|| match o.get("labels").and_then(Value::as_array).map(Vec::as_slice) {
+                    Some([one]) => one.as_str(),
+                    _ => None,
+                }),
                 o.get("text").and_then(Value::as_str),
             ),
             _ => (None, None, None, None),
@@ -528,6 +539,29 @@ mod tests {
         assert!(e.to_string().contains("does not fit the text (3 characters)"), "{e}");
         let e = parse_tagged(br#"{"text": "Ann Lee", "entities": [[0, 7, "PER"], [4, 7, "PER"]]}"#).unwrap_err();
         assert!(e.to_string().contains("overlap"), "{e}");
+    }
+
+    /// Label Studio's exports of a named-entity project (written for this test): the JSON
+    /// export's tasks (the first annotation not cancelled; a task nobody annotated left out) and
+    /// the JSON-MIN export's flat spans read as the same sentences.
+    #[test]
+    fn label_studio_named_entity_exports_are_read_as_character_spans() {
+        let span = |start: u32, end: u32, text: &str, label: &str| format!(r#"{{"start": {start}, "end": {end}, "text": "{text}", "labels": ["{label}"]}}"#);
+        let result = |value: String| format!(r#"{{"id": "r", "from_name": "label", "to_name": "text", "type": "labels", "value": {value}}}"#);
+        let task = |text: &str, annotations: String| format!(r#"{{"id": 1, "data": {{"text": "{text}"}}, "annotations": [{annotations}], "predictions": []}}"#);
+        let json = format!(
+            "[{}, {}, {}]",
+            task("Ann flew to Oslo.", format!(r#"{{"was_cancelled": true, "result": []}}, {{"was_cancelled": false, "result": [{}, {}]}}"#, result(span(0, 3, "Ann", "PER")), result(span(12, 16, "Oslo", "LOC")))),
+            task("Nobody yet.", String::new()),
+            task("Rome sleeps.", format!(r#"{{"result": [{}]}}"#, result(span(0, 4, "Rome", "LOC")))),
+        );
+        let min = format!(r#"[{{"id": 1, "text": "Ann flew to Oslo.", "label": [{}, {}], "annotator": 1}}, {{"id": 3, "text": "Rome sleeps.", "label": [{}]}}]"#, span(0, 3, "Ann", "PER"), span(12, 16, "Oslo", "LOC"), span(0, 4, "Rome", "LOC"));
+        for file in [json, min] {
+            let d = parse_tagged(file.as_bytes()).unwrap();
+            assert_eq!(d.format, TaggedFormat::JsonSpans);
+            let tags: Vec<&[String]> = d.sentences.iter().map(|s| s.tags.as_slice()).collect();
+            assert_eq!(tags, [&["B-PER", "O", "O", "B-LOC", "O"][..], &["B-LOC", "O", "O"][..]]);
+        }
     }
 
     #[test]
