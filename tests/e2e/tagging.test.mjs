@@ -157,6 +157,35 @@ test('a file dropped on the tagging card is read as one picked (one data card fo
   await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
 });
 
+// Label Studio's exports of a named-entity project (tasks written for this test): the JSON
+// export (its first annotation not cancelled; a task nobody annotated is left out) and the
+// JSON-MIN export read as the same two sentences with their entities.
+test('Label Studio\'s JSON and JSON-MIN exports of a named-entity project are read as tagged sentences', { timeout: 3 * MINUTE }, async () => {
+  const { page } = chrome;
+  const span = (start, end, text, label) => ({ start, end, text, labels: [label] });
+  const result = (value) => ({ id: 'r', from_name: 'label', to_name: 'text', type: 'labels', value });
+  const json = [
+    { id: 1, data: { text: 'Ann flew to Oslo.' }, annotations: [{ was_cancelled: true, result: [] }, { was_cancelled: false, result: [result(span(0, 3, 'Ann', 'PER')), result(span(12, 16, 'Oslo', 'LOC'))] }], predictions: [] },
+    { id: 2, data: { text: 'Nobody annotated this yet.' }, annotations: [], predictions: [] },
+    { id: 3, data: { text: 'Rome sleeps.' }, annotations: [{ result: [result(span(0, 4, 'Rome', 'LOC'))] }], predictions: [] },
+  ];
+  const min = [
+    { id: 1, text: 'Ann flew to Oslo.', label: [span(0, 3, 'Ann', 'PER'), span(12, 16, 'Oslo', 'LOC')], annotator: 1 },
+    { id: 3, text: 'Rome sleeps.', label: [span(0, 4, 'Rome', 'LOC')], annotator: 1 },
+  ];
+  for (const [name, rows] of [['project-1-at-2026-12-03.json', json], ['project-1-min.json', min]]) {
+    await page.getByTestId('tag-file').setInputFiles({ name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(rows)) });
+    await page.waitForFunction((n) => document.querySelector('[data-testid=tag-report]')?.textContent.includes(n), name, { timeout: MINUTE });
+    assert.equal(await page.getByTestId('tag-sentences').textContent(), '2', `${name}: the two annotated tasks`);
+    const report = await page.getByTestId('tag-report').textContent();
+    assert.match(report, /tags: O, B-LOC, I-LOC, B-PER, I-PER/, `${name}: ${report}`);
+    assert.match(await page.getByTestId('tag-preview').textContent(), /Oslo.*Rome/s, name);
+    assert.equal(await page.getByTestId('data-error').count(), 0, name);
+  }
+  await page.getByTestId('use-tag-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
+});
+
 test('full fine-tuning of bert-tiny, every piece labelled, runs to the end with entity scores', { timeout: 6 * MINUTE }, async () => {
   const { page } = chrome;
   await openTagging(page, 'bert-tiny');

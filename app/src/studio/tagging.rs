@@ -248,7 +248,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
     view! {
         <DataCard task=Task::Tag testid="studio-tag-data" title="1 · Tagged data"
             hint=concat!("A word and its tag per line, a blank line between sentences (CoNLL, as in CoNLL-2003), or JSON Lines ",
-                "with \"tokens\" and \"tags\" lists, or a \"text\" with \"entities\" as character spans. Tags are BIO: B-PER starts a ",
+                "with \"tokens\" and \"tags\" lists, or a \"text\" with \"entities\" as character spans (doccano, Prodigy, Label Studio's JSON exports). Tags are BIO: B-PER starts a ",
                 "person's name, I-PER continues it, O is outside any entity. Read in this tab, never uploaded.")
             accept=TAG_FILES file_testid="tag-file"
             example=Example { testid: "use-tag-example", label: "use the example (people, places, organisations)" }
