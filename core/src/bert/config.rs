@@ -6,39 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::bert::family::{EmbeddingProjection, Family, LayerKind, Positions};
 use crate::error::Error;
 
-/// An activation as `config.json` names it (`transformers`' `ACT2FN`): the feed-forward block's
-/// (`hidden_act`), a task head's (`classifier_activation`), a pooler's or a convolution's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum HiddenAct {
-    /// Exact GELU, `x * Φ(x)` with the error function (`"gelu"`).
-    #[serde(rename = "gelu")]
-    Gelu,
-    /// The tanh approximation of GELU (`"gelu_new"`, `"gelu_pytorch_tanh"`).
-    #[serde(rename = "gelu_new", alias = "gelu_pytorch_tanh", alias = "gelu_fast")]
-    GeluApproximate,
-    /// ReLU (`"relu"`).
-    #[serde(rename = "relu")]
-    Relu,
-    /// SiLU, `x * sigmoid(x)` (`"silu"`, `"swish"`).
-    #[serde(rename = "silu", alias = "swish")]
-    Silu,
-    /// tanh (`"tanh"`): BERT's pooler, DeBERTa's convolution by default.
-    #[serde(rename = "tanh")]
-    Tanh,
-}
-
-impl HiddenAct {
-    /// The activation applied to `x`.
-    pub fn apply<const D: usize>(self, x: burn::prelude::Tensor<D>) -> burn::prelude::Tensor<D> {
-        match self {
-            HiddenAct::Gelu => crate::nn::activation::gelu(x),
-            HiddenAct::GeluApproximate => burn::tensor::activation::gelu_approximate(x),
-            HiddenAct::Relu => burn::tensor::activation::relu(x),
-            HiddenAct::Silu => burn::tensor::activation::silu(x),
-            HiddenAct::Tanh => crate::nn::activation::tanh(x),
-        }
-    }
-}
+pub use crate::nn::activation::HiddenAct;
 
 /// How a classifier pools the last layer before its head (ModernBERT's `classifier_pooling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

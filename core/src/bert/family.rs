@@ -137,7 +137,7 @@ pub enum LayerKind {
 /// The activation after the dense layer of a pooler or a family's sequence-classification head:
 /// tanh in BERT's and RoBERTa's, ReLU in DistilBERT's `pre_classifier`, exact GELU in ELECTRA's
 /// and DeBERTa's, ModernBERT's `classifier_activation`.
-pub type PoolerActivation = crate::bert::config::HiddenAct;
+pub type PoolerActivation = crate::nn::activation::HiddenAct;
 
 /// Where a family's `*ForSequenceClassification` keeps its head: a dense layer (empty: none, the
 /// pooler is the base model's) and the output layer.

@@ -90,12 +90,31 @@ pub(super) fn label_studio_spans(o: &serde_json::Map<String, Value>) -> Option<O
 /// `Err` with why for a list of none or of several (a multi-label row); `None` for any other
 /// cell, which is its own label.
 pub(super) fn one_label(cell: &str) -> Option<Result<String, String>> {
-    let items = super::label_sets::json_list(cell)?;
+    let items = json_list(cell)?;
     Some(match items.as_slice() {
         [] => Err("the label list is empty".into()),
         [one] => Ok(one.clone()),
         many => Err(format!("{} labels ({}): a row of several labels is the multi-label mode's", many.len(), many.join(", "))),
     })
+}
+
+/// A JSON array cell's labels, each a string or a number; `None` when the cell is no such array.
+pub(super) fn json_list(cell: &str) -> Option<Vec<String>> {
+    let cell = cell.trim();
+    if !cell.starts_with('[') {
+        return None;
+    }
+    match serde_json::from_str::<serde_json::Value>(cell).ok()? {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -148,25 +148,6 @@ fn flag(cell: &str) -> Option<bool> {
     }
 }
 
-/// A JSON array cell's labels, each a string or a number; `None` when the cell is no such array.
-pub(super) fn json_list(cell: &str) -> Option<Vec<String>> {
-    let cell = cell.trim();
-    if !cell.starts_with('[') {
-        return None;
-    }
-    match serde_json::from_str::<serde_json::Value>(cell).ok()? {
-        serde_json::Value::Array(items) => items
-            .into_iter()
-            .map(|v| match v {
-                serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-                serde_json::Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
-    }
-}
-
 /// Guesses a multi-label table's columns, or `None` when it does not look like one: the text
 /// (and second text) as [`guess_columns`](super::guess_columns) guesses them, and the labels
 /// as a column whose every non-empty cell is a JSON array of short labels each used more than
@@ -181,12 +162,12 @@ pub fn guess_label_sets(table: &Table) -> Option<LabelSetMap> {
     let all = |j: usize, test: &dyn Fn(&str) -> bool| cells(j).next().is_some() && cells(j).all(test);
     // Lists of labels, not of texts (a multiple-choice file's endings): short, each used again.
     let labels_like = |j: usize| {
-        let items: Vec<String> = cells(j).filter_map(json_list).flatten().collect();
+        let items: Vec<String> = cells(j).filter_map(super::annotations::json_list).flatten().collect();
         let distinct = items.iter().collect::<std::collections::HashSet<_>>().len();
         let chars: usize = items.iter().map(|l| l.chars().count()).sum();
         distinct * 2 <= items.len() && chars <= 40 * items.len()
     };
-    if let Some(column) = others.clone().find(|&j| all(j, &|c| json_list(c).is_some()) && labels_like(j)) {
+    if let Some(column) = others.clone().find(|&j| all(j, &|c| super::annotations::json_list(c).is_some()) && labels_like(j)) {
         return Some(LabelSetMap { text, text_pair, labels: LabelColumns::List { column, separator: Separator::Json } });
     }
     // Kaggle's `-1` ("not scored") does not make a column any less a label's.
@@ -250,7 +231,7 @@ pub fn to_label_sets(table: &Table, map: &LabelSetMap) -> Result<LabelSetData, D
                 .collect(),
             LabelColumns::List { column, separator: Separator::Json } => match cell(*column) {
                 "" => Err(SkipReason::MissingLabel),
-                c => json_list(c).ok_or_else(|| bad_labels(format!("“{c}” is not a list of labels such as [\"joy\", \"surprise\"]"))),
+                c => super::annotations::json_list(c).ok_or_else(|| bad_labels(format!("“{c}” is not a list of labels such as [\"joy\", \"surprise\"]"))),
             },
             LabelColumns::List { column, separator: Separator::Char(s) } => {
                 let labels: Vec<String> = cell(*column).split(*s).map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();

@@ -1,4 +1,4 @@
-//! GELU (the exact, erf-based one BERT uses), with a fast CPU implementation.
+//! The activations `config.json` names ([`HiddenAct`]), and GELU (the exact, erf-based one BERT uses) with a fast CPU implementation.
 //!
 //! burn's CPU backend computes GELU and its derivative one value at a time through libm's `erff`
 //! and `expf`, a visible share of a fine-tuning step in the browser (`node bench/profile.mjs`;
@@ -172,6 +172,40 @@ impl<B: Backend + GeluBackend, C: CheckpointStrategy> GeluBackend for Autodiff<B
                 prep.finish(state, B::gelu_erf(x.into_primitive()))
             }
             OpsKind::UnTracked(prep) => prep.finish(B::gelu_erf(x.into_primitive())),
+        }
+    }
+}
+
+/// An activation as `config.json` names it (`transformers`' `ACT2FN`): the feed-forward block's
+/// (`hidden_act`), a task head's (`classifier_activation`), a pooler's or a convolution's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum HiddenAct {
+    /// Exact GELU, `x * Φ(x)` with the error function (`"gelu"`).
+    #[serde(rename = "gelu")]
+    Gelu,
+    /// The tanh approximation of GELU (`"gelu_new"`, `"gelu_pytorch_tanh"`).
+    #[serde(rename = "gelu_new", alias = "gelu_pytorch_tanh", alias = "gelu_fast")]
+    GeluApproximate,
+    /// ReLU (`"relu"`).
+    #[serde(rename = "relu")]
+    Relu,
+    /// SiLU, `x * sigmoid(x)` (`"silu"`, `"swish"`).
+    #[serde(rename = "silu", alias = "swish")]
+    Silu,
+    /// tanh (`"tanh"`): BERT's pooler, DeBERTa's convolution by default.
+    #[serde(rename = "tanh")]
+    Tanh,
+}
+
+impl HiddenAct {
+    /// The activation applied to `x`.
+    pub fn apply<const D: usize>(self, x: burn::prelude::Tensor<D>) -> burn::prelude::Tensor<D> {
+        match self {
+            HiddenAct::Gelu => gelu(x),
+            HiddenAct::GeluApproximate => burn::tensor::activation::gelu_approximate(x),
+            HiddenAct::Relu => burn::tensor::activation::relu(x),
+            HiddenAct::Silu => burn::tensor::activation::silu(x),
+            HiddenAct::Tanh => tanh(x),
         }
     }
 }

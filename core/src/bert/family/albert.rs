@@ -9,7 +9,7 @@
 //! Its configuration may split the depths among several layer groups (`num_hidden_groups`: depth
 //! `i` of `L` runs group `⌊i / (L / G)⌋`, as `transformers` computes it) and give each group
 //! several layers run one after the other (`inner_group_num`); held as `encoder.layer.{g·K + k}`
-//! ([`BertConfig::grouped_layer_names`](crate::bert::config::BertConfig::grouped_layer_names)).
+//! (`BertConfig::grouped_layer_names`).
 
 use super::*;
 

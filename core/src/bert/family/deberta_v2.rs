@@ -102,7 +102,7 @@ fn read_config(config: Json) -> Result<Json, String> {
         }
     } else {
         let act = out.get("conv_act").cloned().unwrap_or_else(|| "tanh".into());
-        if serde_json::from_value::<crate::bert::config::HiddenAct>(act.clone()).is_err() {
+        if serde_json::from_value::<crate::nn::activation::HiddenAct>(act.clone()).is_err() {
             return Err(format!("this DeBERTa's convolution applies {act} (conv_act); bertbench computes gelu, gelu_new, relu, silu and tanh"));
         }
         out.insert("conv_act".into(), act);

@@ -98,7 +98,7 @@ const KEYS: [(&str, &str); 4] = [
     ("attention_dropout", "attention_probs_dropout_prob"),
 ];
 
-/// The activations computed here, as `transformers`' `ACT2FN` names them ([`HiddenAct`](crate::bert::config::HiddenAct)).
+/// The activations computed here, as `transformers`' `ACT2FN` names them ([`HiddenAct`](crate::nn::activation::HiddenAct)).
 const ACTIVATIONS: [&str; 8] = ["gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "silu", "swish", "tanh"];
 
 /// `ModernBertConfig`'s defaults (ModernBERT-base's sizes), in BERT's keys.
