@@ -158,7 +158,7 @@ test('a file dropped on the tagging card is read as one picked (one data card fo
 });
 
 // Label Studio's exports of a named-entity project (tasks written for this test): the JSON
-// export (its first annotation not cancelled; a task nobody annotated is left out) and the
+// export (its first annotation not cancelled; a task nobody annotated is left out, and said) and the
 // JSON-MIN export read as the same two sentences with their entities.
 test('Label Studio\'s JSON and JSON-MIN exports of a named-entity project are read as tagged sentences', { timeout: 3 * MINUTE }, async () => {
   const { page } = chrome;
@@ -181,6 +181,9 @@ test('Label Studio\'s JSON and JSON-MIN exports of a named-entity project are re
     assert.match(report, /tags: O, B-LOC, I-LOC, B-PER, I-PER/, `${name}: ${report}`);
     assert.match(await page.getByTestId('tag-preview').textContent(), /Oslo.*Rome/s, name);
     assert.equal(await page.getByTestId('data-error').count(), 0, name);
+    const warnings = await page.getByTestId('data-warning').allTextContents();
+    const leftOut = warnings.filter((w) => w.includes('Label Studio'));
+    assert.deepEqual(leftOut, rows === json ? ['1 Label Studio task(s) nobody annotated (or whose annotations were all cancelled) were left out: line 2.'] : [], `${name}: ${warnings}`);
   }
   await page.getByTestId('use-tag-example').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });

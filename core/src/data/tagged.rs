@@ -107,17 +107,27 @@ pub fn parse_tagged(bytes: &[u8]) -> Result<TaggedData, DataError> {
     }
     // JSON starts with `{` or `[`; so may a CoNLL file whose first word is a bracket, which
     // is read as CoNLL when it does not parse as JSON.
-    let (format, mut sentences) = match text.trim_start().chars().next() {
+    let (format, mut sentences, unannotated) = match text.trim_start().chars().next() {
         Some('{') | Some('[') => match parse_json(text) {
-            Err(DataError::Json { .. }) if looks_like_conll(text) => (TaggedFormat::Conll, parse_conll(text)?),
+            Err(DataError::Json { .. }) if looks_like_conll(text) => (TaggedFormat::Conll, parse_conll(text)?, Vec::new()),
             other => other?,
         },
-        _ => (TaggedFormat::Conll, parse_conll(text)?),
+        _ => (TaggedFormat::Conll, parse_conll(text)?, Vec::new()),
     };
+    if sentences.is_empty() && !unannotated.is_empty() {
+        return Err(DataError::Tagged { line: unannotated[0], message: format!("none of the file's {} Label Studio tasks has an annotation (or each was cancelled): there is nothing to learn from yet", unannotated.len()) });
+    }
     if sentences.is_empty() {
         return Err(DataError::Empty);
     }
     let mut warnings: Vec<String> = decoded.note.into_iter().map(|n| format!("The file was {n}.")).collect();
+    if !unannotated.is_empty() {
+        warnings.push(format!(
+            "{} Label Studio task(s) nobody annotated (or whose annotations were all cancelled) were left out: {}.",
+            unannotated.len(),
+            lines_named(&unannotated)
+        ));
+    }
     let mut converted = None;
     let mut repaired: Option<(usize, usize)> = None;
     let mut prefixed = false;
@@ -275,8 +285,19 @@ fn parse_conll(text: &str) -> Result<Vec<TaggedSentence>, DataError> {
     Ok(sentences)
 }
 
-/// JSON Lines (or one JSON list) of sentences.
-fn parse_json(text: &str) -> Result<(TaggedFormat, Vec<TaggedSentence>), DataError> {
+/// `line 4`, `lines 4, 9 and 12`, or the first few of many and how many more.
+fn lines_named(lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().take(5).map(usize::to_string).collect();
+    match lines.len() {
+        1 => format!("line {}", shown[0]),
+        2..=5 => format!("lines {} and {}", shown[..shown.len() - 1].join(", "), shown[shown.len() - 1]),
+        n => format!("lines {} and {} more", shown.join(", "), n - 5),
+    }
+}
+
+/// JSON Lines (or one JSON list) of sentences, and the lines (items of a list) of Label Studio
+/// tasks nobody annotated.
+fn parse_json(text: &str) -> Result<(TaggedFormat, Vec<TaggedSentence>, Vec<usize>), DataError> {
     let items: Vec<(usize, Value)> = if text.trim_start().starts_with('[') {
         let list: Vec<Value> = serde_json::from_str(text).map_err(|e| DataError::Json { line: e.line(), message: e.to_string() })?;
         list.into_iter().enumerate().map(|(i, v)| (i + 1, v)).collect()
@@ -290,6 +311,7 @@ fn parse_json(text: &str) -> Result<(TaggedFormat, Vec<TaggedSentence>), DataErr
     };
     let mut format = None;
     let mut sentences = Vec::with_capacity(items.len());
+    let mut unannotated = Vec::new();
     for (line, item) in items {
         let bad = |message: String| DataError::Tagged { line, message };
         let Value::Object(o) = item else { return Err(bad("not a JSON object".into())) };
@@ -298,7 +320,10 @@ fn parse_json(text: &str) -> Result<(TaggedFormat, Vec<TaggedSentence>), DataErr
         let o = match super::annotations::label_studio_spans(&o) {
             None => o,
             Some(Some(spans)) => spans,
-            Some(None) => continue,
+            Some(None) => {
+                unannotated.push(line);
+                continue;
+            }
         };
         let words = ["tokens", "words"].iter().find_map(|k| o.get(*k));
         let this = if let Some(words) = words {
@@ -333,7 +358,7 @@ fn parse_json(text: &str) -> Result<(TaggedFormat, Vec<TaggedSentence>), DataErr
         }
         format = Some(this);
     }
-    Ok((format.unwrap_or(TaggedFormat::JsonTokens), sentences))
+    Ok((format.unwrap_or(TaggedFormat::JsonTokens), sentences, unannotated))
 }
 
 fn strings(v: &Value) -> Result<Vec<String>, String> {
@@ -556,12 +581,24 @@ mod tests {
             task("Rome sleeps.", format!(r#"{{"result": [{}]}}"#, result(span(0, 4, "Rome", "LOC")))),
         );
         let min = format!(r#"[{{"id": 1, "text": "Ann flew to Oslo.", "label": [{}, {}], "annotator": 1}}, {{"id": 3, "text": "Rome sleeps.", "label": [{}]}}]"#, span(0, 3, "Ann", "PER"), span(12, 16, "Oslo", "LOC"), span(0, 4, "Rome", "LOC"));
-        for file in [json, min] {
+        for (file, left_out) in [(json, Some("1 Label Studio task(s) nobody annotated (or whose annotations were all cancelled) were left out: line 2.")), (min, None)] {
             let d = parse_tagged(file.as_bytes()).unwrap();
             assert_eq!(d.format, TaggedFormat::JsonSpans);
             let tags: Vec<&[String]> = d.sentences.iter().map(|s| s.tags.as_slice()).collect();
             assert_eq!(tags, [&["B-PER", "O", "O", "B-LOC", "O"][..], &["B-LOC", "O", "O"][..]]);
+            assert_eq!(d.warnings.iter().find(|w| w.contains("Label Studio")).map(String::as_str), left_out);
         }
+        // A project nobody has annotated yet is refused as such, not as an empty file.
+        let none = format!("[{}, {}]", task("One.", String::new()), task("Two.", r#"{"was_cancelled": true, "result": []}"#.into()));
+        let err = parse_tagged(none.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("none of the file's 2 Label Studio tasks has an annotation"), "{err}");
+    }
+
+    #[test]
+    fn lines_are_named_briefly() {
+        assert_eq!(lines_named(&[4]), "line 4");
+        assert_eq!(lines_named(&[4, 9, 12]), "lines 4, 9 and 12");
+        assert_eq!(lines_named(&[1, 2, 3, 4, 5, 6, 7]), "lines 1, 2, 3, 4, 5 and 2 more");
     }
 
     #[test]
