@@ -188,7 +188,7 @@ mod tests {
         fn read<R: Request>(json: serde_json::Value) -> Result<R::Answer, serde_json::Error> {
             serde_json::from_value(json)
         }
-        let sent = Predictions { labels: vec!["neg".into(), "pos".into()], probs: vec![vec![0.25, 0.75]], multi_label: false };
+        let sent = Predictions { labels: vec!["neg".into(), "pos".into()], probs: vec![vec![0.25, 0.75]], multi_label: false, threshold: None };
         let json = serde_json::to_value(&sent).unwrap();
         let back = read::<Predict>(json.clone()).unwrap();
         assert_eq!((back.labels, back.probs), (sent.labels, sent.probs));

@@ -699,7 +699,7 @@ mod tests {
     fn summary(accuracy: f32) -> RunSummary {
         let metrics = Metrics { accuracy, macro_f1: accuracy - 0.1, per_class: Vec::new(), confusion: Vec::new(), count: 8 };
         RunSummary {
-            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64, scale: None, problem: None },
+            meta: ClassifierMeta { labels: vec!["neg".into(), "pos".into()], spec: Default::default(), max_len: 64, scale: None, problem: None, threshold: None },
             metrics,
             scores: TaskScores::Classes,
             mistakes: Mistakes::default(),

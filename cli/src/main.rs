@@ -307,6 +307,13 @@ fn classify(args: &[String]) -> Result {
                 row["score"] = score.into();
                 row["sigmoid"] = classification::sigmoid(score).into();
             }
+            // A multi-label head's decision: the labels at its threshold (its run's, else 0.5).
+            if loaded.meta.multi_label() {
+                let threshold = loaded.meta.threshold.unwrap_or(0.5);
+                let given: Vec<&String> = loaded.meta.labels.iter().zip(scoring.apply(&logits)).filter(|(_, p)| *p >= threshold).map(|(l, _)| l).collect();
+                row["threshold"] = threshold.into();
+                row["given"] = serde_json::json!(given);
+            }
             row
         })
         .collect();

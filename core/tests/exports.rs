@@ -114,7 +114,7 @@ fn every_export_loads_in_transformers_with_the_same_probabilities() {
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
             let bert = if spec.pooling == Pooling::Pooler { pooled.clone() } else { loaded.model.clone() };
             let model = BertClassifier { bert, head, spec };
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: loaded.config.max_len(), scale: None, problem: None };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: loaded.config.max_len(), scale: None, problem: None, threshold: None };
             let encoded: Vec<_> = texts.iter().map(|(t, p)| loaded.tokenizer.encode_text(t, *p).unwrap()).collect();
             let probs = pollster::block_on(classification::predict(&model, meta.scoring(), &encoded, loaded.tokenizer.pad_id, 1, &device)).unwrap();
             for p in &probs {
@@ -210,7 +210,7 @@ fn every_tagger_export_loads_in_transformers_with_the_same_token_probabilities()
             head.transform = HeadTransform::for_run(&loaded.config, spec, loaded.head_weights.as_deref(), 7, &device).unwrap();
             assert_eq!(head.transform.is_some(), name == "modernbert" && spec.layers == FeatureLayers::Last, "{name}");
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
-            let meta = ClassifierMeta { labels: tags.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None };
+            let meta = ClassifierMeta { labels: tags.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None, threshold: None };
             let rows = token_probs(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
             // Last-layer tokens are what every family's own class reads (ModernBERT's through its
@@ -285,7 +285,7 @@ fn every_question_answering_export_loads_in_transformers_with_the_same_logits() 
             head.transform = HeadTransform::for_run(&loaded.config, spec, None, 7, &device).unwrap();
             assert_eq!(head.transform.is_some(), name == "modernbert" && spec.layers == FeatureLayers::Last, "{name}");
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
-            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None };
+            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None, threshold: None };
             let rows = logits(&model, &loaded.tokenizer);
             let exported = classification::export(&loaded.config, &model, &meta, &loaded.tokenizer, tokenizer_json.as_deref(), vocab_txt.as_deref()).unwrap();
             // Last-layer tokens are what every family's own class reads (ModernBERT's through its
@@ -540,7 +540,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
             let weight = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(weights(hidden, 0.6), [hidden, 1]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(weight);
             let model = BertClassifier { bert, head, spec };
-            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None };
+            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None, threshold: None };
             let scores = pollster::block_on(similarity::score_pairs(&model, &loaded.tokenizer, &owned, &device)).unwrap();
             let rows: Vec<Value> = owned
                 .iter()
@@ -560,7 +560,7 @@ fn every_similarity_export_loads_in_transformers_and_sentence_transformers() {
             let nudge = Tensor::<2>::from_data(bertbench_core::burn::tensor::TensorData::new(weights(hidden * hidden, 0.2), [hidden, hidden]), &device);
             head.classifier.weight = bertbench_core::burn::module::Param::from_tensor(head.classifier.weight.val() + nudge);
             let model = BertClassifier { bert: loaded.model.clone(), head, spec };
-            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None };
+            let meta = ClassifierMeta { labels: labels.clone(), spec, max_len: loaded.config.max_len(), scale: None, problem: None, threshold: None };
             let cosines = pollster::block_on(similarity::score_pairs(&model, &loaded.tokenizer, &owned, &device)).unwrap();
             let gold: Vec<f32> = pairs.iter().map(|p| p.2).collect();
             let (pearson, spearman) = (similarity::pearson(&gold, &cosines), similarity::spearman(&gold, &cosines));

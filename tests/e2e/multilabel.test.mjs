@@ -66,7 +66,11 @@ test('the topics example trains a multi-label head on MiniLM; micro/macro F1 at 
   const { labels, probs } = await predict(page, text);
   assert.deepEqual(labels, TOPICS);
   assert.equal(await page.getByTestId('prediction').getAttribute('data-multi-label'), 'true');
-  assert.match(await page.getByTestId('prediction-note').textContent(), /each label's own probability/);
+  // Labels are given at the run's own threshold, and the note says which labels reach it.
+  const note = await page.getByTestId('prediction-note').textContent();
+  assert.match(note, new RegExp(`each label's own probability.*At its threshold ${threshold.replace('.', '\\.')} \\(chosen on validation`), note);
+  const given = TOPICS.filter((_, i) => probs[i] >= Number(threshold));
+  assert.ok(note.endsWith(`: ${given.length ? given.join('; ') : 'none'}.`), `${note} (given at ${threshold}: ${given})`);
   console.log(`# "${text}": ${labels.map((l, i) => `${l} ${probs[i].toFixed(3)}`).join(', ')}`);
   assert.ok(probs[1] > 0.5 && probs[3] > 0.5, `travel and weather: ${probs}`);
   await screenshot(page, 'multilabel-predict');
@@ -75,6 +79,7 @@ test('the topics example trains a multi-label head on MiniLM; micro/macro F1 at 
   const files = await unzip(zipPath);
   const config = JSON.parse(files['bertbench-multi-label/config.json'].toString('utf8'));
   assert.equal(config.problem_type, 'multi_label_classification');
+  assert.equal(config.multi_label_threshold, Number(threshold), 'the run\'s threshold travels with the export');
   assert.deepEqual(Object.values(config.id2label), TOPICS);
   // transformers' model and its text-classification pipeline give the page's sigmoid per topic
   // (skipped without torch).

@@ -120,6 +120,10 @@ pub struct Predictions {
     /// Whether each label's probability is its own (a multi-label head's sigmoid), not one of a
     /// softmax over the labels.
     pub multi_label: bool,
+    /// A multi-label head's decision threshold, where its run chose one (or its export kept
+    /// it); 0.5 is used otherwise.
+    #[serde(default)]
+    pub threshold: Option<f32>,
 }
 
 /// Put the current classifier away.

@@ -93,17 +93,21 @@ pub struct ClassifierMeta {
     /// saved before this was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<ProblemType>,
+    /// A multi-label head's decision threshold; absent for others (and in items saved before
+    /// it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f32>,
 }
 
 impl From<cls::ClassifierMeta> for ClassifierMeta {
     fn from(c: cls::ClassifierMeta) -> Self {
-        Self { labels: c.labels, spec: c.spec.into(), max_len: c.max_len, scale: c.scale.map(Into::into), problem: c.problem.map(Into::into) }
+        Self { labels: c.labels, spec: c.spec.into(), max_len: c.max_len, scale: c.scale.map(Into::into), problem: c.problem.map(Into::into), threshold: c.threshold }
     }
 }
 
 impl From<ClassifierMeta> for cls::ClassifierMeta {
     fn from(s: ClassifierMeta) -> Self {
-        Self { labels: s.labels, spec: s.spec.into(), max_len: s.max_len, scale: s.scale.map(Into::into), problem: s.problem.map(Into::into) }
+        Self { labels: s.labels, spec: s.spec.into(), max_len: s.max_len, scale: s.scale.map(Into::into), problem: s.problem.map(Into::into), threshold: s.threshold }
     }
 }
 

@@ -100,7 +100,7 @@ pub(in crate::studio) struct MultiLabelling;
 
 impl TaskPanel for MultiLabelling {
     fn export_note(&self) -> &'static str {
-        "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it as a multi-label classifier (config.json says problem_type multi_label_classification; on features other than [CLS] + pooler with trust_remote_code=True), and pipeline(\"text-classification\", model=folder, top_k=None) gives each label's sigmoid, as here. Choose a label where its probability reaches the threshold the run chose."
+        "In Python, AutoModelForSequenceClassification.from_pretrained(folder) loads it as a multi-label classifier (config.json says problem_type multi_label_classification; on features other than [CLS] + pooler with trust_remote_code=True), and pipeline(\"text-classification\", model=folder, top_k=None) gives each label's sigmoid, as here. Choose a label where its probability reaches the threshold the run chose: config.json keeps it as multi_label_threshold (model.config.multi_label_threshold in Python), and this page reads it back on import."
     }
 
     fn run_label(&self, config: &FineTuneConfig) -> String {

@@ -22,17 +22,26 @@ fn to_csv(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The labels a multi-label prediction gives a text: each whose own probability is at least
-/// one half, as `transformers`' pipeline users threshold them.
-fn chosen(labels: &[String], probs: &[f32]) -> String {
-    labels.iter().zip(probs).filter(|(_, p)| **p >= 0.5).map(|(l, _)| l.as_str()).collect::<Vec<_>>().join("; ")
+/// The labels a multi-label prediction gives a text: each whose own probability reaches the
+/// threshold (the run's, else one half, as `transformers`' pipeline users threshold them).
+fn chosen(labels: &[String], probs: &[f32], threshold: Option<f32>) -> String {
+    let t = threshold.unwrap_or(0.5);
+    labels.iter().zip(probs).filter(|(_, p)| **p >= t).map(|(l, _)| l.as_str()).collect::<Vec<_>>().join("; ")
 }
 
-fn prob_bars(labels: Vec<String>, probs: Vec<f32>, multi_label: bool) -> impl IntoView {
+/// Where a multi-label decision is drawn, said.
+fn threshold_said(threshold: Option<f32>) -> String {
+    match threshold {
+        Some(t) => format!("At its threshold {t:.2} (chosen on validation by the run that trained it) or above"),
+        None => "At 0.5 or above (it has no threshold of its own)".into(),
+    }
+}
+
+fn prob_bars(labels: Vec<String>, probs: Vec<f32>, multi_label: bool, threshold: Option<f32>) -> impl IntoView {
     let note = multi_label.then(|| {
-        let chosen = chosen(&labels, &probs);
+        let chosen = chosen(&labels, &probs, threshold);
         let chosen = if chosen.is_empty() { "none".to_string() } else { chosen };
-        format!("Multi-label: each label's own probability (a sigmoid each; they need not add up to 1). At 0.5 or above: {chosen}.")
+        format!("Multi-label: each label's own probability (a sigmoid each; they need not add up to 1). {}: {chosen}.", threshold_said(threshold))
     });
     view! {
         {note.map(|n| view! { <p class="small muted" data-testid="prediction-note">{n}</p> })}
@@ -54,7 +63,7 @@ pub fn ClassifyPredict() -> impl IntoView {
     let studio = expect_context::<Studio>();
     let text = RwSignal::new("What a wonderful, warm little film.".to_string());
     let pair = RwSignal::new(String::new());
-    let prediction = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>, bool), String>>);
+    let prediction = RwSignal::new(None::<Result<(Vec<String>, Vec<f32>, bool, Option<f32>), String>>);
     let batch_note = RwSignal::new(None::<Result<String, String>>);
     let predicting = RwSignal::new(false);
     // What is shown belongs to the classifier that made it: another one (a model opened with
@@ -72,7 +81,7 @@ pub fn ClassifyPredict() -> impl IntoView {
         spawn_in_view(async move {
             let r = studio.client.predict(vec![(t, (!p.trim().is_empty()).then_some(p))]).await;
             predicting.set(false);
-            prediction.set(Some(r.map(|mut p| (p.labels, p.probs.pop().unwrap_or_default(), p.multi_label))));
+            prediction.set(Some(r.map(|mut p| (p.labels, p.probs.pop().unwrap_or_default(), p.multi_label, p.threshold))));
         });
     };
 
@@ -105,7 +114,7 @@ pub fn ClassifyPredict() -> impl IntoView {
             let texts: Vec<(String, Option<String>)> = rows.examples.iter().map(|e| (e.text.clone(), e.text_pair.clone())).collect();
             let out_name = format!("{}-predictions.csv", name.rsplit_once('.').map_or(name.as_str(), |(a, _)| a));
             match studio.client.predict(texts).await {
-                Ok(crate::protocol::Predictions { labels, probs, multi_label }) => {
+                Ok(crate::protocol::Predictions { labels, probs, multi_label, threshold }) => {
                     let mut header = vec!["line".to_string(), "text".to_string()];
                     if map.text_pair.is_some() {
                         header.push("text_pair".into());
@@ -121,8 +130,8 @@ pub fn ClassifyPredict() -> impl IntoView {
                             if map.text_pair.is_some() {
                                 row.push(e.text_pair.clone().unwrap_or_default());
                             }
-                            // A multi-label head's labels at 0.5 or above ("" for none).
-                            row.push(if multi_label { chosen(&labels, p) } else { labels[bertbench_core::tasks::metrics::argmax(p)].clone() });
+                            // A multi-label head's labels at its threshold or above ("" for none).
+                            row.push(if multi_label { chosen(&labels, p, threshold) } else { labels[bertbench_core::tasks::metrics::argmax(p)].clone() });
                             row.extend(p.iter().map(|x| format!("{x:.6}")));
                             row
                         })
@@ -152,7 +161,7 @@ pub fn ClassifyPredict() -> impl IntoView {
                 </label>
             </div>
             {move || prediction.get().map(|r| match r {
-                Ok((labels, probs, multi_label)) => prob_bars(labels, probs, multi_label).into_any(),
+                Ok((labels, probs, multi_label, threshold)) => prob_bars(labels, probs, multi_label, threshold).into_any(),
                 Err(e) => view! { <p class="banner warn small" data-testid="predict-error">{e}</p> }.into_any(),
             })}
             {move || batch_note.get().map(|r| match r {

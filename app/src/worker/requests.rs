@@ -71,7 +71,7 @@ impl Handle for ask::Predict {
         }
         let probs = predict_texts(&current, &self.texts).await?;
         let meta = &current.loaded.meta;
-        Ok((ask::Predictions { labels: meta.labels.clone(), probs, multi_label: meta.multi_label() }, Vec::new()))
+        Ok((ask::Predictions { labels: meta.labels.clone(), probs, multi_label: meta.multi_label(), threshold: meta.threshold }, Vec::new()))
     }
 }
 

@@ -524,7 +524,7 @@ mod tests {
         let choices: Vec<String> = ["you make tea .", "it freezes .", "it flies ."].map(String::from).to_vec();
         for (family, class, prefix) in [(Family::Bert, "BertForMultipleChoice", "bert."), (Family::Roberta, "RobertaForMultipleChoice", "roberta.")] {
             let (config, model) = model(family, pooler_spec());
-            let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None };
+            let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None, threshold: None };
             let files = super::super::classification::export(&config, &model, &meta, &tokenizer, None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let json: Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
@@ -552,7 +552,7 @@ mod tests {
     #[test]
     fn families_without_a_pooler_and_other_features_are_refused_by_name() {
         let tokenizer = BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap();
-        let meta = |spec| ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec, max_len: 24, scale: None, problem: None };
+        let meta = |spec| ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec, max_len: 24, scale: None, problem: None, threshold: None };
         for (family, class) in [(Family::DistilBert, "DistilBertForMultipleChoice"), (Family::Electra, "ElectraForMultipleChoice")] {
             let (mut config, model) = model(Family::Bert, pooler_spec());
             config.model_type = family;
@@ -600,7 +600,7 @@ mod tests {
         assert!(pooler.norm.is_some() && pooler.mean && pooler.activation == PoolerActivation::Gelu);
         let (_, mut model) = model(Family::Bert, pooler_spec());
         model.bert = bert;
-        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None };
+        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None, threshold: None };
         let files = export_head(&config, &model, &meta).unwrap();
         let json: Value = serde_json::from_slice(&files[0].1).unwrap();
         assert_eq!(json["architectures"][0], "ModernBertForMultipleChoice");
@@ -634,7 +634,7 @@ mod tests {
             let encoder = save_weights(&bare).unwrap();
             let (_, mut model) = model(Family::Bert, pooler_spec());
             model.bert = with_pooler(bare, &config, None, 3, &device).unwrap();
-            let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None };
+            let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None, threshold: None };
             let files = export_head(&config, &model, &meta).unwrap();
             let base = crate::bert::checkpoint::load(CheckpointFiles { config_json: config.to_hf_json(), weights: encoder, tokenizer_json: None, vocab_txt: Some(vocab()) }, &device).unwrap();
             assert!(base.model.pooler.is_none(), "{family:?}: the base has no pooler");
@@ -656,7 +656,7 @@ mod tests {
         let device = Device::flex();
         let tokenizer = BertTokenizer::from_vocab_txt(&vocab(), true, 24).unwrap();
         let (config, model) = model(Family::Bert, pooler_spec());
-        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None };
+        let meta = ClassifierMeta { labels: vec![SCORE_LABEL.into()], spec: model.spec, max_len: 24, scale: None, problem: None, threshold: None };
         let files = export_head(&config, &model, &meta).unwrap();
         let json: Value = serde_json::from_slice(&files[0].1).unwrap();
         assert_eq!(json["architectures"][0], "BertForMultipleChoice");

@@ -377,7 +377,18 @@ pub struct ClassifierMeta {
     /// which its level says (its export writes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<ProblemType>,
+    /// A multi-label classifier's decision threshold: a label is given where its probability
+    /// reaches it. Chosen on validation by the run that trained it here, or read from the
+    /// `config.json` key [`THRESHOLD_KEY`] its export writes; none otherwise (0.5 is then used,
+    /// as `transformers`' pipeline users threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f32>,
 }
+
+/// The `config.json` key under which an exported multi-label classifier keeps the decision
+/// threshold its run chose (`transformers` keeps unknown keys as attributes of the config, so
+/// Python reads it as `model.config.multi_label_threshold`).
+pub const THRESHOLD_KEY: &str = "multi_label_threshold";
 
 impl ClassifierMeta {
     /// What `transformers`' `text-classification` pipeline applies to this head's logits by
@@ -697,7 +708,7 @@ mod tests {
                 let bert = BertModelConfig::new(config.clone()).init(&device);
                 let head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
                 let model = BertClassifier { bert, head, spec };
-                let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None };
+                let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None, threshold: None };
                 let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
                 let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
                 let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
@@ -769,7 +780,7 @@ mod tests {
             let values: Vec<f32> = (0..config.hidden_size * 3).map(|k| 0.3 * (((k * 37) % 19) as f32 / 18.0 - 0.5)).collect();
             head.classifier.weight = burn::module::Param::from_tensor(Tensor::from_data(burn::tensor::TensorData::new(values, [config.hidden_size, 3]), &device));
             let model = BertClassifier { bert, head, spec };
-            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None };
+            let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None, threshold: None };
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let config_json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();
@@ -807,7 +818,7 @@ mod tests {
             FeatureSpec { pooling: Pooling::Mean, layers: FeatureLayers::ConcatLastFour, ..Default::default() },
         ] {
             let (config, model) = classifier(spec, 2);
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24, scale: None, problem: None };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 24, scale: None, problem: None, threshold: None };
             let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
             let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
             let native = spec.pooling == Pooling::Pooler;
@@ -849,7 +860,7 @@ mod tests {
             FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() },
         ] {
             let (config, model) = classifier(spec, 2);
-            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 20, scale: None, problem: None };
+            let meta = ClassifierMeta { labels: vec!["neg".into(), "neu".into(), "pos".into()], spec, max_len: 20, scale: None, problem: None, threshold: None };
             let files = export_head(&config, &model, &meta).unwrap();
             let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(names, ["config.json", HEAD_FILE], "the head and what it needs, no encoder");
@@ -878,7 +889,7 @@ mod tests {
         let mut head = ClassificationHeadConfig::new(config.hidden_size, 3).with_dropout(0.0).init(&device);
         head.transform = HeadTransform::for_run(&config, spec, None, 5, &device).unwrap();
         let model = BertClassifier { bert, head, spec };
-        let meta = ClassifierMeta { labels: vec!["O".into(), "B-X".into(), "I-X".into()], spec, max_len: 20, scale: None, problem: None };
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-X".into(), "I-X".into()], spec, max_len: 20, scale: None, problem: None, threshold: None };
         let files = export_head(&config, &model, &meta).unwrap();
         let json: serde_json::Value = serde_json::from_slice(&files[0].1).unwrap();
         assert_eq!(json["architectures"][0], "ModernBertForTokenClassification");
@@ -922,7 +933,7 @@ mod tests {
         let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
         let device = Device::flex();
         let (config, mut model) = classifier(spec, 2);
-        let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None };
+        let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None, threshold: None };
         let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
         let get = |files: &[(String, Vec<u8>)], name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone()).unwrap();
         let read = |json: &serde_json::Value, weights: Vec<u8>| {
@@ -966,6 +977,35 @@ mod tests {
         assert_eq!(read(&json, get(&files, "model.safetensors")).unwrap().meta.pipeline_scoring(), Scoring::Raw);
     }
 
+    /// A multi-label run's threshold is written into its export's `config.json` and read back
+    /// with it; a single-label head keeps none; a threshold outside (0, 1) is refused by name.
+    #[test]
+    fn a_multi_label_threshold_travels_with_its_export() {
+        let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, level: Level::MultiLabel };
+        let device = Device::flex();
+        let (config, model) = classifier(spec, 2);
+        let meta = ClassifierMeta { labels: vec!["a".into(), "b".into(), "c".into()], spec, max_len: 24, scale: None, problem: None, threshold: Some(0.35) };
+        let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
+        let get = |files: &[(String, Vec<u8>)], name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone()).unwrap();
+        let mut json: serde_json::Value = serde_json::from_slice(&get(&files, "config.json")).unwrap();
+        assert_eq!((json["problem_type"].as_str(), json[THRESHOLD_KEY].as_f64()), (Some("multi_label_classification"), Some(0.35)));
+        let read = |json: &serde_json::Value| {
+            let files = CheckpointFiles { config_json: serde_json::to_vec(json).unwrap(), weights: get(&files, "model.safetensors"), tokenizer_json: None, vocab_txt: Some(vocab()) };
+            load_classifier(files, None, &device)
+        };
+        let loaded = read(&json).unwrap();
+        assert_eq!((loaded.meta.spec.level, loaded.meta.threshold), (Level::MultiLabel, Some(0.35)));
+        json[THRESHOLD_KEY] = 1.5.into();
+        let err = read(&json).unwrap_err().to_string();
+        assert!(err.contains("multi_label_threshold is 1.5"), "{err}");
+        // A single-label head has no threshold to keep.
+        let single = FeatureSpec { level: Level::Sentence, ..spec };
+        let (config, model) = classifier(single, 2);
+        let files = export(&config, &model, &ClassifierMeta { spec: single, ..meta }, &tokenizer(), None, Some(&vocab())).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&get(&files, "config.json")).unwrap();
+        assert!(json.get(THRESHOLD_KEY).is_none(), "{json}");
+    }
+
     #[test]
     fn sigmoid_is_the_logistic_function_without_overflow() {
         assert_eq!(sigmoid(0.0), 0.5);
@@ -979,7 +1019,7 @@ mod tests {
         // A NER model: BertForTokenClassification, `classifier.*` over every token.
         let spec = FeatureSpec { pooling: Pooling::Pooler, layers: FeatureLayers::Last, ..Default::default() };
         let (config, model) = classifier(spec, 3);
-        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24, scale: None, problem: None };
+        let meta = ClassifierMeta { labels: vec!["O".into(), "B-PER".into(), "I-PER".into()], spec, max_len: 24, scale: None, problem: None, threshold: None };
         let files = export(&config, &model, &meta, &tokenizer(), None, Some(&vocab())).unwrap();
         let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
         let mut json: serde_json::Value = serde_json::from_slice(&get("config.json").unwrap()).unwrap();

@@ -434,7 +434,7 @@ pub fn load_bi_encoder(files: CheckpointFiles, pooling_json: &[u8], dense: Optio
         config: bert.config,
         model: BertClassifier { bert: bert.model, head, spec },
         tokenizer: bert.tokenizer.with_max_len(max_len),
-        meta: ClassifierMeta { labels: LABELS.iter().map(|l| l.to_string()).collect(), spec, max_len, scale, problem: None },
+        meta: ClassifierMeta { labels: LABELS.iter().map(|l| l.to_string()).collect(), spec, max_len, scale, problem: None, threshold: None },
     })
 }
 

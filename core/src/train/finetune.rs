@@ -304,9 +304,11 @@ impl FineTuner {
         Progress { phase: self.phase, step: self.step, total_steps: self.total_steps }
     }
 
-    /// Labels, features and length of the classifier being trained.
+    /// Labels, features and length of the classifier being trained, and a multi-label run's
+    /// decision threshold at its best weights (once evaluated).
     pub fn meta(&self) -> ClassifierMeta {
-        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len, scale: self.config.score_scale, problem: None }
+        let threshold = self.best_scores().and_then(TaskScores::labels).map(|m| m.threshold);
+        ClassifierMeta { labels: self.labels.clone(), spec: self.config.features, max_len: self.max_len, scale: self.config.score_scale, problem: None, threshold }
     }
 
     /// Rows (see [`units`]) of the training and of the validation examples.

@@ -293,6 +293,9 @@ fn classifier_config(config: &BertConfig, meta: &ClassifierMeta, with_pooler: bo
     if let Some(problem) = problem.filter(|_| level.pooled()) {
         obj.insert("problem_type".into(), problem.name().into());
     }
+    if let Some(threshold) = meta.threshold.filter(|_| problem == Some(ProblemType::MultiLabelClassification)) {
+        obj.insert(super::THRESHOLD_KEY.into(), serde_json::json!((threshold as f64 * 100.0).round() / 100.0));
+    }
     obj.insert("bertbench_head".into(), serde_json::json!({
         "spec": meta.spec,
         "max_len": meta.max_len,
@@ -488,6 +491,8 @@ struct HeadConfig {
     /// from the class's defaults.
     spec_saved: bool,
     problem: Option<ProblemType>,
+    /// A multi-label head's decision threshold, as its export keeps it.
+    threshold: Option<f32>,
     scale: Option<ScoreScale>,
     max_len: Option<usize>,
 }
@@ -524,14 +529,21 @@ impl HeadConfig {
             return Err(Error::Config("config.json's architecture and bertbench_head disagree on what the head labels (texts, tokens or answer spans)".into()));
         }
         let max_len = raw.pointer("/bertbench_head/max_len").and_then(serde_json::Value::as_u64).map(|n| n as usize);
-        Ok(Self { labels, spec, spec_saved: saved.is_some(), problem, scale, max_len })
+        let threshold = match raw.get(super::THRESHOLD_KEY) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(t) => match t.as_f64() {
+                Some(t) if t > 0.0 && t < 1.0 => Some(t as f32),
+                _ => return Err(Error::Config(format!("config.json's {} is {t}; it must be a number between 0 and 1", super::THRESHOLD_KEY))),
+            },
+        };
+        Ok(Self { labels, spec, spec_saved: saved.is_some(), problem, threshold, scale, max_len })
     }
 
     /// The classifier of `head` on `bert`, once they are checked to fit together. A config that
     /// names no labels gets the head's outputs as `transformers` names them (`LABEL_0`, …); one
     /// output is then a score.
     fn finish(self, bert: LoadedModel, head: ClassificationHead) -> crate::Result<LoadedClassifier> {
-        let Self { labels, mut spec, spec_saved, problem, scale, max_len } = self;
+        let Self { labels, mut spec, spec_saved, problem, threshold, scale, max_len } = self;
         let outputs = head.classifier.weight.dims()[1];
         let labels = match labels {
             Some(labels) => labels,
@@ -564,7 +576,7 @@ impl HeadConfig {
             config: bert.config,
             model: BertClassifier { bert: bert.model, head, spec },
             tokenizer: bert.tokenizer.with_max_len(max_len),
-            meta: ClassifierMeta { labels, spec, max_len, scale, problem },
+            meta: ClassifierMeta { labels, spec, max_len, scale, problem, threshold: threshold.filter(|_| problem == Some(ProblemType::MultiLabelClassification)) },
         })
     }
 }
