@@ -207,7 +207,25 @@ fn toolchain() -> Result {
     if !output("rustup", &["component", "list", "--installed"]).unwrap_or_default().lines().any(|l| l.starts_with("rust-src")) {
         run("rustup", &["component", "add", "rust-src"])?;
     }
+    // The page reads zstd-compressed Parquet through zstd-sys, whose C sources build for wasm32
+    // only with clang (and llvm-ar); so it is installed before any build starts.
+    step("clang (zstd's C sources in the page's wasm, for Parquet files)");
+    if output("clang", &["--version"]).is_none() || output("llvm-ar", &["--version"]).is_none() {
+        apt_install(&["clang"])?;
+    }
     Ok(())
+}
+
+/// `apt-get update` and `apt-get install` of `packages`, as root or through sudo.
+fn apt_install(packages: &[&str]) -> Result {
+    let sudo = if is_root() { vec![] } else { vec!["sudo"] };
+    let mut update: Vec<&str> = sudo.clone();
+    update.extend(["apt-get", "update", "-qq"]);
+    run(update[0], &update[1..])?;
+    let mut install: Vec<&str> = sudo;
+    install.extend(["apt-get", "install", "-y", "-qq", "--no-install-recommends"]);
+    install.extend(packages);
+    run_in(&root(), install[0], &install[1..], &[("DEBIAN_FRONTEND", "noninteractive")])
 }
 
 /// Trunk and wasm-bindgen-cli, built from crates.io where missing.
@@ -236,14 +254,7 @@ fn apt_packages() -> Result {
     if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() && have_icd {
         return Ok(());
     }
-    let sudo = if is_root() { vec![] } else { vec!["sudo"] };
-    let mut update: Vec<&str> = sudo.clone();
-    update.extend(["apt-get", "update", "-qq"]);
-    run(update[0], &update[1..])?;
-    let mut install: Vec<&str> = sudo;
-    install.extend(["apt-get", "install", "-y", "-qq", "--no-install-recommends"]);
-    install.extend(APT_TEST_PACKAGES);
-    run_in(&root(), install[0], &install[1..], &[("DEBIAN_FRONTEND", "noninteractive")])
+    apt_install(&APT_TEST_PACKAGES)
 }
 
 fn fetch_model() -> Result {
@@ -679,15 +690,16 @@ impl Torch {
     fn start() -> Self {
         let venv = cache().join("python");
         let python = venv.join("bin/python").display().to_string();
-        let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf";
+        let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf, datasets";
         if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
             return Torch::Ready(python);
         }
-        step("PyTorch, transformers, torchmetrics, sentence-transformers and seqeval (PyPI) in a virtual environment in the cache, in the background");
+        step("PyTorch, transformers, torchmetrics, sentence-transformers, seqeval and datasets (PyPI) in a virtual environment in the cache, in the background");
         if let Err(e) = run("python3", &["-m", "venv", &venv.display().to_string()]) {
             return Torch::Failed(e);
         }
-        let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf"];
+        // `datasets` writes the Parquet files the browser test reads, as the Hub's are written.
+        let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf", "datasets"];
         let log = cache().join("pip-install.log");
         let args = [&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat();
         let spawned = fs::File::create(&log).and_then(|out| {

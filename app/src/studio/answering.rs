@@ -29,7 +29,7 @@ use crate::widgets::now_ms;
 pub const EXAMPLE_QUESTIONS: &[u8] = crate::examples::QUESTIONS_JSON;
 
 /// The files the question-answering mode's pickers offer.
-const QA_FILES: &str = ".json,.jsonl,.csv,.tsv,.txt,.gz";
+const QA_FILES: &str = ".json,.jsonl,.csv,.tsv,.txt,.gz,.parquet";
 
 /// A question-answering file, read and measured against the model's tokenizer.
 #[derive(Debug, Clone)]
@@ -310,7 +310,7 @@ pub fn StudioQaDataPanel() -> impl IntoView {
         <DataCard task=Task::Answer testid="studio-qa-data" title="1 · Questions over passages"
             hint=concat!("SQuAD's JSON (v1.1, or v2.0 with questions the passage does not answer), JSON Lines with \"question\", ",
                 "\"context\" and \"answers\" ({\"text\": [...], \"answer_start\": [...]}, as the datasets library writes SQuAD), or a ",
-                "table with question, context, answer and answer_start columns. The model reads \"[CLS] question [SEP] passage [SEP]\" ",
+                "table with question, context, answer and answer_start columns; the Hub's Parquet files too. The model reads \"[CLS] question [SEP] passage [SEP]\" ",
                 "and learns where the answer starts and ends. Read in this tab, never uploaded.")
             accept=QA_FILES file_testid="qa-file"
             example=Example { testid: "use-qa-example", label: "use the example (questions about invented towns)" }
@@ -440,7 +440,7 @@ pub fn QaPredict() -> impl IntoView {
                 " allow \"no answer\""
             </label>
             <label class="filebutton secondary">"Answer a file of questions (predictions download)"
-                <input type="file" accept=".json,.jsonl,.csv,.tsv,.txt,.gz" data-testid="qa-batch-file" on:change=batch />
+                <input type="file" accept=".json,.jsonl,.csv,.tsv,.txt,.gz,.parquet" data-testid="qa-batch-file" on:change=batch />
             </label>
         </div>
         {move || note.get().map(|r| match r {

@@ -23,7 +23,7 @@ use crate::widgets::{confusion_matrix, scores_table};
 const PREVIEW_ROWS: usize = 8;
 
 /// The files the classification mode's pickers offer.
-const TABLE_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz";
+const TABLE_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz,.parquet";
 
 /// An uploaded file, parsed.
 #[derive(Debug, Clone)]
@@ -332,7 +332,12 @@ pub fn StudioDataPanel() -> impl IntoView {
                         }).collect_view()}
                     </table>
                     <p class="small muted">{format!("{} rows in {} ({:?}{}).", t.rows.len(), u.name, t.format, if t.has_header { ", with a header row" } else { ", no header row" })}</p>
-                    {t.decoded.clone().map(|d| view! { <p class="banner warn small" data-testid="data-decoded">{format!("The file was {d}; check that accented letters look right above.")}</p> })}
+                    {t.decoded.clone().map(|d| {
+                        // A text encoding was guessed, or gzip undone: worth a look at the letters.
+                        // Parquet's text is UTF-8 by its format: nothing to check there.
+                        let said = if d.contains("read from Parquet") { format!("The file was {d}.") } else { format!("The file was {d}; check that accented letters look right above.") };
+                        view! { <p class="banner warn small" data-testid="data-decoded">{said}</p> }
+                    })}
                 </div>
             }
         })
@@ -387,7 +392,7 @@ pub fn StudioDataPanel() -> impl IntoView {
     view! {
         <DataCard task=Task::Classify testid="studio-data" title="1 · Labeled data"
             hint=concat!("A CSV, TSV or JSONL file with a text column and a label column (and optionally a second text column for sentence pairs), ",
-                "as a spreadsheet or an editor saves it (UTF-8, UTF-16 or Windows-1252; gzipped too). ",
+                "as a spreadsheet or an editor saves it (UTF-8, UTF-16 or Windows-1252; gzipped too), or a Parquet file from the Hub (its class names kept). ",
                 "It is read in this tab and never uploaded anywhere.")
             accept=TABLE_FILES file_testid="data-file"
             example=Example { testid: "use-example", label: "use the example dataset" }

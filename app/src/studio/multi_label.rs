@@ -31,7 +31,7 @@ use crate::widgets::scores_table;
 pub const EXAMPLE_TOPICS: &[u8] = include_bytes!("../../../public/examples/topics.csv");
 
 /// The files the mode's pickers offer.
-const LABEL_FILES: &str = ".csv,.tsv,.jsonl,.json,.ndjson,.txt,.gz";
+const LABEL_FILES: &str = ".csv,.tsv,.jsonl,.json,.ndjson,.txt,.gz,.parquet";
 
 /// A file of texts with their labels: its table, and where the labels are.
 #[derive(Debug, Clone)]
@@ -400,7 +400,7 @@ pub fn StudioLabelsDataPanel() -> impl IntoView {
     view! {
         <DataCard task=Task::MultiLabel testid="studio-multilabel-data" title="1 · Texts with their labels"
             hint=concat!("CSV, TSV or JSON Lines: a text column and either a 0/1 column per label (as Kaggle's toxic-comment files) ",
-                "or one column holding each text's labels (a JSON list, as datasets writes GoEmotions, or labels parted by ; or |). ",
+                "or one column holding each text's labels (a JSON list, as datasets writes GoEmotions, or labels parted by ; or |); the Hub's Parquet files too. ",
                 "A text may have any number of labels, or none. The model gives each label a probability of its own (a sigmoid) ",
                 "and learns each as a yes or no (binary cross-entropy). Read in this tab, never uploaded.")
             accept=LABEL_FILES file_testid="multilabel-file"

@@ -156,7 +156,7 @@ pub fn ClassifyPredict() -> impl IntoView {
             <div class="row">
                 <button data-testid="predict-button" on:click=predict prop:disabled=move || studio.classifier.get().is_none() || predicting.get()>"Predict"</button>
                 <label class="filebutton secondary" class:disabled=move || studio.classifier.get().is_none()>"Predict a file (CSV download)"
-                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz" data-testid="batch-file"
+                    <input type="file" accept=".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz,.parquet" data-testid="batch-file"
                         prop:disabled=move || studio.classifier.get().is_none() on:change=batch />
                 </label>
             </div>

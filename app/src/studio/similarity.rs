@@ -30,7 +30,7 @@ use crate::widgets::duration;
 pub const EXAMPLE_PAIRS: &[u8] = crate::examples::SIMILARITY_CSV;
 
 /// The files the similarity mode's pickers offer.
-const PAIR_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz";
+const PAIR_FILES: &str = ".csv,.tsv,.tab,.txt,.jsonl,.ndjson,.json,.gz,.parquet";
 /// Texts to search, from the same script.
 pub const EXAMPLE_TEXTS: &str = crate::examples::SIMILARITY_TEXTS;
 
@@ -364,7 +364,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
     view! {
         <DataCard task=Task::Similar testid="studio-pair-data" title="1 · Pairs of texts with a score"
             hint=concat!("A CSV, TSV or JSONL file with two text columns and a score: how alike the texts are (STS-B's 0–5, SICK's 1–5, ",
-                "0–1), or a label with two values (duplicate or not, paraphrase or not). Scores are read as 0..1 from the lowest to the highest. ",
+                "0–1), or a label with two values (duplicate or not, paraphrase or not); the Hub's Parquet files too. Scores are read as 0..1 from the lowest to the highest. ",
                 "Read in this tab, never uploaded.")
             accept=PAIR_FILES file_testid="pair-file"
             example=Example { testid: "use-pair-example", label: "use the example (402 pairs scored 0–5)" }

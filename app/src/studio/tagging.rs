@@ -30,7 +30,7 @@ use crate::widgets::{confusion_matrix, scores_table};
 pub const EXAMPLE_CONLL: &[u8] = crate::examples::ENTITIES_CONLL;
 
 /// The files a tagging mode's pickers offer.
-const TAG_FILES: &str = ".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz";
+const TAG_FILES: &str = ".conll,.txt,.tsv,.iob,.bio,.jsonl,.json,.gz,.parquet";
 
 /// The tagging mode's own state.
 #[derive(Debug, Clone, Copy)]
@@ -248,7 +248,7 @@ pub fn StudioTagDataPanel() -> impl IntoView {
     view! {
         <DataCard task=Task::Tag testid="studio-tag-data" title="1 · Tagged data"
             hint=concat!("A word and its tag per line, a blank line between sentences (CoNLL, as in CoNLL-2003), or JSON Lines ",
-                "with \"tokens\" and \"tags\" lists, or a \"text\" with \"entities\" as character spans (doccano, Prodigy, Label Studio's JSON exports). Tags are BIO: B-PER starts a ",
+                "with \"tokens\" and \"tags\" lists (or the Hub's Parquet, its tag names kept), or a \"text\" with \"entities\" as character spans (doccano, Prodigy, Label Studio's JSON exports). Tags are BIO: B-PER starts a ",
                 "person's name, I-PER continues it, O is outside any entity. Read in this tab, never uploaded.")
             accept=TAG_FILES file_testid="tag-file"
             example=Example { testid: "use-tag-example", label: "use the example (people, places, organisations)" }

@@ -37,6 +37,12 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, DataError> {
     if let Some(kind) = container(bytes) {
         return Err(DataError::NotText { kind });
     }
+    if bytes.starts_with(b"PAR1") {
+        return parquet(bytes, notes);
+    }
+    if bytes.starts_with(LFS_POINTER) {
+        return Err(DataError::NotText { kind: "a Git LFS pointer: the repository was cloned without its large files. Run `git lfs pull` in it (or download the file from the Hub's page) and load the file itself" });
+    }
     let text = match utf16(bytes) {
         Some((encoding, body)) => {
             notes.push(format!("decoded from {} (Excel's “Unicode text”)", encoding.name()));
@@ -60,6 +66,49 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, DataError> {
         return Err(DataError::Binary { line: line_of(text.as_bytes(), at) });
     }
     Ok(Decoded { text, note: (!notes.is_empty()).then(|| notes.join("; ")) })
+}
+
+/// The first line of a Git LFS pointer, what a Hub repository cloned without `git lfs` holds in
+/// place of each large file.
+const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/";
+
+/// A Parquet file as JSON Lines text ([`super::parquet`]), which every task reads.
+#[cfg(feature = "parquet")]
+fn parquet(bytes: &[u8], mut notes: Vec<String>) -> Result<Decoded, DataError> {
+    let (text, note) = super::parquet::to_json_lines(bytes)?;
+    notes.push(note);
+    Ok(Decoded { text, note: Some(notes.join("; ")) })
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet(_: &[u8], _: Vec<String>) -> Result<Decoded, DataError> {
+    Err(DataError::NotText { kind: "a Parquet file, which this build does not read" })
+}
+
+/// A file's bytes decoded, after checking that one named `.parquet` is one: an HTML page, a
+/// Git LFS pointer or a text file saved under that name is said to be what it is.
+pub fn decode_named(bytes: &[u8], file_name: Option<&str>) -> Result<Decoded, DataError> {
+    let named = file_name.is_some_and(|n| n.to_ascii_lowercase().ends_with(".parquet"));
+    if named && !bytes.starts_with(b"PAR1") {
+        let start = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).trim_start().to_ascii_lowercase();
+        let kind = if bytes.starts_with(LFS_POINTER) {
+            "a Git LFS pointer: the repository was cloned without its large files. Run `git lfs pull` in it (or download the file from the Hub's page) and load the file itself".to_string()
+        } else if start.starts_with("<!doctype html") || start.starts_with("<html") {
+            "a web page (HTML), perhaps an error or sign-in page saved in place of the file".to_string()
+        } else if let Some(kind) = container(bytes) {
+            kind.to_string()
+        } else if bytes.starts_with(&[0x1F, 0x8B]) {
+            "gzip-compressed, not Parquet (Parquet compresses its own pages): rename it to .gz if it holds text".to_string()
+        } else if start.starts_with('{') || start.starts_with('[') {
+            "JSON text: rename it to .jsonl or .json".to_string()
+        } else if bytes.is_empty() {
+            "empty".to_string()
+        } else {
+            "not Parquet (a Parquet file starts with the bytes PAR1); if it is text, name it .csv, .tsv or .jsonl".to_string()
+        };
+        return Err(DataError::NotParquet { kind });
+    }
+    decode(bytes)
 }
 
 fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, DataError> {

@@ -14,6 +14,8 @@ mod decode;
 mod examples;
 mod label_sets;
 mod pairs;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod report;
 mod split;
 mod squad;
@@ -24,7 +26,7 @@ mod text;
 use thiserror::Error;
 
 pub use columns::{ColumnMap, guess_columns};
-pub use decode::{Decoded, decode};
+pub use decode::{Decoded, decode, decode_named};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
 pub use label_sets::{LabelColumns, LabelSet, LabelSetData, LabelSetMap, SEPARATORS, Separator, guess_label_sets, separators_in, to_label_sets};
 pub use pairs::{PairData, ScoreScale, ScoredPair, guess_pair_columns, to_pairs};
@@ -88,6 +90,17 @@ pub enum DataError {
     NotText {
         /// What it is, e.g. `"an Excel workbook (.xlsx)"`.
         kind: &'static str,
+    },
+
+    /// A Parquet file that cannot be read (cut short, or compressed in a way not read here).
+    #[error("This Parquet file could not be read: {0}.")]
+    Parquet(String),
+
+    /// A file named `.parquet` that is something else.
+    #[error("The file is named .parquet but is {kind}.")]
+    NotParquet {
+        /// What it is, e.g. `"a Git LFS pointer"`.
+        kind: String,
     },
 
     /// A file that starts like gzip but does not decompress.

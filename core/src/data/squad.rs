@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::decode::decode;
+use super::decode_named;
 use super::table::parse_table;
 use super::{DataError, Split};
 use crate::rng::Rng;
@@ -127,7 +127,7 @@ pub fn parse_questions(bytes: &[u8], file_name: Option<&str>) -> Result<QaData, 
 }
 
 fn parse(bytes: &[u8], file_name: Option<&str>, answers_required: bool) -> Result<QaData, DataError> {
-    let decoded = decode(bytes)?;
+    let decoded = decode_named(bytes, file_name)?;
     let text = decoded.text.as_str();
     if text.trim().is_empty() {
         return Err(DataError::Empty);

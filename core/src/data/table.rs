@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::text::{
     LineCounter, count_separators, first_non_space, is_number, normalise_name, strip_bom,
 };
-use super::decode::{Decoded, decode};
+use super::decode::{Decoded, decode_named};
 use super::{DataError, SAMPLE_ROWS};
 
 /// A file format for labeled text.
@@ -39,7 +39,8 @@ pub fn detect_format(bytes: &[u8], file_name: Option<&str>) -> Format {
         match ext.as_str() {
             "csv" => return Format::Csv,
             "tsv" | "tab" => return Format::Tsv,
-            "jsonl" | "ndjson" | "json" => return Format::Jsonl,
+            // Parquet is read as the JSON Lines of its rows (`decode`).
+            "jsonl" | "ndjson" | "json" | "parquet" => return Format::Jsonl,
             _ => {}
         }
     }
@@ -67,7 +68,7 @@ pub struct Table {
     pub columns: Vec<String>,
     /// The data rows (header excluded; blank lines dropped, rows of empty fields kept).
     pub rows: Vec<Record>,
-    /// How the file was read when it was not plain UTF-8 text (see [`decode`]), for the report.
+    /// How the file was read when it was not plain UTF-8 text (see [`decode_named`]), for the report.
     pub decoded: Option<String>,
 }
 
@@ -88,7 +89,7 @@ pub struct Record {
 
 /// Reads CSV, TSV or JSON Lines (see [`detect_format`]) into a [`Table`].
 ///
-/// Reads the text as people save it ([`decode`]: gzip, UTF-16, Windows-1252; said in
+/// Reads the text as people save it ([`decode_named`]: gzip, UTF-16, Windows-1252; said in
 /// [`Table::decoded`]); refuses files over [`MAX_FILE_BYTES`], empty files, archives and binary
 /// files (a NUL byte). A `.gz` suffix is looked through for the format. CSV/TSV rows of the wrong length
 /// are kept as they are ([`to_examples`] reports them), blank lines are dropped, and whether the
@@ -97,7 +98,7 @@ pub struct Record {
 ///
 /// [`to_examples`]: super::to_examples
 pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataError> {
-    let Decoded { text, note } = decode(bytes)?;
+    let Decoded { text, note } = decode_named(bytes, file_name)?;
     if text.trim().is_empty() {
         return Err(DataError::Empty);
     }

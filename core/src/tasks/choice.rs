@@ -80,9 +80,9 @@ impl ChoiceFile {
 /// one, or a label that is not an ending's index. Questions with another number of endings than
 /// most (the first question's on a tie) are set aside.
 pub fn parse_choices(bytes: &[u8], file_name: Option<&str>) -> crate::Result<ChoiceFile> {
-    let text = crate::data::decode(bytes).map_err(|e| Error::Input(e.to_string()))?.text;
+    let text = crate::data::decode_named(bytes, file_name).map_err(|e| Error::Input(e.to_string()))?.text;
     let name = file_name.unwrap_or("").to_ascii_lowercase();
-    let json = name.ends_with(".jsonl") || name.ends_with(".json") || name.ends_with(".ndjson") || text.trim_start().starts_with('{');
+    let json = [".jsonl", ".json", ".ndjson", ".parquet"].iter().any(|e| name.ends_with(e)) || text.trim_start().starts_with('{') || bytes.starts_with(b"PAR1");
     let all = if json { jsonl::parse_jsonl(&text)? } else { parse_swag_csv(bytes, file_name)? };
     if all.is_empty() {
         return Err(Error::Input("the file has no questions".into()));

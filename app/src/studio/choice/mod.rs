@@ -36,7 +36,7 @@ pub use predict::ChoicePredict;
 pub const EXAMPLE_CHOICES: &[u8] = include_bytes!("../../../../public/examples/choices.jsonl");
 
 /// The files the multiple-choice mode's pickers offer.
-const CHOICE_FILES: &str = ".jsonl,.json,.ndjson,.csv,.tsv,.txt,.gz";
+const CHOICE_FILES: &str = ".jsonl,.json,.ndjson,.csv,.tsv,.txt,.gz,.parquet";
 
 /// A multiple-choice file, read and measured against the model's tokenizer.
 #[derive(Debug, Clone)]
@@ -316,7 +316,7 @@ pub fn StudioChoiceDataPanel() -> impl IntoView {
         <DataCard task=Task::Choice testid="studio-choice-data" title="1 · Questions with endings"
             hint=concat!("JSON Lines, one question a line: \"question\" (or \"context\"), \"endings\" (a list of texts) and \"label\" ",
                 "(the right ending's index, from 0), or SWAG, HellaSwag, ARC, OpenBookQA or CommonsenseQA as datasets writes them ",
-                "(choices and answerKey); or SWAG's CSV (sent1, sent2, ending0, ending1, …, label: each ending is read as ",
+                "(choices and answerKey), in JSON Lines or the Hub's Parquet; or SWAG's CSV (sent1, sent2, ending0, ending1, …, label: each ending is read as ",
                 "sent2 + ending). A run scores one number of endings: questions with another number than most are left out, and said. The model reads \"[CLS] question [SEP] ending [SEP]\" ",
                 "for each ending, gives each a score, and learns to score the right one highest. Read in this tab, never uploaded.")
             accept=CHOICE_FILES file_testid="choice-file"
