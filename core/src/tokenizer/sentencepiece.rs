@@ -145,11 +145,21 @@ pub fn tokenizer_json(model: &[u8], file: &str, model_type: &str, tokenizer_conf
             if flag("do_lower_case", false) {
                 steps.push(json!({"type": "Lowercase"}));
             }
-            steps.extend([
-                json!({"type": "Replace", "pattern": {"Regex": "\\s{2,}|[\\n\\r\\t]"}, "content": " "}),
-                json!({"type": "NFC"}),
-                json!({"type": "Strip", "strip_left": false, "strip_right": true}),
-            ]);
+            // As `transformers`' DebertaV2Tokenizer builds it (5.25 on): the model's own
+            // normalization table where it has one (NFKC as SentencePiece applies it: full-width
+            // letters and ligatures become plain ones), else whitespace folded and NFC.
+            match precompiled {
+                Some(table) => steps.extend([
+                    table,
+                    json!({"type": "Strip", "strip_left": false, "strip_right": true}),
+                    json!({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}),
+                ]),
+                None => steps.extend([
+                    json!({"type": "Replace", "pattern": {"Regex": "\\s{2,}|[\\n\\r\\t]"}, "content": " "}),
+                    json!({"type": "NFC"}),
+                    json!({"type": "Strip", "strip_left": false, "strip_right": true}),
+                ]),
+            }
             json!({"type": "Sequence", "normalizers": steps})
         }
     };
