@@ -13,6 +13,12 @@ tokenizer of a folder `make_test_models.py` made first (its `variants` group run
 - `modernbert-silu`: a ModernBERT classifier whose head applies SiLU (`classifier_activation`),
   with the pipeline's scores.
 
+Its `relative` group (`make_relative`), run with the newest `transformers` 4:
+- `bert-relative-key`, `bert-relative-key-query`: BERT with relative distances in place of
+  absolute positions (`position_embedding_type`), `BertForMaskedLM`. Only `transformers` 4 has
+  them: 5 dropped the setting, and reads such a folder as absolute, its `distance_embedding`
+  weights unused.
+
 Every layer's hidden states and fill-mask probabilities are kept, as for the other folders.
 """
 
@@ -21,6 +27,7 @@ import os
 import sys
 
 import torch
+import transformers
 from transformers import (AlbertConfig, AlbertForMaskedLM, AutoTokenizer, DebertaV2Config, DebertaV2ForMaskedLM,
                           MPNetConfig, MPNetForMaskedLM, ModernBertConfig, ModernBertForSequenceClassification)
 
@@ -111,3 +118,13 @@ def make_variants(out):
                           num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()},
                           classifier_activation="silu", hidden_activation="gelu"),
          "ModernBertForSequenceClassification, SiLU in its head (classifier_activation)")
+
+
+def make_relative(out):
+    if not transformers.__version__.startswith("4."):
+        sys.exit(f"the relative group needs transformers 4 (5 dropped position_embedding_type); this is {transformers.__version__}")
+    from transformers import BertForMaskedLM
+    tok = tokenizer_of(out, "bert-mlm")
+    for name, kind, seed in [("bert-relative-key", "relative_key", 65), ("bert-relative-key-query", "relative_key_query", 66)]:
+        make(out, name, "bert-mlm", seed, BertForMaskedLM, m.bert_config(len(tok), position_embedding_type=kind),
+             f"BertForMaskedLM, position_embedding_type {kind} (transformers {transformers.__version__})")

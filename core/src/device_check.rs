@@ -112,6 +112,7 @@ pub fn family_check_configs() -> Vec<BertConfig> {
             .with_conv_kernel_size(Some(3))
             .with_conv_groups(Some(2))
             .with_conv_act(Some(crate::bert::config::HiddenAct::Gelu)),
+        check_config().with_position_embedding_type(Some(crate::bert::config::RelativeKey::RelativeKeyQuery)),
     ]
 }
 
@@ -215,6 +216,9 @@ async fn gradient_probes(model: &BertModel, head: &ClassificationHead, grads: &b
     if let Some(conv) = &model.encoder.conv {
         own.push(grad_of("encoder.conv.conv.weight", &conv.conv.weight, grads).await?);
     }
+    if let Some(table) = model.encoder.layer.first().and_then(|l| l.attention.self_attn.distance_embedding.as_ref()) {
+        own.push(grad_of("encoder.layer.0.attention.self.distance_embedding.weight", &table.weight, grads).await?);
+    }
     if let Some(project) = &model.embeddings_project {
         own.push(grad_of("embeddings_project.weight", &project.weight, grads).await?);
     }
@@ -295,7 +299,7 @@ mod tests {
     /// ALBERT's, MPNet's, ModernBERT's and DeBERTa's own blocks are checked too, and get
     /// gradients: the shared layer, the embedding projection, the relative position bias, the
     /// fused attention with rotary positions and a local window, the relative table DeBERTa's
-    /// attention projects and its convolution.
+    /// attention projects and its convolution, BERT's relative distance table.
     #[test]
     fn the_families_own_blocks_agree_and_learn() {
         let device = Device::flex();
@@ -307,6 +311,7 @@ mod tests {
                 Family::MpNet => "encoder.relative_attention_bias.weight",
                 Family::ModernBert => "layers.0.attn.Wqkv.weight",
                 Family::DebertaV2 => "encoder.rel_embeddings.weight",
+                Family::Bert => "encoder.layer.0.attention.self.distance_embedding.weight",
                 _ => "embeddings_project.weight",
             };
             let conv = (family == Family::DebertaV2).then_some("encoder.conv.conv.weight");

@@ -126,6 +126,8 @@ family_tests! {
     deberta_without_relative_attention_matches_transformers => "deberta-norel", check_layers_and_fills;
     mpnet_with_a_larger_bias_table_matches_transformers => "mpnet-buckets", check_layers_and_fills;
     modernbert_with_silu_in_its_head_classifies_as_the_pipeline => "modernbert-silu", check_softmax_pipeline;
+    bert_with_relative_key_distances_matches_transformers_4 => "bert-relative-key", check_layers_and_fills;
+    bert_with_relative_key_query_distances_matches_transformers_4 => "bert-relative-key-query", check_layers_and_fills;
 }
 
 /// Every layer's hidden states (one per layer run: each of an ALBERT group's layers apart, as

@@ -23,6 +23,8 @@ const APART_BY_NAME = {
   'albert-groups': /projected up to 32; 2 groups of 2 layers, run one after the other, the 3 depths split evenly among them/,
   'deberta-conv': /a convolution over 3 neighbouring tokens of the embeddings, in 2 channel groups, added to the first layer's output/,
   'deberta-norel': /no relative positions \(relative_attention false\): attention scores content against content only/,
+  'bert-relative-key': /relative distances \(relative_key\): every layer learns a vector for each distance between two words up to 63.*no absolute positions/,
+  'bert-relative-key-query': /relative distances \(relative_key_query\): .*a score adds the query's and the key's dot products with it; no absolute positions/,
 };
 let server, profile;
 const contexts = [];

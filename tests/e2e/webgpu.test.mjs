@@ -108,12 +108,13 @@ test('the studio trains on WebGPU in its worker (bert-tiny, head-only)', { timeo
 // The blocks BERT does not have, on the GPU: ALBERT's shared layer and projected embeddings,
 // MPNet's relative position bias, ModernBERT's rotary positions, local windows and gated layers,
 // DeBERTa-v3's disentangled attention; and the variants' blocks: ALBERT's layer groups of several
-// layers, DeBERTa-v2-xlarge's grouped convolution after the first layer. Each folder of
+// layers, DeBERTa-v2-xlarge's grouped convolution after the first layer, BERT's relative_key_query
+// distances. Each folder of
 // `scripts/make_test_models.py` opens on WebGPU and embeds as PyTorch did (`expected.json`).
-test('each family\'s own blocks on WebGPU: ALBERT, MPNet, ModernBERT and DeBERTa folders, grouped ALBERT layers and DeBERTa\'s convolution embed as PyTorch', { timeout: 25 * MINUTE }, async () => {
+test('each family\'s own blocks on WebGPU: ALBERT, MPNet, ModernBERT and DeBERTa folders, grouped ALBERT layers, DeBERTa\'s convolution and BERT\'s relative distances embed as PyTorch', { timeout: 25 * MINUTE }, async () => {
   const { page } = chrome;
   await page.getByTestId('tab-explore').click();
-  for (const name of ['albert', 'mpnet', 'modernbert', 'deberta', 'albert-groups', 'deberta-conv']) {
+  for (const name of ['albert', 'mpnet', 'modernbert', 'deberta', 'albert-groups', 'deberta-conv', 'bert-relative-key-query']) {
     const dir = join(ROOT, 'tests', 'models', name);
     const expected = JSON.parse(await readFile(join(dir, 'expected.json'), 'utf8'));
     const { ok, text } = await pick(page, dir);

@@ -4,10 +4,11 @@
 //! BERT's attention block is written here, named as in the Hugging Face checkpoint
 //! (`attention.self.{query,key,value}`, `attention.output.{dense,LayerNorm}`).
 
-use burn::nn::{Dropout, DropoutConfig, Linear};
+use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Initializer, Linear};
 use burn::prelude::*;
+use burn::tensor::TensorData;
 
-use crate::bert::config::BertConfig;
+use crate::bert::config::{BertConfig, RelativeKey};
 use crate::nn::linear::{init_linear, linear, matmul};
 use crate::nn::dropout;
 use crate::nn::layer_norm::LayerNorm;
@@ -62,6 +63,12 @@ pub struct BertSelfAttentionConfig {
     /// Standard deviation of the normal initialiser.
     #[config(default = 0.02)]
     pub initializer_range: f64,
+    /// BERT's relative distances (`position_embedding_type`), if the model reads them.
+    pub relative_key: Option<RelativeKey>,
+    /// The longest input: distances run from `1 - max_position_embeddings` to
+    /// `max_position_embeddings - 1`, a row each in the distance table.
+    #[config(default = 512)]
+    pub max_position_embeddings: usize,
 }
 
 impl BertSelfAttentionConfig {
@@ -79,6 +86,12 @@ impl BertSelfAttentionConfig {
             key: init_linear(h, h, std, device),
             value: init_linear(h, h, std, device),
             dropout: DropoutConfig::new(self.dropout).init(),
+            distance_embedding: self.relative_key.map(|_| {
+                EmbeddingConfig::new(2 * self.max_position_embeddings - 1, h / self.num_attention_heads)
+                    .with_initializer(Initializer::Normal { mean: 0.0, std })
+                    .init(device)
+            }),
+            relative_key: self.relative_key,
             num_heads: self.num_attention_heads,
             head_dim: h / self.num_attention_heads,
         }
@@ -96,6 +109,11 @@ pub struct BertSelfAttention {
     pub value: Linear,
     /// Dropout on attention probabilities.
     pub dropout: Dropout,
+    /// One vector a head wide per query–key distance, nearest row `max_position_embeddings - 1`
+    /// for distance 0 (`distance_embedding`, BERT's `relative_key`); none for absolute positions.
+    pub distance_embedding: Option<Embedding>,
+    #[module(skip)]
+    relative_key: Option<RelativeKey>,
     num_heads: usize,
     head_dim: usize,
 }
@@ -119,7 +137,12 @@ impl BertSelfAttention {
         let k = split(linear(&self.key, hidden.clone()));
         let v = split(linear(&self.value, hidden));
 
+        let distances = self.distance_embedding.as_ref().zip(self.relative_key).map(|(table, kind)| relative_scores(table, kind, q.clone(), k.clone()));
         let mut scores = matmul(q, k.swap_dims(2, 3));
+        if let Some(distances) = distances {
+            // Before the scale, as `transformers` adds them.
+            scores = scores + distances;
+        }
         let scale = 1.0 / (self.head_dim as f64).sqrt();
         if let Some(bias) = bias {
             // Added before the scale as `bias / scale`, so that it adds `bias` after it; the
@@ -131,6 +154,34 @@ impl BertSelfAttention {
         let context = matmul(dropout::forward(&self.dropout, probs.clone()), v);
         let context = context.swap_dims(1, 2).reshape([batch, seq, width]);
         (context, probs)
+    }
+}
+
+/// The scores BERT's relative distances add (`transformers`' `relative_key`: the query against
+/// the embedding of its distance to each key, `einsum("bhld,lrd->bhlr")`; `relative_key_query`
+/// adds the key against it too, `einsum("bhrd,lrd->bhlr")`), before the scale.
+///
+/// # Shapes
+/// - `table`: `[2 · max_position_embeddings − 1, head_dim]`
+/// - `q`, `k`: `[batch, heads, seq, head_dim]`
+/// - output: `[batch, heads, seq, seq]` (query, key)
+fn relative_scores(table: &Embedding, kind: RelativeKey, q: Tensor<4>, k: Tensor<4>) -> Tensor<4> {
+    let [batch, heads, seq, head_dim] = q.dims();
+    let device = q.device();
+    // Row of query l and key r: the distance l − r, shifted so that the farthest left is row 0.
+    let max = (table.weight.dims()[0] + 1) / 2;
+    let rows: Vec<i64> = (0..seq).flat_map(|l| (0..seq).map(move |r| l as i64 - r as i64 + max as i64 - 1)).collect();
+    let distance = table.forward(Tensor::<2, Int>::from_data(TensorData::new(rows, [seq, seq]), &device));
+    // [l, r, d]: for each query position l, its row of keys; a batched product per l.
+    let per_position = |x: Tensor<4>| x.permute([2, 0, 1, 3]).reshape([seq, batch * heads, head_dim]);
+    let by_query = matmul(per_position(q), distance.clone().swap_dims(1, 2)).reshape([seq, batch, heads, seq]).permute([1, 2, 0, 3]);
+    match kind {
+        RelativeKey::RelativeKey => by_query,
+        RelativeKey::RelativeKeyQuery => {
+            // For each key position r: its vector against the distances of every query to it.
+            let by_key = matmul(per_position(k), distance.permute([1, 2, 0])).reshape([seq, batch, heads, seq]).permute([1, 2, 3, 0]);
+            by_query + by_key
+        }
     }
 }
 
@@ -184,7 +235,9 @@ impl BertAttentionConfig {
         Self::new(
             BertSelfAttentionConfig::new(config.hidden_size, config.num_attention_heads)
                 .with_dropout(config.attention_probs_dropout_prob)
-                .with_initializer_range(config.initializer_range),
+                .with_initializer_range(config.initializer_range)
+                .with_relative_key(config.position_embedding_type)
+                .with_max_position_embeddings(config.max_position_embeddings),
         )
         .with_hidden_dropout(config.hidden_dropout_prob)
         .with_layer_norm_eps(config.layer_norm_eps)
@@ -316,6 +369,33 @@ mod tests {
         for i in 0..4 {
             assert!((got_p[i] - want_p[i]).abs() < 1e-6, "{got_p:?} vs {want_p:?}");
             assert!((got_c[i] - want_c[i]).abs() < 1e-6, "{got_c:?} vs {want_c:?}");
+        }
+    }
+
+    /// The relative distances' scores, by loops over `transformers`' two einsums, for two
+    /// batch rows and two heads (so that the per-position products keep rows and heads apart).
+    #[test]
+    fn relative_key_scores_are_the_query_and_key_against_their_distance() {
+        let device = Device::flex();
+        let (batch, heads, seq, d, max) = (2, 2, 3, 2, 4);
+        let table = EmbeddingConfig::new(2 * max - 1, d).with_initializer(Initializer::Normal { mean: 0.0, std: 1.0 }).init(&device);
+        let values = |n: usize, shift: f32| (0..n).map(|i| ((i as f32 * 0.37 + shift).sin())).collect::<Vec<f32>>();
+        let n = batch * heads * seq * d;
+        let (qv, kv) = (values(n, 0.0), values(n, 1.0));
+        let tensor = |v: &[f32]| Tensor::<4>::from_data(TensorData::new(v.to_vec(), [batch, heads, seq, d]), &device);
+        let e = table.weight.val().into_data().try_to_vec::<f32>().unwrap();
+        let at = |v: &[f32], b: usize, h: usize, t: usize, j: usize| v[((b * heads + h) * seq + t) * d + j];
+        for kind in [RelativeKey::RelativeKey, RelativeKey::RelativeKeyQuery] {
+            let got = relative_scores(&table, kind, tensor(&qv), tensor(&kv)).into_data().try_to_vec::<f32>().unwrap();
+            for (b, h, l, r) in (0..batch).flat_map(|b| (0..heads).flat_map(move |h| (0..seq).flat_map(move |l| (0..seq).map(move |r| (b, h, l, r))))) {
+                let row = l + max - 1 - r;
+                let mut want: f32 = (0..d).map(|j| at(&qv, b, h, l, j) * e[row * d + j]).sum();
+                if kind == RelativeKey::RelativeKeyQuery {
+                    want += (0..d).map(|j| at(&kv, b, h, r, j) * e[row * d + j]).sum::<f32>();
+                }
+                let g = got[((b * heads + h) * seq + l) * seq + r];
+                assert!((g - want).abs() < 1e-5, "{kind:?} b{b} h{h} l{l} r{r}: {g} vs {want}");
+            }
         }
     }
 }

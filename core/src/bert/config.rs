@@ -28,6 +28,18 @@ pub enum AttentionKind {
     SlidingAttention,
 }
 
+/// BERT's relative distances (`position_embedding_type`, Shaw et al. 2018 and Huang et al.
+/// 2020): each layer learns an embedding per query–key distance, one head wide, and adds its dot
+/// product with the query (and with the key) to the scores, in place of absolute positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelativeKey {
+    /// The query against its distance to the key (`relative_key`).
+    RelativeKey,
+    /// The query and the key each against their distance (`relative_key_query`).
+    RelativeKeyQuery,
+}
+
 /// Which relative-position terms DeBERTa's disentangled attention adds (`pos_att_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -161,6 +173,9 @@ pub struct BertConfig {
     pub conv_kernel_size: Option<usize>,
     pub conv_act: Option<HiddenAct>,
     pub conv_groups: Option<usize>,
+    /// BERT's relative distances (`position_embedding_type` `relative_key` or
+    /// `relative_key_query`; unset: `absolute`, the embeddings' position table).
+    pub position_embedding_type: Option<RelativeKey>,
     /// The special tokens' ids as the folder's `config.json` gives them, kept so an export writes
     /// them back rather than the class's defaults (ModernBERT's are 50281 and 50282, past the end
     /// of a smaller vocabulary); the model itself reads its tokens' ids from the tokenizer.
@@ -261,12 +276,25 @@ impl BertConfig {
             Some(kind) => Family::from_model_type(kind).map_err(Error::UnsupportedConfig)?,
             None => Family::Bert,
         };
-        if let Some(kind) = value.get("position_embedding_type").and_then(|v| v.as_str()) {
-            if kind != "absolute" {
+        let mut value = value;
+        match value.get("position_embedding_type").and_then(|v| v.as_str()) {
+            // Absolute is the embeddings' own table: nothing to keep.
+            Some("absolute") => {
+                value.as_object_mut().map(|o| o.remove("position_embedding_type"));
+            }
+            Some("relative_key" | "relative_key_query") if family == Family::Bert => {}
+            Some(kind @ ("relative_key" | "relative_key_query")) => {
                 return Err(Error::UnsupportedConfig(format!(
-                    "position_embedding_type \"{kind}\"; only \"absolute\" is supported"
+                    "position_embedding_type \"{kind}\" in a {} model: bertbench reads relative_key distances in BERT (model_type bert) only",
+                    family.model_type()
                 )));
             }
+            Some(kind) => {
+                return Err(Error::UnsupportedConfig(format!(
+                    "position_embedding_type \"{kind}\"; the kinds transformers defines are \"absolute\", \"relative_key\" and \"relative_key_query\""
+                )));
+            }
+            None => {}
         }
         if value.get("is_decoder").and_then(|v| v.as_bool()) == Some(true) {
             return Err(Error::UnsupportedConfig("is_decoder is true: this is a decoder (causal) model; bertbench runs encoders".into()));
@@ -430,6 +458,13 @@ impl BertConfig {
         self.model_type.facts().positions != Positions::Rotary && self.absolute_positions != Some(false)
     }
 
+    /// Whether the embeddings add their position table to the input: not under BERT's relative
+    /// distances, whose checkpoints keep the table unused (`transformers` adds it only for
+    /// `absolute`).
+    pub fn adds_positions(&self) -> bool {
+        self.position_table() && self.position_embedding_type.is_none()
+    }
+
     /// How far DeBERTa's relative distances reach (`max_relative_positions`, else
     /// `max_position_embeddings`, as `transformers` reads an unset value).
     pub fn relative_reach(&self) -> usize {
@@ -515,6 +550,11 @@ impl BertConfig {
         if facts.positions == Positions::Rotary {
             let (global, local) = (self.global_rope_theta.unwrap_or(0.0), self.local_rope_theta.unwrap_or(0.0));
             out.push(format!("rotary positions: each query and key turned by an angle that grows with its position (base {global} in global layers, {local} in local ones), no position embeddings"));
+        }
+        match self.position_embedding_type {
+            Some(RelativeKey::RelativeKey) => out.push(format!("relative distances (relative_key): every layer learns a vector for each distance between two words up to {}, and a query's score for a key adds its dot product with that distance's vector; no absolute positions", self.max_position_embeddings - 1)),
+            Some(RelativeKey::RelativeKeyQuery) => out.push(format!("relative distances (relative_key_query): every layer learns a vector for each distance between two words up to {}, and a score adds the query's and the key's dot products with it; no absolute positions", self.max_position_embeddings - 1)),
+            None => {}
         }
         if facts.layer == LayerKind::Disentangled && !self.reads_relative_positions() {
             out.push("no relative positions (relative_attention false): attention scores content against content only, as BERT's".into());

@@ -39,6 +39,10 @@ pub struct BertEmbeddingsConfig {
     /// Whether the LayerNorm has a bias.
     #[config(default = true)]
     pub norm_bias: bool,
+    /// Whether the position table is added to the input: not under BERT's relative distances,
+    /// whose checkpoints keep the table, unused (see [`BertConfig::adds_positions`]).
+    #[config(default = true)]
+    pub adds_positions: bool,
 }
 
 impl BertEmbeddingsConfig {
@@ -56,6 +60,7 @@ impl BertEmbeddingsConfig {
         .with_position_offset(config.model_type.position_offset(config.pad_token_id))
         .with_position_table(config.position_table())
         .with_norm_bias(config.norm_bias())
+        .with_adds_positions(config.adds_positions())
     }
 
     /// Creates the module with freshly initialised weights.
@@ -73,6 +78,7 @@ impl BertEmbeddingsConfig {
             layer_norm: LayerNorm::with_bias(self.hidden_size, self.layer_norm_eps, self.norm_bias, device),
             dropout: DropoutConfig::new(self.dropout).init(),
             position_offset: self.position_offset,
+            adds_positions: self.adds_positions,
         }
     }
 }
@@ -85,7 +91,7 @@ pub struct EmbeddingParts {
     /// Segment embeddings, `[batch, seq, hidden]` (zeros for a family without segments).
     pub segment: Tensor<3>,
     /// Position embeddings, `[1, seq, hidden]` (the same for every row; zeros where positions
-    /// are rotary, in attention).
+    /// are rotary, or relative, in attention).
     pub position: Tensor<3>,
 }
 
@@ -106,6 +112,9 @@ pub struct BertEmbeddings {
     /// The first position id.
     #[module(skip)]
     position_offset: usize,
+    /// Whether the position table is added (see [`BertEmbeddingsConfig::adds_positions`]).
+    #[module(skip)]
+    adds_positions: bool,
 }
 
 impl BertEmbeddings {
@@ -142,8 +151,8 @@ impl BertEmbeddings {
             None => Tensor::zeros([batch, seq, token.dims()[2]], &device),
         };
         let position = match &self.position_embeddings {
-            Some(table) => table.forward(positions),
-            None => Tensor::zeros([1, seq, token.dims()[2]], &device),
+            Some(table) if self.adds_positions => table.forward(positions),
+            _ => Tensor::zeros([1, seq, token.dims()[2]], &device),
         };
         EmbeddingParts { token, segment, position }
     }

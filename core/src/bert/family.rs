@@ -261,9 +261,10 @@ fn bert_keys(config: Json) -> Result<Json, String> {
     Ok(config)
 }
 
-/// Written with BERT's keys, naming its absolute positions.
+/// Written with BERT's keys, naming its absolute positions (or the relative distances it reads
+/// in their place, [`RelativeKey`](crate::bert::config::RelativeKey)).
 fn absolute_positions(mut config: Json) -> Json {
-    config.insert("position_embedding_type".into(), "absolute".into());
+    config.entry("position_embedding_type").or_insert_with(|| "absolute".into());
     config
 }
 
