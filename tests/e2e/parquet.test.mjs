@@ -1,9 +1,9 @@
 // The Hub's Parquet files, as `datasets` writes them (scripts/make_parquet_files.py, at test
-// time, with `datasets` and pyarrow): each studio task reads its own kind of file, every row
+// time, with pyarrow and the features `datasets` stores): each studio task reads its own kind of file, every row
 // counted, integer class labels named from the features kept in the file (ClassLabel, and lists
 // of ClassLabel for tags and for multi-label), in the codecs pyarrow, polars and the Hub use
 // (snappy, zstd, gzip); a brotli file, a download cut short and a Git LFS pointer saved under
-// the name are each refused with their cause. Without `datasets` in python3 the tests are marked
+// the name are each refused with their cause. Without pyarrow in python3 the tests are marked
 // skipped, unless BERTBENCH_REQUIRE_TORCH makes that a failure.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'bertbench-parquet-'));
   const made = spawnSync('python3', [join(ROOT, 'scripts', 'make_parquet_files.py'), dir], { encoding: 'utf8' });
   if (made.status !== 0) {
-    why = `python3 could not write the Parquet files (it needs datasets and pyarrow): ${(made.stderr || made.error?.message || '').trim().split('\n').at(-1)}`;
+    why = `python3 could not write the Parquet files (it needs pyarrow): ${(made.stderr || made.error?.message || '').trim().split('\n').at(-1)}`;
     assert.ok(!process.env.BERTBENCH_REQUIRE_TORCH, `${why} (BERTBENCH_REQUIRE_TORCH is set)`);
     return;
   }
@@ -49,6 +49,7 @@ test('classification: a sentiment Parquet file (snappy) reads as a table, its Cl
   await page.getByTestId('task-classify').check();
   await page.getByTestId('data-file').setInputFiles(file);
   await page.waitForFunction((n) => document.querySelector('[data-testid=usable-rows]')?.textContent === String(n), expected.sentiment.rows, { timeout: MINUTE });
+  assert.ok((await text(page, 'studio-data')).includes(`${expected.sentiment.rows} rows in sentiment.parquet (Parquet).`), 'no header row to guess in Parquet');
   assert.match(await text(page, 'data-decoded'), /^The file was read from Parquet \(48 rows, snappy\); the class names of label came from the features `datasets` stored in it\.$/);
   const balance = await text(page, 'class-balance');
   for (const [name, count] of Object.entries(expected.sentiment.labels)) assert.ok(balance.includes(name) && balance.includes(String(count)), `${name} ${count}: ${balance}`);

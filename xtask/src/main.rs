@@ -690,16 +690,16 @@ impl Torch {
     fn start() -> Self {
         let venv = cache().join("python");
         let python = venv.join("bin/python").display().to_string();
-        let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf, datasets";
+        let check = "import torch, transformers, safetensors, torchmetrics, sentence_transformers, scipy, seqeval, sentencepiece, google.protobuf, pyarrow";
         if Command::new(&python).args(["-c", check]).status().map(|s| s.success()).unwrap_or(false) {
             return Torch::Ready(python);
         }
-        step("PyTorch, transformers, torchmetrics, sentence-transformers, seqeval and datasets (PyPI) in a virtual environment in the cache, in the background");
+        step("PyTorch, transformers, torchmetrics, sentence-transformers, seqeval and pyarrow (PyPI) in a virtual environment in the cache, in the background");
         if let Err(e) = run("python3", &["-m", "venv", &venv.display().to_string()]) {
             return Torch::Failed(e);
         }
-        // `datasets` writes the Parquet files the browser test reads, as the Hub's are written.
-        let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf", "datasets"];
+        // pyarrow writes the Parquet files the browser test reads, as the Hub's are written.
+        let packages = ["torch", "transformers", "safetensors", "torchmetrics", "sentence-transformers", "seqeval", "sentencepiece", "protobuf", "pyarrow"];
         let log = cache().join("pip-install.log");
         let args = [&["-m", "pip", "install", "--quiet", "--disable-pip-version-check"][..], &packages[..]].concat();
         let spawned = fs::File::create(&log).and_then(|out| {

@@ -331,7 +331,12 @@ pub fn StudioDataPanel() -> impl IntoView {
                             </tr>
                         }).collect_view()}
                     </table>
-                    <p class="small muted">{format!("{} rows in {} ({:?}{}).", t.rows.len(), u.name, t.format, if t.has_header { ", with a header row" } else { ", no header row" })}</p>
+                    <p class="small muted">{if t.decoded.as_deref().is_some_and(|d| d.contains("read from Parquet")) {
+                        // Parquet names its columns itself: no header row to guess.
+                        format!("{} rows in {} (Parquet).", t.rows.len(), u.name)
+                    } else {
+                        format!("{} rows in {} ({:?}{}).", t.rows.len(), u.name, t.format, if t.has_header { ", with a header row" } else { ", no header row" })
+                    }}</p>
                     {t.decoded.clone().map(|d| {
                         // A text encoding was guessed, or gzip undone: worth a look at the letters.
                         // Parquet's text is UTF-8 by its format: nothing to check there.
