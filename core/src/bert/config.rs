@@ -264,7 +264,7 @@ impl BertConfig {
     /// Parses a Hugging Face `config.json` of any supported family (see
     /// [`Family`]) and checks that it describes an encoder we can build.
     pub fn from_json_bytes(bytes: &[u8]) -> crate::Result<Self> {
-        let value: serde_json::Value =
+        let mut value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|e| Error::Config(e.to_string()))?;
         let family = match value.get("model_type").and_then(|v| v.as_str()) {
             // A classifier bertbench exported with its own modelling code names its encoder's
@@ -276,11 +276,12 @@ impl BertConfig {
             Some(kind) => Family::from_model_type(kind).map_err(Error::UnsupportedConfig)?,
             None => Family::Bert,
         };
-        let mut value = value;
         match value.get("position_embedding_type").and_then(|v| v.as_str()) {
             // Absolute is the embeddings' own table: nothing to keep.
             Some("absolute") => {
-                value.as_object_mut().map(|o| o.remove("position_embedding_type"));
+                if let Some(o) = value.as_object_mut() {
+                    o.remove("position_embedding_type");
+                }
             }
             Some("relative_key" | "relative_key_query") if family == Family::Bert => {}
             Some(kind @ ("relative_key" | "relative_key_query")) => {
