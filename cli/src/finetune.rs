@@ -134,6 +134,21 @@ fn pick<T: Clone>(all: &[T], idx: &[usize]) -> Vec<T> {
     idx.iter().map(|&i| all[i].clone()).collect()
 }
 
+/// A data file's bytes, with its class ids named from `--class-names` (a Hub dataset's
+/// `README.md`, or the `dataset_info.json` `datasets` saves) where given, said on stderr.
+fn data_file(path: &str, args: &Args) -> Result<Vec<u8>> {
+    let bytes = crate::read(std::path::Path::new(path))?;
+    let Some(info) = args.get("class-names") else { return Ok(bytes) };
+    let names = bertbench_core::data::ClassNames::from_file(&crate::read(std::path::Path::new(info))?, info).map_err(|e| format!("--class-names {info}: {e}"))?;
+    let named = names.apply(&bytes, Some(path)).map_err(|e| format!("{path}: {e}"))?;
+    if named.columns.is_empty() {
+        let listed: Vec<&str> = names.columns.iter().map(|(c, _)| c.as_str()).collect();
+        return Err(format!("{path}: no column of it is one that {} names ({}), or it has no header row", names.source, listed.join(", ")));
+    }
+    eprintln!("{path}: the class names of {} from {}", named.columns.join(", "), names.source);
+    Ok(named.bytes)
+}
+
 /// A core error as the command line says it.
 fn core_error(e: impl ToString) -> String {
     e.to_string()

@@ -17,7 +17,7 @@
 //!     [--seed 42] [--dropout 0.1] [--group-by-length true|false] [--backend cpu|wgpu] [--out DIR] [--max-steps N]
 //!     [--gradient-checkpointing true|false] [--checkpoint-dir DIR] [--resume true]
 //!     [--keep-layers N] [--teacher DIR] [--temperature 2] [--soft-weight 0.5]
-//!     [--label-columns a,b,c | --label-list COLUMN [--separator ;]]
+//!     [--label-columns a,b,c | --label-list COLUMN [--separator ;]] [--class-names README.md|dataset_info.json]
 //!     the page's fine-tuning run, natively, driven by the same session (checkpoint cadence),
 //!     starting from the studio's recipe for the task (qa: full fine-tuning, batch 16,
 //!     lr 1.5e-4, 5 epochs; tag: full, batch 16, lr 1e-4, 5 epochs; choice: full, batch 16,
@@ -33,6 +33,8 @@
 //!     together; --loss contrastive for a bi-encoder on two-valued labels; Spearman and
 //!     Pearson); multiple choice (choice; JSON Lines with question or context, endings and
 //!     label, or SWAG's CSV; full fine-tuning, batch 16, 3 epochs; accuracy over questions).
+//!     --class-names names integer labels (classify, multilabel, tag) from a Hub dataset's
+//!     README front matter or the dataset_info.json `datasets` saves.
 //!     Without --valid a fifth of the training file is held out (seed 13), as the
 //!     studio does. Evaluations and timings as a table, and the model exported with --out
 //!     as the page exports it (the family's own *ForSequenceClassification,

@@ -183,6 +183,28 @@ fn classify_reports_accuracy_and_its_export_scores_the_held_out_texts_the_same()
     assert!(close(reported, computed, valid.len(), 100.0), "the run reported {reported}%, its export scores {computed}%");
 }
 
+/// Integer labels, as a Hub dataset's CSV export holds them, get the names its README's front
+/// matter gives (`--class-names`); the export's labels are those names; a README without
+/// `dataset_info` is refused by its cause.
+#[test]
+fn classify_names_integer_labels_from_a_dataset_readme() {
+    let dir = scratch("class-names");
+    let csv = std::fs::read_to_string(example("sentiment.csv")).unwrap();
+    let ids: String = csv.lines().enumerate().map(|(i, l)| if i == 0 { format!("{l}\n") } else { format!("{}\n", l.replace(",negative", ",0").replace(",positive", ",1")) }).collect();
+    assert!(!ids.contains(",positive") && ids.contains(",1\n"), "the example's labels are its last column");
+    let train = dir.join("train.csv");
+    std::fs::write(&train, ids).unwrap();
+    let readme = dir.join("README.md");
+    std::fs::write(&readme, "---\ndataset_info:\n  features:\n  - name: text\n    dtype: string\n  - name: label\n    dtype:\n      class_label:\n        names:\n          '0': neg\n          '1': pos\n---\n").unwrap();
+    let out = dir.join("out");
+    let run = trained(&["--train", train.to_str().unwrap(), "--class-names", readme.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(run.stderr.contains("the class names of label from README.md"), "{}", run.stderr);
+    assert_eq!(labels(&config_json(&out)), ["neg", "pos"]);
+    let bare = dir.join("bare.md");
+    std::fs::write(&bare, "# A dataset\n").unwrap();
+    refused(&["--train", train.to_str().unwrap(), "--class-names", bare.to_str().unwrap()], &["--class-names", "bare.md", "no YAML front matter"]);
+}
+
 /// A classifier on `[CLS]` + pooler from a checkpoint saved without a pooler (DistilBERT's MLM)
 /// starts its family's sequence pooler fresh, as the studio does, rather than being refused,
 /// and exports as the family's own class, scoring the held-out texts as the run did.

@@ -273,6 +273,7 @@ pub fn StudioDataPanel() -> impl IntoView {
     // A separate validation file (the training file comes through the data card).
     let on_valid = on_files(move |mut files| {
         if let Some((name, bytes)) = files.pop() {
+            let bytes = studio.class_names.named(Task::Classify, &name, bytes);
             studio.set_file(state, name, bytes, true);
         }
     });

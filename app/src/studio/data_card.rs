@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::DragEvent;
 
+use super::class_names::{ClassNamesLine, ClassNamesState};
 use super::{Studio, Task};
 use crate::files::{file_list, on_files, read_files};
 
@@ -33,7 +34,8 @@ pub fn DataCard(
     file_testid: &'static str,
     /// The built-in example's button.
     example: Example,
-    /// A file picked or dropped: its name and bytes (the last one, if several).
+    /// A file picked or dropped: its name and bytes (the last one, if several), its class ids
+    /// named where the dataset's names were given (`class_names`).
     #[prop(into)]
     on_file: Callback<(String, Vec<u8>)>,
     /// The example chosen.
@@ -44,11 +46,10 @@ pub fn DataCard(
 ) -> impl IntoView {
     let studio = expect_context::<Studio>();
     let dragging = RwSignal::new(false);
-    let take = move |mut files: Vec<(String, Vec<u8>)>| {
-        if let Some(file) = files.pop() {
-            on_file.run(file);
-        }
-    };
+    // A data file, or (where the labels are classes) the dataset's README.md or
+    // dataset_info.json with it or after it, for the names of its integer labels.
+    let take = move |files: Vec<(String, Vec<u8>)>| studio.class_names.take(studio, task, files, |file| on_file.run(file));
+    let accept = if ClassNamesState::takes(task) { format!("{accept},.md") } else { accept.to_string() };
     let on_pick = on_files(take);
     let on_drop = move |ev: DragEvent| {
         ev.prevent_default();
@@ -68,11 +69,15 @@ pub fn DataCard(
                 on:drop=on_drop>
                 <span>"Drop a file here, or "</span>
                 <label class="filebutton">"choose a file"
-                    <input type="file" accept=accept data-testid=file_testid on:change=on_pick />
+                    <input type="file" multiple=true accept=accept data-testid=file_testid on:change=on_pick />
                 </label>
                 <span>" or "</span>
                 <button class="secondary" data-testid=example.testid on:click=move |_| on_example.run(())>{example.label}</button>
             </div>
+            {ClassNamesState::takes(task).then(|| view! {
+                <p class="hint small">"Labels written as numbers? Add the dataset's README.md or dataset_info.json, with the file or after it, for their names."</p>
+            })}
+            <ClassNamesLine task on_forget=move |_| studio.class_names.forget(task, |file| on_file.run(file)) />
             {move || studio.data_error.get().filter(|_| studio.task.get() == task).map(|e| view! { <p class="banner err small" data-testid="data-error">{e}</p> })}
             {children()}
         </section>

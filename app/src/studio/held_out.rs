@@ -87,6 +87,7 @@ pub fn HeldOutChoice(task: Task, prefix: &'static str, unit: &'static str, accep
     let file = move || studio.held_out.get().filter(|h| h.task == task);
     let picked = on_files(move |mut files| {
         if let Some((name, bytes)) = files.pop() {
+            let bytes = studio.class_names.named(task, &name, bytes);
             studio.set_held_out(name, bytes);
         }
     });

@@ -26,6 +26,7 @@ use crate::runs::{Backend, CheckpointMeta, RunData, RunRecord, RunSummary, TextR
 use crate::saved_work::SavedWork;
 use crate::worker_client::WorkerClient;
 
+mod class_names;
 mod data;
 mod data_card;
 mod distil;
@@ -102,6 +103,8 @@ pub struct Studio {
     pub saved: SavedWork,
     /// Each task's own state (its files, its columns), by type: [`Studio::own`].
     tasks: TaskStates,
+    /// Class names for integer labels, from a dataset's README or `dataset_info.json`.
+    pub class_names: class_names::ClassNamesState,
     /// A separate validation file of the tagging, question-answering or similarity mode.
     pub held_out: RwSignal<Option<held_out::HeldOut>>,
     /// Parse / mapping error to show.
@@ -190,6 +193,7 @@ impl Studio {
             client,
             saved,
             tasks: TaskStates::new(),
+            class_names: class_names::ClassNamesState::new(),
             held_out: RwSignal::new(None),
             data_error: RwSignal::new(None),
             valid_fraction: RwSignal::new(0.2),

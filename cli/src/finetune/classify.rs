@@ -2,19 +2,18 @@
 //! or JSON Lines table whose columns are guessed as the studio guesses them (pair columns by
 //! name: `sentence1`/`sentence2`, `#1 String`/`#2 String`, `question1`/`question2`, …).
 
-use std::path::Path;
 
 use bertbench_core::data::{self, ColumnMap, Dataset, Table};
 use bertbench_core::tasks::classification::Level;
 use bertbench_core::train::{EvalReport, FineTuneConfig, FineTuner, encode_examples};
 
-use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, pick, refused};
-use crate::{Args, Result, read};
+use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, data_file, pick, refused};
+use crate::{Args, Result};
 
 /// A table's examples with `map` (the training file's columns when `map` is given, as the
 /// studio reads a validation file), the rows it skipped said on stderr.
-fn dataset(path: &str, map: Option<ColumnMap>) -> Result<(Dataset, ColumnMap, Table)> {
-    let bytes = read(Path::new(path))?;
+fn dataset(path: &str, map: Option<ColumnMap>, args: &Args) -> Result<(Dataset, ColumnMap, Table)> {
+    let bytes = data_file(path, args)?;
     let table = data::parse_table(&bytes, Some(path)).map_err(|e| refused(&Classify, path, &bytes, e))?;
     let map = map.unwrap_or_else(|| data::guess_columns(&table));
     let set = data::to_examples(&table, &map).map_err(|e| refused(&Classify, path, &bytes, e))?;
@@ -61,10 +60,10 @@ impl CliTask for Classify {
     }
 
     fn units(&self, input: &Input, config: FineTuneConfig) -> Result<(FineTuneConfig, Units)> {
-        let (train_set, map, table) = dataset(input.train, None)?;
+        let (train_set, map, table) = dataset(input.train, None, input.args)?;
         eprintln!("{}: columns: {}", input.train, columns(&table, &map));
         let (train, valid) = match input.valid {
-            Some(v) => (train_set.examples.clone(), dataset(v, Some(map))?.0.examples),
+            Some(v) => (train_set.examples.clone(), dataset(v, Some(map), input.args)?.0.examples),
             None => {
                 let split = train_set.split(VALID_FRACTION, SPLIT_SEED).map_err(core_error)?;
                 (pick(&train_set.examples, &split.train), pick(&train_set.examples, &split.valid))

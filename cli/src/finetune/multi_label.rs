@@ -4,15 +4,14 @@
 //! JSON Lines arrays); `--label-columns a,b,c` names the 0/1 columns, `--label-list COLUMN` a
 //! column of lists, parted by `--separator` (a JSON array without it).
 
-use std::path::Path;
 
 use bertbench_core::Pooling;
 use bertbench_core::data::{self, LabelColumns, LabelSetData, LabelSetMap, Separator, Table};
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level};
 use bertbench_core::train::{EvalReport, FineTuneConfig, FineTuner, TaskScores, encode_label_sets};
 
-use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, pick, refused};
-use crate::{Args, Result, read};
+use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, data_file, pick, refused};
+use crate::{Args, Result};
 
 /// `--task multilabel`.
 pub(super) struct MultiLabel;
@@ -54,7 +53,7 @@ fn label_map(table: &Table, args: &Args) -> Result<LabelSetMap> {
 
 /// A multi-label table read with `map` (the training file's when given), its skipped rows said.
 fn label_sets(path: &str, args: &Args, map: Option<&LabelSetMap>) -> Result<(LabelSetData, LabelSetMap)> {
-    let bytes = read(Path::new(path))?;
+    let bytes = data_file(path, args)?;
     let table = data::parse_table(&bytes, Some(path)).map_err(|e| refused(&MultiLabel, path, &bytes, e))?;
     let map = match map {
         Some(m) => m.clone(),

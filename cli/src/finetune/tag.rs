@@ -2,7 +2,6 @@
 //! word and a tag) or JSON Lines, read by core's `parse_tagged` (BIO repaired, said on
 //! stderr); scored by entity-level F1 (exact spans, seqeval's), as the studio scores it.
 
-use std::path::Path;
 
 use bertbench_core::data::{TaggedData, parse_tagged};
 use bertbench_core::tasks::tagging::LabelPieces;
@@ -10,11 +9,11 @@ use bertbench_core::Pooling;
 use bertbench_core::tasks::classification::{FeatureLayers, FeatureSpec, Level};
 use bertbench_core::train::{EvalReport, FineTuneConfig, FineTuner, TaskScores, encode_tagged};
 
-use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, pick, refused};
-use crate::{Args, Result, read};
+use super::{CliTask, Input, SPLIT_SEED, Units, VALID_FRACTION, core_error, data_file, pick, refused};
+use crate::{Args, Result};
 
-fn tagged(path: &str) -> Result<TaggedData> {
-    let bytes = read(Path::new(path))?;
+fn tagged(path: &str, args: &Args) -> Result<TaggedData> {
+    let bytes = data_file(path, args)?;
     let data = parse_tagged(&bytes).map_err(|e| refused(&Tag, path, &bytes, e))?;
     for w in &data.warnings {
         eprintln!("{path}: {w}");
@@ -58,10 +57,10 @@ impl CliTask for Tag {
             "all" => LabelPieces::All,
             other => return Err(format!("unknown pieces {other}; use first or all")),
         };
-        let data = tagged(input.train)?;
+        let data = tagged(input.train, input.args)?;
         let (train, valid) = match input.valid {
             Some(v) => {
-                let valid = tagged(v)?;
+                let valid = tagged(v, input.args)?;
                 if let Some(tag) = valid.tags.iter().find(|t| !data.tags.contains(t)) {
                     return Err(format!("the validation file has the tag {tag}, which the training file never uses; the model could not predict it"));
                 }

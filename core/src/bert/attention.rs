@@ -379,7 +379,7 @@ mod tests {
         let device = Device::flex();
         let (batch, heads, seq, d, max) = (2, 2, 3, 2, 4);
         let table = EmbeddingConfig::new(2 * max - 1, d).with_initializer(Initializer::Normal { mean: 0.0, std: 1.0 }).init(&device);
-        let values = |n: usize, shift: f32| (0..n).map(|i| ((i as f32 * 0.37 + shift).sin())).collect::<Vec<f32>>();
+        let values = |n: usize, shift: f32| (0..n).map(|i| (i as f32 * 0.37 + shift).sin()).collect::<Vec<f32>>();
         let n = batch * heads * seq * d;
         let (qv, kv) = (values(n, 0.0), values(n, 1.0));
         let tensor = |v: &[f32]| Tensor::<4>::from_data(TensorData::new(v.to_vec(), [batch, heads, seq, d]), &device);

@@ -9,9 +9,11 @@
 //! Every message is written for the person who made the file: what is wrong, where, what to do.
 
 mod annotations;
+mod class_names;
 mod columns;
 mod decode;
 mod examples;
+mod features;
 mod label_sets;
 mod pairs;
 #[cfg(feature = "parquet")]
@@ -25,6 +27,7 @@ mod text;
 
 use thiserror::Error;
 
+pub use class_names::{ClassNames, Named};
 pub use columns::{ColumnMap, guess_columns};
 pub use decode::{Decoded, decode, decode_named};
 pub use examples::{Dataset, Example, SkipReason, Skipped, to_examples};
@@ -95,6 +98,11 @@ pub enum DataError {
     /// A Parquet file that cannot be read (cut short, or compressed in a way not read here).
     #[error("This Parquet file could not be read: {0}.")]
     Parquet(String),
+
+    /// A file of class names (`dataset_info.json`, a dataset's README) that gives none, or a
+    /// data file that could not be written again with them.
+    #[error("No class names were read: {0}.")]
+    ClassNames(String),
 
     /// A file named `.parquet` that is something else.
     #[error("The file is named .parquet but is {kind}.")]

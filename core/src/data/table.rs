@@ -103,31 +103,35 @@ pub fn parse_table(bytes: &[u8], file_name: Option<&str>) -> Result<Table, DataE
         return Err(DataError::Empty);
     }
     let name = file_name.map(|n| n.strip_suffix(".gz").or_else(|| n.strip_suffix(".GZ")).unwrap_or(n));
-    let mut table = match detect_format(text.as_bytes(), name) {
-        Format::Jsonl => parse_json(&text),
-        Format::Tsv => parse_delimited(&text, Format::Tsv, b'\t', tsv_uses_quotes(&text)),
-        Format::Csv => {
-            let (tabs, commas, semicolons, lines) = count_separators(text.as_bytes());
-            // Excel writes `;` where the decimal separator is a comma; a tab-separated `.csv`
-            // also happens. Switch only when every sampled line agrees.
-            let delimiter = if semicolons == lines && commas < lines {
-                b';'
-            } else if tabs == lines && commas < lines {
-                b'\t'
-            } else {
-                b','
-            };
-            // A tab-separated `.csv` (STS-B's original files) is read as tab-separated: its rule
-            // on quotes, and its fields past the last column.
-            if delimiter == b'\t' {
-                parse_delimited(&text, Format::Tsv, b'\t', tsv_uses_quotes(&text))
-            } else {
-                parse_delimited(&text, Format::Csv, delimiter, true)
-            }
-        }
+    let mut table = match delimiting(&text, name) {
+        None => parse_json(&text),
+        Some((format, delimiter, quoting)) => parse_delimited(&text, format, delimiter, quoting),
     }?;
     table.decoded = note;
     Ok(table)
+}
+
+/// How `text` (named `name`, a `.gz` suffix dropped) is read when it is not JSON (`None`): its
+/// format, delimiter, and whether a `"` quotes a field.
+pub(super) fn delimiting(text: &str, name: Option<&str>) -> Option<(Format, u8, bool)> {
+    match detect_format(text.as_bytes(), name) {
+        Format::Jsonl => None,
+        Format::Tsv => Some((Format::Tsv, b'\t', tsv_uses_quotes(text))),
+        Format::Csv => {
+            let (tabs, commas, semicolons, lines) = count_separators(text.as_bytes());
+            // Excel writes `;` where the decimal separator is a comma; a tab-separated `.csv`
+            // also happens. Switch only when every sampled line agrees. A tab-separated `.csv`
+            // (STS-B's original files) is read as tab-separated: its rule on quotes, and its
+            // fields past the last column.
+            Some(if semicolons == lines && commas < lines {
+                (Format::Csv, b';', true)
+            } else if tabs == lines && commas < lines {
+                (Format::Tsv, b'\t', tsv_uses_quotes(text))
+            } else {
+                (Format::Csv, b',', true)
+            })
+        }
+    }
 }
 
 /// Whether tab-separated `text` quotes its fields as CSV does, so that a `"` opens a quoted field.
@@ -184,7 +188,7 @@ pub fn tsv_uses_quotes(text: &str) -> bool {
     quoted > 0 && (spanning == 0 || quoted * 2 >= fields)
 }
 
-fn parse_delimited(text: &str, format: Format, delimiter: u8, quoting: bool) -> Result<Table, DataError> {
+pub(super) fn parse_delimited(text: &str, format: Format, delimiter: u8, quoting: bool) -> Result<Table, DataError> {
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .quoting(quoting)

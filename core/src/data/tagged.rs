@@ -368,7 +368,7 @@ fn strings(v: &Value) -> Result<Vec<String>, String> {
         .map(|x| match x {
             Value::String(s) => Ok(s.clone()),
             Value::Number(n) => Err(format!(
-                "the tags are numbers ({n}, …); this page needs their names (O, B-PER, I-PER, …). Replace each number by its tag name"
+                "the tags are numbers ({n}, …); this page needs their names (O, B-PER, I-PER, …). Add the dataset's README.md or dataset_info.json, which name them, or replace each number by its tag name"
             )),
             other => Err(format!("{other} is not a string")),
         })
