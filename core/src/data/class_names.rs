@@ -153,10 +153,8 @@ impl ClassNames {
         if targets.is_empty() {
             return Ok(text.to_string());
         }
-        let mut writer = csv::WriterBuilder::new().delimiter(delimiter).terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
-        writer.write_record(&table.columns).map_err(csv_error)?;
+        let mut out = csv_row(&table.columns, delimiter)?;
         let mut line = 2;
-        let mut out = writer.into_inner().map_err(|e| csv_error(e.into_error().into()))?;
         for record in table.rows {
             while line < record.line {
                 out.push(b'\n');
@@ -180,9 +178,7 @@ impl ClassNames {
                     named.push(column.clone());
                 }
             }
-            let mut writer = csv::WriterBuilder::new().delimiter(delimiter).terminator(csv::Terminator::Any(b'\n')).flexible(true).from_writer(Vec::new());
-            writer.write_record(&fields).map_err(csv_error)?;
-            let row = writer.into_inner().map_err(|e| csv_error(e.into_error().into()))?;
+            let row = csv_row(&fields, delimiter)?;
             line += row.iter().filter(|&&b| b == b'\n').count();
             out.extend(row);
         }
@@ -221,8 +217,12 @@ impl<'de> serde::Deserialize<'de> for Ordered {
     }
 }
 
-fn csv_error(e: csv::Error) -> DataError {
-    DataError::ClassNames(format!("the file could not be written again with its names: {e}"))
+/// One row written as CSV with `delimiter`, quoted where needed, ending in `\n`.
+fn csv_row(fields: &[String], delimiter: u8) -> Result<Vec<u8>, DataError> {
+    let failed = |e: String| DataError::ClassNames(format!("the file could not be written again with its names: {e}"));
+    let mut writer = csv::WriterBuilder::new().delimiter(delimiter).terminator(csv::Terminator::Any(b'\n')).flexible(true).from_writer(Vec::new());
+    writer.write_record(fields).map_err(|e| failed(e.to_string()))?;
+    writer.into_inner().map_err(|e| failed(e.to_string()))
 }
 
 /// Each configuration's class names in a `dataset_info.json` (one `features` object) or a
