@@ -128,13 +128,20 @@ test('a tagging training file is kept in "Saved in this browser" and opens again
   await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '3', null, { timeout: MINUTE });
   const row = page.getByTestId('saved-item').filter({ has: page.getByTestId('saved-name').getByText('kept-tags.conll', { exact: true }) });
   await row.waitFor({ timeout: MINUTE });
-  // Away to another task and another file, then back through the saved list.
+  // Another tagging file, then away to another task and another file, then back through the
+  // saved list.
+  await page.getByTestId('use-tag-example').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
   await page.getByTestId('task-classify').check();
   await page.getByTestId('use-example').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=usable-rows]')?.textContent === '252', null, { timeout: MINUTE });
   await row.getByTestId('open-saved').click();
+  // The tagging card keeps its state while hidden, so the file counts as back once the card
+  // shows its 3 sentences again.
   await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '3', null, { timeout: MINUTE });
   assert.ok(await page.getByTestId('task-tag').isChecked(), 'the tagging mode is back');
+  await page.getByTestId('tag-sentences').waitFor({ state: 'visible', timeout: MINUTE });
+  assert.match(await page.getByTestId('tag-report').textContent(), /kept-tags\.conll/);
   // The example back for the tests after this one.
   await page.getByTestId('use-tag-example').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=tag-sentences]')?.textContent === '360', null, { timeout: MINUTE });
