@@ -9,9 +9,11 @@ import { screenshot, ARTIFACTS, ROOT } from './harness.mjs';
 
 export const MINUTE = 60_000;
 
-/** Whether `python3` has PyTorch and transformers (`cargo xtask test` puts a venv with them first). */
+/** Whether `python3` has PyTorch and transformers (`cargo xtask test` puts a venv with them first).
+ * Asked once per test file: importing them takes seconds of CPU. */
+let torch;
 const torchAvailable = () =>
-  spawnSync('python3', ['-c', 'import torch, transformers, safetensors'], { stdio: 'ignore' }).status === 0;
+  (torch ??= spawnSync('python3', ['-c', 'import torch, transformers, safetensors'], { stdio: 'ignore' }).status === 0);
 
 /** Loads the exported `zip` in Python with `AutoModelForSequenceClassification` (with its own
  * modelling code where config.json's auto_map names it) and `AutoTokenizer`, and checks it gives
@@ -19,14 +21,24 @@ const torchAvailable = () =>
  * (scripts/check_classifier_with_transformers.py). Without PyTorch the test `t` is marked
  * skipped (it never passes as checked), unless BERTBENCH_REQUIRE_TORCH makes that a failure. */
 export async function checkWithTransformers(t, zip, rows) {
+  await checkAllWithTransformers(t, [[zip, rows]]);
+}
+
+/** [`checkWithTransformers`] for several exports (`[[zip, rows], ...]`) in one Python process:
+ * each is checked and reported on its own, and any failure fails `t`. */
+export async function checkAllWithTransformers(t, exports) {
   if (!torchAvailable()) {
     assert.ok(!process.env.BERTBENCH_REQUIRE_TORCH, 'PyTorch/transformers are required (BERTBENCH_REQUIRE_TORCH) but python3 cannot import them');
-    t.skip(`skipped: the transformers check of ${zip} (python3 has no PyTorch/transformers)`);
+    t.skip(`skipped: the transformers check of ${exports.map(([zip]) => zip).join(', ')} (python3 has no PyTorch/transformers)`);
     return;
   }
-  const probsFile = `${zip}.probs.json`;
-  await writeFile(probsFile, JSON.stringify(rows));
-  const check = spawnSync('python3', [join(ROOT, 'scripts', 'check_classifier_with_transformers.py'), zip, probsFile], { encoding: 'utf8', env: { ...process.env, TQDM_DISABLE: '1' } });
+  const args = [];
+  for (const [zip, rows] of exports) {
+    const probsFile = `${zip}.probs.json`;
+    await writeFile(probsFile, JSON.stringify(rows));
+    args.push(zip, probsFile);
+  }
+  const check = spawnSync('python3', [join(ROOT, 'scripts', 'check_classifier_with_transformers.py'), ...args], { encoding: 'utf8', env: { ...process.env, TQDM_DISABLE: '1' } });
   assert.equal(check.status, 0, check.stdout + check.stderr);
 }
 
