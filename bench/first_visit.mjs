@@ -11,7 +11,7 @@
 //
 // `--server python` (the default) serves dist/ with the README's classroom recipe,
 // `python3 -m http.server` (no compression, no isolation headers); `--server node` with a
-// server that sends the COOP/COEP headers `cargo xtask serve` sends (Trunk compresses nothing
+// server that sends the COOP/COEP headers `cargo xtask serve` sends (which compresses nothing
 // either). Both sit behind a proxy here that shapes the link and counts its bytes: every
 // request of the page, its workers and its service worker crosses it. A benchmark, not a test:
 // it asserts nothing.

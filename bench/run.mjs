@@ -102,7 +102,7 @@ const server = createServer(async (req, res) => {
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
     const body = await readFile(file);
     // Everything is served cross-origin isolated: our page as its hosts should serve it
-    // (Trunk.toml), so the training worker gets threads; the transformers.js page (and
+    // (`cargo xtask serve` does), so the training worker gets threads; the transformers.js page (and
     // transformers.js, ONNX Runtime Web's wasm and worker scripts, the models) as a page that
     // wants ONNX Runtime Web's threads must be. tjs.html sets the thread count it is asked for.
     const isolation = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };

@@ -1,5 +1,5 @@
 // The offline service worker. `cargo xtask` writes the build's file list and version into the
-// copy in dist/ (the line below), after Trunk has hashed the file names; this template is never
+// copy in dist/ (the line below), after the build has hashed the file names; this template is never
 // served as it is.
 const PRECACHE = { version: "dev", files: [] }; // replaced at build time
 

@@ -1,5 +1,5 @@
 // A training worker's bootstrap. The page posts the URLs of its own wasm-bindgen bundle (the
-// ones Trunk hashed into index.html), of the threaded bundles when the build has them (the same
+// ones the build hashed into index.html), of the threaded bundles when the build has them (the same
 // crate built with wasm atomics, once with relaxed SIMD in core's matrix kernel and once without;
 // `cargo xtask` writes their URLs into index.html, and `cpu_builds.js` picks), and the worker's
 // `role`. This imports one of them here; the Rust `start` function sees there is no window and

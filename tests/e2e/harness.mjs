@@ -20,7 +20,7 @@ const MIME = {
   '.webmanifest': 'application/manifest+json',
 };
 
-/** The headers that make a page cross-origin isolated (`Trunk.toml` sends them too). */
+/** The headers that make a page cross-origin isolated (`cargo xtask serve` sends them too). */
 export const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
 
 /** Serves dist/ on a free loopback port, with the cross-origin isolation headers unless

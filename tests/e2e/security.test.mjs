@@ -1,4 +1,4 @@
-// The page's Content-Security-Policy: no inline script but Trunk's loader (pinned by hash), no
+// The page's Content-Security-Policy: no inline script but the wasm loader (pinned by hash), no
 // eval, no connection to another origin; and text a user types or uploads is shown as text, never
 // parsed as HTML.
 import { test, before, after } from 'node:test';
@@ -38,7 +38,7 @@ test('the built policy pins the one inline script and allows no eval and no othe
   assert.deepEqual(csp['worker-src'], ["'self'"]);
   assert.deepEqual(csp['object-src'], ["'none'"]);
   const inline = [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
-  assert.ok(inline.length >= 1, "Trunk's loader is an inline script");
+  assert.ok(inline.length >= 1, "the wasm loader is an inline script");
   const hashes = inline.map((s) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`);
   assert.deepEqual(csp['script-src'].sort(), ["'self'", "'wasm-unsafe-eval'", ...hashes].sort());
 });
