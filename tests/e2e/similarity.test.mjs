@@ -142,6 +142,13 @@ test('the example trains a bi-encoder and a cross-encoder on MiniLM; scores, sea
   }
   const table = await page.getByTestId('pair-comparison').textContent();
   assert.doesNotMatch(table, /not trained yet|search below/);
+  // The sentence under the table follows its two numbers (each kind's best this session).
+  const best = {};
+  for (const kind of ['cross', 'bi']) best[kind] = Number(await page.getByTestId(`compare-${kind}-encoder`).locator('td').nth(1).textContent());
+  const verdict = await page.getByTestId('pair-verdict').textContent();
+  const winner = best.cross > best.bi ? 'cross' : 'bi';
+  if (Math.abs(best.cross - best.bi) >= 0.005) assert.match(verdict, new RegExp(`^On these pairs the ${winner}-encoder reads better: Spearman ${best[winner].toFixed(3)}`), verdict);
+  for (const kind of ['cross', 'bi']) assert.ok(verdict.includes(best[kind].toFixed(3)), `${verdict} names the ${kind}-encoder's ${best[kind]}`);
   await page.getByTestId('pair-comparison').scrollIntoViewIfNeeded();
   await screenshot(page, 'similarity-comparison');
   await page.getByTestId('studio-results').screenshot({ path: join(ARTIFACTS, 'similarity-results-card.png') });

@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use crate::{INT8_DIR, Result, locked_version, root, run, run_in, step};
 
 /// The cargo command of the page's wasm and its environment: the same for the build that
-/// `Builds` starts early and for [`build`], which then finds it done. Its own target dir
+/// `Builds` starts early and for [`build`], which then finds it done (each leaves a report of its
+/// crates' compile times in `cargo-timings/`). Its own target dir
 /// (`<target>-wasm`), so the native test builds run beside it (cargo locks a target dir for one
 /// build at a time; nothing is shared between the two anyway, another target and profile).
-pub fn page_cargo() -> ([&'static str; 7], [(&'static str, String); 1]) {
-    let args = ["build", "--target=wasm32-unknown-unknown", "--manifest-path", "app/Cargo.toml", "--profile", "web", "--locked"];
+pub fn page_cargo() -> ([&'static str; 8], [(&'static str, String); 1]) {
+    let args = ["build", "--target=wasm32-unknown-unknown", "--manifest-path", "app/Cargo.toml", "--profile", "web", "--locked", "--timings"];
     (args, [("CARGO_TARGET_DIR", page_target().display().to_string())])
 }
 
@@ -272,7 +273,7 @@ fn threads_target() -> PathBuf {
 /// The cargo command of a threaded build and its environment.
 fn threads_cargo(simd: Simd) -> (Vec<String>, Vec<(&'static str, String)>) {
     let mut args: Vec<String> = [
-        "rustc", "--release", "--locked", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
+        "rustc", "--release", "--locked", "--timings", "--target", "wasm32-unknown-unknown", "--package", "bertbench-app",
         "--no-default-features", "--features", "threads", "-Z", "build-std=panic_abort,std",
     ]
     .map(String::from)

@@ -436,7 +436,9 @@ struct Builds {
 impl Builds {
     fn start() -> Result<Self> {
         step("in the background from here: the native test builds, the page's wasm and the training worker's threaded wasm");
-        let native = spawn_in(&root(), "cargo", &cargo_test(&["--no-run"]), &[])?;
+        // `--timings`: each build leaves an HTML report of its crates' compile times in its target
+        // dir's `cargo-timings/`, for a fresh machine's measurement (docs/testing.md, "CI").
+        let native = spawn_in(&root(), "cargo", &cargo_test(&["--no-run", "--timings"]), &[])?;
         let (args, envs) = bundle::page_cargo();
         let page = spawn_in(&root(), "cargo", &args, &envs.iter().map(|(k, v)| (*k, v.as_str())).collect::<Vec<_>>())?;
         let threads = std::thread::spawn(|| Ok([bundle::threads(Simd::Baseline)?, bundle::threads(Simd::Relaxed)?]));

@@ -107,7 +107,8 @@ pub fn SimilarityPanel() -> impl IntoView {
     view! {
         <section class="card" data-testid="similarity-panel">
             <h2>"4 · Similarity"</h2>
-            <p class="hint">"One sentence per line. Sentences with similar meaning get similar vectors, whatever their words."</p>
+            <p class="hint">"One sentence per line. A sentence encoder (all-MiniLM-L6-v2, the default, is one) gives sentences of similar meaning similar vectors, whatever their words; "
+                "a model pretrained only by masked language modelling often does not: its raw vectors are all much alike, and the table shows which this model does."</p>
             <textarea data-testid="similarity-input" aria-label="Sentences to compare, one per line" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <div class="row">
                 <button data-testid="similarity-button" on:click=run

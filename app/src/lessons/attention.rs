@@ -37,7 +37,8 @@ fn special_share(tokens: &[String], row: &[f32], query: usize) -> String {
     if is_special(tokens, top) {
         format!(
             "“{}” gives {:.0}% of its attention to the special tokens, the most to {}: a head with nothing to take from the \
-             sentence rests its weight on [CLS] and [SEP] (Clark et al., 2019). {among} Step through the heads for one that links them.",
+             sentence rests its weight on the special tokens (Clark et al., 2019, found much of BERT's attention on [SEP] in \
+             its middle layers and read it as a head's “no-op”). {among} Step through the heads for one that links them.",
             tokens[query],
             special * 100.0,
             tokens[top]

@@ -52,7 +52,7 @@ fn which_won(head: f32, full: f32, count: usize) -> String {
         String::new()
     };
     let why = if points < 0.0 && close.is_empty() {
-        " Here the encoder's pretrained features were already good for the task, and this run was too short or too small for full fine-tuning to gain, or it forgot some of what pretraining gave."
+        " These numbers do not say why. Possible causes: the pretrained features already suit the task, the run was too short or its learning rate too high for full fine-tuning to gain, or it forgot some of what pretraining gave; the layer-by-layer comparison (linear CKA) in this lesson shows how far each layer moved."
     } else {
         ""
     };

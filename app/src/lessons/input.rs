@@ -52,6 +52,26 @@ fn repeated(tokens: &[(String, u32, usize)], special: &[bool]) -> Option<(String
     found.first().map(|&(i, j)| (tokens[i].0.clone(), i, j))
 }
 
+/// What the cosine `c` between the two vectors of a repeated `piece` that layer 1 receives says.
+fn repeated_piece(piece: &str, c: f32) -> String {
+    if c >= 0.99995 {
+        return format!(
+            "{c:.4}: the two “{piece}” vectors layer 1 receives are the same: this model adds no position to its embeddings; its \
+             attention is given the positions itself (rotary or relative positions), which is how it tells the two apart."
+        );
+    }
+    let how = if c >= 0.99 {
+        "almost the same (their position embeddings change them little)"
+    } else if c >= 0.8 {
+        "alike but not equal"
+    } else if c >= 0.3 {
+        "quite different"
+    } else {
+        "far apart"
+    };
+    format!("{c:.2}: the two “{piece}” vectors layer 1 receives are {how}: only their position (and segment) embeddings differ, so attention can tell them apart by position.")
+}
+
 fn seen(parts: &InputParts, tokens: Vec<(String, u32, usize)>, special: &[bool]) -> Seen {
     let repeated = repeated(&tokens, special);
     let (mut cosines, mut norms) = (Vec::new(), Vec::new());
@@ -127,7 +147,7 @@ pub fn InputLesson() -> impl IntoView {
                 let c = s.cosines[4];
                 Ok(Answer {
                     expected: Expected::Number { value: c as f64, tolerance: 0.011 },
-                    why: format!("{c:.2}: the two “{piece}” vectors layer 1 receives are alike but not equal, so attention can tell them apart by position."),
+                    why: repeated_piece(&piece, c),
                 })
             })
         })
@@ -199,6 +219,17 @@ pub fn InputLesson() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sentence follows the cosine: the same vectors (no position embedding), nearly the
+    /// same, alike, quite different, far apart.
+    #[test]
+    fn the_repeated_piece_sentence_follows_its_cosine() {
+        assert!(repeated_piece("the", 1.0).contains("are the same: this model adds no position"));
+        assert!(repeated_piece("the", 0.993).starts_with("0.99: the two “the” vectors layer 1 receives are almost the same"));
+        assert!(repeated_piece("the", 0.9).contains("are alike but not equal"));
+        assert!(repeated_piece("the", 0.5).contains("are quite different"));
+        assert!(repeated_piece("the", 0.1).contains("are far apart"));
+    }
 
     fn tokens(pieces: &[(&str, u32)]) -> Vec<(String, u32, usize)> {
         pieces.iter().enumerate().map(|(p, (t, s))| (t.to_string(), *s, p)).collect()

@@ -184,7 +184,7 @@ pub fn PairsLesson() -> impl IntoView {
         <p class="small muted">"The MLM lab trains a tiny BERT with MLM and NSP or SOP on your own corpus, and shows how each loss falls."</p>
         // On screen only, as the lab questions below: the printed handout stays one page.
         <div class="screen-only">
-            <p>"ELECTRA changed the objective itself. MLM learns only from the 15% of tokens it hides. ELECTRA lets a small "
+            <p>"ELECTRA changed the objective itself. MLM learns only from the 15% of tokens it picks (80% of them hidden behind [MASK], 10% replaced, 10% kept). ELECTRA lets a small "
                 <em>"generator"</em>" (an MLM model) fill those blanks with plausible tokens, and trains the model, the "
                 <em>"discriminator"</em>", to say at every token whether it was replaced: a lesson from every token of the "
                 "sequence. At the same compute, Clark et al. (2020) found its encoder better on GLUE than BERT's; the generator is "

@@ -1,7 +1,8 @@
 //! Lesson 8: probing, what each layer knows. A linear probe per layer on the built-in sentiment
-//! examples, next to a baseline probe trained on the texts' labels shuffled (a sentence-level
-//! stand-in for Hewitt and Liang's control tasks, which give each word type a random label): a
-//! probe's accuracy means something only above what it reaches on labels that mean nothing.
+//! examples, next to a baseline probe trained on the texts' labels shuffled: on held-out texts that
+//! baseline scores about chance however much it memorised (texts do not recur between training and
+//! test), so it is a chance line, not Hewitt and Liang's control task; the word-level section
+//! (`word_probe`) has a control task, since word types do recur.
 
 use bertbench_core::analysis::samples::balanced_sample;
 use bertbench_core::data::{shuffled, stratified_split};
@@ -99,7 +100,7 @@ pub fn ProbingLesson() -> impl IntoView {
                 let gap = (p.real[l] - p.control[l]) * 100.0;
                 Answer {
                     expected: Expected::Number { value: gap as f64, tolerance: 0.6 },
-                    why: format!("{} − {} = {gap:.1} points: that much of the probe's accuracy comes from what the layer knows, not from the probe memorising labels.", percent(p.real[l]), percent(p.control[l])),
+                    why: format!("{} − {} = {gap:.1} points: how far the layer's probe reads new texts above a probe that learned labels meaning nothing (about chance on texts it never saw).", percent(p.real[l]), percent(p.control[l])),
                 }
             })
         })
@@ -110,16 +111,19 @@ pub fn ProbingLesson() -> impl IntoView {
             "regression), to read the label. If it reads it well on texts it was not trained on, the layer holds that "
             "information in an easy-to-read form."</p>
         <p>"A probe can also learn by heart: with hundreds of numbers per text and about a hundred texts to train on, "
-            "even meaningless labels can be fitted in part. So a careful probe is compared with a "<em>"baseline"</em>": the same probe on the same texts "
-            "with their labels shuffled among them. The gap between the two, the "<em>"selectivity"</em>", is what the layer knows "
-            "beyond what the probe can memorise."</p>
-        <p class="small muted">"Hewitt and Liang (2019), who named selectivity, used "<em>"control tasks"</em>" for word-level probes: each word "
-            "type gets a random label, the same wherever it appears, so the probe can only succeed by memorising words. For "
-            "whole texts, as here, shuffling the texts' labels plays that part."</p>
+            "even meaningless labels can be fitted on the training texts. On texts it never saw, a probe of meaningless labels "
+            "scores about chance however much it memorised, so the probe is compared with that "<em>"baseline"</em>": the same probe on the "
+            "same texts with their labels shuffled among them, scored on the same held-out texts. The gap between the two is how "
+            "far the layer's reading beats chance on new texts."</p>
+        <p class="small muted">"Hewitt and Liang (2019), who named "<em>"selectivity"</em>", used "<em>"control tasks"</em>" for word-level probes: "
+            "each word type gets a random label, the same wherever it appears, and since word types recur between training and "
+            "test a probe can score there by memorising words; selectivity is the real probe's lead over that. Whole texts do "
+            "not recur, so the shuffled baseline here measures chance, not memorising; the word-level probes below have a "
+            "control task."</p>
         <Maths>
             <p>"For the layer's mean-pooled, standardised vectors x and labels y, the probe fits"</p>
             <p class="formula">"p(y | x) = softmax(W x + b),  min −Σ log p(y"<sub>"i"</sub>" | x"<sub>"i"</sub>") + λ‖W‖²"</p>
-            <p>"and is scored on 30% of the texts held out. Selectivity = accuracy(real labels) − accuracy(shuffled labels). "
+            <p>"and is scored on 30% of the texts held out. The gap = accuracy(real labels) − accuracy(shuffled labels), both on the held-out texts. "
                 "A probe that needs a deep network to read a property says little: the network might learn the property "
                 "itself. That is why probes are kept linear."</p>
         </Maths>
@@ -156,7 +160,7 @@ pub fn ProbingLesson() -> impl IntoView {
             </ul>
         </TryThis>
         <Check id=CHECKS[0] question="Which layer's probe reads the sentiment best?".to_string() answer=best_layer />
-        <Check id=CHECKS[1] question="At that layer, what is the probe's selectivity: its accuracy minus the shuffled-label baseline's, in percentage points?".to_string() answer=selectivity />
+        <Check id=CHECKS[1] question="At that layer, how many percentage points does the probe read above the shuffled-label baseline?".to_string() answer=selectivity />
         <WordProbing sentiment=Signal::derive(move || result.get().and_then(Result::ok).map(|p| (p.real, p.control))) />
     }
 }

@@ -31,17 +31,19 @@ fn word_for(label: &str) -> String {
 /// Which of the two did better on the same held-out texts, from their accuracies.
 pub fn prompt_or_head(prompt: f32, head: f32, count: usize) -> (Vec<usize>, String) {
     let points = (head - prompt) * 100.0;
-    let right = if points.abs() < 1e-3 { vec![0, 1] } else if points > 0.0 { vec![1] } else { vec![0] };
+    let one = 100.0 / count.max(1) as f32;
+    // Two texts or fewer apart is too few to call either better: then either answer is right.
+    let close = points.abs() <= 2.0 * one + 1e-3;
+    let right = if close { vec![0, 1] } else if points > 0.0 { vec![1] } else { vec![0] };
     let verdict = if points.abs() < 1e-3 {
         "They classified exactly as many texts rightly.".to_string()
     } else if points > 0.0 {
-        format!("The trained head was {points:.1} points better: a few dozen labelled examples taught it more than the prompt's words give.")
+        format!("The trained head was {points:.1} points better: the labelled texts it trained on taught it more than the prompt's words give.")
     } else {
         format!("The prompt was {:.1} points better with no training at all: what the MLM head learned in pretraining already separates these texts.", -points)
     };
-    let one = 100.0 / count.max(1) as f32;
-    let close = if points.abs() > 1e-3 && points.abs() <= 2.0 * one + 1e-3 { format!(" That is {} text(s) of {count}: too few to call either better.", (points.abs() / one).round()) } else { String::new() };
-    (right, format!("{verdict}{close}"))
+    let tie = if close && points.abs() > 1e-3 { format!(" That is {} text(s) of {count}: too few to call either better.", (points.abs() / one).round()) } else { String::new() };
+    (right, format!("{verdict}{tie}"))
 }
 
 /// The section; `held_out` gives the texts and label ids the recipes are scored on, with the
@@ -183,8 +185,11 @@ mod tests {
         assert_eq!(right, vec![1]);
         assert!(why.starts_with("The trained head was 30.0 points better"), "{why}");
         let (right, why) = prompt_or_head(0.80, 0.75, 40);
+        assert_eq!(right, vec![0, 1], "two texts apart: either answer is right, as the sentence says");
+        assert!(why.starts_with("The prompt was 5.0 points better") && why.contains("2 text(s) of 40: too few"), "{why}");
+        let (right, why) = prompt_or_head(0.90, 0.75, 40);
         assert_eq!(right, vec![0]);
-        assert!(why.starts_with("The prompt was 5.0 points better") && why.contains("2 text(s) of 40"), "{why}");
+        assert!(why.starts_with("The prompt was 15.0 points better") && !why.contains("too few"), "{why}");
         assert_eq!(prompt_or_head(0.5, 0.5, 10).0, vec![0, 1]);
     }
 

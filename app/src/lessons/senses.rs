@@ -1,5 +1,6 @@
 //! Lesson 6: contextual embeddings. "bank" and "die" by layer: how well each layer's vectors of
-//! the word tell its two senses apart, and how alike all vectors are (anisotropy).
+//! the word tell its two senses apart, and how alike the word's own vectors are (Ethayarajh's
+//! self-similarity).
 
 use bertbench_core::analysis::samples::SENSES;
 use leptos::prelude::*;
@@ -40,10 +41,25 @@ fn summary(word: &str, sentences: usize, accuracy: &[f32]) -> String {
     )
 }
 
-/// What layer 0 shows, from its share against chance (two senses of equal size: 50%) and the
-/// best layer's: the input embeddings differ between sentences only by position, so a share
-/// above chance there comes from where the word sits, not from its meaning.
-fn input_layer(word: &str, accuracy: &[f32]) -> String {
+/// How often chance alone (each of `n` sentences placed right with probability one half, two
+/// senses of equal size) places at least `k` right: the binomial tail.
+fn chance_of_at_least(k: usize, n: usize) -> f64 {
+    let mut choose = 1.0f64;
+    let mut tail = 0.0;
+    for i in 0..=n {
+        if i >= k {
+            tail += choose;
+        }
+        choose = choose * (n - i) as f64 / (i + 1) as f64;
+    }
+    tail / 2f64.powi(n as i32)
+}
+
+/// What layer 0 shows, from its share of the `n` sentences against chance (two senses of equal
+/// size: 50%) and the best layer's: the input embeddings differ between sentences only by
+/// position, so a share above chance there comes from where the word sits, not from its meaning.
+/// Above chance means more sentences than chance alone places right in 5% of rolls.
+fn input_layer(word: &str, n: usize, accuracy: &[f32]) -> String {
     let Some(&first) = accuracy.first() else { return String::new() };
     let top = best(accuracy).first().copied().unwrap_or(0);
     let gain = if top > 0 {
@@ -51,16 +67,22 @@ fn input_layer(word: &str, accuracy: &[f32]) -> String {
     } else {
         " No layer does better here: the context did not separate these sentences.".to_string()
     };
-    if first <= 0.6 {
+    let right = (first * n as f32).round() as usize;
+    let p = chance_of_at_least(right, n);
+    if right * 2 <= n || p >= 0.05 {
         format!(
-            "At layer 0 the share is {:.0}%, about chance (50%): every “{word}” is the same token embedding there, plus a position embedding.{gain}",
-            first * 100.0
+            "At layer 0, {right} of {n} ({:.0}%), within what chance gives (50%; chance alone places {right} or more right in {:.0}% of rolls): \
+             every “{word}” is the same token embedding there, plus a position embedding.{gain}",
+            first * 100.0,
+            p * 100.0
         )
     } else {
         format!(
-            "Even layer 0 tells them apart {:.0}% of the time, above chance (50%): the token embedding of “{word}” is the same in every sentence, \
-             but the position embedding is not, and in these sentences the two senses tend to sit at different places.{gain}",
-            first * 100.0
+            "Even layer 0 tells them apart for {right} of {n} ({:.0}%), above chance (chance alone does so in {:.1}% of rolls): the token \
+             embedding of “{word}” is the same in every sentence, but the position embedding is not, and in these sentences the two senses \
+             tend to sit at different places.{gain}",
+            first * 100.0,
+            p * 100.0
         )
     }
 }
@@ -99,7 +121,7 @@ pub fn SensesLesson() -> impl IntoView {
                 let options = (0..b.accuracy.len()).map(|l| if l == 0 { "layer 0 (input embeddings)".to_string() } else { format!("layer {l}") }).collect();
                 let why = format!(
                     "Layer {} places {:.0}% of the “{}” vectors nearest their own sense's centre. {}",
-                    right[0], b.accuracy[right[0]] * 100.0, b.word, input_layer(&b.word, &b.accuracy)
+                    right[0], b.accuracy[right[0]] * 100.0, b.word, input_layer(&b.word, b.sentences, &b.accuracy)
                 );
                 Answer { expected: Expected::Choice { options, right }, why }
             })
@@ -115,8 +137,11 @@ pub fn SensesLesson() -> impl IntoView {
             "vector it asks: is it nearer the centre (the "<em>"centroid"</em>", the mean) of its own sense's vectors or of "
             "the other's, leaving itself out? "
             "The share it gets right measures how well the layer separates the senses. The second line is the mean "
-            "cosine of two random vectors of the word: near 1 means all vectors point the same way ("
-            <em>"anisotropy"</em>"), which is why raw cosine similarities of BERT vectors all look high."</p>
+            "cosine between two of the word's own vectors, in different sentences: its "<em>"self-similarity"</em>" "
+            "(Ethayarajh, 2019); the lower it is, the more the context changes the word's vector. It is not corrected for "
+            "how alike the vectors of "<em>"different"</em>" words are at that layer ("<em>"anisotropy"</em>", high in BERT's "
+            "upper layers, where even unrelated words' vectors point much the same way): the explorer's map shows that "
+            "baseline by layer."</p>
         <Maths>
             <p>"Nearest centroid, leave-one-out: for vector v"<sub>"i"</sub>" with sense s"<sub>"i"</sub>", the centre of sense s "
                 "is c"<sub>"s"</sub>" = mean of the other vectors of sense s; v"<sub>"i"</sub>" counts as right when "
@@ -136,10 +161,10 @@ pub fn SensesLesson() -> impl IntoView {
                 let points = |v: &[f32]| v.iter().enumerate().map(|(l, a)| (l as f64, *a as f64)).collect::<Vec<_>>();
                 let series = vec![
                     Series { name: "senses told apart".into(), color: "#4e79a7", points: points(&b.accuracy), dots: true },
-                    Series { name: "mean cosine of random pairs".into(), color: "#e15759", points: points(&b.cosine), dots: false },
+                    Series { name: "self-similarity (mean cosine of two of its vectors)".into(), color: "#e15759", points: points(&b.cosine), dots: false },
                 ];
                 let summary = summary(&b.word, b.sentences, &b.accuracy);
-                let input = input_layer(&b.word, &b.accuracy);
+                let input = input_layer(&b.word, b.sentences, &b.accuracy);
                 view! {
                     <p class="small muted" data-testid="lesson-senses-summary">{summary}" "{input}</p>
                     <LineChart series=Signal::derive(move || series.clone()) x_label="layer (0 = input embeddings)" y_label="share" y_range=(0.0, 1.0) testid="lesson-senses-chart" />
@@ -147,7 +172,7 @@ pub fn SensesLesson() -> impl IntoView {
                         <caption>"By layer"</caption>
                         <tr><th scope="row">"layer"</th>{(0..b.accuracy.len()).map(|l| view! { <th scope="col">{l}</th> }).collect_view()}</tr>
                         <tr><th scope="row">"senses told apart"</th>{b.accuracy.iter().map(|a| view! { <td data-v=format!("{a:.6}")>{format!("{:.0}%", a * 100.0)}</td> }).collect_view()}</tr>
-                        <tr><th scope="row">"mean cosine"</th>{b.cosine.iter().map(|c| view! { <td>{format!("{c:.2}")}</td> }).collect_view()}</tr>
+                        <tr><th scope="row">"self-similarity"</th>{b.cosine.iter().map(|c| view! { <td>{format!("{c:.2}")}</td> }).collect_view()}</tr>
                     </table>
                 }
                 .into_any()
@@ -170,13 +195,17 @@ mod tests {
 
     #[test]
     fn what_layer_zero_shows_follows_its_share() {
-        let chance = input_layer("bank", &[0.5, 0.8, 0.94, 0.9]);
-        assert!(chance.starts_with("At layer 0 the share is 50%, about chance"), "{chance}");
+        let chance = input_layer("bank", 16, &[0.5, 0.8, 0.94, 0.9]);
+        assert!(chance.starts_with("At layer 0, 8 of 16 (50%), within what chance gives"), "{chance}");
         assert!(chance.contains("94% at layer 2"), "{chance}");
-        let leak = input_layer("bank", &[0.75, 0.8, 0.94]);
-        assert!(leak.starts_with("Even layer 0 tells them apart 75%"), "{leak}");
+        // 10 of 16 is what chance alone gives in 23% of rolls: not above chance.
+        let ten = input_layer("bank", 16, &[0.625, 0.8, 0.94]);
+        assert!(ten.starts_with("At layer 0, 10 of 16 (62%), within what chance gives (50%; chance alone places 10 or more right in 23% of rolls)"), "{ten}");
+        let leak = input_layer("bank", 16, &[0.75, 0.8, 0.94]);
+        assert!(leak.starts_with("Even layer 0 tells them apart for 12 of 16 (75%), above chance (chance alone does so in 3.8% of rolls)"), "{leak}");
         assert!(leak.contains("position embedding is not"), "{leak}");
-        assert!(input_layer("die", &[0.9, 0.8, 0.7]).contains("No layer does better"));
+        assert!(input_layer("die", 16, &[0.9, 0.8, 0.7]).contains("No layer does better"));
+        assert!((chance_of_at_least(0, 16) - 1.0).abs() < 1e-12 && (chance_of_at_least(16, 16) - 1.0 / 65536.0).abs() < 1e-15);
     }
 
     #[test]

@@ -62,8 +62,10 @@ pub fn TokensLesson() -> impl IntoView {
             <p>"The vocabulary is learned from a corpus: start from single characters and repeatedly merge the two "
                 "neighbouring pieces that occur together most often, count(ab), until the vocabulary has the size wanted. "
                 "That is what the trainer below does (Hugging Face's WordPiece trainer, which counts pairs as BPE does). "
-                "Google's original WordPiece chose instead the merge that raises the likelihood of the corpus most, "
-                "score(a, b) = count(ab) / (count(a) · count(b)), which prefers pieces that are rare apart but always together. "
+                "WordPiece as Schuster and Nakajima (2012) defined it chooses instead the merge that raises the likelihood of the "
+                "corpus under a language model of the pieces most; the score often quoted for it, "
+                "score(a, b) = count(ab) / (count(a) · count(b)), is a cheap approximation of that gain (Hugging Face's "
+                "description of the method), which prefers pieces that are rare apart but often together. "
                 "Below, you train one; the MLM lab pretrains a tiny BERT on it."</p>
             <p>"The input BERT reads is [CLS] + pieces + [SEP], at most 512 tokens: [CLS]'s final vector stands for the "
                 "whole text, [SEP] ends each sentence."</p>

@@ -120,10 +120,16 @@ pub fn WordProbing(#[prop(into)] sentiment: Signal<Option<(Vec<f32>, Vec<f32>)>>
             "determiner, …) and where in the sentence it stands? The words of "{move || result.get().and_then(|r| r.ok()).map(|p| p.sentences.to_string()).unwrap_or_else(|| "the".into())}
             " short sentences written for this page, each tagged with its Universal POS tag, are read by the loaded model; "
             "each word's vector is its first piece's, and a linear probe per layer is trained on the words of 70% of the "
-            "sentences and scored on the others. Here the baseline is Hewitt and Liang's own control task: each word type "
-            "gets a random tag (or position), the same wherever it occurs, so the probe can only memorise words."</p>
-        <p class="small muted">"These probes are fitted in closed form (least squares onto each label, the largest output read), "
-            "so seven layers of hundreds of words take a moment; the sentence probe above takes gradient steps."</p>
+            "sentences and scored on the others. Here the baseline is a "<em>"control task"</em>": for part of speech Hewitt and "
+            "Liang's own, each word type given a random tag, the same wherever it occurs; for position the same idea, made for this "
+            "page, each word type given a random position. Since word types recur between training and test, the probe can score "
+            "on a control task only by memorising words."</p>
+        <p class="small muted">{move || {
+            let layers = result.get().and_then(|r| r.ok()).map(|p| p.layers.len())
+                .or_else(|| state.engine().map(|e| e.bert.config.num_hidden_layers + 1));
+            let layers = layers.map_or("every layer".to_string(), |n| format!("{n} layers (the embeddings and each encoder layer)"));
+            format!("These probes are fitted in closed form (least squares onto each label, the largest output read), so {layers} of hundreds of words take a moment; the sentence probe above takes gradient steps.")
+        }}</p>
         {move || match result.get() {
             None => view! { <p class="small muted" role="status">{move || format!("Probing the words at every layer… {}", progress.get())}</p> }.into_any(),
             Some(Err(e)) => view! { <p class="banner warn small">{e}</p> }.into_any(),

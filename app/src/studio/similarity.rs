@@ -394,7 +394,7 @@ pub fn StudioPairDataPanel() -> impl IntoView {
                     <input type="radio" name="pair-level" data-testid="pair-cross" prop:checked=move || level() == Level::Score
                         on:change=move |_| own(studio).level.set(Level::Score) />
                     <b>" cross-encoder"</b>": the pair is read as one sequence, [CLS] text [SEP] second text [SEP], so every word of one text attends to "
-                    "every word of the other, and a linear head gives the score (squared error). Usually more accurate; a query against N texts costs N passes. "
+                    "every word of the other, and a linear head gives the score (squared error). Reading both texts at once often scores better, above all from an encoder pretrained by masked language modelling; one pretrained as a bi-encoder (as the default MiniLM was) may not: the table below compares both on these pairs. A query against N texts costs N passes. "
                     "Exports as BertForSequenceClassification with one label (transformers' regression)."
                 </label>
                 <div class="row" class:hidden=move || level() != Level::Embedding>
@@ -483,10 +483,13 @@ pub fn similarity_results(s: Arc<RunSummary>, studio: Studio) -> impl IntoView {
 /// The lectures' comparison: each kind's best validation Spearman this session, and what
 /// comparing one query with N texts cost it, as measured by the search below.
 fn comparison(studio: Studio) -> impl IntoView {
-    let row = move |level: Level| {
-        let best = studio.history.with(|h| {
+    let best = move |level: Level| {
+        studio.history.with(|h| {
             h.iter().filter(|r| r.recipe.starts_with(kind(level))).filter_map(|r| match r.known_by { KnownBy::Correlations { spearman, .. } => Some(spearman), _ => None }).fold(None, |b: Option<f32>, x| Some(b.map_or(x, |b| b.max(x))))
-        });
+        })
+    };
+    let row = move |level: Level| {
+        let best = best(level);
         let cost = own(studio).costs.with(|c| c.iter().rev().find(|c| c.level == level).cloned());
         view! {
             <tr data-testid=format!("compare-{}", kind(level))>
@@ -507,9 +510,28 @@ fn comparison(studio: Studio) -> impl IntoView {
             {move || row(Level::Score)}
             {move || row(Level::Embedding)}
         </table>
+        {move || which_reads_better(best(Level::Score), best(Level::Embedding)).map(|v| view! { <p data-testid="pair-verdict">{v}</p> })}
         <p class="hint">"Train both kinds on the same pairs to fill the table. Search engines use both: a bi-encoder finds the best hundred among millions "
             "(its vectors are computed ahead), then a cross-encoder re-orders those hundred."</p>
     }
+}
+
+/// What the comparison table's Spearman correlations say (`cross`, `bi`: each kind's best this
+/// session), once both kinds are trained: which reads these pairs better, by how much.
+fn which_reads_better(cross: Option<f32>, bi: Option<f32>) -> Option<String> {
+    let (cross, bi) = (cross?, bi?);
+    let gap = cross - bi;
+    Some(if gap.abs() < 0.005 {
+        format!("On these pairs the two read about as well (Spearman {cross:.3} and {bi:.3}).")
+    } else if gap > 0.0 {
+        format!("On these pairs the cross-encoder reads better: Spearman {cross:.3} against the bi-encoder's {bi:.3}, {gap:.3} higher, at N passes per query.")
+    } else {
+        format!(
+            "On these pairs the bi-encoder reads better: Spearman {bi:.3} against the cross-encoder's {cross:.3}, {:.3} higher, and a query costs it one pass. \
+             A model pretrained as a sentence encoder can do so; from a masked-language-model checkpoint the cross-encoder usually wins.",
+            -gap
+        )
+    })
 }
 
 /// Two typed texts compared, and a search over a list of texts.
@@ -613,5 +635,23 @@ pub fn SimilarityPredict() -> impl IntoView {
             }.into_any(),
             Err(e) => view! { <p class="banner warn small" data-testid="search-error">{e}</p> }.into_any(),
         })}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sentence follows the table's numbers: nothing before both kinds are trained, the
+    /// better one named with its lead, a tie called one.
+    #[test]
+    fn the_verdict_follows_the_two_spearman_correlations() {
+        assert_eq!(which_reads_better(Some(0.8), None), None);
+        assert_eq!(which_reads_better(None, Some(0.8)), None);
+        let cross = which_reads_better(Some(0.86), Some(0.81)).unwrap();
+        assert!(cross.starts_with("On these pairs the cross-encoder reads better: Spearman 0.860 against the bi-encoder's 0.810, 0.050 higher"), "{cross}");
+        let bi = which_reads_better(Some(0.469), Some(0.927)).unwrap();
+        assert!(bi.starts_with("On these pairs the bi-encoder reads better: Spearman 0.927 against the cross-encoder's 0.469, 0.458 higher"), "{bi}");
+        assert!(which_reads_better(Some(0.802), Some(0.8)).unwrap().contains("about as well"));
     }
 }

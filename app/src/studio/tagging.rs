@@ -394,7 +394,7 @@ pub fn TagPredict() -> impl IntoView {
             <div class="row">
                 <button data-testid="tag-button" on:click=tag prop:disabled=move || busy.get()>"Tag the words"</button>
                 <button class="secondary" data-testid="tag-layers-button" on:click=layers prop:disabled=move || busy.get()
-                    title="The tagger's head applied to every layer's vectors: where in the encoder each word's tag appears">"…read at every layer"</button>
+                    title="The tagger's head, trained on the last layer, applied to every layer's vectors: from which layer on its reading of each word gives the tag">"…read at every layer"</button>
                 <label class="filebutton secondary">"Tag a text file (one sentence per line)"
                     <input type="file" accept=".txt,.csv,.gz" data-testid="tag-batch-file" on:change=batch />
                 </label>
@@ -421,7 +421,7 @@ fn layer_table(tags: Vec<String>, layers: TagsByLayer) -> impl IntoView {
     let last = layers.probs.len().saturating_sub(1);
     view! {
         <div class="scroll-x">
-            <p class="small muted">"The tagger's head reads each layer's vectors (the last row is its answer): the layer where a word's tag first appears is where the encoder has worked it out."</p>
+            <p class="small muted">"The tagger's head, trained on the last layer, reads each layer's vectors (the last row is its answer). The layer where a word's tag first appears is where that head's reading starts to work, not where the encoder first holds the tag: a lower layer may hold it in a form this head was never trained on. A probe trained on each layer (lesson 8) answers that."</p>
             <table class="plain small" data-testid="tag-layers">
                 <tr><th>"layer"</th>{layers.words.iter().map(|w| view! { <th>{w.clone()}</th> }).collect_view()}</tr>
                 {layers.probs.iter().enumerate().map(|(l, row)| view! {
