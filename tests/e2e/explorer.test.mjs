@@ -160,7 +160,8 @@ test('translations: where each nearest neighbour lies is counted from the vector
       counts[Math.floor(i / 4) === Math.floor(best / 4) ? 0 : i % 4 === best % 4 ? 1 : 2] += 1;
     });
     assert.deepEqual([translation, same, other], counts, `layer ${layer}: ${note}`);
-    // The conclusion follows the counts: what to open is named only where language wins.
+    // The conclusion follows the counts: why a model groups by language (monolingual, or raw
+    // XLM-RoBERTa vectors) is said only where language wins.
     assert.equal(/XLM-RoBERTa/.test(note), translation <= same, note);
   }
   await page.getByTestId('map-panel').screenshot({ path: join(ARTIFACTS, 'map-translations.png') });
