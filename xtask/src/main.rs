@@ -468,9 +468,12 @@ fn test(torch: Torch, builds: Builds) -> Result {
     bundle::build(Some(threaded))?;
     finish(native, "the native test builds")?;
 
-    step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line, the vendored safetensors patch");
+    step("native tests: core (unit tests, checkpoint loading, parity with PyTorch fixtures, CPU backend), the app's protocol and persistence types, the command line, the vendored safetensors patch, xtask's bundle and server");
     // With the vendored safetensors' own tests (its patch).
     run("cargo", &cargo_test(&["--", "--skip", "wgpu_"]))?;
+    // And this command's own (the bundle's tags, the server's paths): its package alone, with the
+    // features `cargo xtask` built it with, so nothing else rebuilds.
+    run("cargo", &["test", "--locked", "--package", "xtask"])?;
 
     step("every model family and format against PyTorch (the models made above); every export loaded by transformers (multiple choice too); question-answering fine-tuning against transformers' steps");
     run_in(&root(), "cargo", &cargo_test(&["--test", "families", "--test", "exports", "--test", "qa_training", "--test", "multiple_choice", "--", "--include-ignored"]), &[("BERTBENCH_PYTHON", python.as_str())])?;
