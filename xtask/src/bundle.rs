@@ -305,18 +305,10 @@ const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
 /// and drop the old cache.
 fn precache(staging: &Path) -> Result {
     let mut files = Vec::new();
-    let mut stack = vec![staging.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let rel = path.strip_prefix(staging).map_err(|e| e.to_string())?.to_string_lossy().replace('\\', "/");
-                if rel != "sw.js" && !on_demand(&rel) {
-                    files.push(rel);
-                }
-            }
+    for path in files_under(staging)? {
+        let rel = path.strip_prefix(staging).map_err(|e| e.to_string())?.to_string_lossy().replace('\\', "/");
+        if rel != "sw.js" && !on_demand(&rel) {
+            files.push(rel);
         }
     }
     files.sort();
@@ -346,24 +338,30 @@ fn precache(staging: &Path) -> Result {
 /// so a plain static server sends a fifth of the bytes. The page's loader ([`loader`]) and the
 /// worker (`public/worker.js`) ask for the `.gz`.
 fn compress(staging: &Path) -> Result {
-    let mut stack = vec![staging.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.to_string_lossy().ends_with("_bg.wasm") {
-                if env::var_os("BERTBENCH_KEEP_NAMES").is_none() {
-                    let wasm = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                    fs::write(&path, without_names(&wasm)?).map_err(|e| e.to_string())?;
-                }
-                run("gzip", &["-9", "-n", "-f", &path.display().to_string()])?;
-            } else if is_model_file(staging, &path) {
-                run("gzip", &["-6", "-n", "-f", &path.display().to_string()])?;
+    for path in files_under(staging)? {
+        if path.to_string_lossy().ends_with("_bg.wasm") {
+            if env::var_os("BERTBENCH_KEEP_NAMES").is_none() {
+                let wasm = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                fs::write(&path, without_names(&wasm)?).map_err(|e| e.to_string())?;
             }
+            run("gzip", &["-9", "-n", "-f", &path.display().to_string()])?;
+        } else if is_model_file(staging, &path) {
+            run("gzip", &["-6", "-n", "-f", &path.display().to_string()])?;
         }
     }
     Ok(())
+}
+
+/// Every file in the folder `top` and its subfolders.
+fn files_under(top: &Path) -> Result<Vec<PathBuf>> {
+    let (mut files, mut stack) = (Vec::new(), vec![top.to_path_buf()]);
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.flatten() {
+            let path = entry.path();
+            if path.is_dir() { stack.push(path) } else { files.push(path) }
+        }
+    }
+    Ok(files)
 }
 
 
